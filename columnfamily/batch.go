@@ -1,0 +1,118 @@
+package columnfamily
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+type opKind uint8
+
+const (
+	opPut opKind = iota
+	opPutTTL
+	opDelete
+)
+
+type batchOp struct {
+	kind       opKind
+	key, value []byte
+	ttl        time.Duration
+}
+
+// Batch collects puts and deletes to apply to one column family in a single
+// transaction with ColumnFamily.Apply. The zero value is an empty batch. A
+// Batch keeps the slices it is given until it is applied or reset; it is not
+// safe for concurrent use.
+type Batch struct {
+	ops []batchOp
+}
+
+// Put adds a put of value under key.
+func (b *Batch) Put(key, value []byte) {
+	b.ops = append(b.ops, batchOp{kind: opPut, key: key, value: value})
+}
+
+// PutTTL adds a put of value under key that expires d after the batch is
+// applied.
+func (b *Batch) PutTTL(key, value []byte, d time.Duration) {
+	b.ops = append(b.ops, batchOp{kind: opPutTTL, key: key, value: value, ttl: d})
+}
+
+// Delete adds a delete of key. Deleting a missing key in a batch is not an
+// error.
+func (b *Batch) Delete(key []byte) { b.ops = append(b.ops, batchOp{kind: opDelete, key: key}) }
+
+// Len returns the number of operations in the batch.
+func (b *Batch) Len() int { return len(b.ops) }
+
+// Reset empties the batch for reuse.
+func (b *Batch) Reset() { b.ops = b.ops[:0] }
+
+// Apply writes every operation of b, in order, in one transaction (the
+// handle's, when bound to one). Every operation is checked before anything
+// is written: one bad key, value or TTL fails the whole batch and writes
+// nothing.
+func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
+	nowMs := cf.nowMs()
+	exps := make([]int64, len(b.ops))
+	var bytes uint64
+	for i, op := range b.ops {
+		if err := checkKey(op.key); err != nil {
+			return fmt.Errorf("batch operation %d: %w", i, err)
+		}
+		switch op.kind {
+		case opPutTTL:
+			exp, err := ttl.ExpiryFromTTL(nowMs, op.ttl)
+			if err != nil {
+				return fmt.Errorf("batch operation %d: %w", i, err)
+			}
+			exps[i] = exp
+			fallthrough
+		case opPut:
+			if err := cf.m.env.checkValue(op.value); err != nil {
+				return fmt.Errorf("batch operation %d: %w", i, err)
+			}
+			bytes += uint64(len(op.key) + len(op.value))
+		}
+	}
+	if len(b.ops) == 0 {
+		return nil
+	}
+	if err := cf.alive(); err != nil {
+		return err
+	}
+	var puts, dels uint64
+	err := cf.m.env.update(ctx, cf.tx, cf.m.name+": apply batch", func(ctx context.Context, tx *engine.Tx) error {
+		c := tx.Conn()
+		for i, op := range b.ops {
+			var err error
+			switch op.kind {
+			case opPut:
+				_, err = c.Exec(ctx, cf.m.q.put, op.key, nonNil(op.value))
+				puts++
+			case opPutTTL:
+				err = cf.putExpiringIn(ctx, c, tx, op.key, op.value, exps[i])
+				puts++
+			case opDelete:
+				var n int64
+				n, err = c.Exec(ctx, cf.m.q.del, op.key)
+				dels += uint64(n)
+			}
+			if err != nil {
+				return fmt.Errorf("batch operation %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		st := &cf.db().Stats
+		st.Puts.Add(puts)
+		st.Deletes.Add(dels)
+		st.BytesWritten.Add(bytes)
+	}
+	return err
+}

@@ -1,0 +1,487 @@
+package columnfamily
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+// ColumnFamily is a handle to one column family. A handle from the store
+// runs every call in its own transaction and is safe for concurrent use; a
+// handle bound to a transaction (kvstore.Tx.CF) runs inside that
+// transaction and shares its single-goroutine rule.
+type ColumnFamily struct {
+	m   *meta
+	tx  *engine.Tx // nil: each call is its own transaction
+	bad error      // set by Bind for a handle that may not be used
+}
+
+// meta is the state all handles of one column family share.
+type meta struct {
+	reg     *Registry
+	env     *Env
+	name    string
+	t       ttl.Tables
+	q       queries
+	ttl     atomic.Bool // the TTL tables exist (as far as this process knows)
+	dropped atomic.Bool
+}
+
+type queries struct {
+	get, exists, put, insert, del, delLive, lazyDel, count string
+	setKey, setIndex, delKey, delIndex                     string
+	scans                                                  [3][3][2]string
+}
+
+func newMeta(r *Registry, name string) *meta {
+	t := ttl.TablesFor(name)
+	m := &meta{reg: r, env: r.env, name: name, t: t}
+	m.q = queries{
+		get:      `SELECT value, expire_ms FROM ` + t.View + ` WHERE key = ?1`,
+		exists:   `SELECT expire_ms FROM ` + t.View + ` WHERE key = ?1`,
+		put:      `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+		insert:   `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`,
+		del:      `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
+		delLive:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + t.Keys + ` WHERE key = ?1 AND expire_ms <= ?2)`,
+		lazyDel:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND EXISTS (SELECT 1 FROM ` + t.Keys + ` WHERE key = ?1 AND expire_ms <= ?2)`,
+		count:    `SELECT count(*) FROM ` + t.View + ` WHERE expire_ms IS NULL OR expire_ms > ?1`,
+		setKey:   `INSERT OR REPLACE INTO ` + t.Keys + ` (key, expire_ms) VALUES (?1, ?2)`,
+		setIndex: `INSERT OR REPLACE INTO ` + t.Expiry + ` (key) VALUES (?1)`,
+		delKey:   `DELETE FROM ` + t.Keys + ` WHERE key = ?1`,
+		delIndex: `DELETE FROM ` + t.Expiry + ` WHERE key = ?1`,
+	}
+	lowers := [3]string{"", "key >= ?1", "key > ?1"}
+	uppers := [3]string{"", "key <= ?2", "key < ?2"}
+	for lo := range 3 {
+		for hi := range 3 {
+			for desc := range 2 {
+				q := `SELECT key, value, expire_ms FROM ` + t.View
+				switch {
+				case lo > 0 && hi > 0:
+					q += ` WHERE ` + lowers[lo] + ` AND ` + uppers[hi]
+				case lo > 0:
+					q += ` WHERE ` + lowers[lo]
+				case hi > 0:
+					q += ` WHERE ` + uppers[hi]
+				}
+				q += ` ORDER BY key`
+				if desc == 1 {
+					q += ` DESC`
+				}
+				m.q.scans[lo][hi][desc] = q
+			}
+		}
+	}
+	return m
+}
+
+// Bind returns a handle to the same column family that runs inside tx. It is
+// the plumbing behind kvstore.Tx.CF; use that.
+// A handle of another store gives a handle whose every call fails with
+// ErrForeignHandle.
+func Bind(cf *ColumnFamily, tx *engine.Tx) *ColumnFamily {
+	b := &ColumnFamily{m: cf.m, tx: tx}
+	if cf.m.env.DB != tx.DB() {
+		b.bad = fmt.Errorf("%w: %q", engine.ErrForeignHandle, cf.m.name)
+	}
+	return b
+}
+
+// Registry returns the registry the handle belongs to.
+func (cf *ColumnFamily) Registry() *Registry { return cf.m.reg }
+
+// Name returns the column family's name as stored.
+func (cf *ColumnFamily) Name() string { return cf.m.name }
+
+// HasTTL reports whether the column family has ever held a key with a TTL
+// (its hidden TTL tables exist).
+func (cf *ColumnFamily) HasTTL() bool { return cf.m.ttl.Load() }
+
+func (cf *ColumnFamily) String() string { return "columnfamily(" + cf.m.name + ")" }
+
+func (cf *ColumnFamily) db() *engine.DB { return cf.m.env.DB }
+
+func (cf *ColumnFamily) nowMs() int64 { return ttl.NowMs(cf.m.env.Clock) }
+
+// errf wraps err with the column family and operation. The bare
+// ErrNotFound of a missing key is returned as is: it is the common case and
+// needs no context.
+func (cf *ColumnFamily) errf(ctx context.Context, op string, err error) error {
+	if err == nil || err == engine.ErrNotFound {
+		return err
+	}
+	return engine.Wrap(ctx, cf.m.name+": "+op, err)
+}
+
+var errDropped = errors.New("column family was dropped")
+
+func (cf *ColumnFamily) alive() error {
+	if cf.bad != nil {
+		return cf.bad
+	}
+	if cf.m.dropped.Load() {
+		return fmt.Errorf("%w: %q: %w", engine.ErrNotFound, cf.m.name, errDropped)
+	}
+	return nil
+}
+
+// readConn returns the connection a read runs on: the transaction's, or an
+// idle reader (give it back with doneRead).
+func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
+	if err := cf.alive(); err != nil {
+		return nil, nil, err
+	}
+	if cf.tx != nil {
+		if err := cf.tx.Check(false); err != nil {
+			return nil, nil, err
+		}
+		return cf.tx.Conn(), cf.tx.Ctx(), nil
+	}
+	c, err := cf.db().AcquireReader(context.Background())
+	return c, context.Background(), err
+}
+
+func (cf *ColumnFamily) doneRead(c *engine.Conn) {
+	if cf.tx == nil {
+		cf.db().ReleaseReader(c)
+	}
+}
+
+// writeConn returns the connection a single-statement write runs on: the
+// transaction's, or the writer (give it back with doneWrite).
+func (cf *ColumnFamily) writeConn() (*engine.Conn, context.Context, error) {
+	if err := cf.alive(); err != nil {
+		return nil, nil, err
+	}
+	if cf.tx != nil {
+		if err := cf.tx.Check(true); err != nil {
+			return nil, nil, err
+		}
+		return cf.tx.Conn(), cf.tx.Ctx(), nil
+	}
+	c, err := cf.db().AcquireWriter(context.Background())
+	return c, context.Background(), err
+}
+
+func (cf *ColumnFamily) doneWrite(c *engine.Conn, err error) {
+	if cf.tx == nil {
+		cf.db().ReleaseWriter(c)
+		if err == nil {
+			cf.db().Stats.Commits.Add(1)
+		}
+	}
+}
+
+// update runs fn in a write transaction: the bound one, or a new one that
+// commits when fn succeeds.
+func (e *Env) update(ctx context.Context, bound *engine.Tx, op string, fn func(ctx context.Context, tx *engine.Tx) error) error {
+	if bound != nil {
+		if err := bound.Check(true); err != nil {
+			return err
+		}
+		return engine.Wrap(bound.Ctx(), op, fn(bound.Ctx(), bound))
+	}
+	tx, err := e.DB.Begin(ctx, true)
+	if err != nil {
+		return engine.Wrap(ctx, op, err)
+	}
+	if err := fn(tx.Ctx(), tx); err != nil {
+		_ = tx.Rollback()
+		return engine.Wrap(ctx, op, err)
+	}
+	return tx.Commit()
+}
+
+func (cf *ColumnFamily) update(op string, fn func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
+	return cf.m.env.update(context.Background(), cf.tx, cf.m.name+": "+op, func(ctx context.Context, tx *engine.Tx) error {
+		return fn(ctx, tx.Conn(), tx)
+	})
+}
+
+// lookup reads key's value (when withValue) and expiry. expMs is -1 for a
+// key without TTL. An expired key is reported as ErrNotFound and expired
+// lazily.
+func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs int64, err error) {
+	if err := checkKey(key); err != nil {
+		return nil, 0, err
+	}
+	c, ctx, err := cf.readConn()
+	if err != nil {
+		return nil, 0, err
+	}
+	var dest [2]driver.Value
+	if withValue {
+		err = c.QueryRow(ctx, cf.m.q.get, dest[:2], key)
+	} else {
+		err = c.QueryRow(ctx, cf.m.q.exists, dest[1:2], key)
+	}
+	cf.doneRead(c)
+	st := &cf.db().Stats
+	st.Gets.Add(1)
+	if err != nil {
+		if errors.Is(err, engine.ErrNotFound) {
+			st.Misses.Add(1)
+			return nil, 0, engine.ErrNotFound
+		}
+		return nil, 0, cf.errf(ctx, "get", err)
+	}
+	expMs = -1
+	if raw := engine.AsBytes(dest[1]); raw != nil {
+		if expMs, err = ttl.Decode(raw); err != nil {
+			return nil, 0, cf.errf(ctx, "get", fmt.Errorf("%w: %w", engine.ErrCorrupt, err))
+		}
+		if now := cf.nowMs(); ttl.Expired(expMs, now) {
+			st.Misses.Add(1)
+			cf.expired([][]byte{key}, now)
+			return nil, 0, engine.ErrNotFound
+		}
+	}
+	st.Hits.Add(1)
+	if withValue {
+		value = nonNil(engine.AsBytes(dest[0]))
+		st.BytesRead.Add(uint64(len(value)))
+	}
+	return value, expMs, nil
+}
+
+// expired deletes keys that a read found expired (as of nowMs), without ever
+// committing or aborting a caller's transaction: in a write transaction the
+// delete joins it; in a read-only one it waits for the end; outside any, it
+// runs now if the writer is idle, or is left for PurgeExpired.
+func (cf *ColumnFamily) expired(keys [][]byte, nowMs int64) {
+	cf.db().Stats.ExpiredOnRead.Add(uint64(len(keys)))
+	switch {
+	case cf.tx != nil && cf.tx.Writable():
+		for _, k := range keys {
+			if _, err := cf.tx.Conn().Exec(cf.tx.Ctx(), cf.m.q.lazyDel, k, ttl.Encode(nowMs)); err != nil {
+				return // left for purge
+			}
+		}
+	case cf.tx != nil:
+		m := cf.m
+		cf.tx.OnEnd(func() { m.deleteExpired(keys, nowMs) })
+	default:
+		cf.m.deleteExpired(keys, nowMs)
+	}
+}
+
+// deleteExpired removes keys that are still expired as of nowMs, in one
+// small transaction, if the writer is free right now.
+func (m *meta) deleteExpired(keys [][]byte, nowMs int64) {
+	db := m.env.DB
+	c, ok := db.TryAcquireWriter()
+	if !ok {
+		return
+	}
+	defer db.ReleaseWriter(c)
+	ctx := context.Background()
+	if err := c.ExecScript(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return
+	}
+	enc := ttl.Encode(nowMs)
+	for _, k := range keys {
+		if _, err := c.Exec(ctx, m.q.lazyDel, k, enc); err != nil {
+			_ = c.ExecScript(ctx, "ROLLBACK")
+			return
+		}
+	}
+	if c.ExecScript(ctx, "COMMIT") == nil {
+		db.Stats.Commits.Add(1)
+	} else {
+		_ = c.ExecScript(ctx, "ROLLBACK")
+	}
+}
+
+// Get returns the value of key, or ErrNotFound if it is missing or expired.
+// The returned slice belongs to the caller; an empty value is an empty,
+// non-nil slice.
+func (cf *ColumnFamily) Get(key []byte) ([]byte, error) {
+	v, _, err := cf.lookup(key, true)
+	return v, err
+}
+
+// Exists reports whether key is present and not expired.
+func (cf *ColumnFamily) Exists(key []byte) (bool, error) {
+	_, _, err := cf.lookup(key, false)
+	if errors.Is(err, engine.ErrNotFound) && cf.alive() == nil {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Put stores value under key, replacing any previous value and removing any
+// TTL the key had (the key becomes permanent). A nil value is stored as an
+// empty one.
+func (cf *ColumnFamily) Put(key, value []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := cf.m.env.checkValue(value); err != nil {
+		return err
+	}
+	c, ctx, err := cf.writeConn()
+	if err != nil {
+		return cf.errf(ctx, "put", err)
+	}
+	_, err = c.Exec(ctx, cf.m.q.put, key, nonNil(value))
+	cf.doneWrite(c, err)
+	if err != nil {
+		return cf.errf(ctx, "put", err)
+	}
+	st := &cf.db().Stats
+	st.Puts.Add(1)
+	st.BytesWritten.Add(uint64(len(key) + len(value)))
+	return nil
+}
+
+// PutIfAbsent stores value under key only if the key is missing or expired,
+// and reports whether it wrote.
+func (cf *ColumnFamily) PutIfAbsent(key, value []byte) (bool, error) {
+	return cf.putIfAbsent(key, value, -1)
+}
+
+// PutIfAbsentTTL is PutIfAbsent that gives the new key a TTL. An existing,
+// live key keeps its value and its TTL.
+func (cf *ColumnFamily) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool, error) {
+	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	if err != nil {
+		return false, err
+	}
+	return cf.putIfAbsent(key, value, exp)
+}
+
+func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error) {
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
+	if err := cf.m.env.checkValue(value); err != nil {
+		return false, err
+	}
+	var wrote bool
+	err := cf.update("put if absent", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+		now := cf.nowMs()
+		if cf.m.ttl.Load() {
+			// An expired key counts as absent: remove it first.
+			if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err != nil {
+				return err
+			}
+		}
+		n, err := c.Exec(ctx, cf.m.q.insert, key, nonNil(value))
+		if err != nil || n == 0 {
+			return err
+		}
+		wrote = true
+		if expMs >= 0 {
+			return cf.setExpiry(ctx, c, tx, key, -1, expMs)
+		}
+		return nil
+	})
+	if err == nil && wrote {
+		st := &cf.db().Stats
+		st.Puts.Add(1)
+		st.BytesWritten.Add(uint64(len(key) + len(value)))
+	}
+	return wrote, err
+}
+
+// Delete removes key. It returns ErrNotFound if the key is missing or
+// expired (an expired key is removed all the same).
+func (cf *ColumnFamily) Delete(key []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	c, ctx, err := cf.writeConn()
+	if err != nil {
+		return cf.errf(ctx, "delete", err)
+	}
+	var n int64
+	if cf.m.ttl.Load() {
+		now := ttl.Encode(cf.nowMs())
+		n, err = c.Exec(ctx, cf.m.q.delLive, key, now)
+		if err == nil && n == 0 {
+			_, err = c.Exec(ctx, cf.m.q.lazyDel, key, now)
+		}
+	} else {
+		n, err = c.Exec(ctx, cf.m.q.del, key)
+	}
+	cf.doneWrite(c, err)
+	if err != nil {
+		return cf.errf(ctx, "delete", err)
+	}
+	if n == 0 {
+		return engine.ErrNotFound
+	}
+	cf.db().Stats.Deletes.Add(1)
+	return nil
+}
+
+// Count returns the number of live keys (expired keys that are not yet
+// purged are not counted). It reads every key: O(n).
+func (cf *ColumnFamily) Count() (int64, error) {
+	c, ctx, err := cf.readConn()
+	if err != nil {
+		return 0, err
+	}
+	n, err := count(ctx, c, cf.m.q.count, ttl.Encode(cf.nowMs()))
+	cf.doneRead(c)
+	return n, cf.errf(ctx, "count", err)
+}
+
+// Clear removes every key of the column family, and its TTL state, in one
+// transaction.
+func (cf *ColumnFamily) Clear() error {
+	return cf.update("clear", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+		on, err := cf.m.t.Enabled(ctx, c)
+		if err != nil {
+			return err
+		}
+		if on {
+			for _, q := range []string{`DELETE FROM ` + cf.m.t.Expiry, `DELETE FROM ` + cf.m.t.Keys} {
+				if _, err := c.Exec(ctx, q); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = c.Exec(ctx, `DELETE FROM `+cf.m.t.Data)
+		return err
+	})
+}
+
+// GetMany returns the values of keys, in order, read from one consistent
+// snapshot. A missing or expired key gives a nil entry.
+func (cf *ColumnFamily) GetMany(keys [][]byte) ([][]byte, error) {
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return nil, err
+		}
+	}
+	h := cf
+	if cf.tx == nil {
+		tx, err := cf.db().Begin(context.Background(), false)
+		if err != nil {
+			return nil, cf.errf(context.Background(), "get many", err)
+		}
+		defer tx.Commit()
+		h = Bind(cf, tx)
+	}
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		v, err := h.Get(k)
+		switch {
+		case err == nil:
+			out[i] = v
+		case !errors.Is(err, engine.ErrNotFound) || cf.alive() != nil:
+			return nil, err
+		}
+	}
+	return out, nil
+}

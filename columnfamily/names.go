@@ -1,0 +1,82 @@
+package columnfamily
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/snkv-go/snkv/internal/engine"
+)
+
+// Limits on names, keys and values.
+const (
+	// MaxNameLen is the longest column family name, in bytes.
+	MaxNameLen = 255
+	// MaxKeySize is the longest key, in bytes.
+	MaxKeySize = 64 << 10
+	// DefaultMaxValueSize is the default limit on a value, in bytes.
+	DefaultMaxValueSize = 10 << 20
+	// HardMaxValueSize is the largest value limit a store accepts: SQLite's
+	// own limit on a blob (1e9 bytes) less room for the row around it.
+	HardMaxValueSize = 1_000_000_000 - MaxKeySize - 1024
+	// DefaultName is the column family every store has.
+	DefaultName = "default"
+)
+
+// ValidateName checks a column family name: 1 to 255 bytes of valid UTF-8
+// without NUL, not starting with the reserved prefixes "__" or "sqlite_"
+// (case-insensitive, as SQLite treats table names).
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty name", engine.ErrInvalidName)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: name of %d bytes (at most %d)", engine.ErrInvalidName, len(name), MaxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: name is not valid UTF-8", engine.ErrInvalidName)
+	case strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("%w: name contains NUL", engine.ErrInvalidName)
+	case strings.HasPrefix(name, "__"):
+		return fmt.Errorf("%w: %q: names starting with \"__\" are reserved", engine.ErrReservedName, name)
+	case len(name) >= 7 && strings.EqualFold(name[:7], "sqlite_"):
+		return fmt.Errorf("%w: %q: names starting with \"sqlite_\" are reserved", engine.ErrReservedName, name)
+	}
+	return nil
+}
+
+// foldName is the registry key of a name: SQLite compares table names
+// without regard to ASCII case, so "Users" and "users" are one table.
+func foldName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func checkKey(key []byte) error {
+	switch {
+	case len(key) == 0:
+		return fmt.Errorf("%w: key is empty", engine.ErrInvalidKey)
+	case len(key) > MaxKeySize:
+		return fmt.Errorf("%w: key of %d bytes (at most %d)", engine.ErrKeyTooLarge, len(key), MaxKeySize)
+	}
+	return nil
+}
+
+func (e *Env) checkValue(value []byte) error {
+	if len(value) > e.MaxValueSize {
+		return fmt.Errorf("%w: value of %d bytes (at most %d)", engine.ErrValueTooLarge, len(value), e.MaxValueSize)
+	}
+	return nil
+}
+
+// nonNil makes a nil value an empty one: SQLite would store nil as NULL.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,179 @@
+package columnfamily
+
+import (
+	"context"
+	"iter"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/iterator"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+// maxDeferredExpired bounds how many expired keys one iteration remembers
+// for deletion after it ends; the rest are left for PurgeExpired.
+const maxDeferredExpired = 1024
+
+// Cursor opens an explicit cursor limited by opts. Outside a transaction the
+// cursor holds a read connection and one snapshot until Close; on a handle
+// bound to a transaction it reads inside it. Expired keys are skipped.
+func (cf *ColumnFamily) Cursor(opts iterator.Options) (*iterator.Cursor, error) {
+	src, err := cf.newSource()
+	if err != nil {
+		return nil, err
+	}
+	return iterator.NewCursor(src, opts), nil
+}
+
+// Scan iterates the keys selected by opts. Each step yields an Entry and a
+// nil error; a failure is yielded as the last step's error, so the loop
+// never ends silently:
+//
+//	for e, err := range cf.Scan(iterator.Options{Prefix: p}) {
+//		if err != nil {
+//			return err
+//		}
+//		use(e.Key, e.Value)
+//	}
+func (cf *ColumnFamily) Scan(opts iterator.Options) iter.Seq2[iterator.Entry, error] {
+	return iterator.Seq(func() (*iterator.Cursor, error) { return cf.Cursor(opts) })
+}
+
+// All iterates every key in ascending order. See Scan.
+func (cf *ColumnFamily) All() iter.Seq2[iterator.Entry, error] {
+	return cf.Scan(iterator.Options{})
+}
+
+// Prefix iterates the keys that start with prefix, in ascending order.
+func (cf *ColumnFamily) Prefix(prefix []byte) iter.Seq2[iterator.Entry, error] {
+	return cf.Scan(iterator.Options{Prefix: prefix})
+}
+
+// Range iterates the keys in [start, end) in ascending order; a nil bound
+// is open.
+func (cf *ColumnFamily) Range(start, end []byte) iter.Seq2[iterator.Entry, error] {
+	return cf.Scan(iterator.Options{Start: start, End: end})
+}
+
+// Backward iterates every key in descending order.
+func (cf *ColumnFamily) Backward() iter.Seq2[iterator.Entry, error] {
+	return cf.Scan(iterator.Options{Reverse: true})
+}
+
+// source feeds a cursor from one connection and snapshot.
+type source struct {
+	cf      *ColumnFamily
+	conn    *engine.Conn
+	ctx     context.Context
+	ownTx   bool // the source began a read transaction on a pooled reader
+	nowMs   int64
+	expired [][]byte
+	closed  bool
+}
+
+func (cf *ColumnFamily) newSource() (*source, error) {
+	if err := cf.alive(); err != nil {
+		return nil, err
+	}
+	s := &source{cf: cf, nowMs: cf.nowMs()}
+	if cf.tx != nil {
+		if err := cf.tx.Check(false); err != nil {
+			return nil, err
+		}
+		s.conn, s.ctx = cf.tx.Conn(), cf.tx.Ctx()
+	} else {
+		ctx := context.Background()
+		c, err := cf.db().AcquireReader(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.ExecScript(ctx, "BEGIN"); err != nil {
+			cf.db().ReleaseReader(c)
+			return nil, cf.errf(ctx, "iterate", err)
+		}
+		s.conn, s.ctx, s.ownTx = c, ctx, true
+	}
+	cf.db().Stats.Iterators.Add(1)
+	return s, nil
+}
+
+func boundKind(b iterator.Bound, incl, excl int) int {
+	switch {
+	case b.Key == nil:
+		return 0
+	case b.Inclusive:
+		return incl
+	}
+	return excl
+}
+
+// Scan implements iterator.Source.
+func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
+	if s.closed {
+		return nil, iterator.ErrClosedCursor
+	}
+	if s.cf.tx != nil {
+		if err := s.cf.tx.Check(false); err != nil {
+			return nil, err
+		}
+	}
+	d := 0
+	if desc {
+		d = 1
+	}
+	q := s.cf.m.q.scans[boundKind(lo, 1, 2)][boundKind(hi, 1, 2)][d]
+	rows, err := s.conn.Query(s.ctx, q, lo.Key, hi.Key)
+	if err != nil {
+		return nil, s.cf.errf(s.ctx, "iterate", err)
+	}
+	return &scanRows{src: s, rows: rows}, nil
+}
+
+// Close implements iterator.Source: it ends the snapshot, gives the
+// connection back and deletes the expired keys the scan skipped (see
+// ColumnFamily.expired for when).
+func (s *source) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if s.ownTx {
+		err = s.conn.ExecScript(context.Background(), "COMMIT")
+		s.cf.db().ReleaseReader(s.conn)
+	}
+	if len(s.expired) > 0 {
+		s.cf.expired(s.expired, s.nowMs)
+	}
+	return s.cf.errf(s.ctx, "iterate", err)
+}
+
+type scanRows struct {
+	src        *source
+	rows       *engine.Rows
+	key, value []byte
+}
+
+func (r *scanRows) Next() bool {
+	st := &r.src.cf.db().Stats
+	for r.rows.Next() {
+		if raw := r.rows.Bytes(2); raw != nil {
+			exp, err := ttl.Decode(raw)
+			if err == nil && ttl.Expired(exp, r.src.nowMs) {
+				if len(r.src.expired) < maxDeferredExpired {
+					r.src.expired = append(r.src.expired, r.rows.Bytes(0))
+				}
+				continue
+			}
+		}
+		r.key, r.value = r.rows.Bytes(0), nonNil(r.rows.Bytes(1))
+		st.BytesRead.Add(uint64(len(r.value)))
+		return true
+	}
+	r.key, r.value = nil, nil
+	return false
+}
+
+func (r *scanRows) Key() []byte   { return r.key }
+func (r *scanRows) Value() []byte { return r.value }
+func (r *scanRows) Err() error    { return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Err()) }
+func (r *scanRows) Close() error  { return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Close()) }

@@ -1,0 +1,262 @@
+package columnfamily
+
+import (
+	"context"
+	"database/sql/driver"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+// ensureTTL creates the column family's TTL tables inside the write
+// transaction tx if they do not exist yet. If tx does not commit, the
+// process forgets it made them, so the next TTL write creates them again.
+func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+	m := cf.m
+	if m.ttl.Load() {
+		return nil
+	}
+	on, err := m.t.Enabled(ctx, c)
+	if err != nil {
+		return err
+	}
+	if !on {
+		for _, q := range m.t.EnableSQL() {
+			if err := c.ExecScript(ctx, q); err != nil {
+				return err
+			}
+		}
+		tx.OnRollback(func() { m.ttl.Store(false) })
+	}
+	m.ttl.Store(true)
+	return nil
+}
+
+// setExpiry gives key (whose data row exists) the expiry newMs, replacing
+// oldMs (-1: none known).
+func (cf *ColumnFamily) setExpiry(ctx context.Context, c *engine.Conn, tx *engine.Tx, key []byte, oldMs, newMs int64) error {
+	if err := cf.ensureTTL(ctx, c, tx); err != nil {
+		return err
+	}
+	q := &cf.m.q
+	if oldMs >= 0 {
+		if _, err := c.Exec(ctx, q.delIndex, ttl.IndexKey(oldMs, key)); err != nil {
+			return err
+		}
+	}
+	if _, err := c.Exec(ctx, q.setKey, key, ttl.Encode(newMs)); err != nil {
+		return err
+	}
+	_, err := c.Exec(ctx, q.setIndex, ttl.IndexKey(newMs, key))
+	return err
+}
+
+// PutTTL stores value under key to expire after d. d must be positive
+// (ErrInvalidTTL otherwise); it is rounded up to whole milliseconds. A new
+// TTL replaces any earlier one. The data row and both index rows are written
+// in one transaction.
+func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
+	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	if err != nil {
+		return err
+	}
+	return cf.putExpiring(key, value, exp)
+}
+
+// PutExpireAt stores value under key to expire at the instant at, which
+// must be in the future (ErrInvalidTTL otherwise).
+func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
+	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
+	if err != nil {
+		return err
+	}
+	return cf.putExpiring(key, value, exp)
+}
+
+func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := cf.m.env.checkValue(value); err != nil {
+		return err
+	}
+	err := cf.update("put with TTL", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+		return cf.putExpiringIn(ctx, c, tx, key, value, expMs)
+	})
+	if err == nil {
+		st := &cf.db().Stats
+		st.Puts.Add(1)
+		st.BytesWritten.Add(uint64(len(key) + len(value)))
+	}
+	return err
+}
+
+func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, tx *engine.Tx, key, value []byte, expMs int64) error {
+	// The tables (and the trigger that clears an old TTL when the data row
+	// changes) must exist before the data row is written.
+	if err := cf.ensureTTL(ctx, c, tx); err != nil {
+		return err
+	}
+	if _, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value)); err != nil {
+		return err
+	}
+	return cf.setExpiry(ctx, c, tx, key, -1, expMs)
+}
+
+// GetTTL returns the value of key and the time it has left, NoTTL for a
+// permanent key. A missing or expired key gives ErrNotFound.
+func (cf *ColumnFamily) GetTTL(key []byte) ([]byte, time.Duration, error) {
+	v, exp, err := cf.lookup(key, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, cf.remaining(exp), nil
+}
+
+// TTL returns the time key has left, NoTTL for a permanent key. A missing
+// or expired key gives ErrNotFound.
+func (cf *ColumnFamily) TTL(key []byte) (time.Duration, error) {
+	_, exp, err := cf.lookup(key, false)
+	if err != nil {
+		return 0, err
+	}
+	return cf.remaining(exp), nil
+}
+
+func (cf *ColumnFamily) remaining(expMs int64) time.Duration {
+	if expMs < 0 {
+		return ttl.NoTTL
+	}
+	return ttl.Remaining(expMs, cf.nowMs())
+}
+
+// Expire sets (or changes) the TTL of an existing key without rewriting its
+// value. A missing or expired key gives ErrNotFound; d <= 0 gives
+// ErrInvalidTTL.
+func (cf *ColumnFamily) Expire(key []byte, d time.Duration) error {
+	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	if err != nil {
+		return err
+	}
+	return cf.changeExpiry("expire", key, exp)
+}
+
+// ExpireAt sets (or changes) the expiry of an existing key to the instant
+// at, which must be in the future.
+func (cf *ColumnFamily) ExpireAt(key []byte, at time.Time) error {
+	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
+	if err != nil {
+		return err
+	}
+	return cf.changeExpiry("expire at", key, exp)
+}
+
+// Persist removes the TTL of an existing key, making it permanent. A
+// missing or expired key gives ErrNotFound; a key without TTL is left as is.
+func (cf *ColumnFamily) Persist(key []byte) error {
+	return cf.changeExpiry("persist", key, -1)
+}
+
+// changeExpiry sets key's expiry to newMs (-1: none) if the key is live.
+func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return cf.update(op, func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+		var dest [1]driver.Value
+		if err := c.QueryRow(ctx, cf.m.q.exists, dest[:], key); err != nil {
+			return err
+		}
+		oldMs := int64(-1)
+		if raw := engine.AsBytes(dest[0]); raw != nil {
+			var err error
+			if oldMs, err = ttl.Decode(raw); err != nil {
+				return err
+			}
+			if now := cf.nowMs(); ttl.Expired(oldMs, now) {
+				if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err != nil {
+					return err
+				}
+				return engine.ErrNotFound
+			}
+		}
+		switch {
+		case newMs >= 0:
+			return cf.setExpiry(ctx, c, tx, key, oldMs, newMs)
+		case oldMs >= 0:
+			if _, err := c.Exec(ctx, cf.m.q.delIndex, ttl.IndexKey(oldMs, key)); err != nil {
+				return err
+			}
+			_, err := c.Exec(ctx, cf.m.q.delKey, key)
+			return err
+		}
+		return nil
+	})
+}
+
+// PurgeExpired deletes every expired key and returns how many it removed.
+// See PurgeExpiredN.
+func (cf *ColumnFamily) PurgeExpired(ctx context.Context) (int, error) {
+	return cf.PurgeExpiredN(ctx, 0)
+}
+
+// PurgeExpiredN deletes up to max expired keys (max <= 0: no limit), oldest
+// expiry first. It reads only the expired part of the expiry index, so it
+// costs O(expired keys) whatever the number of live keys. Outside a
+// transaction it commits every 256 keys, so writers never wait long, and
+// checks ctx between batches; on error or cancellation it returns the count
+// removed so far with the error. On a handle bound to a write transaction it
+// deletes inside that transaction, in one go.
+func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error) {
+	if err := cf.alive(); err != nil {
+		return 0, err
+	}
+	if cf.tx != nil {
+		if err := cf.tx.Check(true); err != nil {
+			return 0, err
+		}
+		c := cf.tx.Conn()
+		on, err := cf.m.t.Enabled(cf.tx.Ctx(), c)
+		if err != nil || !on {
+			return 0, cf.errf(ctx, "purge expired", err)
+		}
+		n, _, err := cf.m.t.PurgeOnce(cf.tx.Ctx(), c, cf.nowMs(), max)
+		if err != nil {
+			return 0, cf.errf(ctx, "purge expired", err)
+		}
+		cf.tx.OnCommit(func() { cf.db().Stats.Purged.Add(uint64(n)) })
+		return n, nil
+	}
+	if !cf.m.ttl.Load() {
+		// Another process may have given the column family a TTL since.
+		c, err := cf.db().AcquireReader(ctx)
+		if err != nil {
+			return 0, err
+		}
+		on, err := cf.m.t.Enabled(ctx, c)
+		cf.db().ReleaseReader(c)
+		if err != nil || !on {
+			return 0, cf.errf(ctx, "purge expired", err)
+		}
+		cf.m.ttl.Store(true)
+	}
+	n, err := cf.m.t.Purge(ctx, cf.db(), cf.m.env.Clock, max)
+	return n, cf.errf(ctx, "purge expired", err)
+}
+
+// CheckTTL verifies that the column family's data, key index and expiry
+// index agree, and returns a line per disagreement (none: nil).
+func (cf *ColumnFamily) CheckTTL(ctx context.Context) ([]string, error) {
+	c, _, err := cf.readConn()
+	if err != nil {
+		return nil, err
+	}
+	defer cf.doneRead(c)
+	on, err := cf.m.t.Enabled(ctx, c)
+	if err != nil || !on {
+		return nil, cf.errf(ctx, "check", err)
+	}
+	p, err := cf.m.t.Check(ctx, c)
+	return p, cf.errf(ctx, "check", err)
+}

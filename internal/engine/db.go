@@ -1,0 +1,369 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config is the resolved configuration of a DB. kvstore.Options is turned
+// into a Config after validation; every field here is already valid.
+type Config struct {
+	Path           string // "" opens a private in-memory database
+	ReadOnly       bool
+	Journal        string // "WAL" or "DELETE"
+	Sync           string // "OFF", "NORMAL" or "FULL"
+	CacheKiB       int    // page cache per connection, KiB
+	PageSize       int    // page size of a new file; 0 keeps SQLite's default
+	BusyTimeout    time.Duration
+	AutoCheckpoint int // WAL pages; 0 leaves SQLite's default; <0 disables
+	MaxReaders     int // read connections at most
+}
+
+// DB is a writer connection plus a pool of reader connections on one file.
+type DB struct {
+	cfg     Config
+	dsn     string
+	memory  bool
+	writer  chan *Conn // holds the idle writer; nil for read-only stores
+	readers chan *Conn // idle readers
+	mu      sync.Mutex
+	nOpen   int // readers open, idle or in use
+	closed  atomic.Bool
+	closing chan struct{}
+	Stats   Counters
+}
+
+var memSeq atomic.Uint64
+
+// Open opens the connections described by cfg. The writer (when there is
+// one) is opened at once, so a bad path or a non-database file fails here.
+func Open(cfg Config) (*DB, error) {
+	if cfg.MaxReaders <= 0 {
+		cfg.MaxReaders = max(8, 4*runtime.GOMAXPROCS(0))
+	}
+	db := &DB{cfg: cfg, closing: make(chan struct{}), readers: make(chan *Conn, cfg.MaxReaders)}
+	if cfg.Path == "" {
+		db.memory = true
+		db.dsn = fmt.Sprintf("file:/snkv-mem-%d-%d?vfs=memdb", os.Getpid(), memSeq.Add(1))
+	} else {
+		st, err := os.Stat(cfg.Path)
+		switch {
+		case err == nil && st.IsDir():
+			return nil, fmt.Errorf("snkv: open %q: %w: is a directory", cfg.Path, ErrCantOpen)
+		case err != nil && cfg.ReadOnly:
+			return nil, fmt.Errorf("snkv: open %q read-only: %w: %w", cfg.Path, ErrCantOpen, err)
+		}
+		dsn, err := fileURI(cfg.Path)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.ReadOnly {
+			dsn += "?mode=ro"
+		}
+		db.dsn = dsn
+	}
+	if !cfg.ReadOnly {
+		w, err := db.newConn(true)
+		if err != nil {
+			return nil, Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
+		}
+		db.writer = make(chan *Conn, 1)
+		db.writer <- w
+	} else {
+		// Open one reader now so that a missing or corrupt file fails Open.
+		r, err := db.AcquireReader(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		db.ReleaseReader(r)
+	}
+	return db, nil
+}
+
+// Memory reports whether the database lives in memory.
+func (db *DB) Memory() bool { return db.memory }
+
+// Config returns the configuration the DB was opened with.
+func (db *DB) Config() Config { return db.cfg }
+
+// fileURI turns a filesystem path into a SQLite file: URI, escaping the
+// characters that URIs give meaning to, so that no part of the path is ever
+// read as a parameter.
+func fileURI(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("snkv: open %q: %w: %w", path, ErrCantOpen, err)
+	}
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // Windows drive letter paths
+	}
+	return "file:" + (&url.URL{Path: p}).EscapedPath(), nil
+}
+
+func (db *DB) newConn(writer bool) (*Conn, error) {
+	c, err := openConn(db.dsn)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	cfg := db.cfg
+	pragmas := []string{
+		fmt.Sprintf("PRAGMA busy_timeout = %d", cfg.BusyTimeout.Milliseconds()),
+		"PRAGMA foreign_keys = OFF",
+		"PRAGMA recursive_triggers = OFF",
+	}
+	if cfg.CacheKiB > 0 {
+		pragmas = append(pragmas, fmt.Sprintf("PRAGMA cache_size = -%d", cfg.CacheKiB))
+	}
+	if writer {
+		if cfg.PageSize > 0 {
+			pragmas = append(pragmas, fmt.Sprintf("PRAGMA page_size = %d", cfg.PageSize))
+		}
+		if !db.memory {
+			pragmas = append(pragmas, "PRAGMA journal_mode = "+cfg.Journal)
+		}
+		pragmas = append(pragmas, "PRAGMA synchronous = "+cfg.Sync)
+		switch {
+		case cfg.AutoCheckpoint > 0:
+			pragmas = append(pragmas, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", cfg.AutoCheckpoint))
+		case cfg.AutoCheckpoint < 0:
+			pragmas = append(pragmas, "PRAGMA wal_autocheckpoint = 0")
+		}
+	} else {
+		pragmas = append(pragmas, "PRAGMA query_only = 1")
+	}
+	for _, p := range pragmas {
+		if err := c.ExecScript(ctx, p); err != nil {
+			_ = c.close()
+			return nil, err
+		}
+	}
+	// Touch the file so that a garbage file fails now, not on first use.
+	if err := c.ExecScript(ctx, "SELECT count(*) FROM sqlite_schema"); err != nil {
+		_ = c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// AcquireWriter waits (up to the busy timeout, or until ctx ends) for the
+// single writer connection.
+func (db *DB) AcquireWriter(ctx context.Context) (*Conn, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	if db.writer == nil {
+		return nil, ErrReadOnly
+	}
+	select {
+	case c := <-db.writer:
+		return db.checkWriter(c)
+	default:
+	}
+	t := time.NewTimer(db.cfg.BusyTimeout)
+	defer t.Stop()
+	select {
+	case c := <-db.writer:
+		return db.checkWriter(c)
+	case <-db.closing:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		db.Stats.Busy.Add(1)
+		return nil, fmt.Errorf("%w: waited %v for the writer held by another transaction in this process", ErrBusy, db.cfg.BusyTimeout)
+	}
+}
+
+func (db *DB) checkWriter(c *Conn) (*Conn, error) {
+	if db.closed.Load() {
+		db.writer <- c
+		return nil, ErrClosed
+	}
+	return c, nil
+}
+
+// TryAcquireWriter returns the writer only if it is idle now.
+func (db *DB) TryAcquireWriter() (*Conn, bool) {
+	if db.closed.Load() || db.writer == nil {
+		return nil, false
+	}
+	select {
+	case c := <-db.writer:
+		if db.closed.Load() {
+			db.writer <- c
+			return nil, false
+		}
+		return c, true
+	default:
+		return nil, false
+	}
+}
+
+// ReleaseWriter returns the writer connection.
+func (db *DB) ReleaseWriter(c *Conn) { db.writer <- c }
+
+// AcquireReader returns an idle reader, opening one if fewer than MaxReaders
+// are open, else waits up to the busy timeout.
+func (db *DB) AcquireReader(ctx context.Context) (*Conn, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	select {
+	case c := <-db.readers:
+		return c, nil
+	default:
+	}
+	db.mu.Lock()
+	if db.nOpen < db.cfg.MaxReaders {
+		db.nOpen++
+		db.mu.Unlock()
+		c, err := db.newConn(false)
+		if err != nil {
+			db.mu.Lock()
+			db.nOpen--
+			db.mu.Unlock()
+			return nil, Wrap(ctx, "open reader", err)
+		}
+		return c, nil
+	}
+	db.mu.Unlock()
+	t := time.NewTimer(db.cfg.BusyTimeout)
+	defer t.Stop()
+	select {
+	case c := <-db.readers:
+		return c, nil
+	case <-db.closing:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		db.Stats.Busy.Add(1)
+		return nil, fmt.Errorf("%w: all %d read connections stayed in use for %v (open iterators or transactions)", ErrBusy, db.cfg.MaxReaders, db.cfg.BusyTimeout)
+	}
+}
+
+// ReleaseReader returns a reader to the pool (or closes it once the DB is
+// closed).
+func (db *DB) ReleaseReader(c *Conn) {
+	if !db.closed.Load() && !c.broke {
+		select {
+		case db.readers <- c:
+			// Close may have drained the pool between the check and the send.
+			if db.closed.Load() {
+				db.drainReaders()
+			}
+			return
+		default:
+		}
+	}
+	_ = c.close()
+	db.mu.Lock()
+	db.nOpen--
+	db.mu.Unlock()
+}
+
+func (db *DB) drainReaders() {
+	for {
+		select {
+		case c := <-db.readers:
+			_ = c.close()
+			db.mu.Lock()
+			db.nOpen--
+			db.mu.Unlock()
+		default:
+			return
+		}
+	}
+}
+
+// OpenReaders reports how many read connections are open.
+func (db *DB) OpenReaders() int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.nOpen
+}
+
+// Closed reports whether Close has been called.
+func (db *DB) Closed() bool { return db.closed.Load() }
+
+// Close waits for the running write transaction (if any), then closes every
+// connection. Readers still held by open iterators close when released.
+func (db *DB) Close() error {
+	if !db.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	close(db.closing)
+	var errs []error
+	if db.writer != nil {
+		w := <-db.writer
+		if !db.memory && db.cfg.Journal == "WAL" {
+			// Fold the WAL back so the file is self-contained after Close.
+			_ = w.ExecScript(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
+		}
+		errs = append(errs, w.close())
+	}
+	db.drainReaders()
+	return errors.Join(errs...)
+}
+
+// Counters are the store's activity counters, updated atomically.
+type Counters struct {
+	Puts, Gets, Deletes, Hits, Misses atomic.Uint64
+	BytesRead, BytesWritten           atomic.Uint64
+	Commits, Rollbacks                atomic.Uint64
+	Iterators, ExpiredOnRead, Purged  atomic.Uint64
+	Busy                              atomic.Uint64
+}
+
+// WithReader runs fn on an idle reader.
+func (db *DB) WithReader(ctx context.Context, fn func(c *Conn) error) error {
+	c, err := db.AcquireReader(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.ReleaseReader(c)
+	return fn(c)
+}
+
+// WithWriter runs fn on the writer, outside any transaction.
+func (db *DB) WithWriter(ctx context.Context, fn func(c *Conn) error) error {
+	c, err := db.AcquireWriter(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.ReleaseWriter(c)
+	return fn(c)
+}
+
+// Backup writes a consistent copy of the database to dest (which must not
+// exist) with VACUUM INTO, from one read snapshot, on a connection of its
+// own so that writers go on meanwhile.
+func (db *DB) Backup(ctx context.Context, dest string) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	if _, err := os.Stat(dest); err == nil {
+		return fmt.Errorf("snkv: backup to %q: %w: destination exists", dest, ErrExists)
+	}
+	c, err := openConn(db.dsn)
+	if err != nil {
+		return Wrap(ctx, "backup", err)
+	}
+	defer c.close()
+	if err := c.ExecScript(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", db.cfg.BusyTimeout.Milliseconds())); err != nil {
+		return Wrap(ctx, "backup", err)
+	}
+	_, err = c.Exec(ctx, "VACUUM INTO ?1", dest)
+	return Wrap(ctx, "backup", err)
+}

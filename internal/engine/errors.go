@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"modernc.org/sqlite"
+)
+
+// Sentinel errors. The kvstore package re-exports each of them; callers
+// compare with errors.Is.
+var (
+	ErrNotFound      = errors.New("snkv: not found")
+	ErrClosed        = errors.New("snkv: store is closed")
+	ErrReadOnly      = errors.New("snkv: store is read-only")
+	ErrInvalidKey    = errors.New("snkv: invalid key")
+	ErrKeyTooLarge   = errors.New("snkv: key too large")
+	ErrValueTooLarge = errors.New("snkv: value too large")
+	ErrInvalidName   = errors.New("snkv: invalid column family name")
+	ErrReservedName  = errors.New("snkv: reserved column family name")
+	ErrExists        = errors.New("snkv: already exists")
+	ErrTxDone        = errors.New("snkv: transaction already committed or rolled back")
+	ErrReadOnlyTx    = errors.New("snkv: write in a read-only transaction")
+	ErrBusy          = errors.New("snkv: database is busy")
+	ErrCorrupt       = errors.New("snkv: database is corrupt or not a database")
+	ErrNotStore      = errors.New("snkv: file is a SQLite database but not an snkv store")
+	ErrVersion       = errors.New("snkv: store format is newer than this library")
+	ErrCantOpen      = errors.New("snkv: cannot open database file")
+	ErrInvalidTTL    = errors.New("snkv: invalid TTL")
+	ErrInvalidOption = errors.New("snkv: invalid option")
+	ErrDiskFull      = errors.New("snkv: disk full")
+	ErrDropDefault   = errors.New("snkv: the default column family cannot be dropped")
+	ErrForeignHandle = errors.New("snkv: column family belongs to another store")
+)
+
+// SQLite primary result codes used by the mapping below.
+const (
+	codeError    = 1
+	codeBusy     = 5
+	codeLocked   = 6
+	codeReadOnly = 8
+	codeInterupt = 9
+	codeCorrupt  = 11
+	codeFull     = 13
+	codeCantOpen = 14
+	codeNotADB   = 26
+)
+
+// Code returns the primary SQLite result code carried by err, or 0.
+func Code(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+// Wrap maps a driver error to the matching sentinel and adds context.
+// A nil err stays nil; an error that already carries a sentinel is only
+// given context.
+func Wrap(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx != nil && ctx.Err() != nil && (Code(err) == codeInterupt || errors.Is(err, ctx.Err())) {
+		return fmt.Errorf("snkv: %s: %w", op, ctx.Err())
+	}
+	if s := sentinelFor(err); s != nil && !errors.Is(err, s) {
+		return fmt.Errorf("snkv: %s: %w: %w", op, s, err)
+	}
+	return fmt.Errorf("snkv: %s: %w", op, err)
+}
+
+func sentinelFor(err error) error {
+	switch Code(err) {
+	case codeBusy, codeLocked:
+		return ErrBusy
+	case codeReadOnly:
+		return ErrReadOnly
+	case codeCorrupt, codeNotADB:
+		return ErrCorrupt
+	case codeFull:
+		return ErrDiskFull
+	case codeCantOpen:
+		return ErrCantOpen
+	case codeError:
+		// A table that another handle or process dropped under us.
+		if strings.Contains(err.Error(), "no such table") {
+			return ErrNotFound
+		}
+	}
+	return nil
+}

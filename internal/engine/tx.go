@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+)
+
+// Tx is an explicit transaction on one connection: the writer (BEGIN
+// IMMEDIATE) or a reader (a deferred read transaction whose snapshot is taken
+// at Begin).
+type Tx struct {
+	db       *DB
+	conn     *Conn
+	ctx      context.Context
+	writable bool
+
+	mu         sync.Mutex
+	done       bool
+	onCommit   []func()
+	onRollback []func()
+	onEnd      []func()
+}
+
+// Begin starts a transaction. A writable one waits for the in-process writer
+// and then for the file's write lock (busy timeout); a read-only one pins a
+// WAL snapshot immediately.
+func (db *DB) Begin(ctx context.Context, writable bool) (*Tx, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var (
+		c   *Conn
+		err error
+	)
+	if writable {
+		c, err = db.AcquireWriter(ctx)
+	} else {
+		c, err = db.AcquireReader(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	begin := "BEGIN"
+	if writable {
+		begin = "BEGIN IMMEDIATE"
+	}
+	if err = c.ExecScript(ctx, begin); err == nil && !writable {
+		// A deferred transaction takes its snapshot at the first read.
+		_, err = c.Exec(ctx, "SELECT 1 FROM sqlite_schema LIMIT 1")
+	}
+	if err != nil {
+		_ = c.ExecScript(context.Background(), "ROLLBACK")
+		db.release(c, writable)
+		return nil, Wrap(ctx, "begin", err)
+	}
+	return &Tx{db: db, conn: c, ctx: ctx, writable: writable}, nil
+}
+
+func (db *DB) release(c *Conn, writable bool) {
+	if writable {
+		db.ReleaseWriter(c)
+	} else {
+		db.ReleaseReader(c)
+	}
+}
+
+// Conn is the transaction's connection.
+func (tx *Tx) Conn() *Conn { return tx.conn }
+
+// Ctx is the context the transaction was begun with; statements in the
+// transaction run under it.
+func (tx *Tx) Ctx() context.Context { return tx.ctx }
+
+// Writable reports whether the transaction may write.
+func (tx *Tx) Writable() bool { return tx.writable }
+
+// DB is the database the transaction runs on.
+func (tx *Tx) DB() *DB { return tx.db }
+
+// Check returns ErrTxDone once the transaction has ended, and, when write is
+// set, ErrReadOnlyTx for a read-only transaction.
+func (tx *Tx) Check(write bool) error {
+	tx.mu.Lock()
+	done := tx.done
+	tx.mu.Unlock()
+	if done {
+		return ErrTxDone
+	}
+	if write && !tx.writable {
+		return ErrReadOnlyTx
+	}
+	return nil
+}
+
+// OnCommit registers f to run after a successful commit, in registration
+// order. It never runs on rollback.
+func (tx *Tx) OnCommit(f func()) {
+	tx.mu.Lock()
+	tx.onCommit = append(tx.onCommit, f)
+	tx.mu.Unlock()
+}
+
+// OnRollback registers f to run if the transaction does not commit
+// (rollback, or a failed commit), before the connection is released.
+func (tx *Tx) OnRollback(f func()) {
+	tx.mu.Lock()
+	tx.onRollback = append(tx.onRollback, f)
+	tx.mu.Unlock()
+}
+
+// OnEnd registers f to run after the transaction ends either way, once its
+// connection is back in the pool.
+func (tx *Tx) OnEnd(f func()) {
+	tx.mu.Lock()
+	tx.onEnd = append(tx.onEnd, f)
+	tx.mu.Unlock()
+}
+
+func (tx *Tx) finish() (bool, error) {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.done {
+		return false, ErrTxDone
+	}
+	tx.done = true
+	return true, nil
+}
+
+// Commit commits. Commit hooks run only if it succeeds; a failed commit
+// rolls the transaction back.
+func (tx *Tx) Commit() error {
+	if _, err := tx.finish(); err != nil {
+		return err
+	}
+	err := tx.conn.ExecScript(context.Background(), "COMMIT")
+	if err != nil {
+		_ = tx.conn.ExecScript(context.Background(), "ROLLBACK")
+		tx.db.Stats.Rollbacks.Add(1)
+		for _, f := range tx.onRollback {
+			f()
+		}
+	} else if tx.writable {
+		tx.db.Stats.Commits.Add(1)
+	}
+	tx.db.release(tx.conn, tx.writable)
+	if err == nil {
+		for _, f := range tx.onCommit {
+			f()
+		}
+	}
+	for _, f := range tx.onEnd {
+		f()
+	}
+	return Wrap(nil, "commit", err)
+}
+
+// Rollback abandons the transaction. Rolling back a finished transaction
+// returns ErrTxDone.
+func (tx *Tx) Rollback() error {
+	if _, err := tx.finish(); err != nil {
+		return err
+	}
+	err := tx.conn.ExecScript(context.Background(), "ROLLBACK")
+	if err != nil && strings.Contains(err.Error(), "no transaction is active") {
+		// SQLite already rolled back on its own (for example after SQLITE_FULL).
+		err = nil
+	}
+	if tx.writable {
+		tx.db.Stats.Rollbacks.Add(1)
+	}
+	for _, f := range tx.onRollback {
+		f()
+	}
+	tx.db.release(tx.conn, tx.writable)
+	for _, f := range tx.onEnd {
+		f()
+	}
+	return Wrap(nil, "rollback", err)
+}

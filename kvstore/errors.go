@@ -1,0 +1,59 @@
+package kvstore
+
+import "github.com/snkv-go/snkv/internal/engine"
+
+// Errors returned by snkv, always wrapped with context: compare them with
+// errors.Is.
+var (
+	// ErrNotFound: the key, or the column family, does not exist (an expired
+	// key does not exist).
+	ErrNotFound = engine.ErrNotFound
+	// ErrClosed: the store was closed.
+	ErrClosed = engine.ErrClosed
+	// ErrReadOnly: a write on a store opened read-only (or a file SQLite
+	// cannot write).
+	ErrReadOnly = engine.ErrReadOnly
+	// ErrInvalidKey: a nil or empty key.
+	ErrInvalidKey = engine.ErrInvalidKey
+	// ErrKeyTooLarge: a key longer than MaxKeySize.
+	ErrKeyTooLarge = engine.ErrKeyTooLarge
+	// ErrValueTooLarge: a value longer than Options.MaxValueSize.
+	ErrValueTooLarge = engine.ErrValueTooLarge
+	// ErrInvalidName: a column family name that is empty, too long, not
+	// UTF-8 or contains NUL.
+	ErrInvalidName = engine.ErrInvalidName
+	// ErrReservedName: a column family name starting with "__" or "sqlite_".
+	ErrReservedName = engine.ErrReservedName
+	// ErrExists: the column family (or a table of that name) already exists.
+	ErrExists = engine.ErrExists
+	// ErrTxDone: the transaction was already committed or rolled back.
+	ErrTxDone = engine.ErrTxDone
+	// ErrReadOnlyTx: a write inside a read-only transaction. Nothing is
+	// written and the transaction stays usable.
+	ErrReadOnlyTx = engine.ErrReadOnlyTx
+	// ErrBusy: the write lock (or a connection) stayed taken for longer than
+	// Options.BusyTimeout.
+	ErrBusy = engine.ErrBusy
+	// ErrCorrupt: the file is damaged or not a database at all.
+	ErrCorrupt = engine.ErrCorrupt
+	// ErrNotStore: a SQLite database that is not an snkv store (see
+	// Options.Adopt).
+	ErrNotStore = engine.ErrNotStore
+	// ErrVersion: the store was written by a newer snkv format.
+	ErrVersion = engine.ErrVersion
+	// ErrCantOpen: the path cannot be opened (a directory, a missing file
+	// opened read-only, no permission).
+	ErrCantOpen = engine.ErrCantOpen
+	// ErrInvalidTTL: a TTL that is zero or negative, or an expiry time that
+	// is zero or not in the future.
+	ErrInvalidTTL = engine.ErrInvalidTTL
+	// ErrInvalidOption: an Options field out of range.
+	ErrInvalidOption = engine.ErrInvalidOption
+	// ErrDiskFull: the disk (or the database's size limit) is full.
+	ErrDiskFull = engine.ErrDiskFull
+	// ErrDropDefault: an attempt to drop the default column family.
+	ErrDropDefault = engine.ErrDropDefault
+	// ErrForeignHandle: a column family handle from another store passed to
+	// Tx.CF.
+	ErrForeignHandle = engine.ErrForeignHandle
+)

@@ -1,0 +1,156 @@
+package kvstore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+// JournalMode selects SQLite's journal. The zero value is WAL.
+type JournalMode int
+
+const (
+	// JournalWAL (the default) lets readers run while a writer commits and
+	// gives every reader a stable snapshot.
+	JournalWAL JournalMode = iota
+	// JournalDelete is SQLite's rollback journal: one file, no -wal/-shm
+	// companions, but writers wait for readers and readers for writers.
+	JournalDelete
+)
+
+// SyncMode selects how hard a commit pushes data to disk. The zero value is
+// SyncNormal.
+type SyncMode int
+
+const (
+	// SyncNormal (the default): with WAL, a commit survives a process crash;
+	// the last commits may be lost on power failure, never corrupted.
+	SyncNormal SyncMode = iota
+	// SyncOff: no fsync at all; fastest, unsafe on power failure.
+	SyncOff
+	// SyncFull: fsync on every commit; durable across power failure.
+	SyncFull
+)
+
+// Options configures Open. The zero value is a safe default: WAL journal,
+// synchronous=NORMAL, a 5 s busy timeout, 10 MiB values.
+type Options struct {
+	// ReadOnly opens the store without write access; every write fails
+	// with ErrReadOnly. The file must exist and be an snkv store.
+	ReadOnly bool
+	// Journal is the journal mode; it is ignored for in-memory stores.
+	Journal JournalMode
+	// Sync is the synchronous level.
+	Sync SyncMode
+	// CacheSize is the page cache of each connection, in bytes; 0 keeps
+	// SQLite's default (2 MiB).
+	CacheSize int
+	// PageSize is the page size of a new file: a power of two from 512 to
+	// 65536; 0 keeps SQLite's default (4096). Existing files keep theirs.
+	PageSize int
+	// BusyTimeout is how long a write waits for the write lock (held by
+	// another transaction or process), and a read for a free connection,
+	// before failing with ErrBusy. 0 means 5 s.
+	BusyTimeout time.Duration
+	// WALAutoCheckpoint is the WAL size, in pages, past which a commit
+	// checkpoints; 0 keeps SQLite's default (1000), -1 turns automatic
+	// checkpoints off (call Checkpoint yourself).
+	WALAutoCheckpoint int
+	// MaxReaders caps the read connections; 0 means max(8, 4×GOMAXPROCS).
+	// Each open Cursor or read transaction holds one.
+	MaxReaders int
+	// MaxValueSize is the largest value accepted, in bytes; 0 means 10 MiB.
+	// At most columnfamily.HardMaxValueSize.
+	MaxValueSize int
+	// Adopt lets Open turn an existing SQLite database that is not an snkv
+	// store into one: snkv adds its catalog and default column family beside
+	// the tables already there, which it leaves alone.
+	Adopt bool
+	// Clock is the time source of every expiry decision; nil means the
+	// system clock. Tests use a ttl.ManualClock.
+	Clock Clock
+	// PurgeInterval, when positive, runs PurgeExpiredAll in the background
+	// at that interval until Close. 0 (the default) never purges on its own.
+	PurgeInterval time.Duration
+	// OnPurgeError receives errors of the background purge; nil drops them.
+	OnPurgeError func(error)
+}
+
+// Clock tells the time every expiry decision uses.
+type Clock = ttl.Clock
+
+// ManualClock is a Clock that moves only when told to, for tests.
+type ManualClock = ttl.ManualClock
+
+// NewManualClock returns a ManualClock set to t.
+func NewManualClock(t time.Time) *ManualClock { return ttl.NewManualClock(t) }
+
+// NoTTL is the remaining time reported for a key without expiry.
+const NoTTL = ttl.NoTTL
+
+// MaxKeySize is the longest key, in bytes (64 KiB).
+const MaxKeySize = columnfamily.MaxKeySize
+
+func (o Options) config(path string) (engine.Config, error) {
+	bad := func(format string, a ...any) (engine.Config, error) {
+		return engine.Config{}, fmt.Errorf("%w: "+format, append([]any{engine.ErrInvalidOption}, a...)...)
+	}
+	cfg := engine.Config{
+		Path:           path,
+		ReadOnly:       o.ReadOnly,
+		BusyTimeout:    o.BusyTimeout,
+		AutoCheckpoint: o.WALAutoCheckpoint,
+		MaxReaders:     o.MaxReaders,
+		PageSize:       o.PageSize,
+	}
+	switch o.Journal {
+	case JournalWAL:
+		cfg.Journal = "WAL"
+	case JournalDelete:
+		cfg.Journal = "DELETE"
+	default:
+		return bad("unknown journal mode %d", o.Journal)
+	}
+	switch o.Sync {
+	case SyncNormal:
+		cfg.Sync = "NORMAL"
+	case SyncOff:
+		cfg.Sync = "OFF"
+	case SyncFull:
+		cfg.Sync = "FULL"
+	default:
+		return bad("unknown sync mode %d", o.Sync)
+	}
+	switch {
+	case o.BusyTimeout < 0:
+		return bad("negative busy timeout %v", o.BusyTimeout)
+	case o.BusyTimeout == 0:
+		cfg.BusyTimeout = 5 * time.Second
+	}
+	if o.CacheSize < 0 {
+		return bad("negative cache size %d", o.CacheSize)
+	}
+	cfg.CacheKiB = (o.CacheSize + 1023) / 1024
+	if p := o.PageSize; p != 0 && (p < 512 || p > 65536 || p&(p-1) != 0) {
+		return bad("page size %d is not a power of two from 512 to 65536", p)
+	}
+	if o.WALAutoCheckpoint < -1 {
+		return bad("WAL auto-checkpoint %d (use -1 to disable)", o.WALAutoCheckpoint)
+	}
+	if o.MaxReaders < 0 {
+		return bad("negative MaxReaders %d", o.MaxReaders)
+	}
+	if o.MaxValueSize < 0 || o.MaxValueSize > columnfamily.HardMaxValueSize {
+		return bad("MaxValueSize %d outside 0..%d", o.MaxValueSize, columnfamily.HardMaxValueSize)
+	}
+	if o.PurgeInterval < 0 {
+		return bad("negative purge interval %v", o.PurgeInterval)
+	}
+	if o.ReadOnly && path == "" {
+		return bad("an in-memory store cannot be read-only")
+	}
+	return cfg, nil
+}

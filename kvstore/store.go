@@ -1,0 +1,199 @@
+package kvstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/iterator"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+// ColumnFamily is a handle to one column family; see the columnfamily
+// package for its methods.
+type ColumnFamily = columnfamily.ColumnFamily
+
+// Batch collects writes for ColumnFamily.Apply.
+type Batch = columnfamily.Batch
+
+// IterOptions selects the keys an iteration visits (prefix, range,
+// direction).
+type IterOptions = iterator.Options
+
+// Entry is one key-value pair yielded by an iteration.
+type Entry = iterator.Entry
+
+// Cursor is an explicit iterator with Seek, Next and Prev.
+type Cursor = iterator.Cursor
+
+// DefaultColumnFamily is the name of the column family every store has.
+const DefaultColumnFamily = columnfamily.DefaultName
+
+// Store is an open snkv store. It embeds the handle of the default column
+// family: db.Put(k, v) is db.Default().Put(k, v). A Store is safe for
+// concurrent use by many goroutines.
+type Store struct {
+	*ColumnFamily
+	db   *engine.DB
+	reg  *columnfamily.Registry
+	path string
+	opts Options
+
+	stopPurge context.CancelFunc
+	purgeWG   sync.WaitGroup
+}
+
+// Open opens the store at path, creating the file if it does not exist
+// (unless ReadOnly). An empty path (or ":memory:") opens a private
+// in-memory store that vanishes on Close.
+//
+// Open fails with ErrInvalidOption for bad options, ErrCantOpen for a path
+// that cannot be opened (a directory, a missing file opened read-only),
+// ErrCorrupt for a file that is not a database or is damaged, ErrNotStore
+// for another application's SQLite database (see Options.Adopt) and
+// ErrVersion for a store written by a newer format.
+func Open(path string, opts Options) (*Store, error) {
+	if path == ":memory:" {
+		path = ""
+	}
+	cfg, err := opts.config(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := engine.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	env := &columnfamily.Env{DB: db, Clock: opts.Clock, MaxValueSize: opts.MaxValueSize}
+	if env.Clock == nil {
+		env.Clock = ttl.SystemClock
+	}
+	if env.MaxValueSize == 0 {
+		env.MaxValueSize = columnfamily.DefaultMaxValueSize
+	}
+	reg := columnfamily.NewRegistry(env)
+	ctx := context.Background()
+	if err := reg.Init(ctx, opts.Adopt); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
+	}
+	def, err := reg.Open(ctx, DefaultColumnFamily)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
+	}
+	s := &Store{ColumnFamily: def, db: db, reg: reg, path: path, opts: opts}
+	if opts.PurgeInterval > 0 && !opts.ReadOnly {
+		s.startPurger(opts.PurgeInterval)
+	}
+	return s, nil
+}
+
+// Path returns the path the store was opened with ("" for in-memory).
+func (s *Store) Path() string { return s.path }
+
+// Default returns the handle of the default column family.
+func (s *Store) Default() *ColumnFamily { return s.ColumnFamily }
+
+// Close stops the background purge, waits for a running write transaction
+// to end, and closes the store. Cursors still open keep their connection
+// until they are closed. Calls after Close fail with ErrClosed; a second
+// Close returns ErrClosed.
+func (s *Store) Close() error {
+	if s.stopPurge != nil && !s.db.Closed() {
+		s.stopPurge()
+		s.purgeWG.Wait()
+	}
+	return s.db.Close()
+}
+
+// CreateColumnFamily creates the column family name and returns its handle.
+// It fails with ErrExists if it exists (names compare without regard to
+// ASCII case, as SQLite's table names do), ErrInvalidName or
+// ErrReservedName for a bad name.
+func (s *Store) CreateColumnFamily(name string) (*ColumnFamily, error) {
+	return s.reg.Create(context.Background(), name)
+}
+
+// OpenColumnFamily returns the handle of an existing column family, or
+// ErrNotFound.
+func (s *Store) OpenColumnFamily(name string) (*ColumnFamily, error) {
+	return s.reg.Open(context.Background(), name)
+}
+
+// ColumnFamilyOrCreate opens the column family name, creating it if it does
+// not exist.
+func (s *Store) ColumnFamilyOrCreate(name string) (*ColumnFamily, error) {
+	cf, err := s.OpenColumnFamily(name)
+	if errors.Is(err, ErrNotFound) {
+		cf, err = s.CreateColumnFamily(name)
+		if errors.Is(err, ErrExists) { // created concurrently
+			cf, err = s.OpenColumnFamily(name)
+		}
+	}
+	return cf, err
+}
+
+// DropColumnFamily deletes a column family with all its keys and TTL state.
+// The default column family cannot be dropped (ErrDropDefault); a missing
+// one gives ErrNotFound. Existing handles to it fail with ErrNotFound.
+func (s *Store) DropColumnFamily(name string) error {
+	return s.reg.Drop(context.Background(), name)
+}
+
+// ListColumnFamilies returns the names of all column families, default
+// included, sorted bytewise. Hidden tables and tables other tools keep in
+// the file are never listed.
+func (s *Store) ListColumnFamilies() ([]string, error) {
+	return s.reg.List(context.Background())
+}
+
+// PurgeExpiredAll runs PurgeExpired on every column family and returns the
+// total removed.
+func (s *Store) PurgeExpiredAll(ctx context.Context) (int, error) {
+	names, err := s.ListColumnFamilies()
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, name := range names {
+		cf, err := s.OpenColumnFamily(name)
+		if errors.Is(err, ErrNotFound) {
+			continue // dropped meanwhile
+		}
+		if err != nil {
+			return total, err
+		}
+		n, err := cf.PurgeExpired(ctx)
+		total += n
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func (s *Store) startPurger(every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopPurge = cancel
+	s.purgeWG.Add(1)
+	go func() {
+		defer s.purgeWG.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := s.PurgeExpiredAll(ctx); err != nil && ctx.Err() == nil && s.opts.OnPurgeError != nil {
+					s.opts.OnPurgeError(err)
+				}
+			}
+		}
+	}()
+}

@@ -1,0 +1,93 @@
+package kvstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/engine"
+)
+
+// Tx is a transaction spanning every column family of the store. It embeds
+// the default column family bound to the transaction, so tx.Put(k, v)
+// writes inside it; tx.CF(cf) binds any other column family. Reads inside a
+// Tx see its own writes; a read-only Tx sees one snapshot from Begin on and
+// never later commits.
+//
+// A Tx must be used by one goroutine at a time. Do not call the Store's own
+// (non-transactional) write methods while holding a write Tx in the same
+// goroutine: they wait for the writer the Tx holds, then fail with ErrBusy.
+type Tx struct {
+	*ColumnFamily
+	tx    *engine.Tx
+	store *Store
+}
+
+// Begin starts a transaction. A writable one takes the write lock at once
+// (BEGIN IMMEDIATE), waiting up to Options.BusyTimeout or until ctx ends;
+// statements in the transaction run under ctx. End it with Commit or
+// Rollback.
+func (s *Store) Begin(ctx context.Context, writable bool) (*Tx, error) {
+	if writable && s.opts.ReadOnly {
+		return nil, fmt.Errorf("snkv: begin: %w", ErrReadOnly)
+	}
+	t, err := s.db.Begin(ctx, writable)
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{ColumnFamily: columnfamily.Bind(s.ColumnFamily, t), tx: t, store: s}, nil
+}
+
+// Update runs fn in a write transaction and commits it if fn returns nil;
+// if fn returns an error or panics, the transaction is rolled back (and the
+// panic continues).
+func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.run(ctx, true, fn)
+}
+
+// View runs fn in a read-only transaction: every read in it sees the same
+// snapshot. Writes in it fail with ErrReadOnlyTx.
+func (s *Store) View(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.run(ctx, false, fn)
+}
+
+func (s *Store) run(ctx context.Context, writable bool, fn func(tx *Tx) error) (err error) {
+	tx, err := s.Begin(ctx, writable)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// CF returns cf bound to this transaction. A handle from another store
+// gives a handle whose every call fails with ErrForeignHandle.
+func (tx *Tx) CF(cf *ColumnFamily) *ColumnFamily { return columnfamily.Bind(cf, tx.tx) }
+
+// Writable reports whether the transaction may write.
+func (tx *Tx) Writable() bool { return tx.tx.Writable() }
+
+// Context returns the context the transaction was begun with.
+func (tx *Tx) Context() context.Context { return tx.tx.Ctx() }
+
+// OnCommit registers f to run after the transaction commits successfully,
+// in registration order, after the write lock is released. It never runs if
+// the transaction rolls back or its commit fails.
+func (tx *Tx) OnCommit(f func()) { tx.tx.OnCommit(f) }
+
+// Commit commits the transaction; the OnCommit hooks then run. A failed
+// commit rolls back. Committing twice gives ErrTxDone.
+func (tx *Tx) Commit() error { return tx.tx.Commit() }
+
+// Rollback abandons the transaction. After Commit or Rollback it returns
+// ErrTxDone, so `defer tx.Rollback()` is safe.
+func (tx *Tx) Rollback() error { return tx.tx.Rollback() }

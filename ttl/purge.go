@@ -1,0 +1,83 @@
+package ttl
+
+import (
+	"context"
+
+	"github.com/snkv-go/snkv/internal/engine"
+)
+
+// PurgeOnce deletes up to limit expired keys (limit <= 0: all of them) of
+// the column family inside the caller's transaction on c, as of nowMs. It
+// reads only the expired head of the expiry index, so its cost is
+// O(expired keys) whatever the number of live keys. n counts data rows
+// removed; more reports that the limit stopped it before the index ran out
+// of expired entries.
+//
+// The deletes are set-based: the key index first, then the data rows (whose
+// trigger then has nothing left to do), then the expiry range in one sweep.
+func (t Tables) PurgeOnce(ctx context.Context, c *engine.Conn, nowMs int64, limit int) (n int, more bool, err error) {
+	hi := PurgeBound(nowMs)
+	if limit > 0 {
+		rows, err := c.Query(ctx, `SELECT key FROM `+t.Expiry+` WHERE key < ?1 ORDER BY key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
+		if err != nil {
+			return 0, false, err
+		}
+		if rows.Next() {
+			// The limit-th expired entry: stop just after it.
+			hi = append(rows.Bytes(0), 0)
+			more = true
+		}
+		if err := rows.Close(); err != nil {
+			return 0, false, err
+		}
+	}
+	sel := `(SELECT substr(key, 9) FROM ` + t.Expiry + ` WHERE key < ?1)`
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Keys+` WHERE key IN `+sel, hi); err != nil {
+		return 0, false, err
+	}
+	deleted, err := c.Exec(ctx, `DELETE FROM `+t.Data+` WHERE key IN `+sel, hi)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Expiry+` WHERE key < ?1`, hi); err != nil {
+		return 0, false, err
+	}
+	return int(deleted), more, nil
+}
+
+// Purge deletes up to max expired keys (max <= 0: all), one transaction per
+// PurgeBatch keys, so that writers wait at most one batch. It checks ctx
+// between batches and returns the number removed so far with any error.
+// Each batch reads the clock anew.
+func (t Tables) Purge(ctx context.Context, db *engine.DB, clock Clock, max int) (int, error) {
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		limit := PurgeBatch
+		if max > 0 {
+			limit = min(limit, max-total)
+			if limit <= 0 {
+				return total, nil
+			}
+		}
+		tx, err := db.Begin(ctx, true)
+		if err != nil {
+			return total, err
+		}
+		n, more, err := t.PurgeOnce(tx.Ctx(), tx.Conn(), NowMs(clock), limit)
+		if err != nil {
+			_ = tx.Rollback()
+			return total, engine.Wrap(ctx, "purge expired", err)
+		}
+		if err := tx.Commit(); err != nil {
+			return total, err
+		}
+		total += n
+		db.Stats.Purged.Add(uint64(n))
+		if !more {
+			return total, nil
+		}
+	}
+}

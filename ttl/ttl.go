@@ -1,0 +1,149 @@
+package ttl
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/engine"
+)
+
+// NoTTL is returned as the remaining time of a key that never expires.
+const NoTTL time.Duration = -1
+
+// PurgeBatch is how many expired keys a purge deletes per transaction.
+const PurgeBatch = 256
+
+// Clock tells the time every expiry decision uses.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// SystemClock is the wall clock; it is the default.
+var SystemClock Clock = systemClock{}
+
+// ManualClock is a Clock that moves only when told to. It is safe for
+// concurrent use.
+type ManualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewManualClock returns a ManualClock set to t.
+func NewManualClock(t time.Time) *ManualClock { return &ManualClock{now: t} }
+
+// Now returns the clock's current time.
+func (c *ManualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *ManualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Set moves the clock to t.
+func (c *ManualClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// NowMs is the clock's time in milliseconds since the Unix epoch.
+func NowMs(c Clock) int64 { return c.Now().UnixMilli() }
+
+// ErrInvalid is the error this package reports for a bad TTL; kvstore
+// re-exports the same value as ErrInvalidTTL.
+var ErrInvalid = engine.ErrInvalidTTL
+
+// ExpiryFromTTL returns the absolute expiry (ms) of a key written at nowMs
+// with time-to-live d. Sub-millisecond remainders round up, so a key never
+// expires before d has passed. d <= 0 is an error, never "no TTL".
+func ExpiryFromTTL(nowMs int64, d time.Duration) (int64, error) {
+	if d <= 0 {
+		return 0, fmt.Errorf("%w: ttl must be positive, got %v", ErrInvalid, d)
+	}
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	if ms > math.MaxInt64-nowMs {
+		return 0, fmt.Errorf("%w: ttl %v overflows", ErrInvalid, d)
+	}
+	return nowMs + ms, nil
+}
+
+// ExpiryFromTime returns the expiry (ms) for an absolute time, which must be
+// non-zero and later than nowMs.
+func ExpiryFromTime(nowMs int64, at time.Time) (int64, error) {
+	if at.IsZero() {
+		return 0, fmt.Errorf("%w: expiry time is zero", ErrInvalid)
+	}
+	ms := at.UnixMilli()
+	if at.Sub(time.UnixMilli(ms)) > 0 {
+		ms++ // round up: never expire before the requested instant
+	}
+	if ms <= nowMs {
+		return 0, fmt.Errorf("%w: expiry time %v is not in the future", ErrInvalid, at)
+	}
+	return ms, nil
+}
+
+// Expired reports whether a key with expiry expMs is expired at nowMs. A key
+// is expired from its expiry instant on.
+func Expired(expMs, nowMs int64) bool { return expMs <= nowMs }
+
+// Remaining is the time left before expMs, as seen at nowMs (never negative).
+func Remaining(expMs, nowMs int64) time.Duration {
+	if expMs <= nowMs {
+		return 0
+	}
+	return time.Duration(expMs-nowMs) * time.Millisecond
+}
+
+// Encode returns expMs as 8 bytes big-endian, the stored form: byte order
+// equals numeric order for every non-negative time.
+func Encode(expMs int64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, uint64(expMs))
+	return b
+}
+
+// Decode reads an 8-byte big-endian expiry. Any other length is corrupt.
+func Decode(b []byte) (int64, error) {
+	if len(b) != 8 {
+		return 0, fmt.Errorf("snkv: expiry value of %d bytes, want 8", len(b))
+	}
+	return int64(binary.BigEndian.Uint64(b)), nil
+}
+
+// IndexKey is the expiry-index key of key: the 8-byte expiry then the key,
+// so that the index sorts by expiry time.
+func IndexKey(expMs int64, key []byte) []byte {
+	b := make([]byte, 8+len(key))
+	binary.BigEndian.PutUint64(b, uint64(expMs))
+	copy(b[8:], key)
+	return b
+}
+
+// SplitIndexKey is the inverse of IndexKey.
+func SplitIndexKey(ik []byte) (expMs int64, key []byte, err error) {
+	if len(ik) < 9 {
+		return 0, nil, fmt.Errorf("snkv: expiry index key of %d bytes is too short", len(ik))
+	}
+	return int64(binary.BigEndian.Uint64(ik)), ik[8:], nil
+}
+
+// PurgeBound is the smallest expiry-index key that is still live at nowMs:
+// every index key below it belongs to an expired key.
+func PurgeBound(nowMs int64) []byte { return Encode(nowMs + 1) }
