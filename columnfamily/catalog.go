@@ -43,9 +43,6 @@ func NewRegistry(env *Env) *Registry {
 	return &Registry{env: env, metas: make(map[string]*meta)}
 }
 
-// Env returns the shared environment.
-func (r *Registry) Env() *Env { return r.env }
-
 // Init checks the file's format and, on a new (or adopted) file, writes the
 // snkv header, the catalog and the default column family.
 func (r *Registry) Init(ctx context.Context, adopt bool) error {
@@ -240,16 +237,15 @@ func (r *Registry) Open(ctx context.Context, name string) (*ColumnFamily, error)
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
-	c, err := r.env.DB.AcquireReader(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer r.env.DB.ReleaseReader(c)
-	stored, err := lookup(ctx, c, name)
-	if err != nil {
-		return nil, engine.Wrap(ctx, "open column family", err)
-	}
-	m, err := r.metaFor(ctx, c, stored)
+	var m *meta
+	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
+		stored, err := lookup(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		m, err = r.metaFor(ctx, c, stored)
+		return err
+	})
 	if err != nil {
 		return nil, engine.Wrap(ctx, "open column family", err)
 	}
@@ -294,34 +290,20 @@ func (r *Registry) Drop(ctx context.Context, name string) error {
 
 // List returns the names of all column families, sorted bytewise.
 func (r *Registry) List(ctx context.Context) ([]string, error) {
-	c, err := r.env.DB.AcquireReader(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer r.env.DB.ReleaseReader(c)
-	rows, err := c.Query(ctx, `SELECT name FROM `+catalog)
-	if err != nil {
-		return nil, engine.Wrap(ctx, "list column families", err)
-	}
 	var names []string
-	for rows.Next() {
-		names = append(names, string(rows.Bytes(0)))
-	}
-	if err := rows.Close(); err != nil {
+	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
+		rows, err := c.Query(ctx, `SELECT name FROM `+catalog)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			names = append(names, string(rows.Bytes(0)))
+		}
+		return rows.Close()
+	})
+	if err != nil {
 		return nil, engine.Wrap(ctx, "list column families", err)
 	}
 	slices.Sort(names)
 	return names, nil
-}
-
-// Handles returns every column family this registry has opened, for
-// store-wide checks.
-func (r *Registry) Handles() []*ColumnFamily {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]*ColumnFamily, 0, len(r.metas))
-	for _, m := range r.metas {
-		out = append(out, &ColumnFamily{m: m})
-	}
-	return out
 }

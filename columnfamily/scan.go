@@ -2,6 +2,7 @@ package columnfamily
 
 import (
 	"context"
+	"errors"
 	"iter"
 
 	"github.com/snkv-go/snkv/internal/engine"
@@ -68,6 +69,7 @@ type source struct {
 	nowMs   int64
 	expired [][]byte
 	closed  bool
+	rows    *engine.Rows // the scan open now, if any
 }
 
 func (cf *ColumnFamily) newSource() (*source, error) {
@@ -80,6 +82,7 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 			return nil, err
 		}
 		s.conn, s.ctx = cf.tx.Conn(), cf.tx.Ctx()
+		cf.tx.Track(s)
 	} else {
 		ctx := context.Background()
 		c, err := cf.db().AcquireReader(ctx)
@@ -125,20 +128,32 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 	if err != nil {
 		return nil, s.cf.errf(s.ctx, "iterate", err)
 	}
+	s.rows = rows
 	return &scanRows{src: s, rows: rows}, nil
 }
 
 // Close implements iterator.Source: it ends the snapshot, gives the
 // connection back and deletes the expired keys the scan skipped (see
-// ColumnFamily.expired for when).
+// ColumnFamily.expired for when). A transaction that ends first closes its
+// sources itself; the cursor then reports ErrClosedCursor.
 func (s *source) Close() error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
 	var err error
+	if s.rows != nil {
+		err = s.rows.Close()
+		s.rows = nil
+	}
+	if s.cf.tx != nil {
+		s.cf.tx.Untrack(s)
+	}
 	if s.ownTx {
-		err = s.conn.ExecScript(context.Background(), "COMMIT")
+		if cerr := s.conn.ExecScript(context.Background(), "COMMIT"); cerr != nil {
+			s.conn.MarkBroken()
+			err = errors.Join(err, cerr)
+		}
 		s.cf.db().ReleaseReader(s.conn)
 	}
 	if len(s.expired) > 0 {
@@ -151,9 +166,15 @@ type scanRows struct {
 	src        *source
 	rows       *engine.Rows
 	key, value []byte
+	err        error
 }
 
 func (r *scanRows) Next() bool {
+	if r.src.closed {
+		// The transaction ended under the cursor.
+		r.err = iterator.ErrClosedCursor
+		return false
+	}
 	st := &r.src.cf.db().Stats
 	for r.rows.Next() {
 		if raw := r.rows.Bytes(2); raw != nil {
@@ -175,5 +196,15 @@ func (r *scanRows) Next() bool {
 
 func (r *scanRows) Key() []byte   { return r.key }
 func (r *scanRows) Value() []byte { return r.value }
-func (r *scanRows) Err() error    { return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Err()) }
-func (r *scanRows) Close() error  { return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Close()) }
+func (r *scanRows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Err())
+}
+func (r *scanRows) Close() error {
+	if r.src.rows == r.rows {
+		r.src.rows = nil
+	}
+	return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Close())
+}

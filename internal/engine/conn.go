@@ -165,7 +165,7 @@ type Rows struct {
 // Next advances to the next row; it returns false at the end or on error
 // (see Err).
 func (r *Rows) Next() bool {
-	if r.err != nil {
+	if r.err != nil || r.r == nil {
 		return false
 	}
 	if err := r.r.Next(r.dest); err != nil {
@@ -232,6 +232,9 @@ func AsInt(v driver.Value) int64 {
 	x, _ := v.(int64)
 	return x
 }
+
+// MarkBroken tells the pool not to reuse c: it could not end a transaction.
+func (c *Conn) MarkBroken() { c.broke = true }
 
 // Quote returns name as a double-quoted SQL identifier. Every table name
 // snkv puts into SQL text goes through it; user data is always bound.

@@ -210,8 +210,19 @@ func (db *DB) TryAcquireWriter() (*Conn, bool) {
 	}
 }
 
-// ReleaseWriter returns the writer connection.
-func (db *DB) ReleaseWriter(c *Conn) { db.writer <- c }
+// ReleaseWriter returns the writer connection. A writer marked broken (left
+// inside a transaction it could not end) is replaced by a fresh connection.
+func (db *DB) ReleaseWriter(c *Conn) {
+	if c.broke && !db.closed.Load() {
+		if fresh, err := db.newConn(true); err == nil {
+			_ = c.close()
+			c = fresh
+		} else {
+			c.broke = false // keep the old one; the next BEGIN will report its state
+		}
+	}
+	db.writer <- c
+}
 
 // AcquireReader returns an idle reader, opening one if fewer than MaxReaders
 // are open, else waits up to the busy timeout.

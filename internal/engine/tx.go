@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"strings"
 	"sync"
 )
@@ -20,6 +21,7 @@ type Tx struct {
 	onCommit   []func()
 	onRollback []func()
 	onEnd      []func()
+	open       map[io.Closer]struct{} // cursors reading in the transaction
 }
 
 // Begin starts a transaction. A writable one waits for the in-process writer
@@ -109,6 +111,35 @@ func (tx *Tx) OnRollback(f func()) {
 	tx.mu.Unlock()
 }
 
+// Track registers c (a cursor reading on the transaction's connection) to
+// be closed when the transaction ends, before its COMMIT or ROLLBACK, so
+// that nothing reads the connection once it is back in the pool.
+func (tx *Tx) Track(c io.Closer) {
+	tx.mu.Lock()
+	if tx.open == nil {
+		tx.open = make(map[io.Closer]struct{})
+	}
+	tx.open[c] = struct{}{}
+	tx.mu.Unlock()
+}
+
+// Untrack forgets c (it was closed by its user).
+func (tx *Tx) Untrack(c io.Closer) {
+	tx.mu.Lock()
+	delete(tx.open, c)
+	tx.mu.Unlock()
+}
+
+func (tx *Tx) closeOpen() {
+	tx.mu.Lock()
+	open := tx.open
+	tx.open = nil
+	tx.mu.Unlock()
+	for c := range open {
+		_ = c.Close()
+	}
+}
+
 // OnEnd registers f to run after the transaction ends either way, once its
 // connection is back in the pool.
 func (tx *Tx) OnEnd(f func()) {
@@ -133,9 +164,12 @@ func (tx *Tx) Commit() error {
 	if _, err := tx.finish(); err != nil {
 		return err
 	}
+	tx.closeOpen()
 	err := tx.conn.ExecScript(context.Background(), "COMMIT")
 	if err != nil {
-		_ = tx.conn.ExecScript(context.Background(), "ROLLBACK")
+		if rerr := tx.conn.ExecScript(context.Background(), "ROLLBACK"); rerr != nil && !noTx(rerr) {
+			tx.conn.MarkBroken()
+		}
 		tx.db.Stats.Rollbacks.Add(1)
 		for _, f := range tx.onRollback {
 			f()
@@ -161,10 +195,14 @@ func (tx *Tx) Rollback() error {
 	if _, err := tx.finish(); err != nil {
 		return err
 	}
+	tx.closeOpen()
 	err := tx.conn.ExecScript(context.Background(), "ROLLBACK")
-	if err != nil && strings.Contains(err.Error(), "no transaction is active") {
+	if err != nil && noTx(err) {
 		// SQLite already rolled back on its own (for example after SQLITE_FULL).
 		err = nil
+	}
+	if err != nil {
+		tx.conn.MarkBroken()
 	}
 	if tx.writable {
 		tx.db.Stats.Rollbacks.Add(1)
@@ -177,4 +215,9 @@ func (tx *Tx) Rollback() error {
 		f()
 	}
 	return Wrap(nil, "rollback", err)
+}
+
+// noTx reports the error of ending a transaction that SQLite already ended.
+func noTx(err error) bool {
+	return strings.Contains(err.Error(), "no transaction is active")
 }
