@@ -70,8 +70,10 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 	if n, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema`); err != nil {
 		return engine.Wrap(ctx, "open", err)
 	} else if n == 0 && !db.Memory() {
-		// Only a file without tables can still choose its vacuum mode.
-		if err := c.ExecScript(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		// Only a file without tables can still choose its vacuum mode. Once
+		// the header is written (switching to WAL writes it), the new mode
+		// takes effect only through VACUUM, which is instant on an empty file.
+		if err := c.ExecScript(ctx, "PRAGMA auto_vacuum = INCREMENTAL; VACUUM"); err != nil {
 			return engine.Wrap(ctx, "open", err)
 		}
 	}

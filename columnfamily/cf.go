@@ -376,6 +376,18 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 			}
 		}
 		n, err := c.Exec(ctx, cf.m.q.insert, key, nonNil(value))
+		if err == nil && n == 0 && !cf.m.ttl.Load() {
+			// The key in the way may be expired under TTL tables that
+			// another process (or a concurrent open) made unbeknown to
+			// this handle.
+			var on bool
+			if on, err = cf.m.t.Enabled(ctx, c); err == nil && on {
+				cf.m.ttl.Store(true)
+				if _, err = c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err == nil {
+					n, err = c.Exec(ctx, cf.m.q.insert, key, nonNil(value))
+				}
+			}
+		}
 		if err != nil || n == 0 {
 			return err
 		}

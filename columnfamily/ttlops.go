@@ -163,7 +163,8 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	return cf.update(op, func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+	expiredAt := int64(-1)
+	err := cf.update(op, func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
 		var dest [1]driver.Value
 		if err := c.QueryRow(ctx, cf.m.q.exists, dest[:], key); err != nil {
 			return err
@@ -175,6 +176,7 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 				return err
 			}
 			if now := cf.nowMs(); ttl.Expired(oldMs, now) {
+				expiredAt = now
 				if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err != nil {
 					return err
 				}
@@ -193,6 +195,11 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 		}
 		return nil
 	})
+	if expiredAt >= 0 && cf.tx == nil {
+		// The failed call rolled its own delete of the expired key back.
+		cf.m.deleteExpired([][]byte{key}, expiredAt)
+	}
+	return err
 }
 
 // PurgeExpired deletes every expired key and returns how many it removed.

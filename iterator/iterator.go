@@ -58,7 +58,12 @@ var ErrClosedCursor = errors.New("snkv: cursor is closed")
 // PrefixEnd returns the smallest key greater than every key that starts
 // with prefix, or nil when there is none (the prefix is empty or all 0xFF).
 func PrefixEnd(prefix []byte) []byte {
-	end := bytes.TrimRight(prefix, "\xff")
+	// Not bytes.TrimRight: its cutset is UTF-8, where "\xff" is the
+	// replacement rune, which every invalid byte (0x80-0xFF) decodes to.
+	end := prefix
+	for len(end) > 0 && end[len(end)-1] == 0xff {
+		end = end[:len(end)-1]
+	}
 	if len(end) == 0 {
 		return nil
 	}
@@ -140,6 +145,7 @@ type Cursor struct {
 	empty    bool
 	rows     Rows
 	rowsDesc bool
+	offEnd   bool // the last open found an empty range: steps in rowsDesc stay off the end
 	key, val []byte
 	valid    bool
 	err      error
@@ -209,11 +215,17 @@ func (c *Cursor) Close() error {
 
 // step advances one key physically ascending (desc == false) or descending.
 func (c *Cursor) step(desc bool) bool {
-	if c.closed || c.err != nil {
+	if c.closed {
+		return c.fail(ErrClosedCursor)
+	}
+	if c.err != nil {
 		return c.fail(nil)
 	}
 	if c.rows != nil && c.rowsDesc == desc {
 		return c.advance()
+	}
+	if c.offEnd && c.rowsDesc == desc {
+		return false
 	}
 	if !c.valid {
 		// Unpositioned, or ran off one end: enter the range from the end
@@ -243,13 +255,14 @@ func (c *Cursor) open(lo, hi Bound, desc bool) bool {
 	}
 	if c.empty || isEmpty(lo, hi) {
 		c.valid, c.key, c.val = false, nil, nil
+		c.offEnd, c.rowsDesc = true, desc
 		return false
 	}
 	rows, err := c.src.Scan(lo, hi, desc)
 	if err != nil {
 		return c.fail(err)
 	}
-	c.rows, c.rowsDesc = rows, desc
+	c.rows, c.rowsDesc, c.offEnd = rows, desc, false
 	return c.advance()
 }
 

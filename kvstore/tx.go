@@ -56,15 +56,19 @@ func (s *Store) run(ctx context.Context, writable bool, fn func(tx *Tx) error) (
 	if err != nil {
 		return err
 	}
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
+		if !returned {
+			// fn panicked (the panic goes on) or called runtime.Goexit
+			// (t.FailNow in a test): never leave the connection held.
 			_ = tx.Rollback()
-			panic(p)
 		}
 	}()
-	if err := fn(tx); err != nil {
+	ferr := fn(tx)
+	returned = true
+	if ferr != nil {
 		_ = tx.Rollback()
-		return err
+		return ferr
 	}
 	return tx.Commit()
 }

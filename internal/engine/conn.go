@@ -157,6 +157,7 @@ type Rows struct {
 	r    driver.Rows
 	dest []driver.Value
 	err  error
+	done bool // Next reached the end; stepping again would restart the statement
 	conn *Conn
 	s    stmt
 	own  bool // s is not cached: close it with the rows
@@ -165,11 +166,13 @@ type Rows struct {
 // Next advances to the next row; it returns false at the end or on error
 // (see Err).
 func (r *Rows) Next() bool {
-	if r.err != nil || r.r == nil {
+	if r.err != nil || r.done || r.r == nil {
 		return false
 	}
 	if err := r.r.Next(r.dest); err != nil {
-		if !errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) {
+			r.done = true
+		} else {
 			r.err = err
 		}
 		return false

@@ -319,7 +319,10 @@ func (db *DB) Close() error {
 	if db.writer != nil {
 		w := <-db.writer
 		if !db.memory && db.cfg.Journal == "WAL" {
-			// Fold the WAL back so the file is self-contained after Close.
+			// Fold the WAL back so the file is self-contained after Close,
+			// if no reader (an open cursor, another process) is in the way:
+			// Close does not wait the busy timeout for them.
+			_ = w.ExecScript(context.Background(), "PRAGMA busy_timeout = 0")
 			_ = w.ExecScript(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
 		}
 		errs = append(errs, w.close())
@@ -375,6 +378,20 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 	if err := c.ExecScript(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", db.cfg.BusyTimeout.Milliseconds())); err != nil {
 		return Wrap(ctx, "backup", err)
 	}
-	_, err = c.Exec(ctx, "VACUUM INTO ?1", dest)
+	target := dest
+	if db.memory {
+		// VACUUM INTO writes through the source's VFS, which for an
+		// in-memory store is memdb: name the operating system's VFS.
+		u, err := fileURI(dest)
+		if err != nil {
+			return err
+		}
+		vfs := "unix"
+		if runtime.GOOS == "windows" {
+			vfs = "win32"
+		}
+		target = u + "?vfs=" + vfs
+	}
+	_, err = c.Exec(ctx, "VACUUM INTO ?1", target)
 	return Wrap(ctx, "backup", err)
 }
