@@ -1,0 +1,154 @@
+package kvstore_test
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"iter"
+	"maps"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", to play a foreign tool on store files
+)
+
+// tempPath returns a path for a new store file in a fresh temporary
+// directory.
+func tempPath(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "store.db")
+}
+
+// openTemp opens a new store in t.TempDir(), closed when the test ends.
+func openTemp(t testing.TB, opts kvstore.Options) *kvstore.Store {
+	t.Helper()
+	return openAt(t, tempPath(t), opts)
+}
+
+// openAt opens the store at path (empty for in-memory), closed when the
+// test ends unless the test closed it already.
+func openAt(t testing.TB, path string, opts kvstore.Options) *kvstore.Store {
+	t.Helper()
+	db, err := kvstore.Open(path, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil && !errors.Is(err, kvstore.ErrClosed) {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return db
+}
+
+// storeKinds lists the two kinds of store every basic behaviour must hold
+// for: a file and an in-memory one.
+func storeKinds() []struct {
+	name string
+	open func(t testing.TB, opts kvstore.Options) *kvstore.Store
+} {
+	return []struct {
+		name string
+		open func(t testing.TB, opts kvstore.Options) *kvstore.Store
+	}{
+		{"file", openTemp},
+		{"memory", func(t testing.TB, opts kvstore.Options) *kvstore.Store { return openAt(t, "", opts) }},
+	}
+}
+
+// kv is one expected key-value pair, as strings for readable diffs.
+type kv struct{ K, V string }
+
+// collect drains an iteration, failing the test on an error.
+func collect(t testing.TB, seq iter.Seq2[kvstore.Entry, error]) []kv {
+	t.Helper()
+	out := []kv{}
+	for e, err := range seq {
+		require.NoError(t, err)
+		out = append(out, kv{string(e.Key), string(e.Value)})
+	}
+	return out
+}
+
+// contents returns every key-value pair of cf in key order.
+func contents(t testing.TB, cf *kvstore.ColumnFamily) []kv {
+	t.Helper()
+	return collect(t, cf.All())
+}
+
+// snapshotAll returns the contents of every column family of db, by name.
+func snapshotAll(t testing.TB, db *kvstore.Store) map[string][]kv {
+	t.Helper()
+	names, err := db.ListColumnFamilies()
+	require.NoError(t, err)
+	out := make(map[string][]kv, len(names))
+	for _, name := range names {
+		cf, err := db.OpenColumnFamily(name)
+		require.NoError(t, err)
+		out[name] = contents(t, cf)
+	}
+	return out
+}
+
+// model is a sorted-map model of a column family's contents.
+type model map[string]string
+
+// sorted returns the model's pairs in bytewise key order.
+func (m model) sorted() []kv {
+	keys := slices.Sorted(maps.Keys(m))
+	out := make([]kv, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, kv{k, m[k]})
+	}
+	return out
+}
+
+// selectKeys returns the model's pairs visited by opts, in the order the
+// iteration visits them.
+func (m model) selectKeys(opts kvstore.IterOptions) []kv {
+	out := []kv{}
+	for _, p := range m.sorted() {
+		k := []byte(p.K)
+		if !bytes.HasPrefix(k, opts.Prefix) {
+			continue
+		}
+		if len(opts.Start) > 0 && bytes.Compare(k, opts.Start) < 0 {
+			continue
+		}
+		if opts.End != nil && bytes.Compare(k, opts.End) >= 0 {
+			continue
+		}
+		out = append(out, p)
+	}
+	if opts.Reverse {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// rawDB opens path directly through database/sql, the way another tool
+// (the sqlite3 shell, a replication tool) would.
+func rawDB(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = raw.Close() })
+	return raw
+}
+
+// rawExec runs statements on path through database/sql and closes the
+// connection.
+func rawExec(t testing.TB, path string, stmts ...string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer raw.Close()
+	for _, q := range stmts {
+		_, err := raw.Exec(q)
+		require.NoError(t, err, q)
+	}
+}
+
+// b is shorthand for a byte slice of s.
+func b(s string) []byte { return []byte(s) }
