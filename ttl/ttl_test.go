@@ -1,0 +1,295 @@
+package ttl_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/ttl"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	for _, ms := range []int64{0, 1, 255, 256, 1 << 32, 1_700_000_000_123, math.MaxInt64} {
+		b := ttl.Encode(ms)
+		require.Len(t, b, 8)
+		require.Equal(t, uint64(ms), binary.BigEndian.Uint64(b), "big-endian layout of %d", ms)
+		got, err := ttl.Decode(b)
+		require.NoError(t, err)
+		require.Equal(t, ms, got)
+	}
+}
+
+func TestEncodeIsBigEndian(t *testing.T) {
+	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 1, 2}, ttl.Encode(0x0102))
+	require.Equal(t, []byte{0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}, ttl.Encode(0x0102030405060708))
+}
+
+func TestEncodeOrderMatchesNumericOrder(t *testing.T) {
+	times := []int64{1_700_000_000_000, 0, 255, 256, 65535, 65536, 1, 1 << 40, 1_700_000_000_001, math.MaxInt64, 999}
+	enc := make([][]byte, len(times))
+	for i, ms := range times {
+		enc[i] = ttl.Encode(ms)
+	}
+	sort.Slice(enc, func(i, j int) bool { return bytes.Compare(enc[i], enc[j]) < 0 })
+	sorted := append([]int64(nil), times...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	for i := range enc {
+		got, err := ttl.Decode(enc[i])
+		require.NoError(t, err)
+		require.Equal(t, sorted[i], got, "position %d", i)
+	}
+}
+
+func TestDecodeRejectsWrongLength(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 9, 16} {
+		_, err := ttl.Decode(make([]byte, n))
+		require.Error(t, err, "length %d", n)
+	}
+	_, err := ttl.Decode(nil)
+	require.Error(t, err)
+}
+
+func TestExpiryFromTTL(t *testing.T) {
+	const now = int64(1_700_000_000_000)
+	cases := []struct {
+		d    time.Duration
+		want int64
+	}{
+		{time.Millisecond, now + 1},
+		{time.Second, now + 1000},
+		{90 * time.Minute, now + 90*60*1000},
+		{time.Nanosecond, now + 1},                      // rounds up to a whole millisecond
+		{1500 * time.Microsecond, now + 2},              // never expires early
+		{2*time.Millisecond + time.Nanosecond, now + 3}, // any remainder rounds up
+		{999 * time.Microsecond, now + 1},               // below a millisecond
+		{24 * time.Hour * 365, now + 365*24*3600*1000},  // a year
+		{time.Duration(math.MaxInt64), now + math.MaxInt64/int64(time.Millisecond) + 1},
+	}
+	for _, c := range cases {
+		got, err := ttl.ExpiryFromTTL(now, c.d)
+		require.NoError(t, err, "ttl %v", c.d)
+		require.Equal(t, c.want, got, "ttl %v", c.d)
+		require.Greater(t, got, now)
+	}
+}
+
+func TestExpiryFromTTLRejectsNonPositive(t *testing.T) {
+	for _, d := range []time.Duration{0, -1, -time.Second, math.MinInt64} {
+		_, err := ttl.ExpiryFromTTL(1_700_000_000_000, d)
+		require.ErrorIs(t, err, ttl.ErrInvalid, "ttl %v", d)
+		require.ErrorIs(t, err, engine.ErrInvalidTTL, "ttl %v", d)
+	}
+}
+
+func TestExpiryFromTTLRejectsOverflow(t *testing.T) {
+	_, err := ttl.ExpiryFromTTL(math.MaxInt64-10, time.Second)
+	require.ErrorIs(t, err, ttl.ErrInvalid)
+	got, err := ttl.ExpiryFromTTL(math.MaxInt64-1000, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, int64(math.MaxInt64), got)
+}
+
+func TestExpiryFromTime(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	now := base.UnixMilli()
+
+	got, err := ttl.ExpiryFromTime(now, base.Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, now+1000, got)
+
+	got, err = ttl.ExpiryFromTime(now, base.Add(time.Millisecond))
+	require.NoError(t, err)
+	require.Equal(t, now+1, got)
+
+	// A sub-millisecond instant rounds up, never down.
+	got, err = ttl.ExpiryFromTime(now, base.Add(1500*time.Microsecond))
+	require.NoError(t, err)
+	require.Equal(t, now+2, got)
+
+	// Rounding up can make an instant just after now valid.
+	got, err = ttl.ExpiryFromTime(now, base.Add(time.Nanosecond))
+	require.NoError(t, err)
+	require.Equal(t, now+1, got)
+
+	// Time zones do not matter.
+	got, err = ttl.ExpiryFromTime(now, base.Add(time.Minute).In(time.FixedZone("x", 5*3600)))
+	require.NoError(t, err)
+	require.Equal(t, now+60_000, got)
+}
+
+func TestExpiryFromTimeRejectsZeroAndPast(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	now := base.UnixMilli()
+	for _, at := range []time.Time{{}, base, base.Add(-time.Millisecond), base.Add(-time.Hour), time.Unix(0, 0)} {
+		_, err := ttl.ExpiryFromTime(now, at)
+		require.ErrorIs(t, err, ttl.ErrInvalid, "at %v", at)
+	}
+}
+
+func TestExpiredAndRemaining(t *testing.T) {
+	const exp = int64(1_700_000_001_000)
+	require.False(t, ttl.Expired(exp, exp-1))
+	require.True(t, ttl.Expired(exp, exp), "a key is expired from its expiry instant on")
+	require.True(t, ttl.Expired(exp, exp+1))
+
+	require.Equal(t, time.Second, ttl.Remaining(exp, exp-1000))
+	require.Equal(t, time.Millisecond, ttl.Remaining(exp, exp-1))
+	require.Equal(t, time.Duration(0), ttl.Remaining(exp, exp))
+	require.Equal(t, time.Duration(0), ttl.Remaining(exp, exp+5000))
+}
+
+func TestIndexKey(t *testing.T) {
+	const exp = int64(1_700_000_000_123)
+	key := []byte("session:alice")
+	ik := ttl.IndexKey(exp, key)
+	require.Len(t, ik, 8+len(key))
+	require.Equal(t, ttl.Encode(exp), ik[:8])
+	require.Equal(t, key, ik[8:])
+
+	gotExp, gotKey, err := ttl.SplitIndexKey(ik)
+	require.NoError(t, err)
+	require.Equal(t, exp, gotExp)
+	require.Equal(t, key, gotKey)
+
+	// The index key must not alias the caller's key.
+	key[0] = 'X'
+	require.Equal(t, byte('s'), ik[8])
+
+	// Binary keys survive, including NUL and 0xFF bytes.
+	bin := []byte{0, 0xff, 0, 1}
+	gotExp, gotKey, err = ttl.SplitIndexKey(ttl.IndexKey(7, bin))
+	require.NoError(t, err)
+	require.Equal(t, int64(7), gotExp)
+	require.Equal(t, bin, gotKey)
+
+	for _, n := range []int{0, 7, 8} {
+		_, _, err := ttl.SplitIndexKey(make([]byte, n))
+		require.Error(t, err, "length %d", n)
+	}
+}
+
+func TestIndexKeySortsByExpiryThenKey(t *testing.T) {
+	type entry struct {
+		exp int64
+		key string
+	}
+	entries := []entry{
+		{1_735_001_000_000, "token:xyz"},
+		{1_735_000_000_500, "session:bob"},
+		{1_735_000_000_000, "session:zed"},
+		{1_735_000_000_000, "session:alice"},
+		{256, "b"},
+		{255, "zzzz"},
+		{1_735_000_000_000, "a"},
+	}
+	iks := make([][]byte, len(entries))
+	for i, e := range entries {
+		iks[i] = ttl.IndexKey(e.exp, []byte(e.key))
+	}
+	sort.Slice(iks, func(i, j int) bool { return bytes.Compare(iks[i], iks[j]) < 0 })
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].exp != entries[j].exp {
+			return entries[i].exp < entries[j].exp
+		}
+		return entries[i].key < entries[j].key
+	})
+	for i, ik := range iks {
+		exp, key, err := ttl.SplitIndexKey(ik)
+		require.NoError(t, err)
+		require.Equal(t, entries[i].exp, exp, "position %d", i)
+		require.Equal(t, entries[i].key, string(key), "position %d", i)
+	}
+}
+
+func TestPurgeBound(t *testing.T) {
+	const now = int64(1_700_000_000_000)
+	bound := ttl.PurgeBound(now)
+	key := []byte("k")
+	// Expired at now: below the bound.
+	require.Negative(t, bytes.Compare(ttl.IndexKey(now, key), bound))
+	require.Negative(t, bytes.Compare(ttl.IndexKey(now-1, []byte{0xff, 0xff, 0xff}), bound))
+	// Live at now: at or above the bound, whatever the key bytes.
+	require.GreaterOrEqual(t, bytes.Compare(ttl.IndexKey(now+1, key), bound), 0)
+	require.GreaterOrEqual(t, bytes.Compare(ttl.IndexKey(now+1, []byte{0}), bound), 0)
+	// The bound agrees with Expired for expiries around now.
+	for exp := now - 3; exp <= now+3; exp++ {
+		below := bytes.Compare(ttl.IndexKey(exp, key), bound) < 0
+		require.Equal(t, ttl.Expired(exp, now), below, "expiry %d", exp)
+	}
+}
+
+func TestManualClock(t *testing.T) {
+	start := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := ttl.NewManualClock(start)
+	require.True(t, c.Now().Equal(start))
+	require.Equal(t, start.UnixMilli(), ttl.NowMs(c))
+
+	c.Advance(1500 * time.Millisecond)
+	require.True(t, c.Now().Equal(start.Add(1500*time.Millisecond)))
+	require.Equal(t, start.UnixMilli()+1500, ttl.NowMs(c))
+
+	later := start.Add(time.Hour)
+	c.Set(later)
+	require.True(t, c.Now().Equal(later))
+
+	// It never moves on its own.
+	a := c.Now()
+	b := c.Now()
+	require.True(t, a.Equal(b))
+
+	var _ ttl.Clock = c
+}
+
+func TestManualClockConcurrent(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	c := ttl.NewManualClock(start)
+	const workers, steps = 8, 200
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range steps {
+				c.Advance(time.Millisecond)
+				_ = c.Now()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, start.UnixMilli()+workers*steps, ttl.NowMs(c))
+}
+
+func TestSystemClock(t *testing.T) {
+	before := time.Now()
+	got := ttl.SystemClock.Now()
+	after := time.Now()
+	require.False(t, got.Before(before.Add(-time.Second)))
+	require.False(t, got.After(after.Add(time.Second)))
+}
+
+func TestConstants(t *testing.T) {
+	require.Equal(t, time.Duration(-1), ttl.NoTTL)
+	require.Equal(t, 256, ttl.PurgeBatch)
+}
+
+func TestTablesFor(t *testing.T) {
+	tb := ttl.TablesFor("sessions")
+	require.Equal(t, "sessions", tb.CF)
+	require.Equal(t, `"sessions"`, tb.Data)
+	require.Equal(t, "__snkv_ttl_k__sessions", tb.KeysName)
+	require.Equal(t, "__snkv_ttl_e__sessions", tb.ExpiryName)
+	require.Equal(t, `"__snkv_ttl_k__sessions"`, tb.Keys)
+	require.Equal(t, `"__snkv_ttl_e__sessions"`, tb.Expiry)
+	require.Equal(t, `"__snkv_view__sessions"`, tb.View)
+
+	// Names with quotes are quoted safely.
+	q := ttl.TablesFor(`a"b`)
+	require.Equal(t, `"a""b"`, q.Data)
+	require.Equal(t, `"__snkv_ttl_k__a""b"`, q.Keys)
+}
