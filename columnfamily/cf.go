@@ -43,13 +43,18 @@ func newMeta(r *Registry, name string) *meta {
 	t := ttl.TablesFor(name)
 	m := &meta{reg: r, env: r.env, name: name, t: t}
 	m.q = queries{
-		get:      `SELECT value, expire_ms FROM ` + t.View + ` WHERE key = ?1`,
-		exists:   `SELECT expire_ms FROM ` + t.View + ` WHERE key = ?1`,
-		put:      `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-		insert:   `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`,
-		del:      `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
-		delLive:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + t.Keys + ` WHERE key = ?1 AND expire_ms <= ?2)`,
-		lazyDel:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND EXISTS (SELECT 1 FROM ` + t.Keys + ` WHERE key = ?1 AND expire_ms <= ?2)`,
+		get:    `SELECT value, expire_ms FROM ` + t.View + ` WHERE key = ?1`,
+		exists: `SELECT expire_ms FROM ` + t.View + ` WHERE key = ?1`,
+		put:    `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+		insert: `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`,
+		del:    `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
+		// These two read the expiry through the view, not the key index:
+		// the view is redefined when the column family gets TTL tables, and
+		// SQLite re-prepares statements that use it, so they stay right
+		// even when another process or handle made the tables. On a
+		// column family without TTL the condition is constant and free.
+		delLive:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2)`,
+		lazyDel:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2)`,
 		count:    `SELECT count(*) FROM ` + t.View + ` WHERE expire_ms IS NULL OR expire_ms > ?1`,
 		setKey:   `INSERT OR REPLACE INTO ` + t.Keys + ` (key, expire_ms) VALUES (?1, ?2)`,
 		setIndex: `INSERT OR REPLACE INTO ` + t.Expiry + ` (key) VALUES (?1)`,
@@ -368,26 +373,11 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 	}
 	var wrote bool
 	err := cf.update("put if absent", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
-		now := cf.nowMs()
-		if cf.m.ttl.Load() {
-			// An expired key counts as absent: remove it first.
-			if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err != nil {
-				return err
-			}
+		// An expired key counts as absent: remove it first.
+		if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(cf.nowMs())); err != nil {
+			return err
 		}
 		n, err := c.Exec(ctx, cf.m.q.insert, key, nonNil(value))
-		if err == nil && n == 0 && !cf.m.ttl.Load() {
-			// The key in the way may be expired under TTL tables that
-			// another process (or a concurrent open) made unbeknown to
-			// this handle.
-			var on bool
-			if on, err = cf.m.t.Enabled(ctx, c); err == nil && on {
-				cf.m.ttl.Store(true)
-				if _, err = c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err == nil {
-					n, err = c.Exec(ctx, cf.m.q.insert, key, nonNil(value))
-				}
-			}
-		}
 		if err != nil || n == 0 {
 			return err
 		}
@@ -415,15 +405,11 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "delete", err)
 	}
-	var n int64
-	if cf.m.ttl.Load() {
-		now := ttl.Encode(cf.nowMs())
-		n, err = c.Exec(ctx, cf.m.q.delLive, key, now)
-		if err == nil && n == 0 {
-			_, err = c.Exec(ctx, cf.m.q.lazyDel, key, now)
-		}
-	} else {
-		n, err = c.Exec(ctx, cf.m.q.del, key)
+	now := ttl.Encode(cf.nowMs())
+	n, err := c.Exec(ctx, cf.m.q.delLive, key, now)
+	if err == nil && n == 0 {
+		// Missing, or expired: an expired key goes all the same.
+		_, err = c.Exec(ctx, cf.m.q.lazyDel, key, now)
 	}
 	cf.doneWrite(c, err)
 	if err != nil {
