@@ -1,0 +1,46 @@
+# snkv: an embedded, ordered key-value store for Go on SQLite (no cgo).
+#
+#   make demo       run the demo program (a store in a temporary directory)
+#   make test       gofmt check, go vet, and every test with -race in -short mode
+#   make test-long  every test with -race, slow ones included (soak, crash loops)
+#   make bench      the benchmarks of package kvstore
+#   make cross      CGO_ENABLED=0 builds for every supported platform
+#   make fmt        gofmt -w the tree
+#   make vet        go vet ./...
+
+GO ?= go
+
+# GOOS/GOARCH pairs that must build without cgo.
+PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
+
+.PHONY: all demo test test-long bench cross fmt vet
+
+all: test
+
+demo:
+	$(GO) run ./cmd/snkv-demo
+
+test: vet
+	@out="$$(gofmt -l .)"; \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) test -race -short ./...
+
+test-long: vet
+	$(GO) test -race -timeout 30m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./kvstore/
+
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; \
+		echo "CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build ./..."; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build ./...; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/snkv-demo; \
+	done
+
+fmt:
+	gofmt -w .
+
+vet:
+	$(GO) vet ./...
