@@ -157,9 +157,11 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 }
 
 // Stats is a snapshot of the store's activity counters (since Open, this
-// process only) and of its file.
+// process only) and of its file. An operation inside a transaction is
+// counted when it runs, even if the transaction later rolls back; Commits
+// and Rollbacks count the transactions themselves.
 type Stats struct {
-	Puts          uint64 // keys written (puts, TTL puts, batch puts)
+	Puts          uint64 // keys written (puts, TTL puts, batch puts, PutIfAbsent that wrote)
 	Gets          uint64 // point reads (Get, Exists, TTL look-ups)
 	Hits          uint64 // point reads that found a live key
 	Misses        uint64 // point reads that found nothing (or an expired key)
