@@ -2,7 +2,6 @@ package columnfamily
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -223,36 +222,49 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 	if err != nil {
 		return nil, 0, err
 	}
-	var dest [2]driver.Value
+	// Read the row straight off the statement: the value is copied once,
+	// the expiry (if any) is decoded in place.
+	q, expCol := cf.m.q.exists, 0
 	if withValue {
-		err = c.QueryRow(ctx, cf.m.q.get, dest[:2], key)
-	} else {
-		err = c.QueryRow(ctx, cf.m.q.exists, dest[1:2], key)
+		q, expCol = cf.m.q.get, 1
+	}
+	found, hasExp := false, false
+	var decErr error
+	rows, err := c.Query(ctx, q, key)
+	if err == nil {
+		if found = rows.Next(); found {
+			if withValue {
+				value = rows.Bytes(0)
+			}
+			if raw := rows.RawBytes(expCol); raw != nil {
+				hasExp = true
+				expMs, decErr = ttl.Decode(raw)
+			}
+		}
+		err = rows.Close()
 	}
 	cf.doneRead(c)
 	st := &cf.db().Stats
 	st.Gets.Add(1)
-	if err != nil {
-		if errors.Is(err, engine.ErrNotFound) {
-			st.Misses.Add(1)
-			return nil, 0, engine.ErrNotFound
-		}
+	switch {
+	case err != nil:
 		return nil, 0, cf.errf(ctx, "get", err)
+	case !found:
+		st.Misses.Add(1)
+		return nil, 0, engine.ErrNotFound
+	case decErr != nil:
+		return nil, 0, cf.errf(ctx, "get", fmt.Errorf("%w: %w", engine.ErrCorrupt, decErr))
 	}
-	expMs = -1
-	if raw := engine.AsBytes(dest[1]); raw != nil {
-		if expMs, err = ttl.Decode(raw); err != nil {
-			return nil, 0, cf.errf(ctx, "get", fmt.Errorf("%w: %w", engine.ErrCorrupt, err))
-		}
-		if now := cf.nowMs(); ttl.Expired(expMs, now) {
-			st.Misses.Add(1)
-			cf.expired([][]byte{key}, now)
-			return nil, 0, engine.ErrNotFound
-		}
+	if !hasExp {
+		expMs = -1
+	} else if now := cf.nowMs(); ttl.Expired(expMs, now) {
+		st.Misses.Add(1)
+		cf.expired([][]byte{key}, now)
+		return nil, 0, engine.ErrNotFound
 	}
 	st.Hits.Add(1)
 	if withValue {
-		value = nonNil(engine.AsBytes(dest[0]))
+		value = nonNil(value)
 		st.BytesRead.Add(uint64(len(value)))
 	}
 	return value, expMs, nil

@@ -177,7 +177,7 @@ func (r *scanRows) Next() bool {
 	}
 	st := &r.src.cf.db().Stats
 	for r.rows.Next() {
-		if raw := r.rows.Bytes(2); raw != nil {
+		if raw := r.rows.RawBytes(2); raw != nil { // decoded in place: no copy
 			exp, err := ttl.Decode(raw)
 			if err == nil && ttl.Expired(exp, r.src.nowMs) {
 				if len(r.src.expired) < maxDeferredExpired {

@@ -50,6 +50,10 @@ const (
 
 // Code returns the primary SQLite result code carried by err, or 0.
 func Code(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.code & 0xff
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return se.Code() & 0xff
