@@ -21,6 +21,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -351,22 +352,7 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
-	b.Run("Scan/snkv", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			n := 0
-			for _, err := range s.All() {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			if n != benchN {
-				b.Fatalf("scanned %d keys, want %d", n, benchN)
-			}
-		}
-		reportKeys(b, b.N*benchN)
-	})
+	b.Run("Scan/snkv", func(b *testing.B) { benchFullScan(b, s.All) })
 	b.Run("Scan/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -406,22 +392,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 		reportKeys(b, b.N*100)
 	})
-	b.Run("ReverseScan/snkv", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			n := 0
-			for _, err := range s.Backward() {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			if n != benchN {
-				b.Fatalf("scanned %d keys, want %d", n, benchN)
-			}
-		}
-		reportKeys(b, b.N*benchN)
-	})
+	b.Run("ReverseScan/snkv", func(b *testing.B) { benchFullScan(b, s.Backward) })
 	b.Run("ReverseScan/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -715,4 +686,22 @@ func BenchmarkTTLPurge(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchFullScan times complete iterations of every key, checking the count.
+func benchFullScan(b *testing.B, seq func() iter.Seq2[kvstore.Entry, error]) {
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		for _, err := range seq() {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != benchN {
+			b.Fatalf("scanned %d keys, want %d", n, benchN)
+		}
+	}
+	reportKeys(b, b.N*benchN)
 }
