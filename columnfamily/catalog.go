@@ -77,7 +77,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 			return engine.Wrap(ctx, "open", err)
 		}
 	}
-	if err := c.ExecScript(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if err := c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return engine.Wrap(ctx, "open", err)
 	}
 	err = func() error {
@@ -97,10 +97,10 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 		return createIn(ctx, c, DefaultName, ttl.NowMs(r.env.Clock))
 	}()
 	if err != nil {
-		_ = c.ExecScript(context.Background(), "ROLLBACK")
+		_ = c.Control(context.Background(), "ROLLBACK")
 		return engine.Wrap(ctx, "open", err)
 	}
-	return engine.Wrap(ctx, "open", c.ExecScript(ctx, "COMMIT"))
+	return engine.Wrap(ctx, "open", c.Control(ctx, "COMMIT"))
 }
 
 // checkFormat reads the header and reports whether the file still needs

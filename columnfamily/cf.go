@@ -301,20 +301,20 @@ func (m *meta) deleteExpired(keys [][]byte, nowMs int64) {
 	}
 	defer db.ReleaseWriter(c)
 	ctx := context.Background()
-	if err := c.ExecScript(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if err := c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return
 	}
 	enc := ttl.Encode(nowMs)
 	for _, k := range keys {
 		if _, err := c.Exec(ctx, m.q.lazyDel, k, enc); err != nil {
-			_ = c.ExecScript(ctx, "ROLLBACK")
+			_ = c.Control(ctx, "ROLLBACK")
 			return
 		}
 	}
-	if c.ExecScript(ctx, "COMMIT") == nil {
+	if c.Control(ctx, "COMMIT") == nil {
 		db.Stats.Commits.Add(1)
 	} else {
-		_ = c.ExecScript(ctx, "ROLLBACK")
+		_ = c.Control(ctx, "ROLLBACK")
 	}
 }
 

@@ -89,7 +89,7 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := c.ExecScript(ctx, "BEGIN"); err != nil {
+		if err := c.Control(ctx, "BEGIN"); err != nil {
 			cf.db().ReleaseReader(c)
 			return nil, cf.errf(ctx, "iterate", err)
 		}
@@ -150,7 +150,7 @@ func (s *source) Close() error {
 		s.cf.tx.Untrack(s)
 	}
 	if s.ownTx {
-		if cerr := s.conn.ExecScript(context.Background(), "COMMIT"); cerr != nil {
+		if cerr := s.conn.Control(context.Background(), "COMMIT"); cerr != nil {
 			s.conn.MarkBroken()
 			err = errors.Join(err, cerr)
 		}

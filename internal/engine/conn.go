@@ -408,6 +408,14 @@ func (c *Conn) ExecScript(ctx context.Context, query string) error {
 	return nil
 }
 
+// Control runs a transaction-control statement (BEGIN, COMMIT, ROLLBACK)
+// through the statement cache: they run for every transaction, and parsing
+// them anew each time costs more than running them.
+func (c *Conn) Control(ctx context.Context, stmt string) error {
+	_, err := c.Exec(ctx, stmt)
+	return err
+}
+
 // Query runs a cached statement. The Rows must be closed; until then the
 // cached statement is taken, and a second Query of the same SQL on this
 // connection (a nested iteration) runs on a statement of its own.

@@ -47,12 +47,12 @@ func (db *DB) Begin(ctx context.Context, writable bool) (*Tx, error) {
 	if writable {
 		begin = "BEGIN IMMEDIATE"
 	}
-	if err = c.ExecScript(ctx, begin); err == nil && !writable {
+	if err = c.Control(ctx, begin); err == nil && !writable {
 		// A deferred transaction takes its snapshot at the first read.
 		_, err = c.Exec(ctx, "SELECT 1 FROM sqlite_schema LIMIT 1")
 	}
 	if err != nil {
-		_ = c.ExecScript(context.Background(), "ROLLBACK")
+		_ = c.Control(context.Background(), "ROLLBACK")
 		db.release(c, writable)
 		return nil, Wrap(ctx, "begin", err)
 	}
@@ -165,9 +165,9 @@ func (tx *Tx) Commit() error {
 		return err
 	}
 	tx.closeOpen()
-	err := tx.conn.ExecScript(context.Background(), "COMMIT")
+	err := tx.conn.Control(context.Background(), "COMMIT")
 	if err != nil {
-		if rerr := tx.conn.ExecScript(context.Background(), "ROLLBACK"); rerr != nil && !noTx(rerr) {
+		if rerr := tx.conn.Control(context.Background(), "ROLLBACK"); rerr != nil && !noTx(rerr) {
 			tx.conn.MarkBroken()
 		}
 		tx.db.Stats.Rollbacks.Add(1)
@@ -196,7 +196,7 @@ func (tx *Tx) Rollback() error {
 		return err
 	}
 	tx.closeOpen()
-	err := tx.conn.ExecScript(context.Background(), "ROLLBACK")
+	err := tx.conn.Control(context.Background(), "ROLLBACK")
 	if err != nil && noTx(err) {
 		// SQLite already rolled back on its own (for example after SQLITE_FULL).
 		err = nil
