@@ -292,30 +292,18 @@ func (cf *ColumnFamily) expired(keys [][]byte, nowMs int64) {
 }
 
 // deleteExpired removes keys that are still expired as of nowMs, in one
-// small transaction, if the writer is free right now.
+// small transaction, if that needs no waiting (the writer is free now);
+// otherwise they are left for PurgeExpired.
 func (m *meta) deleteExpired(keys [][]byte, nowMs int64) {
-	db := m.env.DB
-	c, ok := db.TryAcquireWriter()
-	if !ok {
-		return
-	}
-	defer db.ReleaseWriter(c)
-	ctx := context.Background()
-	if err := c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return
-	}
 	enc := ttl.Encode(nowMs)
-	for _, k := range keys {
-		if _, err := c.Exec(ctx, m.q.lazyDel, k, enc); err != nil {
-			_ = c.Control(ctx, "ROLLBACK")
-			return
+	m.env.DB.TryUpdate(func(c *engine.Conn) error {
+		for _, k := range keys {
+			if _, err := c.Exec(context.Background(), m.q.lazyDel, k, enc); err != nil {
+				return err
+			}
 		}
-	}
-	if c.Control(ctx, "COMMIT") == nil {
-		db.Stats.Commits.Add(1)
-	} else {
-		_ = c.Control(ctx, "ROLLBACK")
-	}
+		return nil
+	})
 }
 
 // Get returns the value of key, or ErrNotFound if it is missing or expired.

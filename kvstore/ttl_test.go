@@ -2140,3 +2140,40 @@ func TestTTLUpdateGoexitRollsBack(t *testing.T) {
 	ttlHas(t, cf, "k2", time.Minute)
 	f.check(t)
 }
+
+// A read that meets an expired key while another process holds the file's
+// write lock hides the key at once and leaves its deletion for later: it
+// never waits for the lock.
+func TestTTLExpiredReadDoesNotWaitForOtherWriter(t *testing.T) {
+	clk := kvstore.NewManualClock(ttlStart)
+	f := &ttlFixture{path: filepath.Join(t.TempDir(), "ttl.db"), clk: clk,
+		opts: kvstore.Options{Clock: clk, BusyTimeout: 3 * time.Second}}
+	f.open(t)
+	require.NoError(t, f.db.PutTTL([]byte("k"), []byte("v"), time.Second))
+	clk.Advance(2 * time.Second)
+
+	// Another process's writer, as the sqlite3 shell would hold it.
+	other, err := sql.Open("sqlite", "file:"+f.path+"?_pragma=busy_timeout(0)")
+	require.NoError(t, err)
+	defer other.Close()
+	ctx := context.Background()
+	conn, err := other.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+	require.NoError(t, err)
+
+	start := time.Now()
+	_, err = f.db.Get([]byte("k"))
+	require.ErrorIs(t, err, kvstore.ErrNotFound)
+	require.Less(t, time.Since(start), time.Second, "the read waited for the other writer")
+
+	_, err = conn.ExecContext(ctx, "ROLLBACK")
+	require.NoError(t, err)
+	// The key is still on disk, hidden, until a purge removes it.
+	require.Equal(t, [3]int64{1, 1, 1}, ttlCounts(t, f.path, "default"))
+	n, err := f.db.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, "default"))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -623,6 +624,12 @@ func AsBytes(v driver.Value) []byte {
 func AsInt(v driver.Value) int64 {
 	x, _ := v.(int64)
 	return x
+}
+
+// setBusyTimeout sets how long SQLite waits for a lock held by another
+// connection (the PRAGMA busy_timeout, without parsing one).
+func (c *Conn) setBusyTimeout(d time.Duration) {
+	sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, int32(d.Milliseconds()))
 }
 
 // MarkBroken tells the pool not to reuse c: it could not end a transaction.

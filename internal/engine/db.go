@@ -193,21 +193,44 @@ func (db *DB) checkWriter(c *Conn) (*Conn, error) {
 	return c, nil
 }
 
-// TryAcquireWriter returns the writer only if it is idle now.
-func (db *DB) TryAcquireWriter() (*Conn, bool) {
+// TryUpdate runs fn in a write transaction only if that costs no waiting:
+// the in-process writer is idle and no other process holds the file's write
+// lock. It reports whether fn ran and committed. Reads use it to delete
+// expired keys on the side, where waiting would stall the read.
+func (db *DB) TryUpdate(fn func(c *Conn) error) bool {
 	if db.closed.Load() || db.writer == nil {
-		return nil, false
+		return false
 	}
+	var c *Conn
 	select {
-	case c := <-db.writer:
-		if db.closed.Load() {
-			db.writer <- c
-			return nil, false
-		}
-		return c, true
+	case c = <-db.writer:
 	default:
-		return nil, false
+		return false
 	}
+	defer db.ReleaseWriter(c)
+	if db.closed.Load() {
+		return false
+	}
+	ctx := context.Background()
+	c.setBusyTimeout(0)
+	defer c.setBusyTimeout(db.cfg.BusyTimeout)
+	if c.Control(ctx, "BEGIN IMMEDIATE") != nil {
+		return false
+	}
+	if fn(c) != nil {
+		if c.Control(ctx, "ROLLBACK") != nil {
+			c.MarkBroken()
+		}
+		return false
+	}
+	if c.Control(ctx, "COMMIT") != nil {
+		if c.Control(ctx, "ROLLBACK") != nil {
+			c.MarkBroken()
+		}
+		return false
+	}
+	db.Stats.Commits.Add(1)
+	return true
 }
 
 // ReleaseWriter returns the writer connection. A writer marked broken (left
