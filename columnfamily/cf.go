@@ -85,10 +85,9 @@ func newMeta(r *Registry, name string) *meta {
 	return m
 }
 
-// Bind returns a handle to the same column family that runs inside tx. It is
-// the plumbing behind kvstore.Tx.CF; use that.
-// A handle of another store gives a handle whose every call fails with
-// ErrForeignHandle.
+// Bind returns a handle to the same column family that runs inside tx; a
+// handle of another store gives one whose every call fails with
+// ErrForeignHandle. It is the plumbing behind kvstore.Tx.CF: use that.
 func Bind(cf *ColumnFamily, tx *engine.Tx) *ColumnFamily {
 	b := &ColumnFamily{m: cf.m, tx: tx}
 	if cf.m.env.DB != tx.DB() {
@@ -107,6 +106,7 @@ func (cf *ColumnFamily) Name() string { return cf.m.name }
 // (its hidden TTL tables exist).
 func (cf *ColumnFamily) HasTTL() bool { return cf.m.ttl.Load() }
 
+// String returns "columnfamily(<name>)", for logs.
 func (cf *ColumnFamily) String() string { return "columnfamily(" + cf.m.name + ")" }
 
 func (cf *ColumnFamily) db() *engine.DB { return cf.m.env.DB }

@@ -169,6 +169,8 @@ type scanRows struct {
 	err        error
 }
 
+// Next implements iterator.Rows: it steps to the next live key, noting the
+// expired ones it skips.
 func (r *scanRows) Next() bool {
 	if r.src.closed {
 		// The transaction ended under the cursor.
@@ -194,14 +196,21 @@ func (r *scanRows) Next() bool {
 	return false
 }
 
-func (r *scanRows) Key() []byte   { return r.key }
+// Key implements iterator.Rows.
+func (r *scanRows) Key() []byte { return r.key }
+
+// Value implements iterator.Rows.
 func (r *scanRows) Value() []byte { return r.value }
+
+// Err implements iterator.Rows.
 func (r *scanRows) Err() error {
 	if r.err != nil {
 		return r.err
 	}
 	return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Err())
 }
+
+// Close implements iterator.Rows.
 func (r *scanRows) Close() error {
 	if r.src.rows == r.rows {
 		r.src.rows = nil

@@ -26,6 +26,7 @@ const (
 	CheckpointTruncate
 )
 
+// String returns the mode's SQL name (PASSIVE, FULL, RESTART, TRUNCATE).
 func (m CheckpointMode) String() string {
 	switch m {
 	case CheckpointPassive:

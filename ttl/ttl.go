@@ -23,6 +23,7 @@ type Clock interface {
 
 type systemClock struct{}
 
+// Now returns time.Now().
 func (systemClock) Now() time.Time { return time.Now() }
 
 // SystemClock is the wall clock; it is the default.

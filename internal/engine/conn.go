@@ -39,6 +39,7 @@ type Error struct {
 	msg  string
 }
 
+// Error returns SQLite's message.
 func (e *Error) Error() string { return e.msg }
 
 // Code returns the extended SQLite result code.
