@@ -2,18 +2,20 @@
 #
 #   make demo       run the demo program (a store in a temporary directory)
 #   make test       gofmt check, go vet, and every test with -race in -short mode
-#   make test-long  every test with -race, slow ones included (soak, crash loops)
+#   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
+#   make fuzz       the model-checking fuzzer for FUZZTIME (default 60s)
 #   make bench      the benchmarks of package kvstore
 #   make cross      CGO_ENABLED=0 builds for every supported platform
 #   make fmt        gofmt -w the tree
 #   make vet        go vet ./...
 
 GO ?= go
+FUZZTIME ?= 60s
 
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo test test-long bench cross fmt vet
+.PHONY: all demo test test-long fuzz bench cross fmt vet
 
 all: test
 
@@ -27,6 +29,10 @@ test: vet
 
 test-long: vet
 	$(GO) test -race -timeout 30m ./...
+	$(MAKE) fuzz
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzStoreModel -fuzztime $(FUZZTIME) ./kvstore/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./kvstore/

@@ -357,6 +357,9 @@ func (cf *ColumnFamily) PutIfAbsent(key, value []byte) (bool, error) {
 // PutIfAbsentTTL is PutIfAbsent that gives the new key a TTL. An existing,
 // live key keeps its value and its TTL.
 func (cf *ColumnFamily) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool, error) {
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
 	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return false, err

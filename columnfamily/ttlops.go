@@ -57,6 +57,9 @@ func (cf *ColumnFamily) setExpiry(ctx context.Context, c *engine.Conn, tx *engin
 // TTL replaces any earlier one. The data row and both index rows are written
 // in one transaction.
 func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return err
@@ -67,6 +70,9 @@ func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
 // PutExpireAt stores value under key to expire at the instant at, which
 // must be in the future (ErrInvalidTTL otherwise).
 func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
 	if err != nil {
 		return err
@@ -135,6 +141,9 @@ func (cf *ColumnFamily) remaining(expMs int64) time.Duration {
 // value. A missing or expired key gives ErrNotFound; d <= 0 gives
 // ErrInvalidTTL.
 func (cf *ColumnFamily) Expire(key []byte, d time.Duration) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return err
@@ -145,6 +154,9 @@ func (cf *ColumnFamily) Expire(key []byte, d time.Duration) error {
 // ExpireAt sets (or changes) the expiry of an existing key to the instant
 // at, which must be in the future.
 func (cf *ColumnFamily) ExpireAt(key []byte, at time.Time) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
 	if err != nil {
 		return err
