@@ -206,7 +206,11 @@ func (c *Cursor) Close() error {
 	c.valid, c.key, c.val = false, nil, nil
 	var errs []error
 	if c.rows != nil {
-		errs = append(errs, c.rows.Close())
+		// Rows that failed report their error again on Close; Err already
+		// has it, so it is not reported twice.
+		if err := c.rows.Close(); c.err == nil {
+			errs = append(errs, err)
+		}
 		c.rows = nil
 	}
 	errs = append(errs, c.src.Close())

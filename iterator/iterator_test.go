@@ -90,12 +90,14 @@ func (r *memRows) Next() bool {
 func (r *memRows) Key() []byte   { return bytes.Clone(r.keys[r.i]) }
 func (r *memRows) Value() []byte { return append([]byte("v:"), r.keys[r.i]...) }
 func (r *memRows) Err() error    { return r.err }
+
+// Close reports the error that stopped Next again, as the store's rows do.
 func (r *memRows) Close() error {
 	if !r.closed {
 		r.closed = true
 		r.src.openRows--
 	}
-	return nil
+	return r.err
 }
 
 func TestPrefixEnd(t *testing.T) {
@@ -427,6 +429,7 @@ func TestSeq(t *testing.T) {
 		require.Equal(t, []string{"a", "b"}, keys)
 		require.Len(t, errs, 1, "the failure is the last element")
 		require.ErrorIs(t, errs[0], boom)
+		require.Equal(t, "boom", errs[0].Error(), "the failure is reported once")
 		require.Equal(t, 1, src.closes)
 	})
 	t.Run("scan fails", func(t *testing.T) {
