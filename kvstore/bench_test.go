@@ -215,10 +215,9 @@ func scanSQL(b *testing.B, st *sql.Stmt, args ...any) int {
 	return n
 }
 
-// BenchmarkWrite compares single puts (each its own transaction) and batches
-// of 1000 puts in one transaction. Keys are overwritten in random order, so
-// the table keeps its size.
-func BenchmarkWrite(b *testing.B) {
+// benchPair returns the data set loaded into an snkv store and into the
+// baseline's plain table, both checkpointed.
+func benchPair(b *testing.B) (*benchData, *kvstore.Store, *sql.DB) {
 	d := newBenchData(benchN)
 	dir := b.TempDir()
 	s := benchOpenStore(b, dir, "snkv.db", kvstore.Options{})
@@ -226,6 +225,14 @@ func BenchmarkWrite(b *testing.B) {
 	benchLoad(b, s.Default(), d, 0, benchN, 0)
 	benchLoadSQL(b, db, d)
 	benchCheckpoint(b, s, db)
+	return d, s, db
+}
+
+// BenchmarkWrite compares single puts (each its own transaction) and batches
+// of 1000 puts in one transaction. Keys are overwritten in random order, so
+// the table keeps its size.
+func BenchmarkWrite(b *testing.B) {
+	d, s, db := benchPair(b)
 	upsert := benchPrepare(b, db, baseUpsert)
 
 	b.Run("Put/snkv", func(b *testing.B) {
@@ -288,13 +295,7 @@ func BenchmarkWrite(b *testing.B) {
 
 // BenchmarkRead compares point reads and scans over the same 100k keys.
 func BenchmarkRead(b *testing.B) {
-	d := newBenchData(benchN)
-	dir := b.TempDir()
-	s := benchOpenStore(b, dir, "snkv.db", kvstore.Options{})
-	db := benchOpenSQL(b, dir, "base.db", true)
-	benchLoad(b, s.Default(), d, 0, benchN, 0)
-	benchLoadSQL(b, db, d)
-	benchCheckpoint(b, s, db)
+	d, s, db := benchPair(b)
 	get := benchPrepare(b, db, baseGet)
 	exists := benchPrepare(b, db, baseExists)
 	scan := benchPrepare(b, db, baseScan)
