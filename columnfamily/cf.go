@@ -222,27 +222,7 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 	if err != nil {
 		return nil, 0, err
 	}
-	// Read the row straight off the statement: the value is copied once,
-	// the expiry (if any) is decoded in place.
-	q, expCol := cf.m.q.exists, 0
-	if withValue {
-		q, expCol = cf.m.q.get, 1
-	}
-	found, hasExp := false, false
-	var decErr error
-	rows, err := c.Query(ctx, q, key)
-	if err == nil {
-		if found = rows.Next(); found {
-			if withValue {
-				value = rows.Bytes(0)
-			}
-			if raw := rows.RawBytes(expCol); raw != nil {
-				hasExp = true
-				expMs, decErr = ttl.Decode(raw)
-			}
-		}
-		err = rows.Close()
-	}
+	value, expMs, found, err := cf.readRow(ctx, c, key, withValue)
 	cf.doneRead(c)
 	st := &cf.db().Stats
 	st.Gets.Add(1)
@@ -252,12 +232,8 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 	case !found:
 		st.Misses.Add(1)
 		return nil, 0, engine.ErrNotFound
-	case decErr != nil:
-		return nil, 0, cf.errf(ctx, "get", fmt.Errorf("%w: %w", engine.ErrCorrupt, decErr))
 	}
-	if !hasExp {
-		expMs = -1
-	} else if now := cf.nowMs(); ttl.Expired(expMs, now) {
+	if now := cf.nowMs(); expMs >= 0 && ttl.Expired(expMs, now) {
 		st.Misses.Add(1)
 		cf.expired([][]byte{key}, now)
 		return nil, 0, engine.ErrNotFound
@@ -268,6 +244,32 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 		st.BytesRead.Add(uint64(len(value)))
 	}
 	return value, expMs, nil
+}
+
+// readRow reads key's row on c: its value (when withValue) and its expiry
+// (-1 for none), straight off the statement, so that the value is copied
+// once and the expiry decoded in place. found is false for a missing key.
+func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte, withValue bool) (value []byte, expMs int64, found bool, err error) {
+	q, expCol := cf.m.q.exists, 0
+	if withValue {
+		q, expCol = cf.m.q.get, 1
+	}
+	rows, err := c.Query(ctx, q, key)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	expMs = -1
+	if found = rows.Next(); found {
+		if withValue {
+			value = rows.Bytes(0)
+		}
+		if raw := rows.RawBytes(expCol); raw != nil {
+			if expMs, err = ttl.Decode(raw); err != nil {
+				err = fmt.Errorf("%w: %w", engine.ErrCorrupt, err)
+			}
+		}
+	}
+	return value, expMs, found, errors.Join(err, rows.Close())
 }
 
 // expired deletes keys that a read found expired (as of nowMs), without ever

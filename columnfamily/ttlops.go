@@ -2,7 +2,6 @@ package columnfamily
 
 import (
 	"context"
-	"database/sql/driver"
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
@@ -177,23 +176,19 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 	}
 	expiredAt := int64(-1)
 	err := cf.update(op, func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
-		var dest [1]driver.Value
-		if err := c.QueryRow(ctx, cf.m.q.exists, dest[:], key); err != nil {
+		_, oldMs, found, err := cf.readRow(ctx, c, key, false)
+		switch {
+		case err != nil:
 			return err
+		case !found:
+			return engine.ErrNotFound
 		}
-		oldMs := int64(-1)
-		if raw := engine.AsBytes(dest[0]); raw != nil {
-			var err error
-			if oldMs, err = ttl.Decode(raw); err != nil {
+		if now := cf.nowMs(); oldMs >= 0 && ttl.Expired(oldMs, now) {
+			expiredAt = now
+			if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err != nil {
 				return err
 			}
-			if now := cf.nowMs(); ttl.Expired(oldMs, now) {
-				expiredAt = now
-				if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err != nil {
-					return err
-				}
-				return engine.ErrNotFound
-			}
+			return engine.ErrNotFound
 		}
 		switch {
 		case newMs >= 0:

@@ -610,23 +610,6 @@ func (r *Rows) Close() error {
 	return r.err
 }
 
-// AsBytes converts a driver value holding a blob, text or NULL to bytes.
-func AsBytes(v driver.Value) []byte {
-	switch x := v.(type) {
-	case []byte:
-		return x
-	case string:
-		return []byte(x)
-	}
-	return nil
-}
-
-// AsInt converts a driver value holding an integer (or NULL) to int64.
-func AsInt(v driver.Value) int64 {
-	x, _ := v.(int64)
-	return x
-}
-
 // setBusyTimeout sets how long SQLite waits for a lock held by another
 // connection (the PRAGMA busy_timeout, without parsing one).
 func (c *Conn) setBusyTimeout(d time.Duration) {
