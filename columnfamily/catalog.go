@@ -67,9 +67,15 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 		return err
 	}
 	defer db.ReleaseWriter(c)
+	// Nothing is written to the file before it is known to be a store or a
+	// new file: a refused file is left exactly as it was.
+	fresh, err := checkFormat(ctx, c, adopt)
+	if err != nil {
+		return engine.Wrap(ctx, "open", err)
+	}
 	if n, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema`); err != nil {
 		return engine.Wrap(ctx, "open", err)
-	} else if n == 0 && !db.Memory() {
+	} else if fresh && n == 0 && !db.Memory() {
 		// Only a file without tables can still choose its vacuum mode. Once
 		// the header is written (switching to WAL writes it), the new mode
 		// takes effect only through VACUUM, which is instant on an empty file.
@@ -77,10 +83,14 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 			return engine.Wrap(ctx, "open", err)
 		}
 	}
+	if err := db.SetJournalMode(ctx, c); err != nil {
+		return engine.Wrap(ctx, "open", err)
+	}
 	if err := c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return engine.Wrap(ctx, "open", err)
 	}
 	err = func() error {
+		// Again under the write lock: another process may have got here first.
 		fresh, err := checkFormat(ctx, c, adopt)
 		if err != nil || !fresh {
 			return err

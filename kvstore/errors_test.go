@@ -306,11 +306,18 @@ func TestOpenBadPaths(t *testing.T) {
 	t.Run("plain SQLite database", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "app.db")
 		rawExec(t, path, `CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)`, `INSERT INTO notes (body) VALUES ('hello')`)
+		before, err := os.ReadFile(path)
+		require.NoError(t, err)
 		for _, ro := range []bool{false, true} {
 			_, err := kvstore.Open(path, kvstore.Options{ReadOnly: ro})
 			require.ErrorIs(t, err, kvstore.ErrNotStore)
 		}
-		_, err := kvstore.Open(path, kvstore.Options{ReadOnly: true, Adopt: true})
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, before, after, "a refused open leaves the file byte for byte as it was (journal mode included)")
+		_, err = os.Stat(path + "-wal")
+		require.True(t, os.IsNotExist(err), "a refused open does not switch the file to WAL")
+		_, err = kvstore.Open(path, kvstore.Options{ReadOnly: true, Adopt: true})
 		require.ErrorIs(t, err, kvstore.ErrNotStore, "a read-only store cannot adopt")
 		var n int
 		require.NoError(t, rawDB(t, path).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name LIKE '\_\_snkv%' ESCAPE '\'`).Scan(&n))

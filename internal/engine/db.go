@@ -129,9 +129,6 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 		if cfg.PageSize > 0 {
 			pragmas = append(pragmas, fmt.Sprintf("PRAGMA page_size = %d", cfg.PageSize))
 		}
-		if !db.memory {
-			pragmas = append(pragmas, "PRAGMA journal_mode = "+cfg.Journal)
-		}
 		pragmas = append(pragmas, "PRAGMA synchronous = "+cfg.Sync)
 		switch {
 		case cfg.AutoCheckpoint > 0:
@@ -154,6 +151,16 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// SetJournalMode switches the file to the configured journal mode (WAL by
+// default). That writes the file header, so it is done only once the file
+// is known to be a store, or a new one: never to a file Open refuses.
+func (db *DB) SetJournalMode(ctx context.Context, c *Conn) error {
+	if db.memory || db.cfg.ReadOnly {
+		return nil
+	}
+	return c.ExecScript(ctx, "PRAGMA journal_mode = "+db.cfg.Journal)
 }
 
 // AcquireWriter waits (up to the busy timeout, or until ctx ends) for the
