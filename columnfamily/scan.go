@@ -3,6 +3,7 @@ package columnfamily
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/snkv-go/snkv/internal/engine"
@@ -109,15 +110,21 @@ func boundKind(b iterator.Bound, incl, excl int) int {
 	return excl
 }
 
+// closedErr is the error of using a closed source: ErrTxDone when its
+// transaction ended under it, else ErrClosedCursor.
+func (s *source) closedErr() error {
+	if s.cf.tx != nil {
+		if err := s.cf.tx.Check(false); err != nil {
+			return err
+		}
+	}
+	return iterator.ErrClosedCursor
+}
+
 // Scan implements iterator.Source.
 func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 	if s.closed {
-		return nil, iterator.ErrClosedCursor
-	}
-	if s.cf.tx != nil {
-		if err := s.cf.tx.Check(false); err != nil {
-			return nil, err
-		}
+		return nil, s.closedErr()
 	}
 	d := 0
 	if desc {
@@ -174,14 +181,18 @@ type scanRows struct {
 func (r *scanRows) Next() bool {
 	if r.src.closed {
 		// The transaction ended under the cursor.
-		r.err = iterator.ErrClosedCursor
+		r.err = r.src.closedErr()
 		return false
 	}
 	st := &r.src.cf.db().Stats
 	for r.rows.Next() {
 		if raw := r.rows.RawBytes(2); raw != nil { // decoded in place: no copy
 			exp, err := ttl.Decode(raw)
-			if err == nil && ttl.Expired(exp, r.src.nowMs) {
+			if err != nil {
+				r.err = fmt.Errorf("%w: %w", engine.ErrCorrupt, err)
+				return false
+			}
+			if ttl.Expired(exp, r.src.nowMs) {
 				if len(r.src.expired) < maxDeferredExpired {
 					r.src.expired = append(r.src.expired, r.rows.Bytes(0))
 				}

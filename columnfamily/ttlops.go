@@ -12,10 +12,10 @@ import (
 // transaction tx if they do not exist yet. If tx does not commit, the
 // process forgets it made them, so the next TTL write creates them again.
 func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+	// Asked every time, inside the write transaction: the process-wide flag
+	// may be stale (another process may have dropped and recreated the
+	// column family), and the answer costs one look-up in sqlite_schema.
 	m := cf.m
-	if m.ttl.Load() {
-		return nil
-	}
 	on, err := m.t.Enabled(ctx, c)
 	if err != nil {
 		return err

@@ -543,3 +543,21 @@ func TestNestedIteration(t *testing.T) {
 	}))
 	require.Equal(t, []string{"aa", "ab", "ac", "ba", "bb", "bc", "ca", "cb", "cc"}, pairs)
 }
+
+// A cursor whose transaction ended under it says so: Err is ErrTxDone.
+func TestCursorAfterTxEndReportsTxDone(t *testing.T) {
+	db := openTemp(t, kvstore.Options{})
+	require.NoError(t, db.Put(b("a"), b("1")))
+	require.NoError(t, db.Put(b("b"), b("2")))
+	for _, writable := range []bool{false, true} {
+		tx, err := db.Begin(context.Background(), writable)
+		require.NoError(t, err)
+		c, err := tx.Cursor(kvstore.IterOptions{})
+		require.NoError(t, err)
+		require.True(t, c.First())
+		require.NoError(t, tx.Commit())
+		require.False(t, c.Next())
+		require.ErrorIs(t, c.Err(), kvstore.ErrTxDone, "writable %v", writable)
+		require.NoError(t, c.Close())
+	}
+}

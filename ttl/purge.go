@@ -66,6 +66,13 @@ func (t Tables) Purge(ctx context.Context, db *engine.DB, clock Clock, max int) 
 		if err != nil {
 			return total, err
 		}
+		// The tables may be gone: never committed (a first TTL write that
+		// rolled back) or dropped by another handle or process.
+		on, err := t.Enabled(tx.Ctx(), tx.Conn())
+		if err != nil || !on {
+			_ = tx.Rollback()
+			return total, engine.Wrap(ctx, "purge expired", err)
+		}
 		n, more, err := t.PurgeOnce(tx.Ctx(), tx.Conn(), NowMs(clock), limit)
 		if err != nil {
 			_ = tx.Rollback()

@@ -33,8 +33,9 @@ type DB struct {
 	cfg     Config
 	dsn     string
 	memory  bool
-	writer  chan *Conn // holds the idle writer; nil for read-only stores
-	readers chan *Conn // idle readers
+	writer  chan *Conn    // holds the idle writer; nil for read-only stores
+	readers chan *Conn    // idle readers
+	freed   chan struct{} // a reader was closed: a waiter may open another
 	mu      sync.Mutex
 	nOpen   int // readers open, idle or in use
 	closed  atomic.Bool
@@ -50,7 +51,7 @@ func Open(cfg Config) (*DB, error) {
 	if cfg.MaxReaders <= 0 {
 		cfg.MaxReaders = max(8, 4*runtime.GOMAXPROCS(0))
 	}
-	db := &DB{cfg: cfg, closing: make(chan struct{}), readers: make(chan *Conn, cfg.MaxReaders)}
+	db := &DB{cfg: cfg, closing: make(chan struct{}), readers: make(chan *Conn, cfg.MaxReaders), freed: make(chan struct{}, 1)}
 	if cfg.Path == "" {
 		db.memory = true
 		db.dsn = fmt.Sprintf("file:/snkv-mem-%d-%d?vfs=memdb", os.Getpid(), memSeq.Add(1))
@@ -197,6 +198,14 @@ func (db *DB) checkWriter(c *Conn) (*Conn, error) {
 		db.writer <- c
 		return nil, ErrClosed
 	}
+	if c.broke {
+		fixed, err := db.repairWriter(c)
+		if err != nil {
+			db.writer <- c
+			return nil, err
+		}
+		c = fixed
+	}
 	return c, nil
 }
 
@@ -214,10 +223,11 @@ func (db *DB) TryUpdate(fn func(c *Conn) error) bool {
 	default:
 		return false
 	}
-	defer db.ReleaseWriter(c)
-	if db.closed.Load() {
+	c, err := db.checkWriter(c)
+	if err != nil {
 		return false
 	}
+	defer db.ReleaseWriter(c)
 	ctx := context.Background()
 	c.setBusyTimeout(0)
 	defer c.setBusyTimeout(db.cfg.BusyTimeout)
@@ -240,18 +250,23 @@ func (db *DB) TryUpdate(fn func(c *Conn) error) bool {
 	return true
 }
 
-// ReleaseWriter returns the writer connection. A writer marked broken (left
-// inside a transaction it could not end) is replaced by a fresh connection.
-func (db *DB) ReleaseWriter(c *Conn) {
-	if c.broke && !db.closed.Load() {
-		if fresh, err := db.newConn(true); err == nil {
-			_ = c.close()
-			c = fresh
-		} else {
-			c.broke = false // keep the old one; the next BEGIN will report its state
-		}
+// ReleaseWriter returns the writer connection.
+func (db *DB) ReleaseWriter(c *Conn) { db.writer <- c }
+
+// repairWriter replaces a writer left inside a transaction it could not
+// end with a fresh connection or, failing that, rolls the old one back. A
+// writer still inside a transaction is never handed out: a write on it
+// would join that transaction and be lost with it.
+func (db *DB) repairWriter(c *Conn) (*Conn, error) {
+	if fresh, err := db.newConn(true); err == nil {
+		_ = c.close()
+		return fresh, nil
 	}
-	db.writer <- c
+	if err := c.Control(context.Background(), "ROLLBACK"); err != nil && !noTx(err) {
+		return nil, fmt.Errorf("snkv: the writer is stuck in a transaction it cannot end: %w", Wrap(nil, "rollback", err))
+	}
+	c.broke = false
+	return c, nil
 }
 
 // AcquireReader returns an idle reader, opening one if fewer than MaxReaders
@@ -260,37 +275,62 @@ func (db *DB) AcquireReader(ctx context.Context) (*Conn, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
-	select {
-	case c := <-db.readers:
-		return c, nil
-	default:
-	}
-	db.mu.Lock()
-	if db.nOpen < db.cfg.MaxReaders {
-		db.nOpen++
-		db.mu.Unlock()
-		c, err := db.newConn(false)
-		if err != nil {
-			db.mu.Lock()
-			db.nOpen--
-			db.mu.Unlock()
-			return nil, Wrap(ctx, "open reader", err)
+	var t *time.Timer
+	for {
+		select {
+		case c := <-db.readers:
+			return c, nil
+		default:
 		}
-		return c, nil
+		if c, ok, err := db.openReader(ctx); ok {
+			return c, err
+		}
+		if t == nil {
+			t = time.NewTimer(db.cfg.BusyTimeout)
+			defer t.Stop()
+		}
+		select {
+		case c := <-db.readers:
+			return c, nil
+		case <-db.freed:
+			// A slot opened: try again.
+		case <-db.closing:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+			db.Stats.Busy.Add(1)
+			return nil, fmt.Errorf("%w: all %d read connections stayed in use for %v (open iterators or transactions)", ErrBusy, db.cfg.MaxReaders, db.cfg.BusyTimeout)
+		}
 	}
+}
+
+// openReader opens a new reader if fewer than MaxReaders are open; ok
+// reports whether it tried.
+func (db *DB) openReader(ctx context.Context) (c *Conn, ok bool, err error) {
+	db.mu.Lock()
+	if db.nOpen >= db.cfg.MaxReaders {
+		db.mu.Unlock()
+		return nil, false, nil
+	}
+	db.nOpen++
 	db.mu.Unlock()
-	t := time.NewTimer(db.cfg.BusyTimeout)
-	defer t.Stop()
+	c, err = db.newConn(false)
+	if err != nil {
+		db.readerClosed()
+		return nil, true, Wrap(ctx, "open reader", err)
+	}
+	return c, true, nil
+}
+
+// readerClosed accounts for a reader that was closed and wakes a waiter.
+func (db *DB) readerClosed() {
+	db.mu.Lock()
+	db.nOpen--
+	db.mu.Unlock()
 	select {
-	case c := <-db.readers:
-		return c, nil
-	case <-db.closing:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-t.C:
-		db.Stats.Busy.Add(1)
-		return nil, fmt.Errorf("%w: all %d read connections stayed in use for %v (open iterators or transactions)", ErrBusy, db.cfg.MaxReaders, db.cfg.BusyTimeout)
+	case db.freed <- struct{}{}:
+	default:
 	}
 }
 
@@ -309,9 +349,7 @@ func (db *DB) ReleaseReader(c *Conn) {
 		}
 	}
 	_ = c.close()
-	db.mu.Lock()
-	db.nOpen--
-	db.mu.Unlock()
+	db.readerClosed()
 }
 
 func (db *DB) drainReaders() {
@@ -319,9 +357,7 @@ func (db *DB) drainReaders() {
 		select {
 		case c := <-db.readers:
 			_ = c.close()
-			db.mu.Lock()
-			db.nOpen--
-			db.mu.Unlock()
+			db.readerClosed()
 		default:
 			return
 		}
