@@ -32,7 +32,7 @@ test-long: vet
 	$(MAKE) fuzz
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzStoreModel -fuzztime $(FUZZTIME) ./kvstore/
+	$(GO) test -run '^$$' -fuzz FuzzStoreModel -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./kvstore/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./kvstore/

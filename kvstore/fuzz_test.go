@@ -64,128 +64,133 @@ func FuzzStoreModel(f *testing.F) {
 	f.Add([]byte{1, 3, 7, 7, 7, 40, 4, 9, 6, 0, 7, 2, 7, 7})
 	f.Add([]byte{1, 2, 6, 6, 9, 3, 8, 250, 4, 200, 5, 7, 1, 6})
 	f.Add([]byte{2, 1, 0, 3, 1, 0, 30, 6, 2, 5, 7, 1, 0, 8})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 512 {
-			data = data[:512]
+	f.Fuzz(runStoreProgram)
+}
+
+// runStoreProgram runs one fuzzed program; see FuzzStoreModel.
+func runStoreProgram(t *testing.T, data []byte) {
+	if len(data) > 512 {
+		data = data[:512]
+	}
+	ctx := context.Background()
+	clk := kvstore.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	// One goroutine never waits for itself: a short busy timeout turns
+	// any such wait into a failure instead of a stall.
+	db, err := kvstore.Open("", kvstore.Options{Clock: clk, BusyTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer db.Close()
+	m := &fuzzModel{vals: map[string]string{}, exp: map[string]int64{}}
+	now := func() int64 { return clk.Now().UnixMilli() }
+	p := &fuzzOps{data: data}
+	for step := 0; ; step++ {
+		op, ok := p.byte()
+		if !ok {
+			break
 		}
-		ctx := context.Background()
-		clk := kvstore.NewManualClock(time.UnixMilli(1_700_000_000_000))
-		db, err := kvstore.Open("", kvstore.Options{Clock: clk})
-		require.NoError(t, err)
-		defer db.Close()
-		m := &fuzzModel{vals: map[string]string{}, exp: map[string]int64{}}
-		now := func() int64 { return clk.Now().UnixMilli() }
-		p := &fuzzOps{data: data}
-		for step := 0; ; step++ {
-			op, ok := p.byte()
-			if !ok {
-				break
+		k := p.key()
+		v := string(rune('A' + step%26))
+		switch op % 9 {
+		case 0: // Put
+			err := db.Put(k, []byte(v))
+			if len(k) == 0 {
+				require.ErrorIs(t, err, kvstore.ErrInvalidKey)
+				continue
 			}
-			k := p.key()
-			v := string(rune('A' + step%26))
-			switch op % 9 {
-			case 0: // Put
-				err := db.Put(k, []byte(v))
-				if len(k) == 0 {
-					require.ErrorIs(t, err, kvstore.ErrInvalidKey)
-					continue
-				}
+			require.NoError(t, err)
+			m.vals[string(k)] = v
+			delete(m.exp, string(k))
+		case 1: // PutTTL
+			d, _ := p.byte()
+			err := db.PutTTL(k, []byte(v), time.Duration(d%50)*time.Millisecond)
+			switch {
+			case len(k) == 0:
+				require.ErrorIs(t, err, kvstore.ErrInvalidKey)
+			case d%50 == 0:
+				require.ErrorIs(t, err, kvstore.ErrInvalidTTL)
+			default:
 				require.NoError(t, err)
 				m.vals[string(k)] = v
-				delete(m.exp, string(k))
-			case 1: // PutTTL
-				d, _ := p.byte()
-				err := db.PutTTL(k, []byte(v), time.Duration(d%50)*time.Millisecond)
-				switch {
-				case len(k) == 0:
-					require.ErrorIs(t, err, kvstore.ErrInvalidKey)
-				case d%50 == 0:
-					require.ErrorIs(t, err, kvstore.ErrInvalidTTL)
-				default:
-					require.NoError(t, err)
-					m.vals[string(k)] = v
-					m.exp[string(k)] = now() + int64(d%50)
-				}
-			case 2: // Delete
-				err := db.Delete(k)
-				if len(k) == 0 {
-					require.ErrorIs(t, err, kvstore.ErrInvalidKey)
-					continue
-				}
-				if _, live := m.live(now())[string(k)]; live {
-					require.NoError(t, err)
-				} else {
-					require.ErrorIs(t, err, kvstore.ErrNotFound)
-				}
+				m.exp[string(k)] = now() + int64(d%50)
+			}
+		case 2: // Delete
+			err := db.Delete(k)
+			if len(k) == 0 {
+				require.ErrorIs(t, err, kvstore.ErrInvalidKey)
+				continue
+			}
+			if _, live := m.live(now())[string(k)]; live {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, kvstore.ErrNotFound)
+			}
+			delete(m.vals, string(k))
+			delete(m.exp, string(k))
+		case 3: // Expire / Persist
+			d, _ := p.byte()
+			_, live := m.live(now())[string(k)]
+			if d%2 == 0 {
+				err = db.Persist(k)
+			} else {
+				err = db.Expire(k, time.Duration(d%40+1)*time.Millisecond)
+			}
+			switch {
+			case len(k) == 0:
+				require.ErrorIs(t, err, kvstore.ErrInvalidKey)
+			case !live:
+				require.ErrorIs(t, err, kvstore.ErrNotFound)
 				delete(m.vals, string(k))
 				delete(m.exp, string(k))
-			case 3: // Expire / Persist
-				d, _ := p.byte()
-				_, live := m.live(now())[string(k)]
-				if d%2 == 0 {
-					err = db.Persist(k)
-				} else {
-					err = db.Expire(k, time.Duration(d%40+1)*time.Millisecond)
-				}
-				switch {
-				case len(k) == 0:
-					require.ErrorIs(t, err, kvstore.ErrInvalidKey)
-				case !live:
-					require.ErrorIs(t, err, kvstore.ErrNotFound)
-					delete(m.vals, string(k))
-					delete(m.exp, string(k))
-				case d%2 == 0:
-					require.NoError(t, err)
-					delete(m.exp, string(k))
-				default:
-					require.NoError(t, err)
-					m.exp[string(k)] = now() + int64(d%40+1)
-				}
-			case 4: // the clock moves
-				d, _ := p.byte()
-				clk.Advance(time.Duration(d%30) * time.Millisecond)
-			case 5: // purge
-				n, err := db.PurgeExpired(ctx)
+			case d%2 == 0:
 				require.NoError(t, err)
-				expired := 0
-				for key, e := range m.exp {
-					if e <= now() {
-						expired++
-						delete(m.vals, key)
-						delete(m.exp, key)
-					}
-				}
-				// Reads may have deleted some expired keys already.
-				require.LessOrEqual(t, n, expired)
-			case 6: // point read
-				got, err := db.Get(k)
-				if len(k) == 0 {
-					require.ErrorIs(t, err, kvstore.ErrInvalidKey)
-					continue
-				}
-				want, live := m.live(now())[string(k)]
-				if live {
-					require.NoError(t, err)
-					require.Equal(t, want, string(got))
-				} else {
-					require.True(t, errors.Is(err, kvstore.ErrNotFound), "get %x: %v", k, err)
-				}
-			case 7, 8: // an iteration: prefix, bounds and direction from the input
-				flags, _ := p.byte()
-				opts := kvstore.IterOptions{Reverse: flags&1 != 0}
-				if flags&2 != 0 {
-					opts.Prefix = k
-				}
-				if flags&4 != 0 {
-					opts.Start = p.key()
-				}
-				if flags&8 != 0 {
-					opts.End = p.key()
-				}
-				require.Equal(t, m.live(now()).selectKeys(opts), collect(t, db.Scan(opts)), "scan %+v", opts)
+				delete(m.exp, string(k))
+			default:
+				require.NoError(t, err)
+				m.exp[string(k)] = now() + int64(d%40+1)
 			}
+		case 4: // the clock moves
+			d, _ := p.byte()
+			clk.Advance(time.Duration(d%30) * time.Millisecond)
+		case 5: // purge
+			n, err := db.PurgeExpired(ctx)
+			require.NoError(t, err)
+			expired := 0
+			for key, e := range m.exp {
+				if e <= now() {
+					expired++
+					delete(m.vals, key)
+					delete(m.exp, key)
+				}
+			}
+			// Reads may have deleted some expired keys already.
+			require.LessOrEqual(t, n, expired)
+		case 6: // point read
+			got, err := db.Get(k)
+			if len(k) == 0 {
+				require.ErrorIs(t, err, kvstore.ErrInvalidKey)
+				continue
+			}
+			want, live := m.live(now())[string(k)]
+			if live {
+				require.NoError(t, err)
+				require.Equal(t, want, string(got))
+			} else {
+				require.True(t, errors.Is(err, kvstore.ErrNotFound), "get %x: %v", k, err)
+			}
+		case 7, 8: // an iteration: prefix, bounds and direction from the input
+			flags, _ := p.byte()
+			opts := kvstore.IterOptions{Reverse: flags&1 != 0}
+			if flags&2 != 0 {
+				opts.Prefix = k
+			}
+			if flags&4 != 0 {
+				opts.Start = p.key()
+			}
+			if flags&8 != 0 {
+				opts.End = p.key()
+			}
+			require.Equal(t, m.live(now()).selectKeys(opts), collect(t, db.Scan(opts)), "scan %+v", opts)
 		}
-		require.Equal(t, m.live(now()).sorted(), contents(t, db.Default()))
-		require.NoError(t, db.IntegrityCheck(ctx))
-	})
+	}
+	require.Equal(t, m.live(now()).sorted(), contents(t, db.Default()))
+	require.NoError(t, db.IntegrityCheck(ctx))
 }
