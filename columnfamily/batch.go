@@ -60,23 +60,22 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 	nowMs := cf.nowMs()
 	exps := make([]int64, len(b.ops))
 	var bytes uint64
+	hasTTL := false
 	for i, op := range b.ops {
-		if err := checkKey(op.key); err != nil {
-			return fmt.Errorf("batch operation %d: %w", i, err)
-		}
+		var err error
 		switch op.kind {
-		case opPutTTL:
-			exp, err := ttl.ExpiryFromTTL(nowMs, op.ttl)
-			if err != nil {
-				return fmt.Errorf("batch operation %d: %w", i, err)
-			}
-			exps[i] = exp
-			fallthrough
-		case opPut:
-			if err := cf.m.env.checkValue(op.value); err != nil {
-				return fmt.Errorf("batch operation %d: %w", i, err)
-			}
+		case opDelete:
+			err = checkKey(op.key)
+		case opPut, opPutTTL:
+			err = cf.m.env.checkKV(op.key, op.value)
 			bytes += uint64(len(op.key) + len(op.value))
+		}
+		if err == nil && op.kind == opPutTTL {
+			exps[i], err = ttl.ExpiryFromTTL(nowMs, op.ttl)
+			hasTTL = true
+		}
+		if err != nil {
+			return fmt.Errorf("batch operation %d: %w", i, err)
 		}
 	}
 	if len(b.ops) == 0 {
@@ -88,6 +87,11 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 	var puts, dels uint64
 	err := cf.m.env.update(ctx, cf.tx, cf.m.name+": apply batch", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
+		if hasTTL {
+			if err := cf.ensureTTL(ctx, c, tx); err != nil {
+				return err
+			}
+		}
 		for i, op := range b.ops {
 			var err error
 			switch op.kind {
@@ -95,7 +99,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 				_, err = c.Exec(ctx, cf.m.q.put, op.key, nonNil(op.value))
 				puts++
 			case opPutTTL:
-				err = cf.putExpiringIn(ctx, c, tx, op.key, op.value, exps[i])
+				err = cf.putExpiringIn(ctx, c, op.key, op.value, exps[i])
 				puts++
 			case opDelete:
 				var n int64

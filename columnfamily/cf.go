@@ -329,10 +329,7 @@ func (cf *ColumnFamily) Exists(key []byte) (bool, error) {
 // TTL the key had (the key becomes permanent). A nil value is stored as an
 // empty one.
 func (cf *ColumnFamily) Put(key, value []byte) error {
-	if err := checkKey(key); err != nil {
-		return err
-	}
-	if err := cf.m.env.checkValue(value); err != nil {
+	if err := cf.m.env.checkKV(key, value); err != nil {
 		return err
 	}
 	c, ctx, err := cf.writeConn()
@@ -353,13 +350,16 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 // PutIfAbsent stores value under key only if the key is missing or expired,
 // and reports whether it wrote.
 func (cf *ColumnFamily) PutIfAbsent(key, value []byte) (bool, error) {
+	if err := cf.m.env.checkKV(key, value); err != nil {
+		return false, err
+	}
 	return cf.putIfAbsent(key, value, -1)
 }
 
 // PutIfAbsentTTL is PutIfAbsent that gives the new key a TTL. An existing,
 // live key keeps its value and its TTL.
 func (cf *ColumnFamily) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool, error) {
-	if err := checkKey(key); err != nil {
+	if err := cf.m.env.checkKV(key, value); err != nil {
 		return false, err
 	}
 	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
@@ -369,13 +369,9 @@ func (cf *ColumnFamily) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool
 	return cf.putIfAbsent(key, value, exp)
 }
 
+// putIfAbsent is PutIfAbsent(TTL) once key and value are checked; expMs
+// is -1 for no TTL.
 func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error) {
-	if err := checkKey(key); err != nil {
-		return false, err
-	}
-	if err := cf.m.env.checkValue(value); err != nil {
-		return false, err
-	}
 	var wrote bool
 	err := cf.update("put if absent", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
 		// An expired key counts as absent: remove it first.

@@ -73,6 +73,14 @@ func (e *Env) checkValue(value []byte) error {
 	return nil
 }
 
+// checkKV checks a key and the value to store under it.
+func (e *Env) checkKV(key, value []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return e.checkValue(value)
+}
+
 // nonNil makes a nil value an empty one: SQLite would store nil as NULL.
 func nonNil(b []byte) []byte {
 	if b == nil {

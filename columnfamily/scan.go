@@ -142,7 +142,7 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 // Close implements iterator.Source: it ends the snapshot, gives the
 // connection back and deletes the expired keys the scan skipped (see
 // ColumnFamily.expired for when). A transaction that ends first closes its
-// sources itself; the cursor then reports ErrClosedCursor.
+// sources itself; the cursor then reports ErrTxDone.
 func (s *source) Close() error {
 	if s.closed {
 		return nil

@@ -33,11 +33,16 @@ func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engin
 }
 
 // setExpiry gives key (whose data row exists) the expiry newMs, replacing
-// oldMs (-1: none known).
+// oldMs (-1: none known), creating the TTL tables if needed.
 func (cf *ColumnFamily) setExpiry(ctx context.Context, c *engine.Conn, tx *engine.Tx, key []byte, oldMs, newMs int64) error {
 	if err := cf.ensureTTL(ctx, c, tx); err != nil {
 		return err
 	}
+	return cf.writeExpiry(ctx, c, key, oldMs, newMs)
+}
+
+// writeExpiry is setExpiry once the TTL tables are known to exist.
+func (cf *ColumnFamily) writeExpiry(ctx context.Context, c *engine.Conn, key []byte, oldMs, newMs int64) error {
 	q := &cf.m.q
 	if oldMs >= 0 {
 		if _, err := c.Exec(ctx, q.delIndex, ttl.IndexKey(oldMs, key)); err != nil {
@@ -56,7 +61,7 @@ func (cf *ColumnFamily) setExpiry(ctx context.Context, c *engine.Conn, tx *engin
 // TTL replaces any earlier one. The data row and both index rows are written
 // in one transaction.
 func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
-	if err := checkKey(key); err != nil {
+	if err := cf.m.env.checkKV(key, value); err != nil {
 		return err
 	}
 	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
@@ -69,7 +74,7 @@ func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
 // PutExpireAt stores value under key to expire at the instant at, which
 // must be in the future (ErrInvalidTTL otherwise).
 func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
-	if err := checkKey(key); err != nil {
+	if err := cf.m.env.checkKV(key, value); err != nil {
 		return err
 	}
 	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
@@ -79,15 +84,15 @@ func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
 	return cf.putExpiring(key, value, exp)
 }
 
+// putExpiring is PutTTL/PutExpireAt once key and value are checked.
 func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
-	if err := checkKey(key); err != nil {
-		return err
-	}
-	if err := cf.m.env.checkValue(value); err != nil {
-		return err
-	}
 	err := cf.update("put with TTL", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
-		return cf.putExpiringIn(ctx, c, tx, key, value, expMs)
+		// The tables (and the trigger that clears an old TTL when the data
+		// row changes) must exist before the data row is written.
+		if err := cf.ensureTTL(ctx, c, tx); err != nil {
+			return err
+		}
+		return cf.putExpiringIn(ctx, c, key, value, expMs)
 	})
 	if err == nil {
 		st := &cf.db().Stats
@@ -97,16 +102,13 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 	return err
 }
 
-func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, tx *engine.Tx, key, value []byte, expMs int64) error {
-	// The tables (and the trigger that clears an old TTL when the data row
-	// changes) must exist before the data row is written.
-	if err := cf.ensureTTL(ctx, c, tx); err != nil {
-		return err
-	}
+// putExpiringIn writes the data row and its expiry on c, inside a write
+// transaction that has already made sure the TTL tables exist.
+func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
 	if _, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value)); err != nil {
 		return err
 	}
-	return cf.setExpiry(ctx, c, tx, key, -1, expMs)
+	return cf.writeExpiry(ctx, c, key, -1, expMs)
 }
 
 // GetTTL returns the value of key and the time it has left, NoTTL for a
@@ -166,29 +168,30 @@ func (cf *ColumnFamily) ExpireAt(key []byte, at time.Time) error {
 // Persist removes the TTL of an existing key, making it permanent. A
 // missing or expired key gives ErrNotFound; a key without TTL is left as is.
 func (cf *ColumnFamily) Persist(key []byte) error {
-	return cf.changeExpiry("persist", key, -1)
-}
-
-// changeExpiry sets key's expiry to newMs (-1: none) if the key is live.
-func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	expiredAt := int64(-1)
+	return cf.changeExpiry("persist", key, -1)
+}
+
+// changeExpiry sets key's expiry to newMs (-1: none) if the key is live
+// (key already checked). An expired key is deleted, in the same
+// transaction, which commits, and the call reports ErrNotFound.
+func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
+	missing := false
 	err := cf.update(op, func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
 		_, oldMs, found, err := cf.readRow(ctx, c, key, false)
 		switch {
 		case err != nil:
 			return err
 		case !found:
-			return engine.ErrNotFound
+			missing = true
+			return nil
 		}
 		if now := cf.nowMs(); oldMs >= 0 && ttl.Expired(oldMs, now) {
-			expiredAt = now
-			if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now)); err != nil {
-				return err
-			}
-			return engine.ErrNotFound
+			missing = true
+			_, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now))
+			return err
 		}
 		switch {
 		case newMs >= 0:
@@ -202,9 +205,8 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 		}
 		return nil
 	})
-	if expiredAt >= 0 && cf.tx == nil {
-		// The failed call rolled its own delete of the expired key back.
-		cf.m.deleteExpired([][]byte{key}, expiredAt)
+	if err == nil && missing {
+		return engine.ErrNotFound
 	}
 	return err
 }
