@@ -118,8 +118,8 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 	}
 	ctx := context.Background()
 	cfg := db.cfg
+	c.setBusyTimeout(cfg.BusyTimeout)
 	pragmas := []string{
-		fmt.Sprintf("PRAGMA busy_timeout = %d", cfg.BusyTimeout.Milliseconds()),
 		"PRAGMA foreign_keys = OFF",
 		"PRAGMA recursive_triggers = OFF",
 	}

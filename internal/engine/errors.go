@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"modernc.org/sqlite"
 )
 
 // Sentinel errors. The kvstore package re-exports each of them; callers
@@ -53,10 +51,6 @@ func Code(err error) int {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.code & 0xff
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() & 0xff
 	}
 	return 0
 }

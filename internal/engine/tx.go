@@ -148,20 +148,21 @@ func (tx *Tx) OnEnd(f func()) {
 	tx.mu.Unlock()
 }
 
-func (tx *Tx) finish() (bool, error) {
+// finish marks the transaction ended; a second end gets ErrTxDone.
+func (tx *Tx) finish() error {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if tx.done {
-		return false, ErrTxDone
+		return ErrTxDone
 	}
 	tx.done = true
-	return true, nil
+	return nil
 }
 
 // Commit commits. Commit hooks run only if it succeeds; a failed commit
 // rolls the transaction back.
 func (tx *Tx) Commit() error {
-	if _, err := tx.finish(); err != nil {
+	if err := tx.finish(); err != nil {
 		return err
 	}
 	tx.closeOpen()
@@ -192,7 +193,7 @@ func (tx *Tx) Commit() error {
 // Rollback abandons the transaction. Rolling back a finished transaction
 // returns ErrTxDone.
 func (tx *Tx) Rollback() error {
-	if _, err := tx.finish(); err != nil {
+	if err := tx.finish(); err != nil {
 		return err
 	}
 	tx.closeOpen()
