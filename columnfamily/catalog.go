@@ -230,11 +230,12 @@ func (r *Registry) Create(ctx context.Context, name string) (*ColumnFamily, erro
 		if err := createIn(ctx, tx.Conn(), name, ttl.NowMs(r.env.Clock)); err != nil {
 			return err
 		}
-		m, err := r.metaFor(ctx, tx.Conn(), name)
-		if err != nil {
-			return err
-		}
-		m.dropped.Store(false)
+		// A new table gets new shared state, never the state of a column
+		// family of the same name dropped a moment ago.
+		m := newMeta(r, name)
+		r.mu.Lock()
+		r.metas[foldName(name)] = m
+		r.mu.Unlock()
 		cf = &ColumnFamily{m: m}
 		return nil
 	})
@@ -261,7 +262,6 @@ func (r *Registry) Open(ctx context.Context, name string) (*ColumnFamily, error)
 	if err != nil {
 		return nil, engine.Wrap(ctx, "open column family", err)
 	}
-	m.dropped.Store(false)
 	return &ColumnFamily{m: m}, nil
 }
 
@@ -288,10 +288,18 @@ func (r *Registry) Drop(ctx context.Context, name string) error {
 		if _, err := c.Exec(ctx, `DELETE FROM `+catalog+` WHERE name = ?1`, stored); err != nil {
 			return err
 		}
+		// The hook runs once the writer is free again, perhaps after a
+		// Create of the same name: it retires only the state it saw here.
+		r.mu.Lock()
+		m := r.metas[foldName(stored)]
+		r.mu.Unlock()
 		tx.OnCommit(func() {
+			if m == nil {
+				return
+			}
+			m.dropped.Store(true)
 			r.mu.Lock()
-			if m := r.metas[foldName(stored)]; m != nil {
-				m.dropped.Store(true)
+			if r.metas[foldName(stored)] == m {
 				delete(r.metas, foldName(stored))
 			}
 			r.mu.Unlock()
