@@ -1,6 +1,6 @@
 // Package kvstore is the front door of snkv, an embedded, ordered key-value
-// store whose data lives in an ordinary SQLite database file (through the
-// pure-Go driver modernc.org/sqlite, no cgo).
+// store whose data lives in an ordinary SQLite database file, written by the
+// pure-Go SQLite of modernc.org/sqlite (no cgo).
 //
 //	db, err := kvstore.Open("app.db", kvstore.Options{}) // "" opens one in memory
 //	if err != nil { ... }
