@@ -78,12 +78,14 @@ func Open(path string, opts Options) (*Store, error) {
 	reg := columnfamily.NewRegistry(env)
 	ctx := context.Background()
 	if err := reg.Init(ctx, opts.Adopt); err != nil {
-		_ = db.Close()
+		// Refused: close without the checkpoint Close does, so that the
+		// file and every file beside it stay as they were.
+		_ = db.Discard()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
 	def, err := reg.Open(ctx, DefaultColumnFamily)
 	if err != nil {
-		_ = db.Close()
+		_ = db.Discard()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
 	s := &Store{ColumnFamily: def, db: db, reg: reg, path: path, opts: opts}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,6 +42,9 @@ type DB struct {
 	closed  atomic.Bool
 	closing chan struct{}
 	Stats   Counters
+
+	immutable  bool            // read-only file system: opened with immutable=1
+	companions map[string]bool // -wal, -shm, -journal files that existed before Open
 }
 
 var memSeq atomic.Uint64
@@ -56,12 +60,19 @@ func Open(cfg Config) (*DB, error) {
 		db.memory = true
 		db.dsn = fmt.Sprintf("file:/snkv-mem-%d-%d?vfs=memdb", os.Getpid(), memSeq.Add(1))
 	} else {
+		if err := checkPath(cfg.Path); err != nil {
+			return nil, err
+		}
 		st, err := os.Stat(cfg.Path)
 		switch {
 		case err == nil && st.IsDir():
 			return nil, fmt.Errorf("snkv: open %q: %w: is a directory", cfg.Path, ErrCantOpen)
 		case err != nil && cfg.ReadOnly:
 			return nil, fmt.Errorf("snkv: open %q read-only: %w: %w", cfg.Path, ErrCantOpen, err)
+		case err == nil:
+			if err := checkHeader(cfg.Path, st.Size()); err != nil {
+				return nil, err
+			}
 		}
 		dsn, err := fileURI(cfg.Path)
 		if err != nil {
@@ -69,12 +80,20 @@ func Open(cfg Config) (*DB, error) {
 		}
 		if cfg.ReadOnly {
 			dsn += "?mode=ro"
+			if readOnlyFS(cfg.Path) {
+				// See readOnlyFS: nobody can write the file, so SQLite may
+				// read it without locks or a -shm file.
+				dsn += "&immutable=1"
+				db.immutable = true
+			}
 		}
 		db.dsn = dsn
+		db.companions = existingCompanions(cfg.Path)
 	}
 	if !cfg.ReadOnly {
 		w, err := db.newConn(true)
 		if err != nil {
+			db.removeNewCompanions()
 			return nil, Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
 		}
 		db.writer = make(chan *Conn, 1)
@@ -83,11 +102,48 @@ func Open(cfg Config) (*DB, error) {
 		// Open one reader now so that a missing or corrupt file fails Open.
 		r, err := db.AcquireReader(context.Background())
 		if err != nil {
+			db.removeNewCompanions()
 			return nil, err
 		}
 		db.ReleaseReader(r)
 	}
 	return db, nil
+}
+
+// checkPath refuses a path SQLite would read differently from the file
+// system: empty, or containing a NUL byte (which C strings end at, so the
+// path would silently name another file).
+func checkPath(path string) error {
+	switch {
+	case path == "":
+		return fmt.Errorf("snkv: %w: empty path", ErrCantOpen)
+	case strings.IndexByte(path, 0) >= 0:
+		return fmt.Errorf("snkv: %q: %w: the path contains a NUL byte", path, ErrCantOpen)
+	}
+	return nil
+}
+
+// sqliteMagic starts every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// checkHeader refuses an existing, non-empty file that does not start with
+// SQLite's header: SQLite itself takes a file shorter than one page for an
+// empty database and would write over it.
+func checkHeader(path string, size int64) error {
+	if size == 0 {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("snkv: open %q: %w: %w", path, ErrCantOpen, err)
+	}
+	defer f.Close()
+	buf := make([]byte, len(sqliteMagic))
+	n, _ := io.ReadFull(f, buf)
+	if n < len(buf) || string(buf) != sqliteMagic {
+		return fmt.Errorf("snkv: open %q: %w: %d-byte file without a SQLite header", path, ErrCorrupt, size)
+	}
+	return nil
 }
 
 // Memory reports whether the database lives in memory.
@@ -100,6 +156,9 @@ func (db *DB) Config() Config { return db.cfg }
 // characters that URIs give meaning to, so that no part of the path is ever
 // read as a parameter.
 func fileURI(path string) (string, error) {
+	if err := checkPath(path); err != nil {
+		return "", err
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", fmt.Errorf("snkv: open %q: %w: %w", path, ErrCantOpen, err)
@@ -424,40 +483,4 @@ func (db *DB) WithWriter(ctx context.Context, fn func(c *Conn) error) error {
 	}
 	defer db.ReleaseWriter(c)
 	return fn(c)
-}
-
-// Backup writes a consistent copy of the database to dest (which must not
-// exist) with VACUUM INTO, from one read snapshot, on a connection of its
-// own so that writers go on meanwhile.
-func (db *DB) Backup(ctx context.Context, dest string) error {
-	if db.closed.Load() {
-		return ErrClosed
-	}
-	if _, err := os.Stat(dest); err == nil {
-		return fmt.Errorf("snkv: backup to %q: %w: destination exists", dest, ErrExists)
-	}
-	c, err := openConn(db.dsn)
-	if err != nil {
-		return Wrap(ctx, "backup", err)
-	}
-	defer c.close()
-	if err := c.ExecScript(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", db.cfg.BusyTimeout.Milliseconds())); err != nil {
-		return Wrap(ctx, "backup", err)
-	}
-	target := dest
-	if db.memory {
-		// VACUUM INTO writes through the source's VFS, which for an
-		// in-memory store is memdb: name the operating system's VFS.
-		u, err := fileURI(dest)
-		if err != nil {
-			return err
-		}
-		vfs := "unix"
-		if runtime.GOOS == "windows" {
-			vfs = "win32"
-		}
-		target = u + "?vfs=" + vfs
-	}
-	_, err = c.Exec(ctx, "VACUUM INTO ?1", target)
-	return Wrap(ctx, "backup", err)
 }

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// companionSuffixes are the files SQLite keeps beside a database.
+var companionSuffixes = []string{"-wal", "-shm", "-journal"}
+
+// existingCompanions records which companion files of path exist now.
+func existingCompanions(path string) map[string]bool {
+	m := make(map[string]bool, len(companionSuffixes))
+	for _, s := range companionSuffixes {
+		_, err := os.Lstat(path + s)
+		m[s] = err == nil
+	}
+	return m
+}
+
+// removeNewCompanions removes the companion files that did not exist when
+// Open began: a refused open leaves the directory as it found it.
+func (db *DB) removeNewCompanions() {
+	if db.memory || db.companions == nil {
+		return
+	}
+	for _, s := range companionSuffixes {
+		if !db.companions[s] {
+			_ = os.Remove(db.cfg.Path + s)
+		}
+	}
+}
+
+// Discard closes a DB that Open's caller refused (a file that is not a
+// store, a newer format): unlike Close, it never checkpoints, so a WAL that
+// another application left pending stays in its -wal file, and it removes
+// the companion files this DB created. The file and its companions are left
+// as they were found.
+func (db *DB) Discard() error {
+	if !db.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	close(db.closing)
+	var err error
+	if db.writer != nil {
+		w := <-db.writer
+		w.noCheckpointOnClose()
+		err = w.close()
+	}
+	for {
+		select {
+		case c := <-db.readers:
+			c.noCheckpointOnClose()
+			_ = c.close()
+			db.readerClosed()
+			continue
+		default:
+		}
+		break
+	}
+	db.removeNewCompanions()
+	return err
+}
+
+// noCheckpointOnClose tells SQLite not to checkpoint (and so not to delete
+// the -wal file) when this connection, the last on the file, closes.
+func (c *Conn) noCheckpointOnClose() {
+	const vaSlot = 8 // libc.VaList stride per argument
+	bp := sqlite3.Xsqlite3_malloc64(c.tls, 2*vaSlot)
+	if bp == 0 {
+		return
+	}
+	defer sqlite3.Xsqlite3_free(c.tls, bp)
+	sqlite3.Xsqlite3_db_config(c.tls, c.db, sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, libc.VaList(bp, int32(1), uintptr(0)))
+}
+
+// Immutable reports whether a read-only store was opened with SQLite's
+// immutable flag because its file system is read-only (see readOnlyFS).
+func (db *DB) Immutable() bool { return db.immutable }
+
+// readOnlyFS reports whether a read-only open of path must use SQLite's
+// immutable mode: the file lives on a read-only file system, where SQLite
+// cannot create the -shm file a WAL reader needs, and it has no WAL
+// content that immutable mode would ignore (no -wal file, or an empty one,
+// as Close leaves it). A file whose -wal holds frames stays a plain
+// read-only open, which SQLite refuses if it cannot make the -shm; the
+// store must then be checkpointed (or opened read-write once) somewhere
+// writable first.
+func readOnlyFS(path string) bool {
+	if !dirReadOnly(path) {
+		return false
+	}
+	st, err := os.Stat(path + "-wal")
+	return err != nil || st.Size() == 0
+}
+
+// Backup writes a consistent copy of the database to dest (which must not
+// exist) with VACUUM INTO, from one read snapshot, on a connection of its
+// own so that writers go on meanwhile. dest is always a file-system path:
+// it reaches SQLite as an escaped file: URI, so that no prefix ("file:")
+// or suffix ("?vfs=memdb") of it is ever read as an instruction. A nil
+// return means a complete store file is at dest.
+func (db *DB) Backup(ctx context.Context, dest string) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	if err := checkPath(dest); err != nil {
+		return fmt.Errorf("snkv: backup: %w", err)
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		return fmt.Errorf("snkv: backup to %q: %w: destination exists", dest, ErrExists)
+	}
+	target, err := fileURI(dest)
+	if err != nil {
+		return err
+	}
+	if db.memory {
+		// VACUUM INTO writes through the source's VFS, which for an
+		// in-memory store is memdb: name the operating system's VFS.
+		vfs := "unix"
+		if runtime.GOOS == "windows" {
+			vfs = "win32"
+		}
+		target += "?vfs=" + vfs
+	}
+	c, err := openConn(db.dsn)
+	if err != nil {
+		return Wrap(ctx, "backup", err)
+	}
+	defer c.close()
+	c.setBusyTimeout(db.cfg.BusyTimeout)
+	if _, err = c.Exec(ctx, "VACUUM INTO ?1", target); err != nil {
+		_ = os.Remove(dest) // a partial copy is no backup
+		return Wrap(ctx, "backup", err)
+	}
+	// VACUUM INTO reported success: the file must be there now.
+	if st, err := os.Stat(dest); err != nil || st.Size() == 0 {
+		return fmt.Errorf("snkv: backup to %q: %w: no database was written there", dest, ErrCantOpen)
+	}
+	return nil
+}

@@ -1,0 +1,236 @@
+package kvstore_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+// listDir returns the names in dir, sorted.
+func listDir(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// dirBytes returns every regular file of dir by name, with its bytes.
+func dirBytes(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, name := range listDir(t, dir) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		out[name] = data
+	}
+	return out
+}
+
+// A backup destination is a path, whatever it looks like: a nil return
+// means a complete store is at exactly that path, and nothing else was
+// written.
+func TestBackupDestinationIsAlwaysAPath(t *testing.T) {
+	dests := []string{
+		"file:b1.db",
+		"file:b2.db?vfs=memdb",
+		"file:b3.db?mode=memory",
+		"b4.db?mode=ro",
+		"b5#frag.db",
+		"b6%41.db",
+		"file:/b7.db", // b7.db in a directory named "file:"
+	}
+	for _, kind := range storeKinds() {
+		t.Run(kind.name, func(t *testing.T) {
+			db := kind.open(t, kvstore.Options{})
+			require.NoError(t, db.Put(b("k"), b("v")))
+			dir := t.TempDir()
+			t.Chdir(dir)
+			// Without the directory "file:", "file:/b7.db" names nothing
+			// that can be created: an error, never the root's /b7.db.
+			require.ErrorIs(t, db.Backup(context.Background(), "file:/b7.db"), kvstore.ErrCantOpen)
+			require.NoError(t, os.Mkdir("file:", 0o755))
+			for _, dest := range dests {
+				before := listDir(t, dir)
+				require.NoError(t, db.Backup(context.Background(), dest), dest)
+				// Exactly one new entry: the first path component of dest.
+				first := dest
+				if i := indexSlash(dest); i >= 0 {
+					first = dest[:i]
+				}
+				require.Equal(t, sortedWith(before, first), listDir(t, dir), dest)
+				st, err := os.Stat(dest)
+				require.NoError(t, err, dest)
+				require.True(t, st.Mode().IsRegular(), dest)
+				copyDB, err := kvstore.Open(dest, kvstore.Options{ReadOnly: true})
+				require.NoError(t, err, dest)
+				v, err := copyDB.Get(b("k"))
+				require.NoError(t, err, dest)
+				require.Equal(t, "v", string(v))
+				require.NoError(t, copyDB.IntegrityCheck(context.Background()))
+				require.NoError(t, copyDB.Close())
+			}
+		})
+	}
+}
+
+func indexSlash(s string) int {
+	for i := range len(s) {
+		if s[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+func sortedWith(names []string, name string) []string {
+	out := append(slices.Clone(names), name)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// A path with a NUL byte names a file SQLite would never see: it is refused,
+// for Open and Backup alike, and nothing is created.
+func TestPathWithNULIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	_, err := kvstore.Open("x\x00y.db", kvstore.Options{})
+	require.ErrorIs(t, err, kvstore.ErrCantOpen)
+	_, err = kvstore.Open("x\x00y.db", kvstore.Options{ReadOnly: true})
+	require.ErrorIs(t, err, kvstore.ErrCantOpen)
+	require.Empty(t, listDir(t, dir))
+
+	db := openAt(t, filepath.Join(t.TempDir(), "s.db"), kvstore.Options{})
+	require.ErrorIs(t, db.Backup(context.Background(), "b\x00c.db"), kvstore.ErrCantOpen)
+	require.ErrorIs(t, db.Backup(context.Background(), ""), kvstore.ErrCantOpen)
+	require.Empty(t, listDir(t, dir))
+}
+
+// A short file that is not a database is refused, not taken for an empty
+// database and overwritten.
+func TestShortNonDatabaseFileIsRefused(t *testing.T) {
+	for _, content := range [][]byte{
+		{'x'},
+		[]byte("not a database at all"),
+		make([]byte, 100),
+		make([]byte, 4096),
+	} {
+		for _, ro := range []bool{false, true} {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "f.db")
+			require.NoError(t, os.WriteFile(path, content, 0o644))
+			before := dirBytes(t, dir)
+			_, err := kvstore.Open(path, kvstore.Options{ReadOnly: ro})
+			require.ErrorIs(t, err, kvstore.ErrCorrupt, "%d bytes, read-only %v", len(content), ro)
+			require.Equal(t, before, dirBytes(t, dir))
+		}
+	}
+}
+
+// foreignWAL makes, in a fresh directory, another application's WAL
+// database whose last commits are still in its -wal file (as a crash, or
+// a process that still has it open, leaves it), and returns its path.
+func foreignWAL(t *testing.T, withShm bool) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "app.db")
+	raw, err := sql.Open("sqlite", src)
+	require.NoError(t, err)
+	raw.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"PRAGMA journal_mode = WAL",
+		"PRAGMA wal_autocheckpoint = 0",
+		"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
+		"INSERT INTO notes (body) VALUES ('one'), ('two'), ('three')",
+	} {
+		_, err := raw.Exec(q)
+		require.NoError(t, err, q)
+	}
+	// Copy the files while the application still holds the database.
+	dir := t.TempDir()
+	for _, s := range []string{"", "-wal", "-shm"} {
+		if s == "-shm" && !withShm {
+			continue
+		}
+		data, err := os.ReadFile(src + s)
+		require.NoError(t, err, s)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "app.db"+s), data, 0o644))
+	}
+	require.NoError(t, raw.Close())
+	return filepath.Join(dir, "app.db")
+}
+
+// Refusing another application's WAL database leaves its pending WAL in
+// the -wal file, creates no -shm, and changes no byte of any file.
+func TestRefusedWALDatabaseIsUntouched(t *testing.T) {
+	for _, withShm := range []bool{false, true} {
+		for _, ro := range []bool{false, true} {
+			path := foreignWAL(t, withShm)
+			dir := filepath.Dir(path)
+			wal, err := os.Stat(path + "-wal")
+			require.NoError(t, err)
+			require.NotZero(t, wal.Size(), "the WAL must hold the commits")
+			before := dirBytes(t, dir)
+			_, err = kvstore.Open(path, kvstore.Options{ReadOnly: ro})
+			require.ErrorIs(t, err, kvstore.ErrNotStore, "shm %v read-only %v", withShm, ro)
+			after := dirBytes(t, dir)
+			require.Equal(t, listDir(t, dir), sortedKeys(before), "shm %v read-only %v", withShm, ro)
+			for name, data := range before {
+				if name == "app.db-shm" {
+					continue // the shared-memory index is rebuilt by any reader
+				}
+				require.Equal(t, data, after[name], "%s changed (shm %v, read-only %v)", name, withShm, ro)
+			}
+		}
+	}
+}
+
+// Refusing a WAL database that another process holds open leaves its
+// pending WAL alone: the refusal never checkpoints.
+func TestRefusedLiveWALDatabaseKeepsItsWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.db")
+	raw := rawDB(t, path)
+	raw.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"PRAGMA journal_mode = WAL",
+		"PRAGMA wal_autocheckpoint = 0",
+		"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
+		"INSERT INTO notes (body) VALUES ('one'), ('two')",
+	} {
+		_, err := raw.Exec(q)
+		require.NoError(t, err, q)
+	}
+	main, err := os.ReadFile(path)
+	require.NoError(t, err)
+	wal, err := os.ReadFile(path + "-wal")
+	require.NoError(t, err)
+	_, err = kvstore.Open(path, kvstore.Options{})
+	require.ErrorIs(t, err, kvstore.ErrNotStore)
+	main2, err := os.ReadFile(path)
+	require.NoError(t, err)
+	wal2, err := os.ReadFile(path + "-wal")
+	require.NoError(t, err)
+	require.Equal(t, main, main2)
+	require.Equal(t, wal, wal2)
+	var n int
+	require.NoError(t, raw.QueryRow("SELECT count(*) FROM notes").Scan(&n))
+	require.Equal(t, 2, n)
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
