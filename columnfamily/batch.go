@@ -47,16 +47,34 @@ func (b *Batch) PutTTL(key, value []byte, d time.Duration) {
 func (b *Batch) Delete(key []byte) { b.ops = append(b.ops, batchOp{kind: opDelete, key: key}) }
 
 // Len returns the number of operations in the batch.
-func (b *Batch) Len() int { return len(b.ops) }
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.ops)
+}
 
 // Reset empties the batch for reuse.
-func (b *Batch) Reset() { b.ops = b.ops[:0] }
+func (b *Batch) Reset() {
+	if b != nil {
+		b.ops = b.ops[:0]
+	}
+}
 
 // Apply writes every operation of b, in order, in one transaction (the
 // handle's, when bound to one). Every operation is checked before anything
 // is written: one bad key, value or TTL fails the whole batch and writes
 // nothing.
 func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
+	if err := CheckContext(ctx); err != nil {
+		return err
+	}
+	if b == nil {
+		return fmt.Errorf("%w: nil batch", engine.ErrInvalidArgument)
+	}
 	nowMs := cf.nowMs()
 	exps := make([]int64, len(b.ops))
 	var bytes uint64

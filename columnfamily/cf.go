@@ -89,6 +89,9 @@ func newMeta(r *Registry, name string) *meta {
 // handle of another store gives one whose every call fails with
 // ErrForeignHandle. It is the plumbing behind kvstore.Tx.CF: use that.
 func Bind(cf *ColumnFamily, tx *engine.Tx) *ColumnFamily {
+	if cf == nil || cf.m == nil {
+		return &ColumnFamily{tx: tx, bad: errNilHandle}
+	}
 	b := &ColumnFamily{m: cf.m, tx: tx}
 	if cf.m.env.DB != tx.DB() {
 		b.bad = fmt.Errorf("%w: %q", engine.ErrForeignHandle, cf.m.name)
@@ -97,17 +100,27 @@ func Bind(cf *ColumnFamily, tx *engine.Tx) *ColumnFamily {
 }
 
 // Registry returns the registry the handle belongs to.
-func (cf *ColumnFamily) Registry() *Registry { return cf.m.reg }
+func (cf *ColumnFamily) Registry() *Registry {
+	if cf == nil || cf.m == nil {
+		return nil
+	}
+	return cf.m.reg
+}
 
 // Name returns the column family's name as stored.
-func (cf *ColumnFamily) Name() string { return cf.m.name }
+func (cf *ColumnFamily) Name() string {
+	if cf == nil || cf.m == nil {
+		return ""
+	}
+	return cf.m.name
+}
 
 // HasTTL reports whether the column family has ever held a key with a TTL
 // (its hidden TTL tables exist).
-func (cf *ColumnFamily) HasTTL() bool { return cf.m.ttl.Load() }
+func (cf *ColumnFamily) HasTTL() bool { return cf.alive() == nil && cf.m.ttl.Load() }
 
 // String returns "columnfamily(<name>)", for logs.
-func (cf *ColumnFamily) String() string { return "columnfamily(" + cf.m.name + ")" }
+func (cf *ColumnFamily) String() string { return "columnfamily(" + cf.Name() + ")" }
 
 func (cf *ColumnFamily) db() *engine.DB { return cf.m.env.DB }
 
@@ -125,7 +138,22 @@ func (cf *ColumnFamily) errf(ctx context.Context, op string, err error) error {
 
 var errDropped = errors.New("column family was dropped")
 
+// errNilHandle is the error of a call on a nil (or zero) handle.
+var errNilHandle = fmt.Errorf("%w: nil column family handle", engine.ErrInvalidArgument)
+
+// CheckContext rejects a nil context: every snkv call that takes one
+// reports ErrInvalidArgument for nil rather than guessing a default.
+func CheckContext(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", engine.ErrInvalidArgument)
+	}
+	return nil
+}
+
 func (cf *ColumnFamily) alive() error {
+	if cf == nil || cf.m == nil {
+		return errNilHandle
+	}
 	if cf.bad != nil {
 		return cf.bad
 	}
@@ -215,6 +243,9 @@ func (cf *ColumnFamily) update(op string, fn func(ctx context.Context, c *engine
 // key without TTL. An expired key is reported as ErrNotFound and expired
 // lazily.
 func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs int64, err error) {
+	if err := cf.alive(); err != nil {
+		return nil, 0, err
+	}
 	if err := checkKey(key); err != nil {
 		return nil, 0, err
 	}
@@ -329,6 +360,9 @@ func (cf *ColumnFamily) Exists(key []byte) (bool, error) {
 // TTL the key had (the key becomes permanent). A nil value is stored as an
 // empty one.
 func (cf *ColumnFamily) Put(key, value []byte) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
 	if err := cf.m.env.checkKV(key, value); err != nil {
 		return err
 	}
@@ -350,6 +384,9 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 // PutIfAbsent stores value under key only if the key is missing or expired,
 // and reports whether it wrote.
 func (cf *ColumnFamily) PutIfAbsent(key, value []byte) (bool, error) {
+	if err := cf.alive(); err != nil {
+		return false, err
+	}
 	if err := cf.m.env.checkKV(key, value); err != nil {
 		return false, err
 	}
@@ -359,6 +396,9 @@ func (cf *ColumnFamily) PutIfAbsent(key, value []byte) (bool, error) {
 // PutIfAbsentTTL is PutIfAbsent that gives the new key a TTL. An existing,
 // live key keeps its value and its TTL.
 func (cf *ColumnFamily) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool, error) {
+	if err := cf.alive(); err != nil {
+		return false, err
+	}
 	if err := cf.m.env.checkKV(key, value); err != nil {
 		return false, err
 	}
@@ -399,6 +439,9 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 // Delete removes key. It returns ErrNotFound if the key is missing or
 // expired (an expired key is removed all the same).
 func (cf *ColumnFamily) Delete(key []byte) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -458,6 +501,9 @@ func (cf *ColumnFamily) Clear() error {
 // GetMany returns the values of keys, in order, read from one consistent
 // snapshot. A missing or expired key gives a nil entry.
 func (cf *ColumnFamily) GetMany(keys [][]byte) ([][]byte, error) {
+	if err := cf.alive(); err != nil {
+		return nil, err
+	}
 	for _, k := range keys {
 		if err := checkKey(k); err != nil {
 			return nil, err

@@ -61,6 +61,9 @@ func (cf *ColumnFamily) writeExpiry(ctx context.Context, c *engine.Conn, key []b
 // TTL replaces any earlier one. The data row and both index rows are written
 // in one transaction.
 func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
 	if err := cf.m.env.checkKV(key, value); err != nil {
 		return err
 	}
@@ -74,6 +77,9 @@ func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
 // PutExpireAt stores value under key to expire at the instant at, which
 // must be in the future (ErrInvalidTTL otherwise).
 func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
 	if err := cf.m.env.checkKV(key, value); err != nil {
 		return err
 	}
@@ -142,6 +148,9 @@ func (cf *ColumnFamily) remaining(expMs int64) time.Duration {
 // value. A missing or expired key gives ErrNotFound; d <= 0 gives
 // ErrInvalidTTL.
 func (cf *ColumnFamily) Expire(key []byte, d time.Duration) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -155,6 +164,9 @@ func (cf *ColumnFamily) Expire(key []byte, d time.Duration) error {
 // ExpireAt sets (or changes) the expiry of an existing key to the instant
 // at, which must be in the future.
 func (cf *ColumnFamily) ExpireAt(key []byte, at time.Time) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -168,6 +180,9 @@ func (cf *ColumnFamily) ExpireAt(key []byte, at time.Time) error {
 // Persist removes the TTL of an existing key, making it permanent. A
 // missing or expired key gives ErrNotFound; a key without TTL is left as is.
 func (cf *ColumnFamily) Persist(key []byte) error {
+	if err := cf.alive(); err != nil {
+		return err
+	}
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -228,6 +243,9 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 	if err := cf.alive(); err != nil {
 		return 0, err
 	}
+	if err := CheckContext(ctx); err != nil {
+		return 0, err
+	}
 	if cf.tx != nil {
 		if err := cf.tx.Check(true); err != nil {
 			return 0, err
@@ -264,6 +282,9 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 // CheckTTL verifies that the column family's data, key index and expiry
 // index agree, and returns a line per disagreement (none: nil).
 func (cf *ColumnFamily) CheckTTL(ctx context.Context) ([]string, error) {
+	if err := CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	c, _, err := cf.readConn()
 	if err != nil {
 		return nil, err

@@ -52,7 +52,8 @@ type Rows interface {
 	Close() error
 }
 
-// ErrClosedCursor is reported by a Cursor used after Close.
+// ErrClosedCursor is reported by a Cursor used after Close, and by any
+// call on a nil *Cursor.
 var ErrClosedCursor = errors.New("snkv: cursor is closed")
 
 // PrefixEnd returns the smallest key greater than every key that starts
@@ -160,14 +161,17 @@ func NewCursor(src Source, opts Options) *Cursor {
 }
 
 // First positions the cursor on the first key in iteration order.
-func (c *Cursor) First() bool { return c.open(c.lo, c.hi, c.reverse) }
+func (c *Cursor) First() bool { return c != nil && c.open(c.lo, c.hi, c.reverse) }
 
 // Last positions the cursor on the last key in iteration order.
-func (c *Cursor) Last() bool { return c.open(c.lo, c.hi, !c.reverse) }
+func (c *Cursor) Last() bool { return c != nil && c.open(c.lo, c.hi, !c.reverse) }
 
 // Seek positions the cursor on the first key at or after key in iteration
 // order: the smallest key >= key, or with Reverse the largest key <= key.
 func (c *Cursor) Seek(key []byte) bool {
+	if c == nil {
+		return false
+	}
 	b := Bound{Key: key, Inclusive: true}
 	if c.reverse {
 		return c.open(c.lo, minUpper(c.hi, b), true)
@@ -177,28 +181,46 @@ func (c *Cursor) Seek(key []byte) bool {
 
 // Next moves to the next key in iteration order. On an unpositioned cursor
 // it is First.
-func (c *Cursor) Next() bool { return c.step(c.reverse) }
+func (c *Cursor) Next() bool { return c != nil && c.step(c.reverse) }
 
 // Prev moves to the previous key in iteration order. On an unpositioned
 // cursor it is Last.
-func (c *Cursor) Prev() bool { return c.step(!c.reverse) }
+func (c *Cursor) Prev() bool { return c != nil && c.step(!c.reverse) }
 
 // Valid reports whether the cursor is on a key.
-func (c *Cursor) Valid() bool { return c.valid }
+func (c *Cursor) Valid() bool { return c != nil && c.valid }
 
 // Key returns the current key, or nil. The slice belongs to the caller.
-func (c *Cursor) Key() []byte { return c.key }
+func (c *Cursor) Key() []byte {
+	if c == nil {
+		return nil
+	}
+	return c.key
+}
 
 // Value returns the current value, or nil. The slice belongs to the caller
 // (an empty value is an empty, non-nil slice).
-func (c *Cursor) Value() []byte { return c.val }
+func (c *Cursor) Value() []byte {
+	if c == nil {
+		return nil
+	}
+	return c.val
+}
 
 // Err returns the error that stopped the cursor, if any. A cursor that ran
 // off the end of its range has no error.
-func (c *Cursor) Err() error { return c.err }
+func (c *Cursor) Err() error {
+	if c == nil {
+		return ErrClosedCursor
+	}
+	return c.err
+}
 
 // Close releases the cursor. It is safe to call more than once.
 func (c *Cursor) Close() error {
+	if c == nil {
+		return ErrClosedCursor
+	}
 	if c.closed {
 		return nil
 	}

@@ -56,4 +56,8 @@ var (
 	// ErrForeignHandle: a column family handle from another store passed to
 	// Tx.CF.
 	ErrForeignHandle = engine.ErrForeignHandle
+	// ErrInvalidArgument: a nil argument where a value is required (a nil
+	// context, batch, function or column family handle) or a method called
+	// on a nil handle (*Store, *Tx, *ColumnFamily, *Cursor).
+	ErrInvalidArgument = engine.ErrInvalidArgument
 )

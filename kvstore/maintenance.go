@@ -57,6 +57,9 @@ type CheckpointResult struct {
 // Checkpoint copies the WAL into the database file.
 func (s *Store) Checkpoint(ctx context.Context, mode CheckpointMode) (CheckpointResult, error) {
 	var res CheckpointResult
+	if err := s.usable(ctx); err != nil {
+		return res, err
+	}
 	if mode < CheckpointPassive || mode > CheckpointTruncate {
 		return res, fmt.Errorf("snkv: checkpoint: %w: unknown mode %d", ErrInvalidOption, int(mode))
 	}
@@ -77,6 +80,9 @@ func (s *Store) Checkpoint(ctx context.Context, mode CheckpointMode) (Checkpoint
 // all of them). It works on files created by snkv (auto_vacuum is set to
 // INCREMENTAL on new files); elsewhere it does nothing; use Vacuum.
 func (s *Store) IncrementalVacuum(ctx context.Context, pages int) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
 	if pages < 0 {
 		return fmt.Errorf("snkv: incremental vacuum: %w: negative page count", ErrInvalidOption)
 	}
@@ -89,6 +95,9 @@ func (s *Store) IncrementalVacuum(ctx context.Context, pages int) error {
 // Vacuum rebuilds the whole file compactly. It needs free disk space of
 // about the file's size and holds the write lock throughout.
 func (s *Store) Vacuum(ctx context.Context) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
 	err := s.db.WithWriter(ctx, func(c *engine.Conn) error { return c.ExecScript(ctx, "VACUUM") })
 	return engine.Wrap(ctx, "vacuum", err)
 }
@@ -97,6 +106,9 @@ func (s *Store) Vacuum(ctx context.Context) error {
 // not exist, while writers go on. The copy is a compact, self-contained
 // snkv store (rollback journal; it switches to WAL when opened).
 func (s *Store) Backup(ctx context.Context, dest string) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
 	return s.db.Backup(ctx, dest)
 }
 
@@ -105,6 +117,9 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 // data, key index and expiry index agree. It returns nil for a sound store,
 // else an error wrapping ErrCorrupt that lists the problems.
 func (s *Store) IntegrityCheck(ctx context.Context) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
 	var problems []string
 	var names []string
 	err := s.db.WithReader(ctx, func(c *engine.Conn) error {
@@ -187,6 +202,9 @@ type Stats struct {
 
 // Stats returns the store's counters and file figures.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	if err := s.usable(ctx); err != nil {
+		return Stats{}, err
+	}
 	c := &s.db.Stats
 	st := Stats{
 		Puts: c.Puts.Load(), Gets: c.Gets.Load(), Hits: c.Hits.Load(), Misses: c.Misses.Load(),

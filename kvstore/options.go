@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/snkv-go/snkv/columnfamily"
@@ -53,7 +54,9 @@ type Options struct {
 	PageSize int
 	// BusyTimeout is how long a write waits for the write lock (held by
 	// another transaction or process), and a read for a free connection,
-	// before failing with ErrBusy. 0 means 5 s.
+	// before failing with ErrBusy. 0 means 5 s. SQLite counts it in
+	// milliseconds in a 32-bit integer: more than MaxBusyTimeout (about
+	// 24.8 days) is refused with ErrInvalidOption rather than wrapped.
 	BusyTimeout time.Duration
 	// WALAutoCheckpoint is the WAL size, in pages, past which a commit
 	// checkpoints; 0 keeps SQLite's default (1000), -1 turns automatic
@@ -90,6 +93,10 @@ func NewManualClock(t time.Time) *ManualClock { return ttl.NewManualClock(t) }
 
 // NoTTL is the remaining time reported for a key without expiry.
 const NoTTL = ttl.NoTTL
+
+// MaxBusyTimeout is the longest Options.BusyTimeout: SQLite takes the
+// timeout as a 32-bit count of milliseconds.
+const MaxBusyTimeout = time.Duration(math.MaxInt32) * time.Millisecond
 
 // MaxKeySize is the longest key, in bytes (64 KiB).
 const MaxKeySize = columnfamily.MaxKeySize
@@ -129,6 +136,8 @@ func (o Options) config(path string) (engine.Config, error) {
 		return bad("negative busy timeout %v", o.BusyTimeout)
 	case o.BusyTimeout == 0:
 		cfg.BusyTimeout = 5 * time.Second
+	case o.BusyTimeout > MaxBusyTimeout:
+		return bad("busy timeout %v is longer than %v", o.BusyTimeout, MaxBusyTimeout)
 	}
 	if o.CacheSize < 0 {
 		return bad("negative cache size %d", o.CacheSize)

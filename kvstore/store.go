@@ -95,17 +95,43 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the path the store was opened with ("" for in-memory).
-func (s *Store) Path() string { return s.path }
+// errNilStore is the error of a call on a nil *Store.
+var errNilStore = fmt.Errorf("%w: nil store", ErrInvalidArgument)
 
-// Default returns the handle of the default column family.
-func (s *Store) Default() *ColumnFamily { return s.ColumnFamily }
+// usable rejects a call on a nil Store, and a nil context (every method
+// that takes one treats nil as an error, never as context.Background).
+func (s *Store) usable(ctx context.Context) error {
+	if s == nil {
+		return errNilStore
+	}
+	return columnfamily.CheckContext(ctx)
+}
+
+// Path returns the path the store was opened with ("" for in-memory).
+func (s *Store) Path() string {
+	if s == nil {
+		return ""
+	}
+	return s.path
+}
+
+// Default returns the handle of the default column family (nil for a nil
+// Store; every call on that nil handle fails with ErrInvalidArgument).
+func (s *Store) Default() *ColumnFamily {
+	if s == nil {
+		return nil
+	}
+	return s.ColumnFamily
+}
 
 // Close stops the background purge, waits for a running write transaction
 // to end, and closes the store. Cursors still open keep their connection
 // until they are closed. Calls after Close fail with ErrClosed; a second
 // Close returns ErrClosed.
 func (s *Store) Close() error {
+	if s == nil {
+		return errNilStore
+	}
 	if s.stopPurge != nil && !s.db.Closed() {
 		s.stopPurge()
 		s.purgeWG.Wait()
@@ -118,18 +144,27 @@ func (s *Store) Close() error {
 // ASCII case, as SQLite's table names do), ErrInvalidName or
 // ErrReservedName for a bad name.
 func (s *Store) CreateColumnFamily(name string) (*ColumnFamily, error) {
+	if s == nil {
+		return nil, errNilStore
+	}
 	return s.reg.Create(context.Background(), name)
 }
 
 // OpenColumnFamily returns the handle of an existing column family, or
 // ErrNotFound.
 func (s *Store) OpenColumnFamily(name string) (*ColumnFamily, error) {
+	if s == nil {
+		return nil, errNilStore
+	}
 	return s.reg.Open(context.Background(), name)
 }
 
 // ColumnFamilyOrCreate opens the column family name, creating it if it does
 // not exist.
 func (s *Store) ColumnFamilyOrCreate(name string) (*ColumnFamily, error) {
+	if s == nil {
+		return nil, errNilStore
+	}
 	cf, err := s.OpenColumnFamily(name)
 	if errors.Is(err, ErrNotFound) {
 		cf, err = s.CreateColumnFamily(name)
@@ -144,6 +179,9 @@ func (s *Store) ColumnFamilyOrCreate(name string) (*ColumnFamily, error) {
 // The default column family cannot be dropped (ErrDropDefault); a missing
 // one gives ErrNotFound. Existing handles to it fail with ErrNotFound.
 func (s *Store) DropColumnFamily(name string) error {
+	if s == nil {
+		return errNilStore
+	}
 	return s.reg.Drop(context.Background(), name)
 }
 
@@ -151,12 +189,18 @@ func (s *Store) DropColumnFamily(name string) error {
 // included, sorted bytewise. Hidden tables and tables other tools keep in
 // the file are never listed.
 func (s *Store) ListColumnFamilies() ([]string, error) {
+	if s == nil {
+		return nil, errNilStore
+	}
 	return s.reg.List(context.Background())
 }
 
 // PurgeExpiredAll runs PurgeExpired on every column family and returns the
 // total removed.
 func (s *Store) PurgeExpiredAll(ctx context.Context) (int, error) {
+	if err := s.usable(ctx); err != nil {
+		return 0, err
+	}
 	names, err := s.ListColumnFamilies()
 	if err != nil {
 		return 0, err

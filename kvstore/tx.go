@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/snkv-go/snkv/columnfamily"
@@ -21,13 +22,32 @@ type Tx struct {
 	*ColumnFamily
 	tx    *engine.Tx
 	store *Store
+
+	// ended records a Commit or Rollback called by the function given to
+	// Update or View, so that they report what happened.
+	ended  txEnd
+	endErr error
 }
+
+type txEnd uint8
+
+const (
+	txOpen txEnd = iota
+	txCommitted
+	txRolledBack
+)
+
+// errNilTx is the error of a call on a nil *Tx.
+var errNilTx = fmt.Errorf("%w: nil transaction", ErrInvalidArgument)
 
 // Begin starts a transaction. A writable one takes the write lock at once
 // (BEGIN IMMEDIATE), waiting up to Options.BusyTimeout or until ctx ends;
 // statements in the transaction run under ctx. End it with Commit or
 // Rollback.
 func (s *Store) Begin(ctx context.Context, writable bool) (*Tx, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
 	if writable && s.opts.ReadOnly {
 		return nil, fmt.Errorf("snkv: begin: %w", ErrReadOnly)
 	}
@@ -41,6 +61,13 @@ func (s *Store) Begin(ctx context.Context, writable bool) (*Tx, error) {
 // Update runs fn in a write transaction and commits it if fn returns nil;
 // if fn returns an error or panics, the transaction is rolled back (and the
 // panic continues).
+//
+// fn may end the transaction itself. If it calls tx.Commit and returns nil,
+// Update returns that Commit's result (nil: the data is committed). If it
+// calls tx.Rollback and returns nil, Update returns an error wrapping
+// ErrTxDone that says so (nothing was written). If fn returns an error,
+// Update returns it whatever fn did to the transaction: a Commit fn made
+// before stays committed. A nil fn or ctx gives ErrInvalidArgument.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	return s.run(ctx, true, fn)
 }
@@ -52,6 +79,9 @@ func (s *Store) View(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (s *Store) run(ctx context.Context, writable bool, fn func(tx *Tx) error) (err error) {
+	if fn == nil {
+		return fmt.Errorf("%w: nil function", ErrInvalidArgument)
+	}
 	tx, err := s.Begin(ctx, writable)
 	if err != nil {
 		return err
@@ -70,28 +100,68 @@ func (s *Store) run(ctx context.Context, writable bool, fn func(tx *Tx) error) (
 		_ = tx.Rollback()
 		return ferr
 	}
+	switch tx.ended {
+	case txCommitted:
+		return tx.endErr
+	case txRolledBack:
+		return fmt.Errorf("snkv: the function rolled the transaction back itself: %w", ErrTxDone)
+	}
 	return tx.Commit()
 }
 
 // CF returns cf bound to this transaction. A handle from another store
 // gives a handle whose every call fails with ErrForeignHandle.
-func (tx *Tx) CF(cf *ColumnFamily) *ColumnFamily { return columnfamily.Bind(cf, tx.tx) }
+// A nil cf gives a handle whose every call fails with ErrInvalidArgument.
+func (tx *Tx) CF(cf *ColumnFamily) *ColumnFamily {
+	if tx == nil {
+		return columnfamily.Bind(nil, nil)
+	}
+	return columnfamily.Bind(cf, tx.tx)
+}
 
-// Writable reports whether the transaction may write.
-func (tx *Tx) Writable() bool { return tx.tx.Writable() }
+// Writable reports whether the transaction may write (false for a nil Tx).
+func (tx *Tx) Writable() bool { return tx != nil && tx.tx.Writable() }
 
-// Context returns the context the transaction was begun with.
-func (tx *Tx) Context() context.Context { return tx.tx.Ctx() }
+// Context returns the context the transaction was begun with (nil for a
+// nil Tx).
+func (tx *Tx) Context() context.Context {
+	if tx == nil {
+		return nil
+	}
+	return tx.tx.Ctx()
+}
 
 // OnCommit registers f to run after the transaction commits successfully,
 // in registration order, after the write lock is released. It never runs if
-// the transaction rolls back or its commit fails.
-func (tx *Tx) OnCommit(f func()) { tx.tx.OnCommit(f) }
+// the transaction rolls back or its commit fails. A nil f is ignored.
+func (tx *Tx) OnCommit(f func()) {
+	if tx != nil && f != nil {
+		tx.tx.OnCommit(f)
+	}
+}
 
 // Commit commits the transaction; the OnCommit hooks then run. A failed
 // commit rolls back. Committing twice gives ErrTxDone.
-func (tx *Tx) Commit() error { return tx.tx.Commit() }
+func (tx *Tx) Commit() error {
+	if tx == nil {
+		return errNilTx
+	}
+	err := tx.tx.Commit()
+	if tx.ended == txOpen && !errors.Is(err, ErrTxDone) {
+		tx.ended, tx.endErr = txCommitted, err
+	}
+	return err
+}
 
 // Rollback abandons the transaction. After Commit or Rollback it returns
 // ErrTxDone, so `defer tx.Rollback()` is safe.
-func (tx *Tx) Rollback() error { return tx.tx.Rollback() }
+func (tx *Tx) Rollback() error {
+	if tx == nil {
+		return errNilTx
+	}
+	err := tx.tx.Rollback()
+	if tx.ended == txOpen && !errors.Is(err, ErrTxDone) {
+		tx.ended = txRolledBack
+	}
+	return err
+}

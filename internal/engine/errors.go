@@ -31,6 +31,7 @@ var (
 	ErrDiskFull      = errors.New("snkv: disk full")
 	ErrDropDefault   = errors.New("snkv: the default column family cannot be dropped")
 	ErrForeignHandle = errors.New("snkv: column family belongs to another store")
+	ErrInvalidArgument = errors.New("snkv: invalid argument")
 )
 
 // SQLite primary result codes used by the mapping below.
