@@ -60,8 +60,29 @@ func (c *ManualClock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// NowMs is the clock's time in milliseconds since the Unix epoch.
-func NowMs(c Clock) int64 { return c.Now().UnixMilli() }
+// MaxExpiryMs is the latest expiry a key can have, in milliseconds since
+// the Unix epoch (about 292 million years from now): the largest whole
+// second whose milliseconds fit an int64.
+const MaxExpiryMs = (math.MaxInt64/1000 - 1) * 1000
+
+// NowMs is the clock's time in milliseconds since the Unix epoch, limited
+// to 0..MaxExpiryMs: expiries are stored as unsigned big-endian numbers, so
+// a clock set before 1970 reads as 1970-01-01 (a TTL then counts from the
+// epoch) and never produces a time that sorts after every real expiry.
+func NowMs(c Clock) int64 { return clampMs(c.Now()) }
+
+// clampMs converts t to milliseconds since the epoch, limited to
+// 0..MaxExpiryMs, without the overflow of time.Time.UnixMilli far from
+// 1970.
+func clampMs(t time.Time) int64 {
+	switch sec := t.Unix(); {
+	case sec < 0:
+		return 0
+	case sec >= MaxExpiryMs/1000:
+		return MaxExpiryMs
+	}
+	return t.UnixMilli()
+}
 
 // ErrInvalid is the error this package reports for a bad TTL; kvstore
 // re-exports the same value as ErrInvalidTTL.
@@ -78,8 +99,9 @@ func ExpiryFromTTL(nowMs int64, d time.Duration) (int64, error) {
 	if d%time.Millisecond != 0 {
 		ms++
 	}
-	if ms > math.MaxInt64-nowMs {
-		return 0, fmt.Errorf("%w: ttl %v overflows", ErrInvalid, d)
+	nowMs = max(nowMs, 0)
+	if nowMs > MaxExpiryMs || ms > MaxExpiryMs-nowMs {
+		return 0, fmt.Errorf("%w: ttl %v puts the expiry past the latest one possible", ErrInvalid, d)
 	}
 	return nowMs + ms, nil
 }
@@ -89,6 +111,11 @@ func ExpiryFromTTL(nowMs int64, d time.Duration) (int64, error) {
 func ExpiryFromTime(nowMs int64, at time.Time) (int64, error) {
 	if at.IsZero() {
 		return 0, fmt.Errorf("%w: expiry time is zero", ErrInvalid)
+	}
+	if sec := at.Unix(); sec >= MaxExpiryMs/1000 {
+		return 0, fmt.Errorf("%w: expiry time %v is past the latest one possible", ErrInvalid, at)
+	} else if sec < 0 {
+		return 0, fmt.Errorf("%w: expiry time %v is before 1970 (not in the future)", ErrInvalid, at)
 	}
 	ms := at.UnixMilli()
 	if at.Sub(time.UnixMilli(ms)) > 0 {
@@ -104,12 +131,18 @@ func ExpiryFromTime(nowMs int64, at time.Time) (int64, error) {
 // is expired from its expiry instant on.
 func Expired(expMs, nowMs int64) bool { return expMs <= nowMs }
 
-// Remaining is the time left before expMs, as seen at nowMs (never negative).
+// Remaining is the time left before expMs, as seen at nowMs: never
+// negative, and at most the longest time.Duration (about 292 years), which
+// stands for "longer than that" for an expiry further away.
 func Remaining(expMs, nowMs int64) time.Duration {
 	if expMs <= nowMs {
 		return 0
 	}
-	return time.Duration(expMs-nowMs) * time.Millisecond
+	left := uint64(expMs) - uint64(nowMs) // no overflow: expMs > nowMs
+	if left > uint64(math.MaxInt64/int64(time.Millisecond)) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(left) * time.Millisecond
 }
 
 // Encode returns expMs as 8 bytes big-endian, the stored form: byte order

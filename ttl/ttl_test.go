@@ -88,11 +88,35 @@ func TestExpiryFromTTLRejectsNonPositive(t *testing.T) {
 }
 
 func TestExpiryFromTTLRejectsOverflow(t *testing.T) {
-	_, err := ttl.ExpiryFromTTL(math.MaxInt64-10, time.Second)
+	_, err := ttl.ExpiryFromTTL(ttl.MaxExpiryMs-10, time.Second)
 	require.ErrorIs(t, err, ttl.ErrInvalid)
-	got, err := ttl.ExpiryFromTTL(math.MaxInt64-1000, time.Second)
+	_, err = ttl.ExpiryFromTTL(math.MaxInt64-10, time.Second)
+	require.ErrorIs(t, err, ttl.ErrInvalid)
+	got, err := ttl.ExpiryFromTTL(ttl.MaxExpiryMs-1000, time.Second)
 	require.NoError(t, err)
-	require.Equal(t, int64(math.MaxInt64), got)
+	require.Equal(t, int64(ttl.MaxExpiryMs), got)
+	// A clock before 1970 counts from the epoch, never overflows.
+	got, err = ttl.ExpiryFromTTL(-5000, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, int64(1000), got)
+	got, err = ttl.ExpiryFromTTL(math.MinInt64, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, int64(1000), got)
+}
+
+func TestRemainingNeverNegative(t *testing.T) {
+	require.Equal(t, time.Duration(math.MaxInt64), ttl.Remaining(ttl.MaxExpiryMs, 0))
+	require.Equal(t, time.Duration(math.MaxInt64), ttl.Remaining(math.MaxInt64, 0))
+	require.Equal(t, time.Second, ttl.Remaining(2000, 1000))
+	require.Zero(t, ttl.Remaining(1000, 1000))
+	require.Zero(t, ttl.Remaining(1000, math.MaxInt64))
+}
+
+func TestNowMsIsClamped(t *testing.T) {
+	require.Zero(t, ttl.NowMs(ttl.NewManualClock(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.Equal(t, int64(ttl.MaxExpiryMs), ttl.NowMs(ttl.NewManualClock(time.Date(300_000_000, 1, 1, 0, 0, 0, 0, time.UTC))))
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.Equal(t, at.UnixMilli(), ttl.NowMs(ttl.NewManualClock(at)))
 }
 
 func TestExpiryFromTime(t *testing.T) {
