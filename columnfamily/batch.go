@@ -105,6 +105,9 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 	var puts, dels uint64
 	err := cf.m.env.update(ctx, cf.tx, cf.m.name+": apply batch", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
+		if err := cf.current(ctx, c); err != nil {
+			return err
+		}
 		if hasTTL {
 			if err := cf.ensureTTL(ctx, c, tx); err != nil {
 				return err
@@ -114,7 +117,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			var err error
 			switch op.kind {
 			case opPut:
-				_, err = c.Exec(ctx, cf.m.q.put, op.key, nonNil(op.value))
+				_, err = c.Exec(ctx, cf.m.q.put, op.key, nonNil(op.value), cf.m.name, cf.m.stamp)
 				puts++
 			case opPutTTL:
 				err = cf.putExpiringIn(ctx, c, op.key, op.value, exps[i])

@@ -104,7 +104,8 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 				return err
 			}
 		}
-		return createIn(ctx, c, DefaultName, ttl.NowMs(r.env.Clock))
+		_, err = createIn(ctx, c, DefaultName, ttl.NowMs(r.env.Clock))
+		return err
 	}()
 	if err != nil {
 		_ = c.Control(context.Background(), "ROLLBACK")
@@ -159,56 +160,71 @@ func count(ctx context.Context, c *engine.Conn, q string, args ...any) (int64, e
 	return n, rows.Close()
 }
 
-// createIn creates column family name inside the transaction on c.
-func createIn(ctx context.Context, c *engine.Conn, name string, nowMs int64) error {
+// createIn creates column family name inside the transaction on c and
+// returns its creation stamp: the catalog's created_ms, which is the
+// creation time in milliseconds, moved past every stamp in the catalog so
+// that a column family dropped and created again (by any process) gets a
+// new one, which handles to the old one are checked against.
+func createIn(ctx context.Context, c *engine.Conn, name string, nowMs int64) (int64, error) {
 	if n, err := count(ctx, c, `SELECT count(*) FROM `+catalog+` WHERE name = ?1`, name); err != nil {
-		return err
+		return 0, err
 	} else if n > 0 {
-		return fmt.Errorf("%w: column family %q", engine.ErrExists, name)
+		return 0, fmt.Errorf("%w: column family %q", engine.ErrExists, name)
 	}
 	if n, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE`, name); err != nil {
-		return err
+		return 0, err
 	} else if n > 0 {
-		return fmt.Errorf("%w: the file already has a table, index or view named %q that is not a column family", engine.ErrExists, name)
+		return 0, fmt.Errorf("%w: the file already has a table, index or view named %q that is not a column family", engine.ErrExists, name)
 	}
+	last, err := count(ctx, c, `SELECT coalesce(max(created_ms), 0) FROM `+catalog)
+	if err != nil {
+		return 0, err
+	}
+	stamp := max(nowMs, last+1)
 	t := ttl.TablesFor(name)
 	for _, q := range []string{
 		`CREATE TABLE ` + t.Data + ` (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`,
 		t.PlainViewSQL(),
 	} {
 		if err := c.ExecScript(ctx, q); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	_, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) VALUES (?1, 'kv', ?2)`, name, nowMs)
-	return err
+	_, err = c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) VALUES (?1, 'kv', ?2)`, name, stamp)
+	return stamp, err
 }
 
-// lookup returns the stored spelling of a column family name, or
-// ErrNotFound.
-func lookup(ctx context.Context, c *engine.Conn, name string) (string, error) {
-	rows, err := c.Query(ctx, `SELECT name FROM `+catalog+` WHERE name = ?1`, name)
+// lookup returns the stored spelling of a column family name and its
+// creation stamp, or ErrNotFound.
+func lookup(ctx context.Context, c *engine.Conn, name string) (string, int64, error) {
+	rows, err := c.Query(ctx, `SELECT name, created_ms FROM `+catalog+` WHERE name = ?1`, name)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	found := rows.Next()
-	stored := string(rows.Bytes(0))
+	stored, stamp := string(rows.Bytes(0)), rows.Int(1)
 	if err := rows.Close(); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if !found {
-		return "", fmt.Errorf("%w: column family %q", engine.ErrNotFound, name)
+		return "", 0, fmt.Errorf("%w: column family %q", engine.ErrNotFound, name)
 	}
-	return stored, nil
+	return stored, stamp, nil
 }
 
 // metaFor returns the shared state of a column family, creating it on first
-// use, with its TTL flag refreshed from the schema.
-func (r *Registry) metaFor(ctx context.Context, c *engine.Conn, name string) (*meta, error) {
+// use, with its TTL flag refreshed from the schema. State kept for an older
+// column family of the same name (dropped and created again elsewhere) is
+// retired: its handles fail with ErrNotFound.
+func (r *Registry) metaFor(ctx context.Context, c *engine.Conn, name string, stamp int64) (*meta, error) {
 	r.mu.Lock()
 	m := r.metas[foldName(name)]
+	if m != nil && m.stamp != stamp {
+		m.dropped.Store(true)
+		m = nil
+	}
 	if m == nil {
-		m = newMeta(r, name)
+		m = newMeta(r, name, stamp)
 		r.metas[foldName(name)] = m
 	}
 	r.mu.Unlock()
@@ -227,12 +243,13 @@ func (r *Registry) Create(ctx context.Context, name string) (*ColumnFamily, erro
 	}
 	var cf *ColumnFamily
 	err := r.env.update(ctx, nil, "create column family", func(ctx context.Context, tx *engine.Tx) error {
-		if err := createIn(ctx, tx.Conn(), name, ttl.NowMs(r.env.Clock)); err != nil {
+		stamp, err := createIn(ctx, tx.Conn(), name, ttl.NowMs(r.env.Clock))
+		if err != nil {
 			return err
 		}
 		// A new table gets new shared state, never the state of a column
 		// family of the same name dropped a moment ago.
-		m := newMeta(r, name)
+		m := newMeta(r, name, stamp)
 		r.mu.Lock()
 		r.metas[foldName(name)] = m
 		r.mu.Unlock()
@@ -252,11 +269,11 @@ func (r *Registry) Open(ctx context.Context, name string) (*ColumnFamily, error)
 	}
 	var m *meta
 	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
-		stored, err := lookup(ctx, c, name)
+		stored, stamp, err := lookup(ctx, c, name)
 		if err != nil {
 			return err
 		}
-		m, err = r.metaFor(ctx, c, stored)
+		m, err = r.metaFor(ctx, c, stored, stamp)
 		return err
 	})
 	if err != nil {
@@ -276,7 +293,7 @@ func (r *Registry) Drop(ctx context.Context, name string) error {
 	}
 	return r.env.update(ctx, nil, "drop column family", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
-		stored, err := lookup(ctx, c, name)
+		stored, _, err := lookup(ctx, c, name)
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,7 @@ type meta struct {
 	reg     *Registry
 	env     *Env
 	name    string
+	stamp   int64 // the catalog's created_ms of the column family this state is for
 	t       ttl.Tables
 	q       queries
 	ttl     atomic.Bool // the TTL tables exist (as far as this process knows)
@@ -34,17 +35,21 @@ type meta struct {
 
 type queries struct {
 	get, exists, put, insert, del, delLive, lazyDel, count string
+	current                                                string // is the catalog row still this column family's?
 	setKey, setIndex, delKey, delIndex                     string
 	scans                                                  [3][3][2]string
 }
 
-func newMeta(r *Registry, name string) *meta {
+func newMeta(r *Registry, name string, stamp int64) *meta {
 	t := ttl.TablesFor(name)
-	m := &meta{reg: r, env: r.env, name: name, t: t}
+	m := &meta{reg: r, env: r.env, name: name, stamp: stamp, t: t}
 	m.q = queries{
 		get:    `SELECT value, expire_ms FROM ` + t.View + ` WHERE key = ?1`,
 		exists: `SELECT expire_ms FROM ` + t.View + ` WHERE key = ?1`,
-		put:    `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+		// A single put checks, in the same statement, that the column
+		// family is still the one this handle was opened on (see current).
+		put:     `INSERT INTO ` + t.Data + ` (key, value) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+		current: `SELECT count(*) FROM ` + catalog + ` WHERE name = ?1 AND created_ms = ?2`,
 		insert: `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`,
 		del:    `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
 		// These two read the expiry through the view, not the key index:
@@ -52,7 +57,7 @@ func newMeta(r *Registry, name string) *meta {
 		// SQLite re-prepares statements that use it, so they stay right
 		// even when another process or handle made the tables. On a
 		// column family without TTL the condition is constant and free.
-		delLive:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2)`,
+		delLive:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2) AND EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4)`,
 		lazyDel:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2)`,
 		count:    `SELECT count(*) FROM ` + t.View + ` WHERE expire_ms IS NULL OR expire_ms > ?1`,
 		setKey:   `INSERT OR REPLACE INTO ` + t.Keys + ` (key, expire_ms) VALUES (?1, ?2)`,
@@ -163,6 +168,29 @@ func (cf *ColumnFamily) alive() error {
 	return nil
 }
 
+// gone marks the handle's column family as dropped (its catalog row is
+// gone, or belongs to a column family created since under the same name)
+// and returns the error every later call gets.
+func (cf *ColumnFamily) gone() error {
+	cf.m.dropped.Store(true)
+	return cf.alive()
+}
+
+// current checks, on c (inside the caller's transaction), that the
+// column family is still the one the handle was opened on: a handle never
+// writes into a column family of the same name created after its own was
+// dropped, by this process or another.
+func (cf *ColumnFamily) current(ctx context.Context, c *engine.Conn) error {
+	n, err := count(ctx, c, cf.m.q.current, cf.m.name, cf.m.stamp)
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return cf.gone()
+	}
+	return nil
+}
+
 // readConn returns the connection a read runs on: the transaction's, or an
 // idle reader (give it back with doneRead).
 func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
@@ -235,6 +263,9 @@ func (cf *ColumnFamily) update(op string, fn func(ctx context.Context, c *engine
 		return err
 	}
 	return cf.m.env.update(context.Background(), cf.tx, cf.m.name+": "+op, func(ctx context.Context, tx *engine.Tx) error {
+		if err := cf.current(ctx, tx.Conn()); err != nil {
+			return err
+		}
 		return fn(ctx, tx.Conn(), tx)
 	})
 }
@@ -288,6 +319,12 @@ func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte,
 	rows, err := c.Query(ctx, q, key)
 	if err != nil {
 		return nil, 0, false, err
+	}
+	if rows.SchemaChanged() {
+		// Compiled anew: the table may be another column family's now.
+		if err := cf.current(ctx, c); err != nil {
+			return nil, 0, false, errors.Join(err, rows.Close())
+		}
 	}
 	expMs = -1
 	if found = rows.Next(); found {
@@ -350,7 +387,7 @@ func (cf *ColumnFamily) Get(key []byte) ([]byte, error) {
 // Exists reports whether key is present and not expired.
 func (cf *ColumnFamily) Exists(key []byte) (bool, error) {
 	_, _, err := cf.lookup(key, false)
-	if errors.Is(err, engine.ErrNotFound) && cf.alive() == nil {
+	if err == engine.ErrNotFound { // the bare sentinel: a missing key, not a missing column family
 		return false, nil
 	}
 	return err == nil, err
@@ -370,7 +407,10 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "put", err)
 	}
-	_, err = c.Exec(ctx, cf.m.q.put, key, nonNil(value))
+	n, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value), cf.m.name, cf.m.stamp)
+	if err == nil && n == 0 {
+		err = cf.gone()
+	}
 	cf.doneWrite(c, err)
 	if err != nil {
 		return cf.errf(ctx, "put", err)
@@ -450,7 +490,10 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 		return cf.errf(ctx, "delete", err)
 	}
 	now := ttl.Encode(cf.nowMs())
-	n, err := c.Exec(ctx, cf.m.q.delLive, key, now)
+	n, err := c.Exec(ctx, cf.m.q.delLive, key, now, cf.m.name, cf.m.stamp)
+	if err == nil && n == 0 {
+		err = cf.current(ctx, c)
+	}
 	if err == nil && n == 0 {
 		// Missing, or expired: an expired key goes all the same.
 		_, err = c.Exec(ctx, cf.m.q.lazyDel, key, now)
@@ -524,7 +567,7 @@ func (cf *ColumnFamily) GetMany(keys [][]byte) ([][]byte, error) {
 		switch {
 		case err == nil:
 			out[i] = v
-		case !errors.Is(err, engine.ErrNotFound) || cf.alive() != nil:
+		case err != engine.ErrNotFound: // a missing key only, never a missing column family
 			return nil, err
 		}
 	}

@@ -135,6 +135,13 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 	if err != nil {
 		return nil, s.cf.errf(s.ctx, "iterate", err)
 	}
+	if rows.SchemaChanged() {
+		// Compiled anew: the table may be another column family's now.
+		if err := s.cf.current(s.ctx, s.conn); err != nil {
+			_ = rows.Close()
+			return nil, s.cf.errf(s.ctx, "iterate", err)
+		}
+	}
 	s.rows = rows
 	return &scanRows{src: s, rows: rows}, nil
 }

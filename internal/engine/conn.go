@@ -50,6 +50,9 @@ type cstmt struct {
 	p    uintptr // sqlite3_stmt*
 	busy bool    // open Rows are reading it
 	big  bool    // holds a bound value larger than maxScratch
+	// fresh is set until the statement's first run: compiled against the
+	// schema as it is now, which Rows.SchemaChanged reports.
+	fresh bool
 }
 
 // Conn is one SQLite connection with its prepared-statement cache. A Conn is
@@ -183,7 +186,7 @@ func (c *Conn) prepareNew(query string) (*cstmt, error) {
 	if p == 0 {
 		return nil, fmt.Errorf("snkv: no SQL statement in %q", query)
 	}
-	return &cstmt{p: p}, nil
+	return &cstmt{p: p, fresh: true}, nil
 }
 
 func (c *Conn) prepare(query string) (*cstmt, error) {
@@ -449,7 +452,10 @@ func (c *Conn) Query(ctx context.Context, query string, args ...any) (*Rows, err
 	}
 	// The first step runs now, so that a statement that fails at once (a
 	// table dropped by another process, a busy database) fails here.
+	reps := sqlite3.Xsqlite3_stmt_status(c.tls, s.p, sqlite3.SQLITE_STMTSTATUS_REPREPARE, 0)
 	row, err := c.step(s)
+	changed := s.fresh || sqlite3.Xsqlite3_stmt_status(c.tls, s.p, sqlite3.SQLITE_STMTSTATUS_REPREPARE, 0) != reps
+	s.fresh = false
 	if err != nil {
 		c.release(s)
 		if stop != nil {
@@ -461,7 +467,7 @@ func (c *Conn) Query(ctx context.Context, query string, args ...any) (*Rows, err
 		return nil, ctxErr(ctx, err)
 	}
 	s.busy = true
-	r := &Rows{conn: c, s: s, own: own, ctx: ctx, stop: stop, ahead: row, done: !row}
+	r := &Rows{conn: c, s: s, own: own, ctx: ctx, stop: stop, ahead: row, done: !row, changed: changed}
 	if !row {
 		c.reset(s) // release the read lock now rather than at Close
 	}
@@ -501,7 +507,17 @@ type Rows struct {
 	err   error
 	ahead bool // Query stepped onto the first row: Next only reports it
 	done  bool // the statement ran to its end or failed: never step again
+	// changed: the statement was compiled for this run (first use on the
+	// connection, or SQLite recompiled it after a schema change).
+	changed bool
 }
+
+// SchemaChanged reports whether the query was compiled for this run: its
+// first use on the connection, or a recompilation because the schema
+// changed since its last run (a table dropped and created again by another
+// connection or process). Callers that cache facts about the schema check
+// them again when it is true.
+func (r *Rows) SchemaChanged() bool { return r.changed }
 
 // Next advances to the next row; it returns false at the end or on error
 // (see Err).
