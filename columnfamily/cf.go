@@ -50,8 +50,8 @@ func newMeta(r *Registry, name string, stamp int64) *meta {
 		// family is still the one this handle was opened on (see current).
 		put:     `INSERT INTO ` + t.Data + ` (key, value) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 		current: `SELECT count(*) FROM ` + catalog + ` WHERE name = ?1 AND created_ms = ?2`,
-		insert: `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`,
-		del:    `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
+		insert:  `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`,
+		del:     `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
 		// These two read the expiry through the view, not the key index:
 		// the view is redefined when the column family gets TTL tables, and
 		// SQLite re-prepares statements that use it, so they stay right
