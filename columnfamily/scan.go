@@ -71,6 +71,7 @@ type source struct {
 	expired [][]byte
 	closed  bool
 	rows    *engine.Rows // the scan open now, if any
+	cur     *scanRows    // the scanRows reading rows
 }
 
 func (cf *ColumnFamily) newSource() (*source, error) {
@@ -143,8 +144,29 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 		}
 	}
 	s.rows = rows
-	return &scanRows{src: s, rows: rows}, nil
+	s.cur = &scanRows{src: s, rows: rows}
+	return s.cur, nil
 }
+
+// Detach implements engine.Detacher: before the transaction the source
+// reads in writes, the open scan's remaining rows are copied and its
+// statement closed, so the iteration goes on over the rows as they were
+// and never meets the transaction's own later writes.
+func (s *source) Detach() {
+	r := s.cur
+	if s.closed || r == nil || r.detached || s.rows != r.rows {
+		return
+	}
+	for r.rows.Next() {
+		r.buf = append(r.buf, bufRow{key: r.rows.Bytes(0), value: r.rows.Bytes(1), exp: r.rows.Bytes(2)})
+	}
+	r.bufErr = r.rows.Close()
+	r.detached = true
+	s.rows = nil
+}
+
+// bufRow is a row copied by Detach.
+type bufRow struct{ key, value, exp []byte }
 
 // Close implements iterator.Source: it ends the snapshot, gives the
 // connection back and deletes the expired keys the scan skipped (see
@@ -181,6 +203,46 @@ type scanRows struct {
 	rows       *engine.Rows
 	key, value []byte
 	err        error
+
+	detached bool     // reading buf, not rows (see source.Detach)
+	buf      []bufRow // the rows not yet reached when detached
+	bufErr   error    // the error that ended the copy
+}
+
+// nextRow steps to the next row, from the statement or the detached copy,
+// and returns its raw expiry (nil: none).
+func (r *scanRows) nextRow() (exp []byte, ok bool) {
+	if r.detached {
+		if len(r.buf) == 0 {
+			return nil, false
+		}
+		row := r.buf[0]
+		r.buf[0] = bufRow{}
+		r.buf = r.buf[1:]
+		r.key, r.value = row.key, row.value
+		return row.exp, true
+	}
+	if !r.rows.Next() {
+		return nil, false
+	}
+	r.key, r.value = nil, nil
+	return r.rows.RawBytes(2), true
+}
+
+// rowKey and rowValue return the current row's key and value as slices
+// the caller owns.
+func (r *scanRows) rowKey() []byte {
+	if r.detached {
+		return r.key
+	}
+	return r.rows.Bytes(0)
+}
+
+func (r *scanRows) rowValue() []byte {
+	if r.detached {
+		return r.value
+	}
+	return r.rows.Bytes(1)
 }
 
 // Next implements iterator.Rows: it steps to the next live key, noting the
@@ -192,8 +254,12 @@ func (r *scanRows) Next() bool {
 		return false
 	}
 	st := &r.src.cf.db().Stats
-	for r.rows.Next() {
-		if raw := r.rows.RawBytes(2); raw != nil { // decoded in place: no copy
+	for {
+		raw, ok := r.nextRow()
+		if !ok {
+			break
+		}
+		if raw != nil { // decoded in place: no copy
 			exp, err := ttl.Decode(raw)
 			if err != nil {
 				r.err = fmt.Errorf("%w: %w", engine.ErrCorrupt, err)
@@ -201,12 +267,12 @@ func (r *scanRows) Next() bool {
 			}
 			if ttl.Expired(exp, r.src.nowMs) {
 				if len(r.src.expired) < maxDeferredExpired {
-					r.src.expired = append(r.src.expired, r.rows.Bytes(0))
+					r.src.expired = append(r.src.expired, r.rowKey())
 				}
 				continue
 			}
 		}
-		r.key, r.value = r.rows.Bytes(0), nonNil(r.rows.Bytes(1))
+		r.key, r.value = r.rowKey(), nonNil(r.rowValue())
 		st.BytesRead.Add(uint64(len(r.value)))
 		return true
 	}
@@ -225,11 +291,21 @@ func (r *scanRows) Err() error {
 	if r.err != nil {
 		return r.err
 	}
+	if r.detached {
+		return r.src.cf.errf(r.src.ctx, "iterate", r.bufErr)
+	}
 	return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Err())
 }
 
 // Close implements iterator.Rows.
 func (r *scanRows) Close() error {
+	if r.src.cur == r {
+		r.src.cur = nil
+	}
+	if r.detached {
+		r.buf = nil
+		return nil
+	}
 	if r.src.rows == r.rows {
 		r.src.rows = nil
 	}

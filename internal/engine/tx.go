@@ -92,7 +92,35 @@ func (tx *Tx) Check(write bool) error {
 	if write && !tx.writable {
 		return ErrReadOnlyTx
 	}
+	if write {
+		tx.detachOpen()
+	}
 	return nil
+}
+
+// Detacher is a tracked cursor that can stop reading the connection: it
+// copies the rows it has not reached yet, so that the transaction's next
+// write does not change what it yields.
+type Detacher interface {
+	Detach()
+}
+
+// detachOpen detaches every tracked cursor before a write: an iteration
+// inside a write transaction reads the rows as they were before the
+// transaction's writes made during it (a loop that writes ahead of itself
+// would otherwise never end).
+func (tx *Tx) detachOpen() {
+	tx.mu.Lock()
+	var ds []Detacher
+	for c := range tx.open {
+		if d, ok := c.(Detacher); ok {
+			ds = append(ds, d)
+		}
+	}
+	tx.mu.Unlock()
+	for _, d := range ds {
+		d.Detach()
+	}
 }
 
 // OnCommit registers f to run after a successful commit, in registration
