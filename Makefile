@@ -1,6 +1,7 @@
 # snkv: an embedded, ordered key-value store for Go on SQLite (no cgo).
 #
 #   make demo       run the demo program (a store in a temporary directory)
+#   make snkv       build the command-line tool into ./bin/snkv
 #   make test       gofmt check, go vet, and every test with -race in -short mode
 #   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
 #   make fuzz       the model-checking fuzzer for FUZZTIME (default 60s)
@@ -15,12 +16,15 @@ FUZZTIME ?= 60s
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo test test-long fuzz bench cross fmt vet
+.PHONY: all demo snkv test test-long fuzz bench cross fmt vet
 
 all: test
 
 demo:
 	$(GO) run ./cmd/snkv-demo
+
+snkv:
+	$(GO) build -o bin/snkv ./cmd/snkv
 
 test: vet
 	@out="$$(gofmt -l .)"; \
@@ -43,6 +47,7 @@ cross:
 		echo "CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build ./..."; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build ./...; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/snkv-demo; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/snkv; \
 	done
 
 fmt:

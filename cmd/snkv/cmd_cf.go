@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) cfCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cf",
+		Short: "Create, drop and list column families",
+		Args:  nargs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("cf: missing subcommand (create, drop or list)")
+		},
+	}
+	var force bool
+	create := &cobra.Command{
+		Use:     "create FILE NAME",
+		Short:   "Create a column family",
+		Example: `  snkv cf create app.db sessions`,
+		Args:    nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				cf, err := db.CreateColumnFamily(args[1])
+				switch {
+				case errors.Is(err, kvstore.ErrInvalidName), errors.Is(err, kvstore.ErrReservedName):
+					return usageError{fmt.Errorf("bad column family name %q: %w", args[1], err)}
+				case errors.Is(err, kvstore.ErrExists):
+					return fmt.Errorf("column family %q already exists", args[1])
+				case err != nil:
+					return err
+				}
+				if a.json {
+					return a.emit(map[string]any{"cf": cf.Name(), "created": true})
+				}
+				return nil
+			})
+		},
+	}
+	drop := &cobra.Command{
+		Use:   "drop FILE NAME",
+		Short: "Drop a column family with all its keys",
+		Long: `Drop column family NAME with all its keys and TTL state. A column family
+that still holds keys is dropped only with --force. The default column family
+cannot be dropped. Exit code 3 if it does not exist.`,
+		Example: `  snkv cf drop app.db sessions --force`,
+		Args:    nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				cf, err := openCF(db, args[1])
+				if err != nil {
+					return err
+				}
+				if !force {
+					kc, err := db.CountKeys(cmd.Context(), cf.Name())
+					if err != nil {
+						return err
+					}
+					if kc.Stored > 0 {
+						return fmt.Errorf("column family %q holds %d keys; pass --force to drop it with them", cf.Name(), kc.Stored)
+					}
+				}
+				err = db.DropColumnFamily(cf.Name())
+				if errors.Is(err, kvstore.ErrDropDefault) {
+					return fmt.Errorf("the default column family cannot be dropped")
+				}
+				if err != nil {
+					return err
+				}
+				if a.json {
+					return a.emit(map[string]any{"cf": cf.Name(), "dropped": true})
+				}
+				return nil
+			})
+		},
+	}
+	drop.Flags().BoolVar(&force, "force", false, "drop the column family even if it holds keys")
+	list := &cobra.Command{
+		Use:     "list FILE",
+		Short:   "List the names of the column families (read-only)",
+		Example: `  snkv cf list app.db`,
+		Args:    nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				names, err := db.ListColumnFamilies()
+				if err != nil {
+					return err
+				}
+				if a.json {
+					for _, n := range names {
+						if err := a.emit(map[string]string{"cf": n}); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				t := a.table("COLUMN FAMILY")
+				for _, n := range names {
+					t.row(escape([]byte(n)))
+				}
+				return t.flush()
+			})
+		},
+	}
+	c.AddCommand(create, drop, list)
+	return c
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) importCommand() *cobra.Command {
+	var inPath string
+	var batch int
+	c := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Load keys from JSON Lines (the export format)",
+		Long: `Load keys written by 'snkv export' from stdin, or from --in, creating
+missing column families. Values replace existing ones; a key keeps exactly
+the expiry it was exported with, and keys already expired when the import
+starts are skipped (and counted).
+
+By default each column family is imported all-or-nothing, in one
+transaction: an error (a bad line, a bad key) rolls that column family back
+and stops, leaving the column families imported before it. This needs each
+column family's lines together, as export writes them. --batch N commits
+every N keys instead (lines of column families may then be mixed).
+
+Ctrl-C stops at a batch boundary: what was committed stays, the batch in
+progress is rolled back, and the summary says what was imported.`,
+		Example: `  snkv import app.db < app.jsonl
+  snkv import new.db --create --in app.jsonl --batch 10000`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if batch < 0 {
+				return usagef("--batch must not be negative")
+			}
+			src := a.in
+			if inPath != "" && inPath != "-" {
+				f, err := os.Open(inPath)
+				if err != nil {
+					return fmt.Errorf("--in: %w", err)
+				}
+				defer f.Close()
+				src = f
+			}
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				im := &importer{a: a, db: db, ctx: cmd.Context(), batch: batch, seen: map[string]bool{}}
+				im.bar = a.progress(-1, "importing", "keys")
+				runErr := im.run(src)
+				im.bar.done()
+				if sumErr := im.summary(); sumErr != nil && runErr == nil {
+					runErr = sumErr
+				}
+				return runErr
+			})
+		},
+	}
+	c.Flags().StringVar(&inPath, "in", "", "read from `PATH` instead of stdin")
+	c.Flags().IntVar(&batch, "batch", 0, "commit every `N` keys (0: each column family in one transaction)")
+	return c
+}
+
+// cfTally counts what an import did to one column family.
+type cfTally struct {
+	name     string
+	imported int64 // keys committed
+	skipped  int64 // keys skipped because already expired
+}
+
+// importer is the state of one import.
+type importer struct {
+	a     *app
+	db    *kvstore.Store
+	ctx   context.Context
+	batch int
+	bar   *progress
+
+	tallies []*cfTally
+	seen    map[string]bool // column families met so far, by folded name
+
+	cur     *kvstore.ColumnFamily
+	tally   *cfTally
+	created bool // cur was created by this import
+	tx      *kvstore.Tx
+	h       *kvstore.ColumnFamily // cur bound to tx
+	pending int64                 // keys written in tx, not yet committed
+}
+
+// run reads and applies every line of src.
+func (im *importer) run(src io.Reader) error {
+	r := bufio.NewReaderSize(src, 1<<16)
+	line := 0
+	for {
+		if err := im.ctx.Err(); err != nil {
+			return im.interrupt()
+		}
+		b, err := r.ReadBytes('\n')
+		if len(b) > 0 {
+			line++
+			if perr := im.line(line, b); perr != nil {
+				if interrupted(im.ctx, perr) {
+					return im.interrupt()
+				}
+				return im.fail(line, perr)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return im.fail(line, fmt.Errorf("reading the input: %w", err))
+		}
+	}
+	if err := im.commit(); err != nil {
+		if interrupted(im.ctx, err) {
+			return im.interrupt()
+		}
+		return im.fail(line, err)
+	}
+	return nil
+}
+
+// line applies one line of input.
+func (im *importer) line(n int, b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil
+	}
+	var rec record
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return fmt.Errorf("not a record: %v", err)
+	}
+	if dec.More() {
+		return fmt.Errorf("not a record: more than one JSON value on the line")
+	}
+	if rec.CF == "" {
+		return fmt.Errorf(`missing "cf"`)
+	}
+	if err := im.switchTo(rec.CF); err != nil {
+		return err
+	}
+	key, hasKey, err := field("key", rec.Key, rec.KeyB64)
+	if err != nil {
+		return err
+	}
+	value, hasValue, err := field("value", rec.Value, rec.ValueB64)
+	if err != nil {
+		return err
+	}
+	if !hasKey {
+		if hasValue || rec.ExpireMs != nil {
+			return fmt.Errorf(`a value or expiry without "key"`)
+		}
+		return nil // names a column family only
+	}
+	if !hasValue {
+		return fmt.Errorf(`missing "value"`)
+	}
+	if rec.ExpireMs != nil && *rec.ExpireMs <= im.a.nowMs() {
+		im.tally.skipped++
+		return nil
+	}
+	if im.tx == nil {
+		tx, err := im.db.Begin(im.ctx, true)
+		if err != nil {
+			return err
+		}
+		im.tx, im.h = tx, tx.CF(im.cur)
+	}
+	if rec.ExpireMs != nil {
+		err = im.h.PutExpireAt(key, value, time.UnixMilli(*rec.ExpireMs))
+	} else {
+		err = im.h.Put(key, value)
+	}
+	if err != nil {
+		return err
+	}
+	im.pending++
+	if im.pending%1024 == 0 {
+		im.bar.add(1024)
+	}
+	if im.batch > 0 && im.pending >= int64(im.batch) {
+		return im.commit()
+	}
+	return nil
+}
+
+// switchTo makes name the column family that keys go to, committing the
+// previous one's transaction and creating name if it does not exist.
+func (im *importer) switchTo(name string) error {
+	if im.cur != nil && foldName(im.cur.Name()) == foldName(name) {
+		return nil
+	}
+	if err := im.commit(); err != nil {
+		return err
+	}
+	fold := foldName(name)
+	if im.seen[fold] && im.batch == 0 {
+		return fmt.Errorf("the lines of column family %q are not together: an all-or-nothing import needs each column family's lines in one run (as export writes them); use --batch N to import mixed lines", name)
+	}
+	cf, err := im.db.OpenColumnFamily(name)
+	created := false
+	if errors.Is(err, kvstore.ErrNotFound) {
+		cf, err = im.db.CreateColumnFamily(name)
+		created = err == nil
+	}
+	if err != nil {
+		return fmt.Errorf("column family %q: %w", name, err)
+	}
+	if !im.seen[fold] {
+		im.tallies = append(im.tallies, &cfTally{name: cf.Name()})
+	}
+	im.seen[fold] = true
+	for _, t := range im.tallies {
+		if foldName(t.name) == fold {
+			im.tally = t
+		}
+	}
+	im.cur, im.created = cf, created
+	return nil
+}
+
+// commit commits the open transaction, if any.
+func (im *importer) commit() error {
+	if im.tx == nil {
+		return nil
+	}
+	tx := im.tx
+	im.tx, im.h = nil, nil
+	if err := tx.Commit(); err != nil {
+		im.pending = 0
+		return err
+	}
+	im.tally.imported += im.pending
+	im.bar.add(int(im.pending % 1024))
+	im.pending = 0
+	return nil
+}
+
+// rollback abandons the open transaction, and drops the current column
+// family if this import created it and nothing of it was committed.
+func (im *importer) rollback() (dropped bool) {
+	if im.tx != nil {
+		_ = im.tx.Rollback()
+		im.tx, im.h, im.pending = nil, nil, 0
+	}
+	if im.cur != nil && im.created && im.tally != nil && im.tally.imported == 0 && im.tally.skipped == 0 {
+		if err := im.db.DropColumnFamily(im.cur.Name()); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// fail rolls back and returns the error of line n.
+func (im *importer) fail(n int, err error) error {
+	name := ""
+	if im.cur != nil {
+		name = im.cur.Name()
+	}
+	im.rollback()
+	msg := fmt.Sprintf("line %d: %v", n, err)
+	if name != "" {
+		if im.batch == 0 {
+			msg += fmt.Sprintf("; column family %q was rolled back", name)
+		} else {
+			msg += fmt.Sprintf("; the batch in progress of column family %q was rolled back", name)
+		}
+	}
+	var u usageError
+	if errors.Is(err, kvstore.ErrInvalidKey) || errors.Is(err, kvstore.ErrKeyTooLarge) || errors.As(err, &u) {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("import stopped at %s", msg)
+}
+
+// interrupt rolls back the transaction in progress after Ctrl-C.
+func (im *importer) interrupt() error {
+	im.rollback()
+	var total int64
+	for _, t := range im.tallies {
+		total += t.imported
+	}
+	return fmt.Errorf("interrupted: %d keys were committed before stopping at a batch boundary; the batch in progress was rolled back and the store is consistent", total)
+}
+
+// summary prints what the import did.
+func (im *importer) summary() error {
+	var imported, skipped int64
+	for _, t := range im.tallies {
+		imported += t.imported
+		skipped += t.skipped
+	}
+	if im.a.json {
+		return im.a.emit(map[string]any{"imported": imported, "skipped_expired": skipped, "column_families": len(im.tallies)})
+	}
+	t := im.a.table("COLUMN FAMILY", "IMPORTED", "SKIPPED EXPIRED")
+	for _, c := range im.tallies {
+		t.row(escape([]byte(c.name)), itoa(c.imported), itoa(c.skipped))
+	}
+	t.row("total", itoa(imported), itoa(skipped))
+	return t.flush()
+}
+
+// foldName folds ASCII case, as column family names compare.
+func foldName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+func (a *app) getCommand() *cobra.Command {
+	var raw bool
+	c := &cobra.Command{
+		Use:   "get FILE KEY",
+		Short: "Print the value of a key (read-only)",
+		Long: `Print the value of KEY in the column family of --cf, escaped (printable
+ASCII as is, other bytes as \xNN). --raw writes the exact bytes instead, when
+stdout is not a terminal. --json prints {"cf","key","value","expire_ms","ttl_ms"}.
+Exit code 3 if the key does not exist (or has expired).`,
+		Example: `  snkv get app.db user:1
+  snkv get app.db --cf blobs --hex 00ff --raw > blob.bin`,
+		Args: nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, err := a.inputs().arg("KEY", args[1])
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
+				if err != nil {
+					return err
+				}
+				v, d, err := cf.GetTTL(key)
+				if err != nil {
+					return keyError(cf, key, err)
+				}
+				if a.json {
+					r := newRecord(cf.Name(), key, v)
+					a.setTTL(&r, d)
+					return a.emit(r)
+				}
+				if raw && !a.stdoutIsTerminal() {
+					_, err := a.out.Write(v)
+					return err
+				}
+				_, err = fmt.Fprintln(a.out, escape(v))
+				return err
+			})
+		},
+	}
+	c.Flags().BoolVar(&raw, "raw", false, "write the value's exact bytes, without escaping or newline (not to a terminal)")
+	return c
+}
+
+// setTTL fills the expiry fields of a record from the time a key has left.
+func (a *app) setTTL(r *record, d time.Duration) {
+	if d == kvstore.NoTTL {
+		return
+	}
+	ms := d.Milliseconds()
+	exp := a.nowMs() + ms
+	r.ExpireMs, r.TTLMs = &exp, &ms
+}
+
+// stdoutIsTerminal reports whether stdout is a terminal.
+func (a *app) stdoutIsTerminal() bool {
+	f, ok := a.out.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (a *app) putCommand() *cobra.Command {
+	var ttlFlag, atFlag, valueFile string
+	c := &cobra.Command{
+		Use:   "put FILE KEY [VALUE]",
+		Short: "Store a value under a key, optionally with a TTL",
+		Long: `Store VALUE under KEY in the column family of --cf, replacing any previous
+value and TTL. The value comes from the argument, from --value-file, or from
+stdin when VALUE is '-'. --ttl makes the key expire after a duration
+(90s, 30m, 2h, 7d), --expire-at at an RFC 3339 instant; without either the
+key is permanent.`,
+		Example: `  snkv put app.db user:1 alice
+  snkv put app.db --cf sessions tok123 '{"user":1}' --ttl 30m
+  snkv put app.db --cf sessions tok456 - --expire-at 2030-01-01T00:00:00Z < session.json
+  snkv put app.db --cf blobs --hex 00ff --value-file blob.bin`,
+		Args: nargs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			exp, err := expiryFlags(ttlFlag, atFlag)
+			if err != nil {
+				return err
+			}
+			in := a.inputs()
+			key, err := in.arg("KEY", args[1])
+			if err != nil {
+				return err
+			}
+			var value []byte
+			switch {
+			case len(args) == 3 && valueFile != "":
+				return usagef("give the value as an argument or with --value-file, not both")
+			case len(args) == 3:
+				value, err = in.arg("VALUE", args[2])
+			case valueFile != "":
+				value, err = in.valueFile(valueFile)
+			default:
+				return usagef("put: missing VALUE (an argument, '-' for stdin, or --value-file)")
+			}
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
+				if err != nil {
+					return err
+				}
+				switch {
+				case exp.ttl > 0:
+					err = cf.PutTTL(key, value, exp.ttl)
+				case !exp.at.IsZero():
+					err = cf.PutExpireAt(key, value, exp.at)
+				default:
+					err = cf.Put(key, value)
+				}
+				if err != nil {
+					return keyError(cf, key, err)
+				}
+				if a.json {
+					r := newRecord(cf.Name(), key, nil)
+					if !exp.none() {
+						d, err := cf.TTL(key)
+						if err != nil {
+							return keyError(cf, key, err)
+						}
+						a.setTTL(&r, d)
+					}
+					return a.emit(r)
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&ttlFlag, "ttl", "", "expire the key after `DURATION` (90s, 30m, 2h, 7d)")
+	c.Flags().StringVar(&atFlag, "expire-at", "", "expire the key at `TIME` (RFC 3339)")
+	c.Flags().StringVar(&valueFile, "value-file", "", "read the value from `PATH` ('-': stdin)")
+	return c
+}
+
+func (a *app) delCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "del FILE KEY",
+		Aliases: []string{"delete", "rm"},
+		Short:   "Delete a key",
+		Long:    `Delete KEY from the column family of --cf. Exit code 3 if it does not exist.`,
+		Example: `  snkv del app.db user:1`,
+		Args:    nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, err := a.inputs().arg("KEY", args[1])
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
+				if err != nil {
+					return err
+				}
+				if err := cf.Delete(key); err != nil {
+					return keyError(cf, key, err)
+				}
+				if a.json {
+					return a.emit(newRecord(cf.Name(), key, nil))
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) existsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "exists FILE KEY",
+		Short: "Tell whether a key exists (read-only)",
+		Long: `Print true or false: whether KEY exists (and has not expired) in the column
+family of --cf. The exit code says it too: 0 if it exists, 3 if not.`,
+		Example: `  snkv exists app.db user:1 && echo present`,
+		Args:    nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, err := a.inputs().arg("KEY", args[1])
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
+				if err != nil {
+					return err
+				}
+				ok, err := cf.Exists(key)
+				if err != nil {
+					return keyError(cf, key, err)
+				}
+				if a.json {
+					r := newRecord(cf.Name(), key, nil)
+					err = a.emit(struct {
+						record
+						Exists bool `json:"exists"`
+					}{r, ok})
+				} else {
+					_, err = fmt.Fprintln(a.out, ok)
+				}
+				if err == nil && !ok {
+					return silentExit{exitNotFound}
+				}
+				return err
+			})
+		},
+	}
+}
+
+func (a *app) ttlCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "ttl FILE KEY",
+		Short: "Print the time a key has left, or \"permanent\" (read-only)",
+		Long: `Print the time KEY has left before it expires (millisecond precision), or
+"permanent" for a key without TTL. --json adds the absolute expiry in
+milliseconds since the Unix epoch. Exit code 3 if the key does not exist.`,
+		Example: `  snkv ttl app.db --cf sessions tok123`,
+		Args:    nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, err := a.inputs().arg("KEY", args[1])
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
+				if err != nil {
+					return err
+				}
+				d, err := cf.TTL(key)
+				if err != nil {
+					return keyError(cf, key, err)
+				}
+				if a.json {
+					r := newRecord(cf.Name(), key, nil)
+					a.setTTL(&r, d)
+					return a.emit(struct {
+						record
+						Permanent bool `json:"permanent"`
+					}{r, d == kvstore.NoTTL})
+				}
+				_, err = fmt.Fprintln(a.out, formatTTL(d, d == kvstore.NoTTL))
+				return err
+			})
+		},
+	}
+}
+
+func (a *app) expireCommand() *cobra.Command {
+	var ttlFlag, atFlag string
+	c := &cobra.Command{
+		Use:   "expire FILE KEY [DURATION]",
+		Short: "Set or change the expiry of an existing key",
+		Long: `Make the existing KEY expire after DURATION (or --ttl DURATION), or at the
+RFC 3339 instant of --expire-at, without rewriting its value. Exit code 3 if
+the key does not exist.`,
+		Example: `  snkv expire app.db --cf sessions tok123 15m
+  snkv expire app.db --cf sessions tok123 --expire-at 2030-01-01T00:00:00Z`,
+		Args: nargs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 3 {
+				if ttlFlag != "" {
+					return usagef("give the duration as an argument or with --ttl, not both")
+				}
+				ttlFlag = args[2]
+			}
+			exp, err := expiryFlags(ttlFlag, atFlag)
+			if err != nil {
+				return err
+			}
+			if exp.none() {
+				return usagef("expire: missing DURATION (or --ttl, --expire-at); 'snkv persist' removes a TTL")
+			}
+			key, err := a.inputs().arg("KEY", args[1])
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
+				if err != nil {
+					return err
+				}
+				if exp.ttl > 0 {
+					err = cf.Expire(key, exp.ttl)
+				} else {
+					err = cf.ExpireAt(key, exp.at)
+				}
+				if err != nil {
+					return keyError(cf, key, err)
+				}
+				if a.json {
+					d, err := cf.TTL(key)
+					if err != nil {
+						return keyError(cf, key, err)
+					}
+					r := newRecord(cf.Name(), key, nil)
+					a.setTTL(&r, d)
+					return a.emit(r)
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&ttlFlag, "ttl", "", "expire the key after `DURATION`")
+	c.Flags().StringVar(&atFlag, "expire-at", "", "expire the key at `TIME` (RFC 3339)")
+	return c
+}
+
+func (a *app) persistCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "persist FILE KEY",
+		Short:   "Remove the TTL of a key, making it permanent",
+		Long:    `Remove the TTL of KEY. A key without TTL stays as it is. Exit code 3 if the key does not exist.`,
+		Example: `  snkv persist app.db --cf sessions tok123`,
+		Args:    nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, err := a.inputs().arg("KEY", args[1])
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
+				if err != nil {
+					return err
+				}
+				if err := cf.Persist(key); err != nil {
+					return keyError(cf, key, err)
+				}
+				if a.json {
+					return a.emit(newRecord(cf.Name(), key, nil))
+				}
+				return nil
+			})
+		},
+	}
+}

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/spf13/cobra"
+)
+
+// purgeChunk is how many expired keys purge removes between progress
+// updates; the library commits every 256 keys and checks for cancellation
+// between those batches.
+const purgeChunk = 4096
+
+// interrupted reports whether err is the cancellation of the command
+// (Ctrl-C or SIGTERM).
+func interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+func (a *app) purgeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "purge FILE",
+		Short: "Remove expired keys (all column families, or --cf)",
+		Long: `Remove the keys whose TTL has passed from every column family, or only
+from the one named by --cf. Expired keys are invisible to reads already; a
+purge gives their space back. It commits every 256 keys: Ctrl-C stops it at
+the next batch boundary, reports what was removed, and leaves the store
+consistent.`,
+		Example: `  snkv purge app.db
+  snkv purge app.db --cf sessions --json`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				names := []string{a.cf}
+				if !cfChanged(cmd) {
+					var err error
+					if names, err = db.ListColumnFamilies(); err != nil {
+						return err
+					}
+				}
+				type job struct {
+					cf      *kvstore.ColumnFamily
+					expired int64
+				}
+				var jobs []job
+				var todo int64
+				for _, name := range names {
+					cf, err := openCF(db, name)
+					if err != nil {
+						return err
+					}
+					kc, err := db.CountKeys(ctx, cf.Name())
+					if err != nil {
+						return err
+					}
+					jobs = append(jobs, job{cf, kc.Expired})
+					todo += kc.Expired
+				}
+				bar := a.progress(todo, "purging", "keys")
+				t := a.table("COLUMN FAMILY", "PURGED")
+				var total int64
+				var runErr error
+				for _, j := range jobs {
+					var purged int64
+					for {
+						n, err := j.cf.PurgeExpiredN(ctx, purgeChunk)
+						purged += int64(n)
+						bar.add(n)
+						if err != nil {
+							runErr = err
+							break
+						}
+						if n < purgeChunk {
+							break
+						}
+					}
+					total += purged
+					if a.json {
+						if err := a.emit(map[string]any{"cf": j.cf.Name(), "purged": purged}); err != nil {
+							return err
+						}
+					} else {
+						t.row(escape([]byte(j.cf.Name())), itoa(purged))
+					}
+					if runErr != nil {
+						break
+					}
+				}
+				bar.done()
+				if !a.json {
+					t.row("total", itoa(total))
+					if err := t.flush(); err != nil {
+						return err
+					}
+				}
+				if runErr != nil && interrupted(ctx, runErr) {
+					return fmt.Errorf("interrupted: %d expired keys were purged before stopping at a batch boundary; the store is consistent", total)
+				}
+				return runErr
+			})
+		},
+	}
+}
+
+func (a *app) statsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "stats FILE",
+		Short:   "Show figures of the store's file and keys (read-only)",
+		Example: `  snkv stats app.db`,
+		Args:    nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				st, err := db.Stats(ctx)
+				if err != nil {
+					return err
+				}
+				names, err := db.ListColumnFamilies()
+				if err != nil {
+					return err
+				}
+				var sum kvstore.KeyCounts
+				for _, name := range names {
+					kc, err := db.CountKeys(ctx, name)
+					if err != nil {
+						return err
+					}
+					sum.Live += kc.Live
+					sum.Stored += kc.Stored
+					sum.TTL += kc.TTL
+					sum.Expired += kc.Expired
+				}
+				if a.json {
+					return a.emit(map[string]any{
+						"file": db.Path(), "file_size": st.FileSize, "wal_size": st.WALSize,
+						"page_size": st.PageSize, "pages": st.PageCount, "free_pages": st.FreePages,
+						"column_families": st.ColumnFamilies, "keys": sum.Live, "stored": sum.Stored,
+						"ttl_keys": sum.TTL, "expired": sum.Expired,
+					})
+				}
+				t := a.table()
+				for _, r := range [][2]string{
+					{"file", db.Path()},
+					{"file size", itoa(st.FileSize)},
+					{"wal size", itoa(st.WALSize)},
+					{"page size", itoa(st.PageSize)},
+					{"pages", itoa(st.PageCount)},
+					{"free pages", itoa(st.FreePages)},
+					{"column families", itoa(int64(st.ColumnFamilies))},
+					{"keys", itoa(sum.Live)},
+					{"ttl keys", itoa(sum.TTL)},
+					{"expired", itoa(sum.Expired)},
+				} {
+					t.row(r[0], r[1])
+				}
+				return t.flush()
+			})
+		},
+	}
+}
+
+func (a *app) checkCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE",
+		Short: "Check the store's integrity, TTL tables included (read-only)",
+		Long: `Run SQLite's integrity check on the whole file, then snkv's own checks:
+every column family has its table, and each column family's data, key index
+and expiry index agree. Prints "ok", or the problems found and exits 1.`,
+		Example: `  snkv check app.db`,
+		Args:    nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				bar := a.progress(-1, "checking", "")
+				err := db.IntegrityCheck(cmd.Context())
+				bar.done()
+				if err != nil && !errors.Is(err, kvstore.ErrCorrupt) {
+					return err
+				}
+				if a.json {
+					r := map[string]any{"ok": err == nil}
+					if err != nil {
+						r["problems"] = strip(err)
+					}
+					if jerr := a.emit(r); jerr != nil {
+						return jerr
+					}
+				} else if err == nil {
+					fmt.Fprintln(a.out, "ok")
+				}
+				if err != nil {
+					return fmt.Errorf("%s: check failed: %s", args[0], strip(err))
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) checkpointCommand() *cobra.Command {
+	var mode string
+	c := &cobra.Command{
+		Use:   "checkpoint FILE",
+		Short: "Copy the write-ahead log into the database file",
+		Long: `Copy the WAL (FILE-wal) into the database file. --mode passive (default)
+copies what it can without waiting; full waits for writers; restart also
+waits for readers; truncate then empties the -wal file. A checkpoint held up
+by other connections reports busy.`,
+		Example: `  snkv checkpoint app.db --mode truncate`,
+		Args:    nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			modes := map[string]kvstore.CheckpointMode{
+				"passive": kvstore.CheckpointPassive, "full": kvstore.CheckpointFull,
+				"restart": kvstore.CheckpointRestart, "truncate": kvstore.CheckpointTruncate,
+			}
+			m, ok := modes[strings.ToLower(mode)]
+			if !ok {
+				return usagef("bad --mode %q: want passive, full, restart or truncate", mode)
+			}
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				res, err := db.Checkpoint(cmd.Context(), m)
+				if err != nil {
+					return err
+				}
+				if a.json {
+					return a.emit(map[string]any{"mode": strings.ToLower(m.String()), "busy": res.Busy, "wal_frames": res.WALFrames, "checkpointed": res.Checkpointed})
+				}
+				t := a.table("MODE", "BUSY", "WAL FRAMES", "CHECKPOINTED")
+				t.row(strings.ToLower(m.String()), fmt.Sprint(res.Busy), itoa(res.WALFrames), itoa(res.Checkpointed))
+				return t.flush()
+			})
+		},
+	}
+	c.Flags().StringVar(&mode, "mode", "passive", "checkpoint `MODE`: passive, full, restart or truncate")
+	return c
+}
+
+func (a *app) vacuumCommand() *cobra.Command {
+	var incremental int
+	c := &cobra.Command{
+		Use:   "vacuum FILE",
+		Short: "Give free pages back to the file system",
+		Long: `Rebuild the file compactly (SQLite's VACUUM: needs free disk space of about
+the file's size and holds the write lock throughout). --incremental N only
+returns up to N free pages (0: all), which is quick and works on files
+created by snkv.`,
+		Example: `  snkv vacuum app.db
+  snkv vacuum app.db --incremental 0`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if incremental < -1 {
+				return usagef("--incremental must be 0 or more")
+			}
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				before, err := fileSize(args[0])
+				if err != nil {
+					return err
+				}
+				bar := a.progress(-1, "vacuuming", "")
+				if incremental >= 0 {
+					err = db.IncrementalVacuum(ctx, incremental)
+				} else {
+					err = db.Vacuum(ctx)
+				}
+				bar.done()
+				if err != nil {
+					return err
+				}
+				if _, err := db.Checkpoint(ctx, kvstore.CheckpointTruncate); err != nil {
+					return err
+				}
+				after, err := fileSize(args[0])
+				if err != nil {
+					return err
+				}
+				if a.json {
+					return a.emit(map[string]any{"size_before": before, "size_after": after})
+				}
+				t := a.table("SIZE BEFORE", "SIZE AFTER")
+				t.row(itoa(before), itoa(after))
+				return t.flush()
+			})
+		},
+	}
+	c.Flags().IntVar(&incremental, "incremental", -1, "return only up to `N` free pages (0: all) instead of rebuilding")
+	return c
+}
+
+// fileSize is the size of the file at path.
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+func (a *app) backupCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "backup FILE DEST",
+		Short: "Write a consistent copy of the store to a new file (read-only)",
+		Long: `Write a compact, consistent copy of the store, as of one snapshot, to the new
+file DEST (which must not exist). The store is opened read-only, and an
+application writing to it meanwhile is not held up.`,
+		Example: `  snkv backup app.db /backups/app-2030-01-01.db`,
+		Args:    nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				bar := a.progress(-1, "backing up", "")
+				err := db.Backup(cmd.Context(), args[1])
+				bar.done()
+				if errors.Is(err, kvstore.ErrExists) {
+					return fmt.Errorf("%s: the backup destination already exists", args[1])
+				}
+				if err != nil {
+					return err
+				}
+				size, err := fileSize(args[1])
+				if err != nil {
+					return err
+				}
+				if a.json {
+					return a.emit(map[string]any{"dest": args[1], "size": size})
+				}
+				t := a.table("DEST", "SIZE")
+				t.row(args[1], itoa(size))
+				return t.flush()
+			})
+		},
+	}
+}

@@ -1,0 +1,24 @@
+// Command snkv inspects and operates snkv stores from the shell: it lists
+// column families with their key counts, reads and writes keys (with TTLs),
+// scans ranges, creates and drops column families, purges expired keys,
+// checks, checkpoints, vacuums and backs up stores, and moves whole stores
+// in and out as JSON Lines.
+//
+// Install it with
+//
+//	go install github.com/snkv-go/snkv/cmd/snkv@latest
+//
+// Every command takes the store file first, then its own arguments; flags
+// may come anywhere:
+//
+//	snkv ls app.db
+//	snkv put app.db --cf sessions tok123 '{"user":7}' --ttl 30m
+//	snkv get app.db --cf sessions tok123
+//	snkv scan app.db --prefix user: --limit 10 --json
+//	snkv export app.db --out app.jsonl
+//
+// Read commands open the store read-only, so they are safe to run next to
+// an application that has the store open. Exit codes: 0 success, 1 error,
+// 2 usage error, 3 key or column family not found. See docs/cli.md for
+// every command and the export format.
+package main

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+)
+
+// input turns a key, value or bound given as an argument into bytes: "-"
+// reads stdin to its end (once per command), anything else is taken as
+// text, or decoded with --hex / --base64.
+type input struct {
+	a         *app
+	stdinUsed bool
+}
+
+func (a *app) inputs() *input { return &input{a: a} }
+
+// arg decodes the argument s named what (for messages: "KEY", "VALUE").
+func (in *input) arg(what, s string) ([]byte, error) {
+	if s == "-" {
+		if in.stdinUsed {
+			return nil, usagef("%s: stdin ('-') can be read only once", what)
+		}
+		in.stdinUsed = true
+		b, err := io.ReadAll(in.a.in)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s from stdin: %w", what, err)
+		}
+		return b, nil
+	}
+	return in.a.decode(what, s)
+}
+
+// decode applies the --hex / --base64 input encoding to s.
+func (a *app) decode(what, s string) ([]byte, error) {
+	switch {
+	case a.hexIn:
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			return nil, usagef("%s is not valid hex: %v", what, err)
+		}
+		return b, nil
+	case a.base64In:
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			b, err = base64.RawStdEncoding.DecodeString(s)
+		}
+		if err != nil {
+			return nil, usagef("%s is not valid base64: %v", what, err)
+		}
+		return b, nil
+	}
+	return []byte(s), nil
+}
+
+// valueFile reads the file named by --value-file ("-": stdin).
+func (in *input) valueFile(path string) ([]byte, error) {
+	if path == "-" {
+		return in.arg("VALUE", "-")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--value-file: %w", err)
+	}
+	return b, nil
+}
+
+// escape shows bytes safely on a terminal: printable ASCII as is, a
+// backslash as \\, every other byte as \xNN.
+func escape(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for _, c := range b {
+		switch {
+		case c == '\\':
+			sb.WriteString(`\\`)
+		case c >= 0x20 && c < 0x7f:
+			sb.WriteByte(c)
+		default:
+			fmt.Fprintf(&sb, `\x%02x`, c)
+		}
+	}
+	return sb.String()
+}
+
+// record is one key in JSON: a line of an export or import, of a scan, or
+// the answer of get. A key or value that is valid UTF-8 is a string under
+// "key"/"value"; anything else is standard base64 under
+// "key_base64"/"value_base64". expire_ms is the absolute expiry in
+// milliseconds since the Unix epoch, absent for a key without TTL. A record
+// without any key field only names a column family (an export writes one
+// for each empty column family, so that it survives a round trip).
+type record struct {
+	CF       string  `json:"cf"`
+	Key      *string `json:"key,omitempty"`
+	KeyB64   *string `json:"key_base64,omitempty"`
+	Value    *string `json:"value,omitempty"`
+	ValueB64 *string `json:"value_base64,omitempty"`
+	ExpireMs *int64  `json:"expire_ms,omitempty"`
+	// TTLMs is the time left in milliseconds, written by scan --with-ttl,
+	// get and ttl for people; import ignores it (expire_ms is exact).
+	TTLMs *int64 `json:"ttl_ms,omitempty"`
+}
+
+// textOrBase64 returns b as a string for a text field, or as base64 for
+// the base64 field.
+func textOrBase64(b []byte) (text, b64 *string) {
+	if utf8.Valid(b) {
+		s := string(b)
+		return &s, nil
+	}
+	s := base64.StdEncoding.EncodeToString(b)
+	return nil, &s
+}
+
+// newRecord builds the JSON record of a key (value nil: leave it out).
+func newRecord(cf string, key, value []byte) record {
+	r := record{CF: cf}
+	r.Key, r.KeyB64 = textOrBase64(key)
+	if value != nil {
+		r.Value, r.ValueB64 = textOrBase64(value)
+	}
+	return r
+}
+
+// field returns the bytes of a text-or-base64 pair of a record read back;
+// present reports whether either was there.
+func field(name string, text, b64 *string) (b []byte, present bool, err error) {
+	switch {
+	case text != nil && b64 != nil:
+		return nil, true, fmt.Errorf("both %q and %q", name, name+"_base64")
+	case text != nil:
+		return []byte(*text), true, nil
+	case b64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*b64)
+		if err != nil {
+			return nil, true, fmt.Errorf("%s_base64: %w", name, err)
+		}
+		return b, true, nil
+	}
+	return nil, false, nil
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// sqliteMagic starts every SQLite 3 database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// snkvApplicationID is PRAGMA application_id of an snkv store ("snkv"), as
+// docs/format.md specifies; the header holds it big-endian at offset 68.
+const snkvApplicationID = 0x736e6b76
+
+// knownApps names the SQLite application_ids of common file formats, so
+// that a refused file is named for what it is.
+var knownApps = map[uint32]string{
+	0x47504B47: "a GeoPackage",              // "GPKG"
+	0x47503130: "a GeoPackage",              // "GP10"
+	0x47503131: "a GeoPackage",              // "GP11"
+	0x4d504258: "an MBTiles tile set",       // "MPBX"
+	0x0f055112: "a Fossil repository",       // Fossil's checkout and repository files
+	0x0f05511f: "a Fossil repository",       //
+	0x0f055113: "a Fossil repository",       //
+	0x5e90d5e7: "an SQLite archive (sqlar)", //
+}
+
+// fileMagics names a few common non-SQLite formats by their first bytes.
+var fileMagics = []struct {
+	magic string
+	what  string
+}{
+	{"\x1f\x8b", "a gzip file"},
+	{"PK\x03\x04", "a zip archive"},
+	{"%PDF", "a PDF document"},
+	{"\x89PNG", "a PNG image"},
+	{"\x7fELF", "an ELF executable"},
+	{"BZh", "a bzip2 file"},
+	{"\x28\xb5\x2f\xfd", "a zstd file"},
+	{"\xfd7zXZ\x00", "an xz file"},
+}
+
+// open opens the store at path for a read command (write false: read-only)
+// or a write command, after checking what the file is, so that every
+// refusal names the file and says why. It never creates a file unless
+// --create was given.
+func (a *app) open(path string, write bool) (*kvstore.Store, error) {
+	if path == "" {
+		return nil, usagef("empty FILE name")
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !a.create {
+			return nil, fmt.Errorf("%s: no such file (pass --create to create a new store)", path)
+		}
+		db, err := kvstore.Open(path, a.options(false))
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot create the store: %w", path, err)
+		}
+		if write {
+			return db, nil
+		}
+		if err := db.Close(); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("%s: is a directory, not a store file", path)
+	case fi.Size() == 0 && !a.create:
+		return nil, fmt.Errorf("%s: the file is empty, not an snkv store (pass --create to make it one)", path)
+	}
+	if err := sniff(path, a.adopt); err != nil {
+		return nil, err
+	}
+	if write {
+		if err := checkWritable(path); err != nil {
+			return nil, err
+		}
+	}
+	db, err := kvstore.Open(path, a.options(!write))
+	if err != nil {
+		return nil, explainOpen(path, write, err)
+	}
+	return db, nil
+}
+
+// options returns the store options of the command.
+func (a *app) options(readOnly bool) kvstore.Options {
+	return kvstore.Options{ReadOnly: readOnly, Adopt: a.adopt && !readOnly, Clock: a.clock}
+}
+
+// sniff reads the file's header and refuses what is not an snkv store (or,
+// with adopt, a SQLite database to adopt) with a message naming what the
+// file is. A file it cannot read is left to Open to report.
+func sniff(path string, adopt bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	hdr := make([]byte, 100)
+	n, _ := io.ReadFull(f, hdr)
+	hdr = hdr[:n]
+	if n == 0 {
+		return nil // empty: only reached with --create, which initialises it
+	}
+	if !bytes.HasPrefix(hdr, []byte(sqliteMagic)) {
+		return fmt.Errorf("%s: not an snkv store: it is not a SQLite database (%s)", path, describeBytes(hdr))
+	}
+	if n < 100 {
+		return fmt.Errorf("%s: not an snkv store: a truncated SQLite header (%d bytes)", path, n)
+	}
+	app := binary.BigEndian.Uint32(hdr[68:72])
+	if app == 0 || app == snkvApplicationID {
+		return nil // an snkv store, or a plain SQLite database: Open decides
+	}
+	what, ok := knownApps[app]
+	if !ok {
+		what = fmt.Sprintf("a SQLite database of another application (application_id %#08x)", app)
+	}
+	if adopt {
+		return fmt.Errorf("%s: not an snkv store: it is %s, which --adopt will not take over (its application_id marks it as another program's file)", path, what)
+	}
+	return fmt.Errorf("%s: not an snkv store: it is %s", path, what)
+}
+
+// describeBytes guesses what a non-SQLite file is from its first bytes.
+func describeBytes(b []byte) string {
+	for _, m := range fileMagics {
+		if bytes.HasPrefix(b, []byte(m.magic)) {
+			return "it looks like " + m.what
+		}
+	}
+	text := true
+	for _, c := range b {
+		if c < 0x09 || (c > 0x0d && c < 0x20) || c == 0x7f {
+			text = false
+			break
+		}
+	}
+	if text {
+		line, _, _ := bytes.Cut(b, []byte("\n"))
+		if len(line) > 32 {
+			line = line[:32]
+		}
+		return fmt.Sprintf("it looks like text: %q", string(line))
+	}
+	return fmt.Sprintf("it starts with %s", escape(b[:min(len(b), 16)]))
+}
+
+// checkWritable tells a write command why it cannot run on a file the user
+// may not write, before SQLite would fall back to read-only.
+func checkWritable(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("%s: cannot write to the store: permission denied (write commands need write access to the file; read commands still work on it)", path)
+		}
+		return fmt.Errorf("%s: cannot write to the store: %w", path, err)
+	}
+	return f.Close()
+}
+
+// explainOpen turns an error of kvstore.Open into a message that says what
+// is wrong with the file and what to do.
+func explainOpen(path string, write bool, err error) error {
+	switch {
+	case errors.Is(err, kvstore.ErrNotStore):
+		detail := err.Error()
+		if _, after, ok := strings.Cut(detail, "not an snkv store: "); ok {
+			detail = after
+		}
+		if strings.Contains(detail, "Options.Adopt") {
+			detail = strings.Replace(detail, "set Options.Adopt to add snkv's tables beside them", "pass --adopt to a write command to add snkv's tables beside them", 1)
+		}
+		return fmt.Errorf("%s: not an snkv store: a SQLite database of another kind: %s", path, detail)
+	case errors.Is(err, kvstore.ErrCorrupt):
+		return fmt.Errorf("%s: the file is damaged or not a database: %s", path, strip(err))
+	case errors.Is(err, kvstore.ErrVersion):
+		return fmt.Errorf("%s: the store was written by a newer snkv: %s", path, strip(err))
+	case errors.Is(err, kvstore.ErrReadOnly) && write:
+		return fmt.Errorf("%s: cannot write to the store: %s", path, strip(err))
+	case errors.Is(err, kvstore.ErrCantOpen):
+		if !write {
+			return fmt.Errorf("%s: cannot open the store read-only: %s (read-only access to a WAL store needs its -shm file, or a writable directory)", path, strip(err))
+		}
+		return fmt.Errorf("%s: cannot open the store: %s", path, strip(err))
+	case errors.Is(err, kvstore.ErrBusy):
+		return fmt.Errorf("%s: the store is locked by another process: %s", path, strip(err))
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// strip drops the library's repeated "snkv: " and "open \"path\": " prefixes
+// from a message that is about to be prefixed by the file name.
+func strip(err error) string {
+	s := err.Error()
+	for {
+		t := strings.TrimPrefix(s, "snkv: ")
+		if strings.HasPrefix(t, "open \"") {
+			if i := strings.Index(t, "\": "); i >= 0 {
+				t = t[i+3:]
+			}
+		}
+		if t == s {
+			return s
+		}
+		s = t
+	}
+}

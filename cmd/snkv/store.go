@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// notFound is an error with its own message that counts as
+// kvstore.ErrNotFound (exit code 3).
+type notFound struct{ msg string }
+
+func (e notFound) Error() string        { return e.msg }
+func (e notFound) Is(target error) bool { return target == kvstore.ErrNotFound }
+
+// withStore opens the store at path (read-only unless write), runs fn and
+// closes the store, reporting an error of closing it when fn succeeded.
+func (a *app) withStore(path string, write bool, fn func(db *kvstore.Store) error) (err error) {
+	db, err := a.open(path, write)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("%s: closing the store: %w", path, cerr)
+		}
+	}()
+	return fn(db)
+}
+
+// columnFamily returns the handle of the column family named by --cf.
+func (a *app) columnFamily(db *kvstore.Store) (*kvstore.ColumnFamily, error) {
+	return openCF(db, a.cf)
+}
+
+func openCF(db *kvstore.Store, name string) (*kvstore.ColumnFamily, error) {
+	cf, err := db.OpenColumnFamily(name)
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return nil, notFound{fmt.Sprintf("column family %q does not exist (see 'snkv cf list', 'snkv cf create')", name)}
+	}
+	if errors.Is(err, kvstore.ErrInvalidName) || errors.Is(err, kvstore.ErrReservedName) {
+		return nil, usageError{fmt.Errorf("bad column family name %q: %w", name, err)}
+	}
+	return cf, err
+}
+
+// keyError turns the library's ErrNotFound for a key into a message that
+// names the key and the column family; other errors pass unchanged.
+func keyError(cf *kvstore.ColumnFamily, key []byte, err error) error {
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return notFound{fmt.Sprintf("key %q not found in column family %q", escape(key), cf.Name())}
+	}
+	if errors.Is(err, kvstore.ErrInvalidKey) || errors.Is(err, kvstore.ErrKeyTooLarge) {
+		return usageError{err}
+	}
+	return err
+}
+
+// parseDuration reads a TTL: a Go duration ("90s", "1h30m") or a number
+// of days ("7d").
+func parseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err == nil && n > 0 && n < 100000 {
+			return time.Duration(n * float64(24*time.Hour)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, usagef("bad duration %q: want for example 90s, 30m, 2h45m or 7d", s)
+	}
+	if d <= 0 {
+		return 0, usagef("bad duration %q: a TTL must be positive", s)
+	}
+	return d, nil
+}
+
+// parseExpireAt reads an absolute expiry time in RFC 3339.
+func parseExpireAt(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, usagef("bad --expire-at %q: want RFC 3339, for example 2030-01-02T15:04:05Z", s)
+	}
+	return t, nil
+}
+
+// expiry is when a command should make a key expire: after a TTL or at an
+// instant (neither: no expiry).
+type expiry struct {
+	ttl time.Duration
+	at  time.Time
+}
+
+// expiryFlags reads --ttl and --expire-at (at most one of them).
+func expiryFlags(ttlFlag, atFlag string) (expiry, error) {
+	var e expiry
+	var err error
+	switch {
+	case ttlFlag != "" && atFlag != "":
+		return e, usagef("--ttl and --expire-at exclude each other")
+	case ttlFlag != "":
+		e.ttl, err = parseDuration(ttlFlag)
+	case atFlag != "":
+		e.at, err = parseExpireAt(atFlag)
+	}
+	return e, err
+}
+
+func (e expiry) none() bool { return e.ttl == 0 && e.at.IsZero() }
