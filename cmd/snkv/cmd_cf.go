@@ -28,7 +28,7 @@ func (a *app) cfCommand() *cobra.Command {
 				cf, err := db.CreateColumnFamily(args[1])
 				switch {
 				case errors.Is(err, kvstore.ErrInvalidName), errors.Is(err, kvstore.ErrReservedName):
-					return usageError{fmt.Errorf("bad column family name %q: %w", args[1], err)}
+					return usageError{fmt.Errorf("bad column family name %q: %s", args[1], strip(err))}
 				case errors.Is(err, kvstore.ErrExists):
 					return fmt.Errorf("column family %q already exists", args[1])
 				case err != nil:
@@ -55,6 +55,9 @@ cannot be dropped. Exit code 3 if it does not exist.`,
 				if err != nil {
 					return err
 				}
+				if foldName(cf.Name()) == kvstore.DefaultColumnFamily {
+					return fmt.Errorf("the default column family cannot be dropped")
+				}
 				if !force {
 					kc, err := db.CountKeys(cmd.Context(), cf.Name())
 					if err != nil {
@@ -64,11 +67,7 @@ cannot be dropped. Exit code 3 if it does not exist.`,
 						return fmt.Errorf("column family %q holds %d keys; pass --force to drop it with them", cf.Name(), kc.Stored)
 					}
 				}
-				err = db.DropColumnFamily(cf.Name())
-				if errors.Is(err, kvstore.ErrDropDefault) {
-					return fmt.Errorf("the default column family cannot be dropped")
-				}
-				if err != nil {
+				if err := db.DropColumnFamily(cf.Name()); err != nil {
 					return err
 				}
 				if a.json {

@@ -93,29 +93,62 @@ type importer struct {
 	pending int64                 // keys written in tx, not yet committed
 }
 
-// run reads and applies every line of src.
-func (im *importer) run(src io.Reader) error {
-	r := bufio.NewReaderSize(src, 1<<16)
-	line := 0
-	for {
-		if err := im.ctx.Err(); err != nil {
-			return im.interrupt()
-		}
-		b, err := r.ReadBytes('\n')
-		if len(b) > 0 {
-			line++
-			if perr := im.line(line, b); perr != nil {
-				if interrupted(im.ctx, perr) {
-					return im.interrupt()
+// chunk is a piece of the input read ahead: a line, or the read's error.
+type chunk struct {
+	line []byte
+	err  error
+}
+
+// readLines reads src line by line into a channel, so that the import can
+// stop on Ctrl-C even while it waits for input that does not come.
+func readLines(src io.Reader) <-chan chunk {
+	ch := make(chan chunk, 256)
+	go func() {
+		defer close(ch)
+		r := bufio.NewReaderSize(src, 1<<16)
+		for {
+			b, err := r.ReadBytes('\n')
+			if len(b) > 0 {
+				ch <- chunk{line: b}
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					ch <- chunk{err: err}
 				}
-				return im.fail(line, perr)
+				return
 			}
 		}
-		if errors.Is(err, io.EOF) {
+	}()
+	return ch
+}
+
+// run reads and applies every line of src.
+func (im *importer) run(src io.Reader) error {
+	lines := readLines(src)
+	line := 0
+	for {
+		var c chunk
+		var ok bool
+		select {
+		case <-im.ctx.Done():
+			return im.interrupt()
+		case c, ok = <-lines:
+		}
+		if !ok {
 			break
 		}
-		if err != nil {
-			return im.fail(line, fmt.Errorf("reading the input: %w", err))
+		if im.ctx.Err() != nil {
+			return im.interrupt()
+		}
+		if c.err != nil {
+			return im.fail(line, fmt.Errorf("reading the input: %w", c.err))
+		}
+		line++
+		if err := im.line(line, c.line); err != nil {
+			if interrupted(im.ctx, err) {
+				return im.interrupt()
+			}
+			return im.fail(line, err)
 		}
 	}
 	if err := im.commit(); err != nil {

@@ -43,7 +43,7 @@ func openCF(db *kvstore.Store, name string) (*kvstore.ColumnFamily, error) {
 		return nil, notFound{fmt.Sprintf("column family %q does not exist (see 'snkv cf list', 'snkv cf create')", name)}
 	}
 	if errors.Is(err, kvstore.ErrInvalidName) || errors.Is(err, kvstore.ErrReservedName) {
-		return nil, usageError{fmt.Errorf("bad column family name %q: %w", name, err)}
+		return nil, usageError{fmt.Errorf("bad column family name %q: %s", name, strip(err))}
 	}
 	return cf, err
 }

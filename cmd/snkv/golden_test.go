@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// step is one command of a golden test: its arguments (FILE stands for the
+// store), an optional stdin and the exit code it must end with.
+type step struct {
+	name  string
+	args  string
+	stdin string
+	code  int
+}
+
+// runGolden runs steps in order against the store at path and compares
+// each one's stdout, stderr and exit code with its golden file.
+func runGolden(t *testing.T, path string, steps []step, subst ...string) {
+	t.Helper()
+	subst = append([]string{"FILE", path}, subst...)
+	for _, s := range steps {
+		args := strings.Fields(s.args)
+		for i, a := range args {
+			for j := 0; j < len(subst); j += 2 {
+				a = strings.ReplaceAll(a, subst[j], subst[j+1])
+			}
+			args[i] = a
+		}
+		var in *strings.Reader
+		if s.stdin != "" {
+			in = strings.NewReader(s.stdin)
+		}
+		var r result
+		if in != nil {
+			r = cliDir(t, filepath.Dir(path), t0, in, args...)
+		} else {
+			r = cliDir(t, filepath.Dir(path), t0, nil, args...)
+		}
+		requireClean(t, r)
+		stdout, stderr := r.stdout, r.stderr
+		for j := len(subst) - 2; j >= 0; j -= 2 {
+			stdout = strings.ReplaceAll(stdout, subst[j+1], subst[j])
+			stderr = strings.ReplaceAll(stderr, subst[j+1], subst[j])
+		}
+		got := fmt.Sprintf("$ snkv %s\n%s--- stderr\n%s--- exit %d\n", s.args, stdout, stderr, r.code)
+		golden(t, s.name+".txt", got)
+		require.Equal(t, s.code, r.code, "%s: exit code of snkv %s\nstderr: %s", s.name, s.args, r.stderr)
+	}
+}
+
+// TestGoldenRead runs every read command, and the usage errors, against
+// the fixture.
+func TestGoldenRead(t *testing.T) {
+	path := fixture(t)
+	runGolden(t, path, []step{
+		{name: "ls", args: "ls FILE"},
+		{name: "cf-list", args: "cf list FILE"},
+		{name: "get", args: "get FILE user:1"},
+		{name: "get-escaped", args: "get FILE --hex 62696e00ff"},
+		{name: "get-utf8-escaped", args: `get FILE back\slash`},
+		{name: "get-empty", args: "get FILE zero"},
+		{name: "get-base64", args: "get FILE --base64 dXNlcjoy"},
+		{name: "get-stdin", args: "get FILE -", stdin: "user:3"},
+		{name: "get-missing", args: "get FILE nope", code: 3},
+		{name: "get-missing-cf", args: "get FILE --cf nope k", code: 3},
+		{name: "exists", args: "exists FILE user:1"},
+		{name: "exists-missing", args: "exists FILE nope", code: 3},
+		{name: "ttl-permanent", args: "ttl FILE user:1"},
+		{name: "ttl", args: "ttl --cf sessions FILE tok-b"},
+		{name: "ttl-expired", args: "ttl FILE --cf sessions tok-old", code: 3},
+		{name: "scan", args: "scan FILE"},
+		{name: "scan-prefix-limit", args: "scan FILE --prefix user: --limit 2"},
+		{name: "scan-range-reverse", args: "scan FILE --start b --end user:3 --reverse --keys-only"},
+		{name: "scan-with-ttl", args: "scan FILE --cf sessions --with-ttl"},
+		{name: "scan-empty", args: "scan FILE --cf empty"},
+		{name: "stats", args: "stats FILE"},
+		{name: "check", args: "check FILE"},
+		{name: "export-cf", args: "export FILE --cf sessions"},
+		{name: "usage-no-args", args: "get", code: 2},
+		{name: "usage-too-many", args: "get FILE a b", code: 2},
+		{name: "usage-unknown-command", args: "gte FILE k", code: 2},
+		{name: "usage-unknown-flag", args: "get FILE k --bogus", code: 2},
+		{name: "usage-bad-hex", args: "get FILE --hex zz", code: 2},
+		{name: "usage-hex-and-base64", args: "get FILE --hex --base64 00", code: 2},
+		{name: "usage-bad-ttl", args: "put FILE k v --ttl soon", code: 2},
+		{name: "usage-negative-ttl", args: "put FILE k v --ttl -5m", code: 2},
+		{name: "usage-ttl-and-expire-at", args: "put FILE k v --ttl 5m --expire-at 2031-01-01T00:00:00Z", code: 2},
+		{name: "usage-put-no-value", args: "put FILE k", code: 2},
+		{name: "usage-checkpoint-mode", args: "checkpoint FILE --mode sideways", code: 2},
+		{name: "usage-bad-cf-name", args: "get FILE --cf __snkv_catalog k", code: 2},
+	})
+}
+
+// TestGoldenWrite runs the write commands in a sequence on one fixture,
+// each followed by what a read shows of its effect.
+func TestGoldenWrite(t *testing.T) {
+	path := fixture(t)
+	backup := filepath.Join(filepath.Dir(path), "backup.db")
+	runGolden(t, path, []step{
+		{name: "w-put", args: "put FILE user:4 dave"},
+		{name: "w-put-stdin", args: "put FILE --cf sessions tok-c - --ttl 45m", stdin: "from\x00stdin"},
+		{name: "w-put-expire-at", args: "put FILE --cf sessions tok-d D --expire-at 2030-01-02T05:00:00Z"},
+		{name: "w-put-hex", args: "put FILE --hex 0001 ff00"},
+		{name: "w-scan-after-put", args: "scan FILE --cf sessions --with-ttl"},
+		{name: "w-expire", args: "expire FILE --cf sessions perm 10m"},
+		{name: "w-persist", args: "persist FILE --cf sessions tok-a"},
+		{name: "w-ttl-after", args: "scan FILE --cf sessions --with-ttl --keys-only"},
+		{name: "w-expire-missing", args: "expire FILE --cf sessions nope 10m", code: 3},
+		{name: "w-del", args: "del FILE user:1"},
+		{name: "w-del-missing", args: "del FILE user:1", code: 3},
+		{name: "w-cf-create", args: "cf create FILE logs"},
+		{name: "w-cf-create-exists", args: "cf create FILE LOGS", code: 1},
+		{name: "w-cf-drop-nonempty", args: "cf drop FILE sessions", code: 1},
+		{name: "w-cf-drop-default", args: "cf drop FILE default", code: 1},
+		{name: "w-cf-drop-missing", args: "cf drop FILE nope", code: 3},
+		{name: "w-cf-drop", args: "cf drop FILE logs"},
+		{name: "w-put-missing-cf", args: "put FILE --cf logs k v", code: 3},
+		{name: "w-ls-before-purge", args: "ls FILE"},
+		{name: "w-purge", args: "purge FILE"},
+		{name: "w-ls-after-purge", args: "ls FILE"},
+		{name: "w-purge-cf", args: "purge FILE --cf sessions"},
+		{name: "w-check", args: "check FILE"},
+		{name: "w-backup", args: "backup FILE backup.db"},
+		{name: "w-backup-exists", args: "backup FILE backup.db", code: 1},
+	})
+	r := cli(t, nil, "ls", backup)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, cli(t, nil, "ls", path).stdout, r.stdout, "the backup holds what the store holds")
+}
