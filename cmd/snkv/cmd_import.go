@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
@@ -238,7 +239,7 @@ func (im *importer) switchTo(name string) error {
 	}
 	fold := foldName(name)
 	if im.seen[fold] && im.batch == 0 {
-		return fmt.Errorf("the lines of column family %q are not together: an all-or-nothing import needs each column family's lines in one run (as export writes them); use --batch N to import mixed lines", name)
+		return fmt.Errorf("the lines of column family %q are not together (its earlier lines are imported): an all-or-nothing import needs each column family's lines in one run, as export writes them; use --batch N to import mixed lines", name)
 	}
 	cf, err := im.db.OpenColumnFamily(name)
 	created := false
@@ -280,18 +281,21 @@ func (im *importer) commit() error {
 }
 
 // rollback abandons the open transaction, and drops the current column
-// family if this import created it and nothing of it was committed.
-func (im *importer) rollback() (dropped bool) {
+// family if this import created it and nothing of it was committed. It
+// reports whether anything was rolled back.
+func (im *importer) rollback() bool {
+	rolled := im.tx != nil && im.pending > 0
 	if im.tx != nil {
 		_ = im.tx.Rollback()
 		im.tx, im.h, im.pending = nil, nil, 0
 	}
 	if im.cur != nil && im.created && im.tally != nil && im.tally.imported == 0 && im.tally.skipped == 0 {
 		if err := im.db.DropColumnFamily(im.cur.Name()); err == nil {
-			return true
+			im.tallies = slices.DeleteFunc(im.tallies, func(t *cfTally) bool { return t == im.tally })
+			rolled = true
 		}
 	}
-	return false
+	return rolled
 }
 
 // fail rolls back and returns the error of line n.
@@ -300,18 +304,13 @@ func (im *importer) fail(n int, err error) error {
 	if im.cur != nil {
 		name = im.cur.Name()
 	}
-	im.rollback()
 	msg := fmt.Sprintf("line %d: %v", n, err)
-	if name != "" {
+	if im.rollback() {
 		if im.batch == 0 {
 			msg += fmt.Sprintf("; column family %q was rolled back", name)
 		} else {
 			msg += fmt.Sprintf("; the batch in progress of column family %q was rolled back", name)
 		}
-	}
-	var u usageError
-	if errors.Is(err, kvstore.ErrInvalidKey) || errors.Is(err, kvstore.ErrKeyTooLarge) || errors.As(err, &u) {
-		return errors.New(msg)
 	}
 	return fmt.Errorf("import stopped at %s", msg)
 }

@@ -124,6 +124,28 @@ func TestGoldenWrite(t *testing.T) {
 		{name: "w-purge", args: "purge FILE"},
 		{name: "w-ls-after-purge", args: "ls FILE"},
 		{name: "w-purge-cf", args: "purge FILE --cf sessions"},
+		{name: "w-import", args: "import FILE", stdin: `{"cf":"imported","key":"a","value":"1"}
+{"cf":"imported","key_base64":"AP8=","value_base64":"/wA=","expire_ms":1893560645001}
+{"cf":"imported","key":"gone","value":"x","expire_ms":1893553445000}
+
+{"cf":"Quiet"}
+{"cf":"default","key":"user:9","value":"ivy"}
+`},
+		{name: "w-import-exported", args: "export FILE --cf imported"},
+		{name: "w-import-bad-line", args: "import FILE", code: 1, stdin: `{"cf":"other","key":"a","value":"1"}
+{"cf":"other","key":"b","value":1}
+`},
+		{name: "w-import-unknown-field", args: "import FILE", code: 1, stdin: `{"cf":"other","key":"a","valeu":"1"}
+`},
+		{name: "w-import-mixed", args: "import FILE", code: 1, stdin: `{"cf":"x1","key":"a","value":"1"}
+{"cf":"x2","key":"a","value":"1"}
+{"cf":"x1","key":"b","value":"1"}
+`},
+		{name: "w-import-mixed-batch", args: "import FILE --batch 2", stdin: `{"cf":"x1","key":"a","value":"1"}
+{"cf":"x2","key":"a","value":"1"}
+{"cf":"x1","key":"b","value":"1"}
+`},
+		{name: "w-ls-after-import", args: "ls FILE"},
 		{name: "w-check", args: "check FILE"},
 		{name: "w-backup", args: "backup FILE backup.db"},
 		{name: "w-backup-exists", args: "backup FILE backup.db", code: 1},

@@ -57,14 +57,23 @@ func (a *app) open(path string, write bool) (*kvstore.Store, error) {
 		return nil, usagef("empty FILE name")
 	}
 	fi, err := os.Stat(path)
+	missing := errors.Is(err, fs.ErrNotExist)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if !a.create {
-			return nil, fmt.Errorf("%s: no such file (pass --create to create a new store)", path)
-		}
+	case missing && !a.create:
+		return nil, fmt.Errorf("%s: no such file (pass --create to create a new store)", path)
+	case missing:
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("%s: is a directory, not a store file", path)
+	case fi.Size() == 0 && !a.create:
+		return nil, fmt.Errorf("%s: the file is empty, not an snkv store (pass --create to make it one)", path)
+	}
+	if missing || fi.Size() == 0 {
+		// --create: a new store, made read-write, then opened as asked.
 		db, err := kvstore.Open(path, a.options(false))
 		if err != nil {
-			return nil, fmt.Errorf("%s: cannot create the store: %w", path, err)
+			return nil, fmt.Errorf("%s: cannot create the store: %s", path, strip(err))
 		}
 		if write {
 			return db, nil
@@ -72,12 +81,6 @@ func (a *app) open(path string, write bool) (*kvstore.Store, error) {
 		if err := db.Close(); err != nil {
 			return nil, err
 		}
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", path, err)
-	case fi.IsDir():
-		return nil, fmt.Errorf("%s: is a directory, not a store file", path)
-	case fi.Size() == 0 && !a.create:
-		return nil, fmt.Errorf("%s: the file is empty, not an snkv store (pass --create to make it one)", path)
 	}
 	if err := sniff(path, a.adopt); err != nil {
 		return nil, err
