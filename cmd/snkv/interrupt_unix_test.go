@@ -101,3 +101,81 @@ func TestInterruptImport(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptPurge sends SIGINT to a purge of many expired keys once it
+// has committed its first batches: it stops at a batch boundary, reports
+// exactly what it removed, and leaves a sound store. Slow: skipped under
+// -short.
+func TestInterruptPurge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: 200k expired keys")
+	}
+	const n = 200_000
+	path := filepath.Join(t.TempDir(), "store.db")
+	clock := kvstore.NewManualClock(t0.Add(-time.Hour))
+	db, err := kvstore.Open(path, kvstore.Options{Clock: clock, Sync: kvstore.SyncOff})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for base := 0; base < n; base += 10_000 {
+		require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+			for i := base; i < base+10_000; i++ {
+				if err := tx.PutTTL([]byte(fmt.Sprintf("k%07d", i)), []byte("v"), time.Minute); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	require.NoError(t, db.Put([]byte("keep"), []byte("me")))
+	require.NoError(t, db.Close())
+
+	watch, err := kvstore.Open(path, kvstore.Options{ReadOnly: true, Clock: kvstore.NewManualClock(t0)})
+	require.NoError(t, err)
+	defer watch.Close()
+
+	cmd := exec.Command(snkvBin, "purge", path, "--json")
+	cmd.Env = append(os.Environ(), nowEnv+"="+t0.Format(time.RFC3339))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	// Wait until the purge has committed a batch, then interrupt it.
+	started := false
+	for deadline := time.Now().Add(30 * time.Second); !started && time.Now().Before(deadline); {
+		kc, err := watch.CountKeys(ctx, "default")
+		require.NoError(t, err)
+		if kc.Expired < n {
+			started = true
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	require.True(t, started, "the purge never started")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the purge did not stop after SIGINT")
+	}
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the purge finished before the signal; stdout: %s", stdout.String())
+	require.Equal(t, 1, ee.ExitCode(), stderr.String())
+	require.Contains(t, stderr.String(), "interrupted")
+
+	var rep struct {
+		CF     string `json:"cf"`
+		Purged int64  `json:"purged"`
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &rep), stdout.String())
+	require.Positive(t, rep.Purged)
+	require.Less(t, rep.Purged, int64(n))
+	require.Zero(t, rep.Purged%256, "whole batches of 256")
+	require.NoError(t, watch.IntegrityCheck(ctx))
+	kc, err := watch.CountKeys(ctx, "default")
+	require.NoError(t, err)
+	require.Equal(t, kvstore.KeyCounts{Name: "default", Stored: n + 1 - rep.Purged, Live: 1, TTL: n - rep.Purged, Expired: n - rep.Purged}, kc,
+		"the report says exactly what was removed")
+}
