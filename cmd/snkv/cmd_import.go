@@ -94,23 +94,34 @@ type importer struct {
 	pending int64                 // keys written in tx, not yet committed
 }
 
-// chunk is a piece of the input read ahead: a line, or the read's error.
+// chunk is a piece of the input read ahead: up to readAhead lines, or the
+// read's error.
 type chunk struct {
-	line []byte
-	err  error
+	lines [][]byte
+	err   error
 }
+
+// readAhead is the number of lines handed over at a time.
+const readAhead = 256
 
 // readLines reads src line by line into a channel, so that the import can
 // stop on Ctrl-C even while it waits for input that does not come.
 func readLines(src io.Reader) <-chan chunk {
-	ch := make(chan chunk, 256)
+	ch := make(chan chunk, 4)
 	go func() {
 		defer close(ch)
 		r := bufio.NewReaderSize(src, 1<<16)
+		var c chunk
 		for {
 			b, err := r.ReadBytes('\n')
 			if len(b) > 0 {
-				ch <- chunk{line: b}
+				c.lines = append(c.lines, b)
+			}
+			// Hand over a full chunk, or what there is when the input
+			// pauses (so a slow writer's lines are not held back).
+			if len(c.lines) > 0 && (len(c.lines) == readAhead || err != nil || r.Buffered() == 0) {
+				ch <- c
+				c = chunk{}
 			}
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
@@ -125,7 +136,7 @@ func readLines(src io.Reader) <-chan chunk {
 
 // run reads and applies every line of src.
 func (im *importer) run(src io.Reader) error {
-	lines := readLines(src)
+	chunks := readLines(src)
 	line := 0
 	for {
 		var c chunk
@@ -133,23 +144,25 @@ func (im *importer) run(src io.Reader) error {
 		select {
 		case <-im.ctx.Done():
 			return im.interrupt()
-		case c, ok = <-lines:
+		case c, ok = <-chunks:
 		}
 		if !ok {
 			break
 		}
-		if im.ctx.Err() != nil {
-			return im.interrupt()
-		}
 		if c.err != nil {
 			return im.fail(line, fmt.Errorf("reading the input: %w", c.err))
 		}
-		line++
-		if err := im.line(line, c.line); err != nil {
-			if interrupted(im.ctx, err) {
+		for _, b := range c.lines {
+			if im.ctx.Err() != nil {
 				return im.interrupt()
 			}
-			return im.fail(line, err)
+			line++
+			if err := im.line(line, b); err != nil {
+				if interrupted(im.ctx, err) {
+					return im.interrupt()
+				}
+				return im.fail(line, err)
+			}
 		}
 	}
 	if err := im.commit(); err != nil {
