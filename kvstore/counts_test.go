@@ -62,3 +62,25 @@ func TestCountKeys(t *testing.T) {
 	_, err = rw.CountKeys(ctx, "")
 	require.ErrorIs(t, err, kvstore.ErrInvalidName)
 }
+
+// CountKeys sees the keys that have expired but are still stored, which
+// every read hides, so an operator can tell when a purge is due.
+func ExampleStore_CountKeys() {
+	clock := kvstore.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	db, err := kvstore.Open("", kvstore.Options{Clock: clock})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	_ = db.Put([]byte("config"), []byte("v"))
+	_ = db.PutTTL([]byte("session:1"), []byte("a"), time.Minute)
+	_ = db.PutTTL([]byte("session:2"), []byte("b"), time.Hour)
+	clock.Advance(10 * time.Minute) // session:1 expires
+
+	kc, err := db.CountKeys(context.Background(), kvstore.DefaultColumnFamily)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("live %d, with TTL %d, expired awaiting purge %d\n", kc.Live, kc.TTL, kc.Expired)
+	// Output: live 2, with TTL 2, expired awaiting purge 1
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,6 +67,7 @@ func TestGoldenRead(t *testing.T) {
 		{name: "get-empty", args: "get FILE zero"},
 		{name: "get-base64", args: "get FILE --base64 dXNlcjoy"},
 		{name: "get-stdin", args: "get FILE -", stdin: "user:3"},
+		{name: "get-raw", args: "get FILE --hex 62696e00ff --raw"},
 		{name: "get-missing", args: "get FILE nope", code: 3},
 		{name: "get-missing-cf", args: "get FILE --cf nope k", code: 3},
 		{name: "exists", args: "exists FILE user:1"},
@@ -101,11 +103,16 @@ func TestGoldenRead(t *testing.T) {
 func TestGoldenWrite(t *testing.T) {
 	path := fixture(t)
 	backup := filepath.Join(filepath.Dir(path), "backup.db")
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "value.bin"), []byte("\x00\x01bytes\xfe"), 0o644))
 	runGolden(t, path, []step{
 		{name: "w-put", args: "put FILE user:4 dave"},
 		{name: "w-put-stdin", args: "put FILE --cf sessions tok-c - --ttl 45m", stdin: "from\x00stdin"},
 		{name: "w-put-expire-at", args: "put FILE --cf sessions tok-d D --expire-at 2030-01-02T05:00:00Z"},
 		{name: "w-put-hex", args: "put FILE --hex 0001 ff00"},
+		{name: "w-put-value-file", args: "put FILE blob --value-file value.bin"},
+		{name: "w-get-value-file", args: "get FILE blob --json"},
+		{name: "w-put-value-file-missing", args: "put FILE blob --value-file nowhere.bin", code: 1},
+		{name: "w-put-value-twice", args: "put FILE blob v --value-file value.bin", code: 2},
 		{name: "w-scan-after-put", args: "scan FILE --cf sessions --with-ttl"},
 		{name: "w-expire", args: "expire FILE --cf sessions perm 10m"},
 		{name: "w-persist", args: "persist FILE --cf sessions tok-a"},
