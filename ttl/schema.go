@@ -80,17 +80,21 @@ func (t Tables) DropSQL() []string {
 }
 
 // Enabled reports whether the column family's TTL tables exist, asking the
-// database (so it sees what other processes did).
+// database (so it sees what other processes did). It costs the same
+// whatever the number of column families: rather than scan sqlite_schema
+// (which has no index on name), it runs a cached statement that names the
+// key index, which SQLite resolves through its in-memory schema and
+// recompiles when another connection changed the schema; a missing table
+// fails to compile, which means "not enabled".
 func (t Tables) Enabled(ctx context.Context, c *engine.Conn) (bool, error) {
-	rows, err := c.Query(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1`, t.KeysName)
-	if err != nil {
-		return false, err
+	_, err := c.Exec(ctx, `SELECT 1 FROM `+t.Keys+` LIMIT 0`)
+	switch {
+	case err == nil:
+		return true, nil
+	case engine.NoSuchTable(err):
+		return false, nil
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		return false, rows.Err()
-	}
-	return rows.Int(0) > 0, nil
+	return false, err
 }
 
 // Check verifies that the column family's three tables agree: every key

@@ -72,6 +72,12 @@ func Wrap(ctx context.Context, op string, err error) error {
 	return fmt.Errorf("snkv: %s: %w", op, err)
 }
 
+// NoSuchTable reports whether err is SQLite's "no such table" error: a
+// statement named a table that does not exist (or no longer does).
+func NoSuchTable(err error) bool {
+	return Code(err) == codeError && strings.Contains(err.Error(), "no such table")
+}
+
 func sentinelFor(err error) error {
 	switch Code(err) {
 	case codeBusy, codeLocked:

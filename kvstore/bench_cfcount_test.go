@@ -1,0 +1,140 @@
+package kvstore_test
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+// cfCounts are the store sizes, in column families, of BenchmarkCFCount:
+// TTL writes and Open must cost the same whatever the count.
+var cfCounts = benchCFCounts()
+
+var (
+	cfStoresMu sync.Mutex
+	cfStores   = map[int]string{}
+)
+
+// cfCountStore returns the path of a store with n column families (each
+// with a TTL key, so each has its hidden TTL tables), made once per
+// process; callers copy it.
+func cfCountStore(b *testing.B, n int) string {
+	b.Helper()
+	cfStoresMu.Lock()
+	defer cfStoresMu.Unlock()
+	if p, ok := cfStores[n]; ok {
+		return p
+	}
+	dir, err := os.MkdirTemp("", "snkv-cfcount")
+	require.NoError(b, err)
+	path := filepath.Join(dir, "store.db")
+	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	require.NoError(b, err)
+	for i := range n - 1 { // the default column family is the n-th
+		cf, err := db.CreateColumnFamily(fmt.Sprintf("cf%05d", i))
+		require.NoError(b, err)
+		require.NoError(b, cf.PutTTL([]byte("k"), []byte("v"), time.Hour))
+	}
+	require.NoError(b, db.PutTTL([]byte("k"), []byte("v"), time.Hour))
+	require.NoError(b, db.Close())
+	cfStores[n] = path
+	return path
+}
+
+// copyStore copies the store file at src into a fresh directory.
+func copyStore(b *testing.B, src string) string {
+	b.Helper()
+	data, err := os.ReadFile(src)
+	require.NoError(b, err)
+	dst := filepath.Join(b.TempDir(), "store.db")
+	require.NoError(b, os.WriteFile(dst, data, 0o644))
+	return dst
+}
+
+// BenchmarkCFCount measures the operations whose cost must not grow with
+// the number of column families: a TTL write (PutTTL into a column family
+// that has TTL state), a plain Put, and Open+Close of the file.
+func BenchmarkCFCount(b *testing.B) {
+	for _, n := range cfCounts {
+		b.Run(fmt.Sprintf("PutTTL/cfs=%d", n), func(b *testing.B) {
+			db := openAt(b, copyStore(b, cfCountStore(b, n)), kvstore.Options{})
+			key := make([]byte, 16)
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				copy(key, fmt.Appendf(key[:0], "%016d", i%1000))
+				if err := db.PutTTL(key, key, time.Hour); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("Put/cfs=%d", n), func(b *testing.B) {
+			db := openAt(b, copyStore(b, cfCountStore(b, n)), kvstore.Options{})
+			key := make([]byte, 16)
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				copy(key, fmt.Appendf(key[:0], "%016d", i%1000))
+				if err := db.Put(key, key); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("Open/cfs=%d", n), func(b *testing.B) {
+			path := copyStore(b, cfCountStore(b, n))
+			b.ResetTimer()
+			for b.Loop() {
+				db, err := kvstore.Open(path, kvstore.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := db.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// The floor under Open: one SQLite connection that loads the
+		// schema (SQLite parses every CREATE statement of the file, per
+		// connection), then closes.
+		b.Run(fmt.Sprintf("OpenSchemaOnly/cfs=%d", n), func(b *testing.B) {
+			path := copyStore(b, cfCountStore(b, n))
+			b.ResetTimer()
+			for b.Loop() {
+				raw, err := sql.Open("sqlite", path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := raw.Exec("SELECT 1 FROM sqlite_schema LIMIT 1"); err != nil {
+					b.Fatal(err)
+				}
+				if err := raw.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchCFCounts reads SNKV_BENCH_CFS (a comma-separated list) to run
+// BenchmarkCFCount at other sizes; the default is 2, 300 and 3000.
+func benchCFCounts() []int {
+	s := os.Getenv("SNKV_BENCH_CFS")
+	if s == "" {
+		return []int{2, 300, 3000}
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err == nil && n >= 1 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
