@@ -22,6 +22,7 @@ const (
 	crashEnvMode  = "SNKV_CRASH_CHILD_MODE"
 	crashEnvSeed  = "SNKV_CRASH_CHILD_SEED"
 	crashEnvClock = "SNKV_CRASH_CHILD_CLOCK"
+	crashEnvSync  = "SNKV_CRASH_CHILD_SYNC" // "full": synchronous=FULL
 )
 
 // Modes of a crash child.
@@ -38,6 +39,9 @@ const (
 	crashPendKey   = "pend"    // hold mode: written by the transaction the kill interrupts
 	crashPendingCF = "pending" // hold mode: its first TTL write is never committed
 )
+
+// crashChurnCF is created and dropped again and again by the loop.
+const crashChurnCF = "churn"
 
 var crashCFs = []string{kvstore.DefaultColumnFamily, "sessions", "cache"}
 
@@ -118,7 +122,11 @@ func crashHold(path string, clk *kvstore.ManualClock) error {
 // After every commit of the sequence key it reports the number.
 func crashLoop(path string, clk *kvstore.ManualClock, rng *rand.Rand) error {
 	ctx := context.Background()
-	db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
+	opts := kvstore.Options{Clock: clk}
+	if os.Getenv(crashEnvSync) == "full" {
+		opts.Sync = kvstore.SyncFull
+	}
+	db, err := kvstore.Open(path, opts)
 	if err != nil {
 		return err
 	}
@@ -155,7 +163,7 @@ func crashLoop(path string, clk *kvstore.ManualClock, rng *rand.Rand) error {
 
 		cf := cfs[rng.IntN(len(cfs))]
 		var err error
-		switch op := rng.IntN(14); op {
+		switch op := rng.IntN(16); op {
 		case 0, 1:
 			err = cf.PutTTL(key(), value(), ttl())
 		case 2:
@@ -242,6 +250,18 @@ func crashLoop(path string, clk *kvstore.ManualClock, rng *rand.Rand) error {
 				n, err = cf.PurgeExpired(ctx)
 				crashSay("purge end %d", n)
 			}
+		case 14:
+			// Column family churn: create, fill (with TTL), drop.
+			var churn *kvstore.ColumnFamily
+			if churn, err = db.ColumnFamilyOrCreate(crashChurnCF); err == nil {
+				if rng.IntN(2) == 0 {
+					err = churn.PutTTL(key(), value(), ttl())
+				} else {
+					err = ignore(db.DropColumnFamily(crashChurnCF))
+				}
+			}
+		case 15:
+			_, err = db.Checkpoint(ctx, kvstore.CheckpointPassive)
 		default:
 			_, err = cf.PurgeExpiredN(ctx, 1+rng.IntN(600))
 		}

@@ -56,7 +56,7 @@ type crashChild struct {
 
 // startCrashChild re-executes the test binary as a child running mode on
 // the store at path.
-func startCrashChild(t *testing.T, path, mode string, seed uint64, clockMs int64) *crashChild {
+func startCrashChild(t *testing.T, path, mode string, seed uint64, clockMs int64, env ...string) *crashChild {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -67,6 +67,7 @@ func startCrashChild(t *testing.T, path, mode string, seed uint64, clockMs int64
 		crashEnvSeed+"="+strconv.FormatUint(seed, 10),
 		crashEnvClock+"="+strconv.FormatInt(clockMs, 10),
 	)
+	cmd.Env = append(cmd.Env, env...)
 	c := &crashChild{cmd: cmd, notify: make(chan string, 1), done: make(chan struct{})}
 	cmd.Stderr = &c.stderr
 	stdout, err := cmd.StdoutPipe()
@@ -344,6 +345,36 @@ func TestCrashTTLKill(t *testing.T) {
 		require.True(t, sawTTL, "the children left TTL keys to check")
 	}
 	t.Logf("%d of %d kills landed inside a purge", midPurge, kills)
+}
+
+// TestCrashMixedSyncFull kills children running the mixed workload (TTL
+// writes, batches, transactions, purges, column family churn, checkpoints)
+// with synchronous=FULL, 200 times in the long run, and checks the store
+// after every kill: sound file, hidden tables in step, and every reported
+// commit present.
+func TestCrashMixedSyncFull(t *testing.T) {
+	cycles := 200
+	maxDelay := 150 * time.Millisecond
+	if testing.Short() {
+		cycles = 3
+		maxDelay = 30 * time.Millisecond
+	}
+	path := filepath.Join(t.TempDir(), "mixed.db")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	seed := rng.Uint64()
+	t.Logf("seed %d", seed)
+	lastSeq := 0
+	for i := range cycles {
+		clockMs := crashStart.Add(time.Duration(i) * time.Hour).UnixMilli()
+		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs, crashEnvSync+"=full")
+		child.waitFor(t, func(l string) bool { return strings.HasPrefix(l, "seq ") })
+		time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
+		lines := child.kill(t)
+		reported := crashLastSeq(t, lines)
+		require.Greater(t, reported, lastSeq, "kill %d: the child made progress", i)
+		lastSeq, _ = crashVerify(t, path, clockMs, reported)
+	}
+	t.Logf("%d kills, last sequence %d", cycles, lastSeq)
 }
 
 // A kill in the middle of a write transaction loses the transaction, first
