@@ -117,7 +117,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			var err error
 			switch op.kind {
 			case opPut:
-				_, err = c.Exec(ctx, cf.m.q.put, op.key, nonNil(op.value), cf.m.name, cf.m.stamp)
+				_, err = c.Exec(ctx, cf.m.q.put, op.key, nonNil(op.value), cf.m.nameArg, cf.m.stampArg)
 				puts++
 			case opPutTTL:
 				err = cf.putExpiringIn(ctx, c, op.key, op.value, exps[i])

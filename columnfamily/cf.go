@@ -27,6 +27,9 @@ type meta struct {
 	env     *Env
 	name    string
 	stamp   int64 // the catalog's created_ms of the column family this state is for
+	// nameArg and stampArg are name and stamp boxed once, so that binding
+	// them to every single put costs no allocation.
+	nameArg, stampArg any
 	t       ttl.Tables
 	q       queries
 	ttl     atomic.Bool // the TTL tables exist (as far as this process knows)
@@ -42,7 +45,7 @@ type queries struct {
 
 func newMeta(r *Registry, name string, stamp int64) *meta {
 	t := ttl.TablesFor(name)
-	m := &meta{reg: r, env: r.env, name: name, stamp: stamp, t: t}
+	m := &meta{reg: r, env: r.env, name: name, stamp: stamp, t: t, nameArg: name, stampArg: stamp}
 	m.q = queries{
 		get:    `SELECT value, expire_ms FROM ` + t.View + ` WHERE key = ?1`,
 		exists: `SELECT expire_ms FROM ` + t.View + ` WHERE key = ?1`,
@@ -181,7 +184,7 @@ func (cf *ColumnFamily) gone() error {
 // writes into a column family of the same name created after its own was
 // dropped, by this process or another.
 func (cf *ColumnFamily) current(ctx context.Context, c *engine.Conn) error {
-	n, err := count(ctx, c, cf.m.q.current, cf.m.name, cf.m.stamp)
+	n, err := count(ctx, c, cf.m.q.current, cf.m.nameArg, cf.m.stampArg)
 	switch {
 	case err != nil:
 		return err
@@ -407,7 +410,7 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "put", err)
 	}
-	n, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value), cf.m.name, cf.m.stamp)
+	n, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg)
 	if err == nil && n == 0 {
 		err = cf.gone()
 	}
@@ -490,7 +493,7 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 		return cf.errf(ctx, "delete", err)
 	}
 	now := ttl.Encode(cf.nowMs())
-	n, err := c.Exec(ctx, cf.m.q.delLive, key, now, cf.m.name, cf.m.stamp)
+	n, err := c.Exec(ctx, cf.m.q.delLive, key, now, cf.m.nameArg, cf.m.stampArg)
 	if err == nil && n == 0 {
 		err = cf.current(ctx, c)
 	}

@@ -111,7 +111,7 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 // putExpiringIn writes the data row and its expiry on c, inside a write
 // transaction that has already made sure the TTL tables exist.
 func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
-	if _, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value), cf.m.name, cf.m.stamp); err != nil {
+	if _, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg); err != nil {
 		return err
 	}
 	return cf.writeExpiry(ctx, c, key, -1, expMs)
