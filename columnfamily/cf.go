@@ -23,17 +23,17 @@ type ColumnFamily struct {
 
 // meta is the state all handles of one column family share.
 type meta struct {
-	reg     *Registry
-	env     *Env
-	name    string
-	stamp   int64 // the catalog's created_ms of the column family this state is for
+	reg   *Registry
+	env   *Env
+	name  string
+	stamp int64 // the catalog's created_ms of the column family this state is for
 	// nameArg and stampArg are name and stamp boxed once, so that binding
 	// them to every single put costs no allocation.
 	nameArg, stampArg any
-	t       ttl.Tables
-	q       queries
-	ttl     atomic.Bool // the TTL tables exist (as far as this process knows)
-	dropped atomic.Bool
+	t                 ttl.Tables
+	q                 queries
+	ttl               atomic.Bool // the TTL tables exist (as far as this process knows)
+	dropped           atomic.Bool
 }
 
 type queries struct {
