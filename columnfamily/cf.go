@@ -206,13 +206,14 @@ func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
 		}
 		return cf.tx.Conn(), cf.tx.Ctx(), nil
 	}
-	c, err := cf.db().AcquireReader(context.Background())
+	// A held read transaction is reused when nothing has committed since.
+	c, err := cf.db().AcquireRead(context.Background(), engine.ReadPoint)
 	return c, context.Background(), err
 }
 
 func (cf *ColumnFamily) doneRead(c *engine.Conn) {
 	if cf.tx == nil {
-		cf.db().ReleaseReader(c)
+		cf.db().ReleaseRead(c)
 	}
 }
 

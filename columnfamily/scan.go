@@ -2,7 +2,6 @@ package columnfamily
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 
@@ -23,6 +22,9 @@ func (cf *ColumnFamily) Cursor(opts iterator.Options) (*iterator.Cursor, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Borrowed rows point into the statement, which a write in the same
+	// transaction closes (see Detach): a write transaction always copies.
+	src.borrow = opts.Borrow && (cf.tx == nil || !cf.tx.Writable())
 	return iterator.NewCursor(src, opts), nil
 }
 
@@ -70,6 +72,8 @@ type source struct {
 	nowMs   int64
 	expired [][]byte
 	closed  bool
+	scanned bool         // a scan has run: the snapshot is fixed
+	borrow  bool         // rows hand out keys and values in SQLite's memory
 	rows    *engine.Rows // the scan open now, if any
 	cur     *scanRows    // the scanRows reading rows
 }
@@ -87,12 +91,10 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 		cf.tx.Track(s)
 	} else {
 		ctx := context.Background()
-		c, err := cf.db().AcquireReader(ctx)
+		// One read transaction for the cursor's life: a held one that
+		// nothing has committed after, or a new one.
+		c, err := cf.db().AcquireRead(ctx, engine.ReadMulti)
 		if err != nil {
-			return nil, err
-		}
-		if err := c.Control(ctx, "BEGIN"); err != nil {
-			cf.db().ReleaseReader(c)
 			return nil, cf.errf(ctx, "iterate", err)
 		}
 		s.conn, s.ctx, s.ownTx = c, ctx, true
@@ -131,6 +133,13 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 	if desc {
 		d = 1
 	}
+	if s.ownTx && !s.scanned {
+		// The snapshot is taken at the first positioning, not at Cursor.
+		if err := s.cf.db().FreshenRead(s.ctx, s.conn); err != nil {
+			return nil, s.cf.errf(s.ctx, "iterate", err)
+		}
+	}
+	s.scanned = true
 	q := s.cf.m.q.scans[boundKind(lo, 1, 2)][boundKind(hi, 1, 2)][d]
 	rows, err := s.conn.Query(s.ctx, q, lo.Key, hi.Key)
 	if err != nil {
@@ -186,11 +195,7 @@ func (s *source) Close() error {
 		s.cf.tx.Untrack(s)
 	}
 	if s.ownTx {
-		if cerr := s.conn.Control(context.Background(), "COMMIT"); cerr != nil {
-			s.conn.MarkBroken()
-			err = errors.Join(err, cerr)
-		}
-		s.cf.db().ReleaseReader(s.conn)
+		s.cf.db().ReleaseRead(s.conn)
 	}
 	if len(s.expired) > 0 {
 		s.cf.expired(s.expired, s.nowMs)
@@ -207,6 +212,36 @@ type scanRows struct {
 	detached bool     // reading buf, not rows (see source.Detach)
 	buf      []bufRow // the rows not yet reached when detached
 	bufErr   error    // the error that ended the copy
+
+	read  uint64 // value bytes read, not yet added to the store's counter
+	block []byte // the rest of the block copied rows are carved from
+}
+
+// scanBlock is the size of the blocks that copied rows of at most a
+// quarter of it are carved from: one allocation per block rather than per
+// row. A caller that keeps one row keeps its block alive.
+const scanBlock = 4096
+
+// alloc returns n bytes, capped at n, for a copied row.
+func (r *scanRows) alloc(n int) []byte {
+	if n > scanBlock/4 {
+		return make([]byte, n)
+	}
+	if cap(r.block)-len(r.block) < n {
+		r.block = make([]byte, 0, scanBlock)
+	}
+	i := len(r.block)
+	r.block = r.block[:i+n]
+	return r.block[i : i+n : i+n]
+}
+
+// flushRead adds the value bytes read to the store's counter: once per
+// scan rather than an atomic add per row.
+func (r *scanRows) flushRead() {
+	if r.read > 0 {
+		r.src.cf.db().Stats.BytesRead.Add(r.read)
+		r.read = 0
+	}
 }
 
 // nextRow steps to the next row, from the statement or the detached copy,
@@ -253,7 +288,6 @@ func (r *scanRows) Next() bool {
 		r.err = r.src.closedErr()
 		return false
 	}
-	st := &r.src.cf.db().Stats
 	for {
 		raw, ok := r.nextRow()
 		if !ok {
@@ -272,11 +306,25 @@ func (r *scanRows) Next() bool {
 				continue
 			}
 		}
-		r.key, r.value = r.rowKey(), nonNil(r.rowValue())
-		st.BytesRead.Add(uint64(len(r.value)))
+		switch {
+		case r.detached:
+			r.value = nonNil(r.value) // nextRow set copies
+		case r.src.borrow:
+			r.key, r.value = r.rows.Blob(0), r.rows.Blob(1)
+		default:
+			k, v := r.rows.Blob(0), r.rows.Blob(1)
+			buf := r.alloc(len(k) + len(v))
+			n := copy(buf, k)
+			copy(buf[n:], v)
+			// Each capped, so that appending to one never writes over
+			// another's bytes.
+			r.key, r.value = buf[:n:n], buf[n:]
+		}
+		r.read += uint64(len(r.value))
 		return true
 	}
 	r.key, r.value = nil, nil
+	r.flushRead()
 	return false
 }
 
@@ -299,6 +347,7 @@ func (r *scanRows) Err() error {
 
 // Close implements iterator.Rows.
 func (r *scanRows) Close() error {
+	r.flushRead()
 	if r.src.cur == r {
 		r.src.cur = nil
 	}

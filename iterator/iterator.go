@@ -19,9 +19,19 @@ type Options struct {
 	End []byte
 	// Reverse visits keys in descending order.
 	Reverse bool
+	// Borrow makes the iteration allocation-free: the Key and Value of a
+	// Cursor, and the slices of each Entry, point into the store's memory
+	// and are valid only until the cursor steps again (Next, Prev, First,
+	// Last, Seek) or closes, or the loop body returns. Copy what you keep;
+	// never write to them. Without Borrow (the default) every key and value
+	// is a copy that belongs to the caller; copies of consecutive small rows
+	// share 4 KiB blocks (one allocation per block), so keeping one entry
+	// keeps at most its block alive.
+	Borrow bool
 }
 
-// Entry is one key-value pair. Both slices belong to the caller.
+// Entry is one key-value pair. Both slices belong to the caller, unless the
+// iteration was opened with Options.Borrow.
 type Entry struct {
 	Key   []byte
 	Value []byte
@@ -143,6 +153,7 @@ type Cursor struct {
 	src      Source
 	lo, hi   Bound
 	reverse  bool
+	borrow   bool // key and val point into the source's memory
 	empty    bool
 	rows     Rows
 	rowsDesc bool
@@ -157,7 +168,7 @@ type Cursor struct {
 // called by column families; users get cursors from ColumnFamily.Cursor.
 func NewCursor(src Source, opts Options) *Cursor {
 	lo, hi, empty := opts.Range()
-	return &Cursor{src: src, lo: lo, hi: hi, reverse: opts.Reverse, empty: empty}
+	return &Cursor{src: src, lo: lo, hi: hi, reverse: opts.Reverse, borrow: opts.Borrow, empty: empty}
 }
 
 // First positions the cursor on the first key in iteration order.
@@ -190,7 +201,8 @@ func (c *Cursor) Prev() bool { return c != nil && c.step(!c.reverse) }
 // Valid reports whether the cursor is on a key.
 func (c *Cursor) Valid() bool { return c != nil && c.valid }
 
-// Key returns the current key, or nil. The slice belongs to the caller.
+// Key returns the current key, or nil. The slice belongs to the caller
+// (with Options.Borrow: valid until the cursor moves or closes).
 func (c *Cursor) Key() []byte {
 	if c == nil {
 		return nil
@@ -199,7 +211,8 @@ func (c *Cursor) Key() []byte {
 }
 
 // Value returns the current value, or nil. The slice belongs to the caller
-// (an empty value is an empty, non-nil slice).
+// (with Options.Borrow: valid until the cursor moves or closes); an empty
+// value is an empty, non-nil slice.
 func (c *Cursor) Value() []byte {
 	if c == nil {
 		return nil
@@ -259,6 +272,10 @@ func (c *Cursor) step(desc bool) bool {
 		return c.open(c.lo, c.hi, desc)
 	}
 	from := Bound{Key: c.key}
+	if c.borrow {
+		// The borrowed key dies with the rows that open closes.
+		from.Key = bytes.Clone(c.key)
+	}
 	if desc {
 		return c.open(c.lo, minUpper(c.hi, from), true)
 	}

@@ -200,6 +200,37 @@ func ExampleColumnFamily_Prefix() {
 	// user:alice
 }
 
+// With Borrow an iteration allocates nothing per row: the key and value
+// point into the store's memory and are valid only until the next step, so
+// a loop that keeps something copies it.
+func ExampleColumnFamily_Scan_borrow() {
+	db, err := kvstore.Open("", kvstore.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	for _, k := range []string{"a", "bb", "ccc"} {
+		if err := db.Put([]byte(k), []byte("value of "+k)); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	total := 0
+	var longest []byte
+	for e, err := range db.Scan(kvstore.IterOptions{Borrow: true}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		total += len(e.Value) // reading in the loop body needs no copy
+		if len(e.Key) > len(longest) {
+			longest = append(longest[:0], e.Key...) // keeping it does
+		}
+	}
+	fmt.Println(total, string(longest))
+	// Output:
+	// 33 ccc
+}
+
 // A Cursor moves freely: Seek finds the first key at or after a key, Next
 // and Prev step from there. It holds a snapshot until Close.
 func ExampleColumnFamily_Cursor() {

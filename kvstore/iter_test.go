@@ -117,6 +117,9 @@ func TestScanMatchesModel(t *testing.T) {
 		o := randOptions(r, m)
 		want := m.selectKeys(o)
 		require.Equal(t, want, collect(t, cf.Scan(o)), "case %d: %+q", i, o)
+		o.Borrow = true // collect copies each entry before the next step
+		require.Equal(t, want, collect(t, cf.Scan(o)), "case %d, borrowed: %+q", i, o)
+		o.Borrow = false
 		if o.Start == nil && o.End == nil && !o.Reverse {
 			require.Equal(t, want, collect(t, cf.Prefix(o.Prefix)), "Prefix %q", o.Prefix)
 		}
@@ -224,6 +227,8 @@ func TestCursorRandomWalk(t *testing.T) {
 		if walk%4 == 0 {
 			o.Prefix, o.Start, o.End = nil, nil, nil
 		}
+		// Every other walk borrows: each step is checked before the next.
+		o.Borrow = walk%2 == 1
 		cur, err := db.Cursor(o)
 		require.NoError(t, err)
 		mod := &cursorModel{keys: m.selectKeys(o), fresh: true, pos: -1, rev: o.Reverse}
@@ -560,4 +565,47 @@ func TestCursorAfterTxEndReportsTxDone(t *testing.T) {
 		require.ErrorIs(t, c.Err(), kvstore.ErrTxDone, "writable %v", writable)
 		require.NoError(t, c.Close())
 	}
+}
+
+// TestScanForms checks what each iteration form hands out: copies that
+// belong to the caller (appending to one never touches another), carved
+// from shared blocks, or, with Borrow, slices that cost no allocation.
+func TestScanForms(t *testing.T) {
+	db := openTemp(t, kvstore.Options{})
+	const n = 500
+	for i := range n {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "value%04d", i)))
+	}
+	var kept []kvstore.Entry
+	for e, err := range db.All() {
+		require.NoError(t, err)
+		kept = append(kept, e)
+	}
+	for _, e := range kept {
+		// Appending must never write over the value or the next row.
+		_ = append(e.Key, "XXXXXXXX"...)
+		_ = append(e.Value, "YYYYYYYY"...)
+	}
+	for i, e := range kept {
+		require.Equal(t, fmt.Sprintf("k%04d", i), string(e.Key))
+		require.Equal(t, fmt.Sprintf("value%04d", i), string(e.Value))
+	}
+
+	scan := func(borrow bool) {
+		rows := 0
+		for e, err := range db.Scan(kvstore.IterOptions{Borrow: borrow}) {
+			if err != nil || len(e.Key) != 5 {
+				t.Fatal(err, e.Key)
+			}
+			rows++
+		}
+		if rows != n {
+			t.Fatalf("%d rows", rows)
+		}
+	}
+	copying := testing.AllocsPerRun(5, func() { scan(false) })
+	borrowed := testing.AllocsPerRun(5, func() { scan(true) })
+	t.Logf("allocations per scan of %d rows: copying %.0f, borrowed %.0f", n, copying, borrowed)
+	require.Less(t, borrowed, 20.0, "a borrowed scan allocates per row")
+	require.Less(t, copying, 30.0, "a copying scan of small rows allocates per row, not per block")
 }

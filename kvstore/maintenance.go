@@ -63,6 +63,8 @@ func (s *Store) Checkpoint(ctx context.Context, mode CheckpointMode) (Checkpoint
 	if mode < CheckpointPassive || mode > CheckpointTruncate {
 		return res, fmt.Errorf("snkv: checkpoint: %w: unknown mode %d", ErrInvalidOption, int(mode))
 	}
+	// Idle readers' held read transactions would hold the checkpoint up.
+	s.db.DropHeld()
 	err := s.db.WithWriter(ctx, func(c *engine.Conn) error {
 		rows, err := c.Query(ctx, "PRAGMA wal_checkpoint("+mode.String()+")")
 		if err != nil {
@@ -190,6 +192,7 @@ type Stats struct {
 	ExpiredOnRead uint64 // expired keys met (and hidden) by reads
 	Purged        uint64 // expired keys removed by PurgeExpired
 	BusyErrors    uint64 // waits for a connection that ran out of time
+	HeldReads     uint64 // reads that reused a read transaction kept open since an earlier read (Options.ReadHold)
 
 	ColumnFamilies int   // column families in the store
 	PageSize       int64 // bytes per page
@@ -211,6 +214,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		Deletes: c.Deletes.Load(), BytesRead: c.BytesRead.Load(), BytesWritten: c.BytesWritten.Load(),
 		Commits: c.Commits.Load(), Rollbacks: c.Rollbacks.Load(), Iterators: c.Iterators.Load(),
 		ExpiredOnRead: c.ExpiredOnRead.Load(), Purged: c.Purged.Load(), BusyErrors: c.Busy.Load(),
+		HeldReads: c.HeldReads.Load(),
 	}
 	err := s.db.WithReader(ctx, func(c *engine.Conn) error {
 		for _, p := range []struct {

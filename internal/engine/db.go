@@ -25,8 +25,10 @@ type Config struct {
 	CacheKiB       int    // page cache per connection, KiB
 	PageSize       int    // page size of a new file; 0 keeps SQLite's default
 	BusyTimeout    time.Duration
-	AutoCheckpoint int // WAL pages; 0 leaves SQLite's default; <0 disables
-	MaxReaders     int // read connections at most
+	AutoCheckpoint int           // WAL pages; 0 leaves SQLite's default; <0 disables
+	MaxReaders     int           // read connections at most
+	MmapSize       int64         // bytes of the file each connection maps; 0: no mapping
+	ReadHold       time.Duration // how long an idle reader keeps its read transaction; 0: never
 }
 
 // DB is a writer connection plus a pool of reader connections on one file.
@@ -45,6 +47,12 @@ type DB struct {
 
 	immutable  bool            // read-only file system: opened with immutable=1
 	companions map[string]bool // -wal, -shm, -journal files that existed before Open
+
+	shmTried   bool          // a reader tried to map the WAL index (guarded by mu)
+	shm        shmPtr        // the mapped WAL index, when readers may hold transactions
+	sweepArmed atomic.Bool   // a sweep of idle held transactions is scheduled
+	sweepEpoch atomic.Uint64 // sweeps run so far
+	sweeping   atomic.Int32  // sweeps running: readers are briefly out of the pool
 }
 
 var memSeq atomic.Uint64
@@ -184,6 +192,11 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 	}
 	if cfg.CacheKiB > 0 {
 		pragmas = append(pragmas, fmt.Sprintf("PRAGMA cache_size = -%d", cfg.CacheKiB))
+	}
+	if cfg.MmapSize > 0 && !db.memory {
+		// SQLite lowers it to its compile-time limit, and to 0 where
+		// mapping is not supported.
+		pragmas = append(pragmas, fmt.Sprintf("PRAGMA mmap_size = %d", cfg.MmapSize))
 	}
 	if writer {
 		if cfg.PageSize > 0 {
@@ -328,9 +341,19 @@ func (db *DB) repairWriter(c *Conn) (*Conn, error) {
 	return c, nil
 }
 
-// AcquireReader returns an idle reader, opening one if fewer than MaxReaders
-// are open, else waits up to the busy timeout.
+// AcquireReader returns an idle reader outside any transaction, opening one
+// if fewer than MaxReaders are open, else waits up to the busy timeout.
 func (db *DB) AcquireReader(ctx context.Context) (*Conn, error) {
+	c, err := db.takeReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.endRead()
+	return c, nil
+}
+
+// takeReader is AcquireReader without ending a held read transaction.
+func (db *DB) takeReader(ctx context.Context) (*Conn, error) {
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -341,8 +364,12 @@ func (db *DB) AcquireReader(ctx context.Context) (*Conn, error) {
 			return c, nil
 		default:
 		}
-		if c, ok, err := db.openReader(ctx); ok {
-			return c, err
+		// While a sweep has the idle readers out of the pool, wait for
+		// them rather than open another.
+		if db.sweeping.Load() == 0 {
+			if c, ok, err := db.openReader(ctx); ok {
+				return c, err
+			}
 		}
 		if t == nil {
 			t = time.NewTimer(db.cfg.BusyTimeout)
@@ -386,7 +413,16 @@ func (db *DB) openReader(ctx context.Context) (c *Conn, ok bool, err error) {
 func (db *DB) readerClosed() {
 	db.mu.Lock()
 	db.nOpen--
+	last := db.nOpen == 0
 	db.mu.Unlock()
+	if last {
+		db.closeShm()
+	}
+	db.signalFreed()
+}
+
+// signalFreed wakes a reader waiter, if any.
+func (db *DB) signalFreed() {
 	select {
 	case db.freed <- struct{}{}:
 	default:
@@ -441,6 +477,9 @@ func (db *DB) Close() error {
 	}
 	close(db.closing)
 	var errs []error
+	// Idle readers go first: their held read transactions would keep the
+	// checkpoint below from finishing.
+	db.drainReaders()
 	if db.writer != nil {
 		w := <-db.writer
 		if !db.memory && db.cfg.Journal == "WAL" {
@@ -453,6 +492,7 @@ func (db *DB) Close() error {
 		errs = append(errs, w.close())
 	}
 	db.drainReaders()
+	db.closeShm() // if no reader is still held by a cursor
 	return errors.Join(errs...)
 }
 
@@ -463,6 +503,7 @@ type Counters struct {
 	Commits, Rollbacks                atomic.Uint64
 	Iterators, ExpiredOnRead, Purged  atomic.Uint64
 	Busy                              atomic.Uint64
+	HeldReads                         atomic.Uint64 // reads that reused a held read transaction
 }
 
 // WithReader runs fn on an idle reader.

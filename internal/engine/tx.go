@@ -31,39 +31,33 @@ func (db *DB) Begin(ctx context.Context, writable bool) (*Tx, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var (
-		c   *Conn
-		err error
-	)
-	if writable {
-		c, err = db.AcquireWriter(ctx)
-	} else {
-		c, err = db.AcquireReader(ctx)
+	if !writable {
+		// A read transaction whose snapshot is taken now, or a held one
+		// that nothing has committed after (snapshot.go).
+		c, err := db.AcquireRead(ctx, ReadPinned)
+		if err != nil {
+			return nil, err
+		}
+		return &Tx{db: db, conn: c, ctx: ctx}, nil
 	}
+	c, err := db.AcquireWriter(ctx)
 	if err != nil {
 		return nil, err
 	}
-	begin := "BEGIN"
-	if writable {
-		begin = "BEGIN IMMEDIATE"
-	}
-	if err = c.Control(ctx, begin); err == nil && !writable {
-		// A deferred transaction takes its snapshot at the first read.
-		_, err = c.Exec(ctx, "SELECT 1 FROM sqlite_schema LIMIT 1")
-	}
-	if err != nil {
+	if err = c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		_ = c.Control(context.Background(), "ROLLBACK")
-		db.release(c, writable)
+		db.ReleaseWriter(c)
 		return nil, Wrap(ctx, "begin", err)
 	}
-	return &Tx{db: db, conn: c, ctx: ctx, writable: writable}, nil
+	return &Tx{db: db, conn: c, ctx: ctx, writable: true}, nil
 }
 
 func (db *DB) release(c *Conn, writable bool) {
 	if writable {
 		db.ReleaseWriter(c)
 	} else {
-		db.ReleaseReader(c)
+		// Its read transaction may stay open for the next read.
+		db.ReleaseRead(c)
 	}
 }
 
@@ -194,6 +188,17 @@ func (tx *Tx) Commit() error {
 		return err
 	}
 	tx.closeOpen()
+	if !tx.writable {
+		// Nothing to commit: ReleaseRead ends or keeps the snapshot.
+		tx.db.release(tx.conn, false)
+		for _, f := range tx.onCommit {
+			f()
+		}
+		for _, f := range tx.onEnd {
+			f()
+		}
+		return nil
+	}
 	err := tx.conn.Control(context.Background(), "COMMIT")
 	if err != nil {
 		if rerr := tx.conn.Control(context.Background(), "ROLLBACK"); rerr != nil && !noTx(rerr) {
@@ -225,6 +230,16 @@ func (tx *Tx) Rollback() error {
 		return err
 	}
 	tx.closeOpen()
+	if !tx.writable {
+		tx.db.release(tx.conn, false)
+		for _, f := range tx.onRollback {
+			f()
+		}
+		for _, f := range tx.onEnd {
+			f()
+		}
+		return nil
+	}
 	err := tx.conn.Control(context.Background(), "ROLLBACK")
 	if err != nil && noTx(err) {
 		// SQLite already rolled back on its own (for example after SQLITE_FULL).

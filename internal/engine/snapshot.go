@@ -1,0 +1,316 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Held read transactions.
+//
+// Starting and ending a read transaction costs a point read more than the
+// read itself on a large store: SQLite takes and drops a WAL read lock
+// (fcntl system calls on the -shm file) and revalidates its page cache. So a
+// reader used through AcquireRead keeps its read transaction open when it
+// goes back to the pool, and the next AcquireRead reuses it if, and only if,
+// nothing has committed since: it compares the WAL-index header (the first
+// 48 bytes of the -shm file, which every commit from any process rewrites:
+// its frame count, salts and checksums change) with the copy it read before
+// the transaction began. The copy is read before BEGIN and the snapshot is
+// taken at the transaction's first read, after it, so an unchanged header
+// proves that no commit completed between the snapshot and now; a changed
+// one (or a torn one, mid-commit) ends the transaction and starts a new one.
+// SQLite writes the header's second copy, then a barrier, then the first,
+// and readers read them in the opposite order; the check does the same with
+// atomic loads.
+//
+// An open read transaction keeps checkpoints from copying frames past its
+// snapshot and the WAL from restarting, so an idle reader never holds one
+// for long: a timer ends every transaction idle for between one and two
+// Config.ReadHold periods, and
+// Close and explicit checkpoints end them first. Held transactions are used
+// only for files in WAL mode on platforms where the -shm file can be mapped
+// (see shm_unix.go); elsewhere every read begins and ends its own.
+
+// walHeader is the WAL-index header: 48 bytes in native byte order.
+type walHeader [12]uint32
+
+// walIndexVersion is the iVersion field of an initialised WAL-index header.
+const walIndexVersion = 3007000
+
+var errNoShm = errors.New("snkv: no mappable WAL index")
+
+// shmView is a read-only mapping of the start of a -shm file.
+type shmView struct {
+	p     unsafe.Pointer
+	unmap func()
+}
+
+// header reads the WAL-index header the way SQLite's readers do: the first
+// copy, then the second; ok is false when they differ (a commit is writing
+// them) or the header is not initialised.
+func (m *shmView) header() (h walHeader, ok bool) {
+	w := (*[24]uint32)(m.p)
+	for i := range h {
+		h[i] = atomic.LoadUint32(&w[i])
+	}
+	for i := range h {
+		if atomic.LoadUint32(&w[12+i]) != h[i] {
+			return h, false
+		}
+	}
+	return h, h[0] == walIndexVersion
+}
+
+// ReadMode says what a read acquired with AcquireRead needs.
+type ReadMode int
+
+const (
+	// ReadPoint is one statement: where no transaction can be held, it runs
+	// in autocommit mode.
+	ReadPoint ReadMode = iota
+	// ReadMulti is several statements on one snapshot, taken at the first.
+	ReadMulti
+	// ReadPinned is several statements on one snapshot taken now.
+	ReadPinned
+)
+
+// holdState is a reader's read transaction begun by AcquireRead.
+type holdState struct {
+	open bool      // inside a read transaction begun by AcquireRead
+	keep bool      // hdr was read whole: the transaction may be kept open
+	hdr  walHeader // the WAL-index header read before it began
+	idle uint64    // the sweep epoch when it went back to the pool
+}
+
+// shmFor maps the WAL index of the file c is open on, once per DB. A store
+// that is not in WAL mode, in memory, or on a platform without the mapping
+// gets nil: its readers never keep a transaction open.
+func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
+	if m := db.shm.Load(); m != nil {
+		return m
+	}
+	db.mu.Lock()
+	tried := db.shmTried
+	db.shmTried = true
+	db.mu.Unlock()
+	if tried {
+		return nil
+	}
+	func() {
+		if db.memory || db.immutable || db.cfg.ReadHold <= 0 {
+			return // in memory, or no -shm file to watch
+		}
+		rows, err := c.Query(ctx, "PRAGMA journal_mode")
+		if err != nil {
+			return
+		}
+		wal := rows.Next() && string(rows.RawBytes(0)) == "wal"
+		if rows.Close() != nil || !wal {
+			return
+		}
+		zMain, err := c.cString("main")
+		if err != nil {
+			return
+		}
+		name := sqlite3.Xsqlite3_db_filename(c.tls, c.db, zMain)
+		sqlite3.Xsqlite3_free(c.tls, zMain)
+		if name == 0 {
+			return
+		}
+		m, err := mapShm(libc.GoString(name) + "-shm")
+		if err != nil {
+			return
+		}
+		if _, ok := m.header(); !ok {
+			m.unmap()
+			return
+		}
+		db.shm.Store(m)
+	}()
+	return db.shm.Load()
+}
+
+// AcquireRead returns a reader ready for a read that sees every commit
+// completed before the call: either a held read transaction that nothing
+// has committed after, or a new one (none for ReadPoint where none can be
+// held). Give it back with ReleaseRead.
+func (db *DB) AcquireRead(ctx context.Context, mode ReadMode) (*Conn, error) {
+	c, err := db.takeReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.hold.open {
+		if m := db.shm.Load(); m != nil && c.inTx() {
+			if h, ok := m.header(); ok && h == c.hold.hdr {
+				db.Stats.HeldReads.Add(1)
+				return c, nil
+			}
+		}
+		c.endRead()
+	}
+	if err := db.beginRead(ctx, c, mode); err != nil {
+		db.ReleaseReader(c)
+		return nil, Wrap(ctx, "begin read", err)
+	}
+	return c, nil
+}
+
+// FreshenRead makes a reader from AcquireRead(ReadMulti) see every commit
+// completed before this call: a held read transaction reused by
+// AcquireRead is replaced when something has committed since. A cursor
+// calls it when first positioned, where its snapshot is documented to be
+// taken.
+func (db *DB) FreshenRead(ctx context.Context, c *Conn) error {
+	if !c.hold.open || !c.hold.keep {
+		return nil // no transaction, or one whose snapshot is not taken yet
+	}
+	if m := db.shm.Load(); m != nil && c.inTx() {
+		if h, ok := m.header(); ok && h == c.hold.hdr {
+			return nil
+		}
+	}
+	c.endRead()
+	return db.beginRead(ctx, c, ReadMulti)
+}
+
+func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
+	m := db.shmFor(ctx, c)
+	if m == nil && mode == ReadPoint {
+		return nil
+	}
+	var h walHeader
+	keep := false
+	if m != nil {
+		h, keep = m.header() // before BEGIN: see the comment at the top
+	}
+	if err := c.Control(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	c.hold = holdState{open: true, keep: keep, hdr: h}
+	if mode == ReadPinned {
+		// A deferred transaction takes its snapshot at the first read.
+		if _, err := c.Exec(ctx, "SELECT 1 FROM sqlite_schema LIMIT 1"); err != nil {
+			c.endRead()
+			return err
+		}
+	}
+	return nil
+}
+
+// ReleaseRead gives back a reader from AcquireRead. Its read transaction
+// stays open for the next AcquireRead when it can be checked later;
+// otherwise it ends now.
+func (db *DB) ReleaseRead(c *Conn) {
+	if c.hold.open {
+		if c.hold.keep && !c.broke && !db.closed.Load() && c.inTx() {
+			c.hold.idle = db.sweepEpoch.Load() // cheaper than reading the clock
+			db.ReleaseReader(c)
+			db.armSweep()
+			return
+		}
+		c.endRead()
+	}
+	db.ReleaseReader(c)
+}
+
+// inTx reports whether c is inside a transaction (SQLite may end one on its
+// own after some errors).
+func (c *Conn) inTx() bool { return sqlite3.Xsqlite3_get_autocommit(c.tls, c.db) == 0 }
+
+// endRead ends the read transaction begun by AcquireRead, if any.
+func (c *Conn) endRead() {
+	if !c.hold.open {
+		return
+	}
+	c.hold = holdState{}
+	if !c.inTx() {
+		return
+	}
+	if err := c.Control(context.Background(), "COMMIT"); err != nil {
+		if c.Control(context.Background(), "ROLLBACK") != nil {
+			c.MarkBroken()
+		}
+	}
+}
+
+// armSweep makes sure a sweep runs within ReadHold.
+func (db *DB) armSweep() {
+	if db.sweepArmed.CompareAndSwap(false, true) {
+		time.AfterFunc(db.cfg.ReadHold, db.sweep)
+	}
+}
+
+// sweep ends the held transactions of readers released before the previous
+// sweep, so idle for at least ReadHold (and at most about twice that), and
+// runs again while others remain.
+func (db *DB) sweep() {
+	db.sweepArmed.Store(false)
+	epoch := db.sweepEpoch.Add(1)
+	if db.dropHeld(func(c *Conn) bool { return c.hold.idle+2 <= epoch }) {
+		db.armSweep()
+	}
+}
+
+// DropHeld ends the read transactions of every idle reader, so that a
+// checkpoint about to run is not held up by them.
+func (db *DB) DropHeld() { db.dropHeld(func(*Conn) bool { return true }) }
+
+// dropHeld ends the held read transactions of idle readers that old says
+// are old enough; it reports whether some younger ones remain.
+func (db *DB) dropHeld(old func(c *Conn) bool) (remain bool) {
+	db.sweeping.Add(1)
+	defer func() {
+		db.sweeping.Add(-1)
+		// A waiter may have skipped opening a reader while the pool was
+		// being swept.
+		db.signalFreed()
+	}()
+	for range cap(db.readers) {
+		var c *Conn
+		select {
+		case c = <-db.readers:
+		default:
+			return remain
+		}
+		if c.hold.open {
+			if old(c) {
+				c.endRead()
+			} else {
+				remain = true
+			}
+		}
+		db.ReleaseReader(c)
+	}
+	return remain
+}
+
+// HeldShm reports whether readers may keep read transactions open (the WAL
+// index is mapped); for tests.
+func (db *DB) HeldShm() bool { return db.shm.Load() != nil }
+
+// closeShm unmaps the WAL index once no reader is open to read it, when
+// the store is closed or has no writer: with no connection of this process
+// keeping the -shm file open, another process may delete it and make a new
+// one, which the next reader maps afresh. (A writer keeps it open, and the
+// mapping valid, for the store's life.) Header reads happen only on an open
+// reader, and openReader counts a reader under db.mu before its first read.
+func (db *DB) closeShm() {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.nOpen != 0 || (!db.closed.Load() && db.writer != nil) {
+		return
+	}
+	if m := db.shm.Swap(nil); m != nil {
+		m.unmap()
+	}
+	db.shmTried = false
+}
+
+// shmPtr is the type of DB.shm.
+type shmPtr = atomic.Pointer[shmView]
