@@ -23,7 +23,9 @@ type Options struct {
 	// Cursor, and the slices of each Entry, point into the store's memory
 	// and are valid only until the cursor steps again (Next, Prev, First,
 	// Last, Seek) or closes, or the loop body returns. Copy what you keep;
-	// never write to them. Without Borrow (the default) every key and value
+	// never write to them. In a write transaction Borrow is ignored: a write
+	// in the loop would end the statement the rows point into. Without
+	// Borrow (the default) every key and value
 	// is a copy that belongs to the caller; copies of consecutive small rows
 	// share 4 KiB blocks (one allocation per block), so keeping one entry
 	// keeps at most its block alive.

@@ -609,3 +609,27 @@ func TestScanForms(t *testing.T) {
 	require.Less(t, borrowed, 20.0, "a borrowed scan allocates per row")
 	require.Less(t, copying, 30.0, "a copying scan of small rows allocates per row, not per block")
 }
+
+// TestBorrowInWriteTx: in a write transaction a borrowed iteration copies,
+// so writes in the loop (which end the statement) leave its rows intact.
+func TestBorrowInWriteTx(t *testing.T) {
+	db := openTemp(t, kvstore.Options{})
+	for i := range 50 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "a%03d", i), fmt.Appendf(nil, "v%03d", i)))
+	}
+	require.NoError(t, db.Update(context.Background(), func(tx *kvstore.Tx) error {
+		i := 0
+		for e, err := range tx.Scan(kvstore.IterOptions{Prefix: b("a"), Borrow: true}) {
+			require.NoError(t, err)
+			require.NoError(t, tx.Put(append(b("b"), e.Key...), e.Value))
+			require.Equal(t, fmt.Sprintf("a%03d", i), string(e.Key))
+			require.Equal(t, fmt.Sprintf("v%03d", i), string(e.Value))
+			i++
+		}
+		require.Equal(t, 50, i)
+		return nil
+	}))
+	got := collect(t, db.Prefix(b("ba")))
+	require.Len(t, got, 50)
+	require.Equal(t, kv{"ba049", "v049"}, got[49])
+}
