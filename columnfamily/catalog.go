@@ -325,11 +325,12 @@ func (r *Registry) Drop(ctx context.Context, name string) error {
 	})
 }
 
-// List returns the names of all column families, sorted bytewise.
+// List returns the names of all column families, sorted bytewise. Hidden
+// tables of other kinds (see CreateHidden) are not column families.
 func (r *Registry) List(ctx context.Context) ([]string, error) {
 	var names []string
 	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
-		rows, err := c.Query(ctx, `SELECT name FROM `+catalog)
+		rows, err := c.Query(ctx, `SELECT name FROM `+catalog+` WHERE kind = 'kv'`)
 		if err != nil {
 			return err
 		}

@@ -137,7 +137,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 		if err := rows.Close(); err != nil {
 			return err
 		}
-		rows, err = c.Query(ctx, `SELECT name, (SELECT count(*) FROM sqlite_schema AS s WHERE s.type = 'table' AND s.name = c.name) FROM "__snkv_catalog" AS c`)
+		rows, err = c.Query(ctx, `SELECT name, (SELECT count(*) FROM sqlite_schema AS s WHERE s.type = 'table' AND s.name = c.name), c.kind = 'kv' FROM "__snkv_catalog" AS c`)
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,9 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 				problems = append(problems, fmt.Sprintf("column family %q has no table", name))
 				continue
 			}
-			names = append(names, name)
+			if rows.Int(2) == 1 { // hidden tables of other layers have no TTL state
+				names = append(names, name)
+			}
 		}
 		return rows.Close()
 	})

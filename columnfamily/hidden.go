@@ -1,0 +1,171 @@
+package columnfamily
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+// HiddenPrefix starts the name of every hidden table a layer above the store
+// keeps: "__snkv_" + kind + ":" + name. Column family names may not start
+// with "__", so a hidden table never clashes with a column family.
+const HiddenPrefix = "__snkv_"
+
+// HiddenTableName returns the SQLite table name of the hidden table name of
+// the given kind.
+func HiddenTableName(kind, name string) string { return HiddenPrefix + kind + ":" + name }
+
+// ValidateHidden checks a hidden table's kind (1 to 32 bytes of [a-z0-9_],
+// not "kv") and name (1 to 255 bytes of UTF-8 without NUL).
+func ValidateHidden(kind, name string) error {
+	if kind == "" || len(kind) > 32 || kind == "kv" {
+		return fmt.Errorf("%w: hidden table kind %q", engine.ErrInvalidName, kind)
+	}
+	for _, c := range []byte(kind) {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return fmt.Errorf("%w: hidden table kind %q: only a-z, 0-9 and _", engine.ErrInvalidName, kind)
+		}
+	}
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty hidden table name", engine.ErrInvalidName)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: hidden table name of %d bytes (at most %d)", engine.ErrInvalidName, len(name), MaxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: hidden table name is not valid UTF-8", engine.ErrInvalidName)
+	case strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("%w: hidden table name contains NUL", engine.ErrInvalidName)
+	}
+	return nil
+}
+
+// CreateHidden creates the hidden table name of kind inside tx, through the
+// same path that creates a column family table (so it has the same shape),
+// and registers it in the catalog with that kind. It fails with ErrExists
+// if the table exists.
+func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string) (*ColumnFamily, error) {
+	if err := ValidateHidden(kind, name); err != nil {
+		return nil, err
+	}
+	if err := tx.Check(true); err != nil {
+		return nil, err
+	}
+	table := HiddenTableName(kind, name)
+	ctx, c := tx.Ctx(), tx.Conn()
+	if err := createIn(ctx, c, table, ttl.NowMs(r.env.Clock)); err != nil {
+		return nil, engine.Wrap(ctx, "create hidden table", err)
+	}
+	if _, err := c.Exec(ctx, `UPDATE `+catalog+` SET kind = ?1 WHERE name = ?2`, kind, table); err != nil {
+		return nil, engine.Wrap(ctx, "create hidden table", err)
+	}
+	m := newMeta(r, table)
+	r.mu.Lock()
+	r.metas[foldName(table)] = m
+	r.mu.Unlock()
+	return &ColumnFamily{m: m}, nil
+}
+
+// OpenHidden returns the handle of the existing hidden table name of kind,
+// or ErrNotFound.
+func (r *Registry) OpenHidden(ctx context.Context, kind, name string) (*ColumnFamily, error) {
+	if err := ValidateHidden(kind, name); err != nil {
+		return nil, err
+	}
+	table := HiddenTableName(kind, name)
+	var m *meta
+	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
+		rows, err := c.Query(ctx, `SELECT name FROM `+catalog+` WHERE name = ?1 AND kind = ?2`, table, kind)
+		if err != nil {
+			return err
+		}
+		found := rows.Next()
+		stored := string(rows.Bytes(0))
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("%w: hidden table %q", engine.ErrNotFound, table)
+		}
+		m, err = r.metaFor(ctx, c, stored)
+		return err
+	})
+	if err != nil {
+		return nil, engine.Wrap(ctx, "open hidden table", err)
+	}
+	return &ColumnFamily{m: m}, nil
+}
+
+// DropHidden drops the hidden table name of kind inside tx; handles to it
+// fail with ErrNotFound once tx commits. A missing table is ErrNotFound.
+func (r *Registry) DropHidden(tx *engine.Tx, kind, name string) error {
+	if err := ValidateHidden(kind, name); err != nil {
+		return err
+	}
+	if err := tx.Check(true); err != nil {
+		return err
+	}
+	table := HiddenTableName(kind, name)
+	ctx, c := tx.Ctx(), tx.Conn()
+	n, err := count(ctx, c, `SELECT count(*) FROM `+catalog+` WHERE name = ?1 AND kind = ?2`, table, kind)
+	if err != nil {
+		return engine.Wrap(ctx, "drop hidden table", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: hidden table %q", engine.ErrNotFound, table)
+	}
+	for _, q := range ttl.TablesFor(table).DropSQL() {
+		if err := c.ExecScript(ctx, q); err != nil {
+			return engine.Wrap(ctx, "drop hidden table", err)
+		}
+	}
+	if _, err := c.Exec(ctx, `DELETE FROM `+catalog+` WHERE name = ?1`, table); err != nil {
+		return engine.Wrap(ctx, "drop hidden table", err)
+	}
+	r.mu.Lock()
+	m := r.metas[foldName(table)]
+	r.mu.Unlock()
+	tx.OnCommit(func() {
+		if m == nil {
+			return
+		}
+		m.dropped.Store(true)
+		r.mu.Lock()
+		if r.metas[foldName(table)] == m {
+			delete(r.metas, foldName(table))
+		}
+		r.mu.Unlock()
+	})
+	return nil
+}
+
+// ListHidden returns the names (without the prefix) of the hidden tables of
+// kind, sorted bytewise.
+func (r *Registry) ListHidden(ctx context.Context, kind string) ([]string, error) {
+	if err := ValidateHidden(kind, "x"); err != nil {
+		return nil, err
+	}
+	prefix := HiddenTableName(kind, "")
+	var names []string
+	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
+		rows, err := c.Query(ctx, `SELECT name FROM `+catalog+` WHERE kind = ?1`, kind)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if n, ok := strings.CutPrefix(string(rows.Bytes(0)), prefix); ok {
+				names = append(names, n)
+			}
+		}
+		return rows.Close()
+	})
+	if err != nil {
+		return nil, engine.Wrap(ctx, "list hidden tables", err)
+	}
+	slices.Sort(names)
+	return names, nil
+}

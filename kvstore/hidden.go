@@ -1,0 +1,56 @@
+package kvstore
+
+import (
+	"context"
+
+	"github.com/snkv-go/snkv/columnfamily"
+)
+
+// Hidden tables: the extension point for layers built on the store.
+//
+// A layer above kvstore (package timelog, for one) keeps its data in hidden
+// tables: key-value tables of the same shape as a column family, created
+// through the same code path, named "__snkv_" + kind + ":" + name and
+// registered in the catalog with their own kind. They are never returned by
+// ListColumnFamilies and cannot be opened, created or dropped as column
+// families. The handle they come with is an ordinary *ColumnFamily: use it
+// on its own, or inside a transaction with tx.CF(h), and combine it with
+// Tx.OnCommit to act only on what committed.
+//
+// kind is 1 to 32 bytes of [a-z0-9_] other than "kv" (the kind of column
+// families); name is 1 to 255 bytes of UTF-8 without NUL. Bad ones fail with
+// ErrInvalidName.
+
+// HiddenTableName returns the SQLite name of the hidden table name of kind,
+// for documentation and tools: "__snkv_" + kind + ":" + name.
+func HiddenTableName(kind, name string) string { return columnfamily.HiddenTableName(kind, name) }
+
+// CreateHiddenTable creates the hidden table name of kind inside the write
+// transaction tx and returns its handle. It fails with ErrExists if it
+// exists, ErrReadOnlyTx in a read-only transaction. The table (and the
+// handle) vanish if tx rolls back.
+func (tx *Tx) CreateHiddenTable(kind, name string) (*ColumnFamily, error) {
+	return tx.store.reg.CreateHidden(tx.tx, kind, name)
+}
+
+// DropHiddenTable drops the hidden table name of kind, with all its rows,
+// inside the write transaction tx. Handles to it fail with ErrNotFound once
+// tx commits. A missing table gives ErrNotFound.
+func (tx *Tx) DropHiddenTable(kind, name string) error {
+	return tx.store.reg.DropHidden(tx.tx, kind, name)
+}
+
+// OpenHiddenTable returns the handle of the existing hidden table name of
+// kind, or ErrNotFound.
+func (s *Store) OpenHiddenTable(ctx context.Context, kind, name string) (*ColumnFamily, error) {
+	return s.reg.OpenHidden(ctx, kind, name)
+}
+
+// ListHiddenTables returns the names of the hidden tables of kind (as given
+// to CreateHiddenTable), sorted bytewise.
+func (s *Store) ListHiddenTables(ctx context.Context, kind string) ([]string, error) {
+	return s.reg.ListHidden(ctx, kind)
+}
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.opts.ReadOnly }
