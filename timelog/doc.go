@@ -1,0 +1,18 @@
+// Package timelog is a durable time series on a kvstore.Store: a log of
+// records (timestamp, handle), kept in the same SQLite file as the store's
+// column families.
+//
+// A Log buffers appends in memory, seals full buffers onto a bounded queue
+// and flushes each sealed buffer to SQLite in one transaction, as pages of
+// records sorted by time. Deletes are range tombstones with sequence
+// numbers: a delete hides exactly the records written before it. Reads go
+// through snapshots, which see the flushed pages and the buffers at one
+// instant. Compaction rewrites overlapping pages into non-overlapping ones
+// and removes deleted records physically; every physical removal is
+// announced through Options.OnDrop after its transaction commits, and
+// Options.OnRelease tells when no open snapshot can return the record any
+// more.
+//
+// The design, its guarantees and what a crash can lose are in
+// docs/timelog.md; the tables and the page encoding in docs/format.md.
+package timelog

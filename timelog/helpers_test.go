@@ -1,0 +1,66 @@
+package timelog_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/timelog"
+)
+
+var ctx = context.Background()
+
+func openStore(t testing.TB) (*kvstore.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tl.db")
+	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return db, path
+}
+
+func manual(o timelog.Options) timelog.Options {
+	o.Maintenance = timelog.Manual
+	return o
+}
+
+func openLog(t testing.TB, db *kvstore.Store, name string, o timelog.Options) *timelog.Log {
+	t.Helper()
+	l, err := timelog.Open(db, name, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+func collect(t testing.TB, seq func(yield func(timelog.Record, error) bool)) []timelog.Record {
+	t.Helper()
+	var out []timelog.Record
+	for r, err := range seq {
+		require.NoError(t, err)
+		out = append(out, r)
+	}
+	return out
+}
+
+// drain runs MaintStep until it has nothing left to do.
+func drain(t testing.TB, l *timelog.Log) {
+	t.Helper()
+	for i := 0; ; i++ {
+		did, err := l.MaintStep(ctx)
+		require.NoError(t, err)
+		if !did {
+			return
+		}
+		require.Less(t, i, 100000, "maintenance does not converge")
+	}
+}
+
+func compactAll(t testing.TB, l *timelog.Log) {
+	t.Helper()
+	require.NoError(t, l.Flush(ctx))
+	l.Compact()
+	drain(t, l)
+}

@@ -1,0 +1,371 @@
+package timelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// Log is an open time series. Its methods are safe for concurrent use by
+// many goroutines; writes are ordered by the sequence numbers they take.
+type Log struct {
+	store    *kvstore.Store
+	name     string
+	cfg      config
+	t        tables
+	readOnly bool
+	lock     *writerLock
+	ret      *retirer
+	maint    maintenance
+	st       counters
+
+	// pubMu orders publication: a snapshot begins its read transaction and
+	// captures the buffers under it, and a flush or compaction commits and
+	// pops its sealed buffer under it, so a snapshot never sees a buffer
+	// both flushed and queued, nor neither.
+	pubMu sync.Mutex
+	man   atomic.Pointer[manifest] // cached durable state, keyed by its gen
+
+	// mu guards the buffers and the sequence counter.
+	mu      sync.Mutex
+	mem     *memtable
+	sealed  []*run
+	nextRun uint64
+	seq     uint64        // the last sequence number taken
+	room    chan struct{} // closed when a sealed buffer leaves the queue
+	closed  bool
+
+	// workMu serializes flushes, compactions and Drop, and guards checked.
+	workMu sync.Mutex
+	// checked maps a page id to the deletes it is known to hold nothing
+	// for (memory only: after a restart pages are checked again once).
+	checked map[uint64][]uint64
+}
+
+// Open opens the log name of store, creating it if it does not exist
+// (unless read-only). It fails with ErrLocked if another Log, in this
+// process or another, has it open for writing; ErrNotFound for a missing
+// log opened read-only; ErrInvalidOption for bad options; kvstore.ErrInvalidName
+// for a bad name (1 to 240 bytes of UTF-8 without NUL).
+//
+// A writable Log takes the log's writer lock (see docs/timelog.md) and, in
+// Background mode, starts its maintenance goroutine.
+func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
+	cfg, err := opts.config()
+	if err != nil {
+		return nil, err
+	}
+	if err := validateName(name); err != nil {
+		return nil, err
+	}
+	l := &Log{store: store, name: name, cfg: cfg, readOnly: opts.ReadOnly || store.ReadOnly(), room: make(chan struct{})}
+	l.ret = newRetirer(cfg)
+	l.checked = map[uint64][]uint64{}
+	l.mem = newMemtable(cfg.memRecs)
+	ctx := context.Background()
+	if !l.readOnly {
+		id := fmt.Sprintf("%p", store)
+		if l.lock, err = acquireLock(store.Path(), id, name); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) (*Log, error) {
+		l.lock.release()
+		return nil, fmt.Errorf("timelog: open %q: %w", name, err)
+	}
+	if l.t, err = openTables(ctx, store, name); errors.Is(err, kvstore.ErrNotFound) {
+		if l.readOnly {
+			return fail(fmt.Errorf("%w: %w", ErrNotFound, err))
+		}
+		l.t, err = createTables(ctx, store, name)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	var m *manifest
+	if err := store.View(ctx, func(tx *kvstore.Tx) error {
+		m, err = loadManifest(l.t.in(tx))
+		return err
+	}); err != nil {
+		return fail(err)
+	}
+	l.man.Store(m)
+	l.seq = m.seq
+	l.maint.init(l)
+	if !l.readOnly && cfg.Maintenance == Background {
+		l.maint.start()
+	}
+	return l, nil
+}
+
+func validateName(name string) error {
+	if len(name) > 240 {
+		return fmt.Errorf("%w: log name of %d bytes (at most 240)", kvstore.ErrInvalidName, len(name))
+	}
+	return nil
+}
+
+func openTables(ctx context.Context, s *kvstore.Store, name string) (tables, error) {
+	var t tables
+	var err error
+	if t.meta, err = s.OpenHiddenTable(ctx, kind, name+suffixMeta); err != nil {
+		return t, err
+	}
+	if t.pages, err = s.OpenHiddenTable(ctx, kind, name+suffixPages); err != nil {
+		return t, err
+	}
+	t.tombs, err = s.OpenHiddenTable(ctx, kind, name+suffixTombs)
+	return t, err
+}
+
+func createTables(ctx context.Context, s *kvstore.Store, name string) (tables, error) {
+	var t tables
+	err := s.Update(ctx, func(tx *kvstore.Tx) error {
+		var err error
+		if t.pages, err = tx.CreateHiddenTable(kind, name+suffixPages); err != nil {
+			return err
+		}
+		if t.tombs, err = tx.CreateHiddenTable(kind, name+suffixTombs); err != nil {
+			return err
+		}
+		// The meta table is made last: its presence marks a complete log.
+		t.meta, err = tx.CreateHiddenTable(kind, name+suffixMeta)
+		return err
+	})
+	if errors.Is(err, kvstore.ErrExists) { // created concurrently
+		return openTables(ctx, s, name)
+	}
+	return t, err
+}
+
+// List returns the names of the logs of store, sorted bytewise.
+func List(store *kvstore.Store) ([]string, error) {
+	names, err := store.ListHiddenTables(context.Background(), kind)
+	if err != nil {
+		return nil, fmt.Errorf("timelog: list: %w", err)
+	}
+	var logs []string
+	for _, n := range names {
+		if base, ok := strings.CutSuffix(n, suffixMeta); ok {
+			logs = append(logs, base)
+		}
+	}
+	return logs, nil
+}
+
+// Drop deletes the log name and all its records in one transaction. It
+// fails with ErrLocked if the log is open for writing (drop it through
+// Log.Drop then, which also announces the dropped records), ErrNotFound if
+// it does not exist. Records dropped this way are announced to nobody.
+func Drop(ctx context.Context, store *kvstore.Store, name string) error {
+	if _, err := openTables(ctx, store, name); err != nil {
+		if errors.Is(err, kvstore.ErrNotFound) {
+			return fmt.Errorf("timelog: drop %q: %w: %w", name, ErrNotFound, err)
+		}
+		return fmt.Errorf("timelog: drop %q: %w", name, err)
+	}
+	l, err := Open(store, name, Options{Maintenance: Manual})
+	if err != nil {
+		return err
+	}
+	return l.Drop(ctx)
+}
+
+// Name returns the log's name.
+func (l *Log) Name() string { return l.name }
+
+// ReadOnly reports whether the log was opened read-only.
+func (l *Log) ReadOnly() bool { return l.readOnly }
+
+func (l *Log) checkWrite() error {
+	switch {
+	case l.closed:
+		return fmt.Errorf("timelog: %q: %w", l.name, ErrClosed)
+	case l.readOnly:
+		return fmt.Errorf("timelog: %q: %w", l.name, ErrReadOnly)
+	}
+	return nil
+}
+
+// Append adds the record (ts, h) to the write buffer. It returns nil, or
+// ErrBusy when the record was accepted but the sealed queue is full (see
+// Options.Busy: do not retry), or ErrClosed/ErrReadOnly (nothing written).
+// The record is durable after the next flush (Flush, Close, maintenance).
+func (l *Log) Append(ts int64, h uint64) error {
+	l.mu.Lock()
+	if err := l.checkWrite(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	l.seq++
+	l.mem.add(rec{ts: ts, seq: l.seq, h: h})
+	return l.afterWrite()
+}
+
+// AppendBatch adds every record of batch to the write buffer, all or
+// nothing: a snapshot sees all of them or none. Records keep their order
+// among equal timestamps. Results as Append.
+func (l *Log) AppendBatch(batch []Record) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	if err := l.checkWrite(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	// A batch lands in one buffer: seal first if it would not fit.
+	if l.mem.size() > 0 && l.mem.size()+len(batch) > l.cfg.memRecs && len(l.sealed) < l.cfg.SealedMaxRuns {
+		l.sealLocked()
+	}
+	if need := len(l.mem.recs) + len(batch); need > cap(l.mem.recs) {
+		l.mem.recs = growRecs(l.mem.recs, len(batch))
+	}
+	for _, r := range batch {
+		l.seq++
+		l.mem.add(rec{ts: r.Ts, seq: l.seq, h: r.Handle})
+	}
+	return l.afterWrite()
+}
+
+// DeleteRange deletes the records in [t1, t2) written before it; records
+// appended later stay visible. t1 == t2 is a no-op, t1 > t2 fails with
+// ErrInvalidRange. The delete is buffered like an append (same results).
+func (l *Log) DeleteRange(t1, t2 int64) error {
+	s, err := halfOpen(t1, t2)
+	if err != nil {
+		return err
+	}
+	return l.deleteSpan(s)
+}
+
+// DeleteBefore deletes the records in [math.MinInt64, cutoff).
+func (l *Log) DeleteBefore(cutoff int64) error { return l.DeleteRange(math.MinInt64, cutoff) }
+
+// DeleteFrom deletes the records in [t, math.MaxInt64], both ends included.
+func (l *Log) DeleteFrom(t int64) error { return l.deleteSpan(span{t, math.MaxInt64}) }
+
+func (l *Log) deleteSpan(s span) error {
+	l.mu.Lock()
+	if err := l.checkWrite(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	if s.empty() {
+		l.mu.Unlock()
+		return nil
+	}
+	l.seq++
+	l.mem.addTomb(tomb{lo: s.lo, hi: s.hi, seq: l.seq})
+	return l.afterWrite()
+}
+
+// afterWrite runs with l.mu held and releases it: it seals a full buffer,
+// wakes maintenance and applies the busy policy.
+func (l *Log) afterWrite() error {
+	if l.mem.size() < l.cfg.memRecs {
+		l.mu.Unlock()
+		return nil
+	}
+	ok := len(l.sealed) < l.cfg.SealedMaxRuns
+	if ok {
+		l.sealLocked()
+	}
+	l.mu.Unlock()
+	l.maint.wake()
+	if ok {
+		return nil
+	}
+	return l.busy()
+}
+
+// sealLocked moves the active buffer to the sealed queue (l.mu held).
+func (l *Log) sealLocked() {
+	if l.mem.size() == 0 {
+		return
+	}
+	l.nextRun++
+	l.sealed = append(l.sealed, l.mem.snapshot(l.nextRun))
+	l.mem = newMemtable(l.cfg.memRecs)
+}
+
+// busy handles a full sealed queue after a write was accepted.
+func (l *Log) busy() error {
+	l.st.busy.Add(1)
+	if l.cfg.Maintenance == Background && l.cfg.SealedWait > 0 && l.maint.running() {
+		deadline := time.NewTimer(l.cfg.SealedWait)
+		defer deadline.Stop()
+		for {
+			l.mu.Lock()
+			if l.mem.size() < l.cfg.memRecs || len(l.sealed) < l.cfg.SealedMaxRuns {
+				l.sealLocked()
+				l.mu.Unlock()
+				l.maint.wake()
+				return nil
+			}
+			room := l.room
+			l.mu.Unlock()
+			l.st.busyWaits.Add(1)
+			select {
+			case <-room:
+				continue
+			case <-deadline.C:
+			}
+			break
+		}
+	}
+	switch l.cfg.Busy {
+	case BusySilent:
+		return nil
+	case BusyFlush:
+		if err := l.Flush(context.Background()); err != nil {
+			return fmt.Errorf("%w: the write was accepted; flushing failed: %w", ErrBusy, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("timelog: %q: %w: the write was accepted, the sealed queue is full", l.name, ErrBusy)
+}
+
+// Close refuses with ErrSnapshotsOpen while snapshots or cursors are open;
+// otherwise it stops maintenance, flushes everything, releases every
+// releasable handle and the writer lock. A second Close returns ErrClosed.
+// If the flush fails the log stays open and the error is returned.
+func (l *Log) Close() error {
+	l.pubMu.Lock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		l.pubMu.Unlock()
+		return fmt.Errorf("timelog: %q: %w", l.name, ErrClosed)
+	}
+	if n := l.ret.openSnapshots(); n > 0 {
+		l.mu.Unlock()
+		l.pubMu.Unlock()
+		return fmt.Errorf("timelog: close %q: %w (%d)", l.name, ErrSnapshotsOpen, n)
+	}
+	l.closed = true // no write or snapshot gets in from here on
+	l.mu.Unlock()
+	l.pubMu.Unlock()
+	l.maint.stop()
+	if !l.readOnly {
+		if err := l.flushAll(context.Background()); err != nil {
+			l.mu.Lock()
+			l.closed = false
+			l.mu.Unlock()
+			if l.cfg.Maintenance == Background {
+				l.maint.start()
+			}
+			return err
+		}
+	}
+	l.ret.deliver(0)
+	l.lock.release()
+	return nil
+}

@@ -1,0 +1,82 @@
+package timelog
+
+import (
+	"math"
+	"slices"
+)
+
+// run is an immutable sorted sequence of buffered records with the deletes
+// buffered beside them: a sealed buffer, or a snapshot's view of the active
+// one.
+type run struct {
+	id     uint64 // sealing order
+	recs   []rec  // sorted by (ts, seq)
+	tombs  []tomb
+	minSeq uint64 // of recs; MaxUint64 if none
+	maxSeq uint64 // of recs and tombs
+}
+
+func (r *run) span() span {
+	if len(r.recs) == 0 {
+		return span{1, 0}
+	}
+	return span{r.recs[0].ts, r.recs[len(r.recs)-1].ts}
+}
+
+func newRun(id uint64, recs []rec, tombs []tomb) *run {
+	r := &run{id: id, recs: recs, tombs: tombs, minSeq: math.MaxUint64}
+	for _, x := range recs {
+		r.minSeq = min(r.minSeq, x.seq)
+		r.maxSeq = max(r.maxSeq, x.seq)
+	}
+	for _, t := range tombs {
+		r.maxSeq = max(r.maxSeq, t.seq)
+	}
+	return r
+}
+
+// memtable is the active write buffer. Records are kept in append order;
+// sorted counts the prefix known to be sorted, so that in-order appends
+// need no sort at all. It is guarded by Log.mu.
+type memtable struct {
+	recs   []rec
+	tombs  []tomb
+	sorted int
+	view   *run // cached sorted view of the current contents
+}
+
+func newMemtable(capacity int) *memtable {
+	return &memtable{recs: make([]rec, 0, capacity)}
+}
+
+func (m *memtable) add(r rec) {
+	if m.sorted == len(m.recs) && (m.sorted == 0 || m.recs[m.sorted-1].ts <= r.ts) {
+		m.sorted++
+	}
+	m.recs = append(m.recs, r)
+	m.view = nil
+}
+
+func (m *memtable) addTomb(t tomb) {
+	m.tombs = append(m.tombs, t)
+	m.view = nil
+}
+
+func (m *memtable) size() int { return len(m.recs) + len(m.tombs) }
+
+// snapshot returns an immutable sorted view of the contents. Appends never
+// write below len, so a view of an already sorted prefix shares the
+// buffer; otherwise the view is a sorted copy, kept until the next write.
+func (m *memtable) snapshot(id uint64) *run {
+	if m.view != nil {
+		return m.view
+	}
+	n, k := len(m.recs), len(m.tombs)
+	recs := m.recs[:n:n]
+	if m.sorted < n {
+		recs = slices.Clone(recs)
+		slices.SortFunc(recs, cmpRec)
+	}
+	m.view = newRun(id, recs, m.tombs[:k:k])
+	return m.view
+}

@@ -1,0 +1,169 @@
+package timelog
+
+import (
+	"fmt"
+	"time"
+)
+
+// MaintenanceMode selects who flushes sealed buffers and compacts.
+type MaintenanceMode int
+
+const (
+	// Background (the default): Open starts a goroutine that flushes sealed
+	// buffers as they appear and compacts when a threshold is passed.
+	Background MaintenanceMode = iota
+	// Manual: nothing runs on its own; call MaintStep (or Flush, Compact).
+	Manual
+)
+
+// BusyPolicy decides what a write sees when the queue of sealed buffers is
+// full. The write is accepted in every case.
+type BusyPolicy int
+
+const (
+	// BusyRaise (the default): the write returns ErrBusy, which means
+	// "accepted, do not retry".
+	BusyRaise BusyPolicy = iota
+	// BusySilent: the write returns nil; the buffer keeps growing until
+	// maintenance catches up.
+	BusySilent
+	// BusyFlush: the write flushes the queue synchronously, then returns
+	// nil (or ErrBusy wrapping the flush error; the write stays accepted).
+	BusyFlush
+)
+
+// Options configures Open. The zero value is the default.
+type Options struct {
+	// ReadOnly opens the log for reading only: no writer lock is taken,
+	// nothing runs in the background, writes fail with ErrReadOnly, and
+	// every snapshot sees what the writer has flushed. A log on a read-only
+	// store is always read-only.
+	ReadOnly bool
+	// MemtableMaxBytes is the size of the write buffer (24 bytes a record or
+	// a delete) at which it is sealed. 0 means 1 MiB. A larger buffer means
+	// fewer, larger flushes and more to lose in a crash.
+	MemtableMaxBytes int
+	// SealedMaxRuns bounds the queue of sealed buffers waiting for a flush;
+	// past it writes meet the Busy policy. 0 means 4. Each sealed buffer
+	// holds up to MemtableMaxBytes of memory.
+	SealedMaxRuns int
+	// SealedWait is how long a write waits for room in the sealed queue in
+	// Background mode before the Busy policy applies. 0 means 100 ms; a
+	// negative value never waits.
+	SealedWait time.Duration
+	// Busy is the backpressure policy; the default is BusyRaise.
+	Busy BusyPolicy
+	// PageMaxBytes is the largest page (one SQLite row holding many
+	// records), header included. 0 means 64 KiB; at least 32 (one record). Larger pages
+	// scan faster; a range read decodes at least one page.
+	PageMaxBytes int
+	// Maintenance selects Background (default) or Manual maintenance.
+	Maintenance MaintenanceMode
+	// CompactOverlapPages is the number of mutually overlapping pages at
+	// which background maintenance compacts them. 0 means 4.
+	CompactOverlapPages int
+	// CompactDeletedShare is the estimated share of deleted records in a
+	// page (the part of its time span covered by newer deletes) at which
+	// background maintenance rewrites it. 0 means 0.25.
+	CompactDeletedShare float64
+	// CompactMaxPages bounds the pages one compaction transaction rewrites,
+	// so that no writer waits long behind it. 0 means 64 (4 MiB with
+	// default pages).
+	CompactMaxPages int
+	// MaintInterval is how often background maintenance looks for work when
+	// nothing wakes it. 0 means 1 s.
+	MaintInterval time.Duration
+	// OnDrop is told of every record physically removed (by compaction, by
+	// a flush that drops records already deleted, or by Drop), once per
+	// record, after the removing transaction committed, never while a lock
+	// of the log is held. It may call back into the log. nil: not told.
+	OnDrop func(Record)
+	// OnRelease is told the handle of a dropped record once no open
+	// snapshot can return it any more. It may call back into the log.
+	OnRelease func(handle uint64)
+	// ReleaseDrainLimit bounds the OnRelease calls made by one call that
+	// drains (a snapshot's Close, a maintenance step); the rest wait for the
+	// next one. Close drains everything. 0 means no limit.
+	ReleaseDrainLimit int
+	// OnMaintError receives errors of background maintenance, which retries
+	// with backoff; nil drops them (Stats counts them).
+	OnMaintError func(error)
+}
+
+const recSize = 24
+
+type config struct {
+	Options
+	memRecs     int // records (and deletes) in a full buffer
+	pageRecs    int // records in a full page
+	interval    time.Duration
+	deletedFrac float64
+}
+
+func (o Options) config() (config, error) {
+	bad := func(format string, a ...any) (config, error) {
+		return config{}, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, a...)...)
+	}
+	c := config{Options: o}
+	switch {
+	case o.MemtableMaxBytes < 0:
+		return bad("negative MemtableMaxBytes %d", o.MemtableMaxBytes)
+	case o.MemtableMaxBytes == 0:
+		c.MemtableMaxBytes = 1 << 20
+	}
+	switch {
+	case o.SealedMaxRuns < 0:
+		return bad("negative SealedMaxRuns %d", o.SealedMaxRuns)
+	case o.SealedMaxRuns == 0:
+		c.SealedMaxRuns = 4
+	}
+	if o.SealedWait == 0 {
+		c.SealedWait = 100 * time.Millisecond
+	}
+	if o.Busy < BusyRaise || o.Busy > BusyFlush {
+		return bad("unknown busy policy %d", o.Busy)
+	}
+	switch {
+	case o.PageMaxBytes == 0:
+		c.PageMaxBytes = 64 << 10
+	case o.PageMaxBytes < pageHeader+recSize || o.PageMaxBytes > 16<<20:
+		return bad("PageMaxBytes %d outside 32..16 MiB", o.PageMaxBytes)
+	}
+	if o.Maintenance != Background && o.Maintenance != Manual {
+		return bad("unknown maintenance mode %d", o.Maintenance)
+	}
+	switch {
+	case o.CompactOverlapPages < 0 || o.CompactOverlapPages == 1:
+		return bad("CompactOverlapPages %d (at least 2)", o.CompactOverlapPages)
+	case o.CompactOverlapPages == 0:
+		c.CompactOverlapPages = 4
+	}
+	switch {
+	case o.CompactDeletedShare < 0 || o.CompactDeletedShare > 1:
+		return bad("CompactDeletedShare %v outside 0..1", o.CompactDeletedShare)
+	case o.CompactDeletedShare == 0:
+		c.deletedFrac = 0.25
+	default:
+		c.deletedFrac = o.CompactDeletedShare
+	}
+	switch {
+	case o.CompactMaxPages < 0 || o.CompactMaxPages == 1:
+		return bad("CompactMaxPages %d (at least 2)", o.CompactMaxPages)
+	case o.CompactMaxPages == 0:
+		c.CompactMaxPages = 64
+	}
+	switch {
+	case o.MaintInterval < 0:
+		return bad("negative MaintInterval %v", o.MaintInterval)
+	case o.MaintInterval == 0:
+		c.interval = time.Second
+	default:
+		c.interval = o.MaintInterval
+	}
+	if o.ReleaseDrainLimit < 0 {
+		return bad("negative ReleaseDrainLimit %d", o.ReleaseDrainLimit)
+	}
+	c.memRecs = max(1, c.MemtableMaxBytes/recSize)
+	c.pageRecs = (c.PageMaxBytes - pageHeader) / recSize
+	return c, nil
+}

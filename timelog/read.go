@@ -1,0 +1,269 @@
+package timelog
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Reads walk clusters: maximal sets of sources (stored pages, buffered
+// runs) whose time spans, clipped to the query, overlap. Clusters are
+// disjoint in time, so a read loads one cluster at a time, merges it by
+// (ts, seq), drops what a newer delete hides, and moves on. After
+// compaction most clusters are one page, which needs no merge at all.
+
+type cluster struct {
+	g0, g1 int    // manifest groups [g0, g1)
+	runs   []*run // buffered runs
+	sp     span   // clipped to the query
+}
+
+// clusterIter yields the clusters of query q in order (or reverse order).
+type clusterIter struct {
+	s      *Snapshot
+	q      span
+	rev    bool
+	g0, g1 int // groups still to visit
+	runs   []*run
+	used   []bool
+}
+
+func (s *Snapshot) clusters(q span, rev bool) *clusterIter {
+	it := &clusterIter{s: s, q: q, rev: rev}
+	if q.empty() {
+		return it
+	}
+	it.g0, it.g1 = s.man.groupsIn(q)
+	for _, r := range s.runs {
+		if r.span().overlaps(q.lo, q.hi) {
+			it.runs = append(it.runs, r)
+		}
+	}
+	it.used = make([]bool, len(it.runs))
+	return it
+}
+
+func clip(a, q span) span { return span{max(a.lo, q.lo), min(a.hi, q.hi)} }
+
+func (it *clusterIter) groupSpan(g int) span { return clip(it.s.man.groups[g].sp, it.q) }
+
+func (it *clusterIter) next(c *cluster) bool {
+	*c = cluster{runs: c.runs[:0]}
+	hasGroup := it.g0 < it.g1
+	var gsp span
+	if hasGroup {
+		if it.rev {
+			gsp = it.groupSpan(it.g1 - 1)
+		} else {
+			gsp = it.groupSpan(it.g0)
+		}
+	}
+	// The unused run that comes first in the walking direction.
+	best := -1
+	var bsp span
+	for i, r := range it.runs {
+		if it.used[i] {
+			continue
+		}
+		sp := clip(r.span(), it.q)
+		if best < 0 || (!it.rev && sp.lo < bsp.lo) || (it.rev && sp.hi > bsp.hi) {
+			best, bsp = i, sp
+		}
+	}
+	if it.rev {
+		c.g0, c.g1 = it.g1, it.g1
+	} else {
+		c.g0, c.g1 = it.g0, it.g0
+	}
+	switch {
+	case !hasGroup && best < 0:
+		return false
+	case hasGroup && (best < 0 || (!it.rev && gsp.lo <= bsp.lo) || (it.rev && gsp.hi >= bsp.hi)):
+		if it.rev {
+			c.g0--
+		} else {
+			c.g1++
+		}
+		c.sp = gsp
+	default:
+		it.used[best] = true
+		c.runs = append(c.runs, it.runs[best])
+		c.sp = bsp
+	}
+	extend := func(sp span) { c.sp = span{min(c.sp.lo, sp.lo), max(c.sp.hi, sp.hi)} }
+	for grew := true; grew; {
+		grew = false
+		if !it.rev && c.g1 < it.g1 {
+			if sp := it.groupSpan(c.g1); sp.lo <= c.sp.hi {
+				extend(sp)
+				c.g1++
+				grew = true
+			}
+		}
+		if it.rev && c.g0 > it.g0 {
+			if sp := it.groupSpan(c.g0 - 1); sp.hi >= c.sp.lo {
+				extend(sp)
+				c.g0--
+				grew = true
+			}
+		}
+		for i, r := range it.runs {
+			if it.used[i] {
+				continue
+			}
+			if sp := clip(r.span(), it.q); sp.overlaps(c.sp.lo, c.sp.hi) {
+				it.used[i] = true
+				c.runs = append(c.runs, r)
+				extend(sp)
+				grew = true
+			}
+		}
+	}
+	if it.rev {
+		it.g1 = c.g0
+	} else {
+		it.g0 = c.g1
+	}
+	return true
+}
+
+// pagesOf calls f for every page of c's groups that overlaps q.
+func (it *clusterIter) pagesOf(c *cluster, f func(p pageInfo) error) error {
+	m := it.s.man
+	for g := c.g0; g < c.g1; g++ {
+		for _, p := range m.pages[m.groups[g].start:m.groups[g].end] {
+			if p.span().overlaps(it.q.lo, it.q.hi) {
+				if err := f(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// applicable returns the deletes that may hide a record of c.
+func (s *Snapshot) applicable(dst []tomb, sp span, minSeq uint64) []tomb {
+	dst = dst[:0]
+	for _, t := range s.tombs {
+		if t.seq > minSeq && t.hi >= sp.lo && t.lo <= sp.hi {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}
+
+// fetch reads page p into dst (appended).
+func (s *Snapshot) fetch(dst []rec, p pageInfo) ([]rec, error) {
+	if err := s.check(); err != nil {
+		return dst, err
+	}
+	s.fetchMu.Lock()
+	b, err := s.t.pages.Get(p.key())
+	s.fetchMu.Unlock()
+	if err != nil {
+		return dst, fmt.Errorf("timelog: read page %d: %w", p.id, err)
+	}
+	return decodePage(dst, b, p.n)
+}
+
+// clipRecs returns the part of sorted recs inside q.
+func clipRecs(recs []rec, q span) []rec {
+	i := sort.Search(len(recs), func(i int) bool { return recs[i].ts >= q.lo })
+	j := i + sort.Search(len(recs)-i, func(k int) bool { return recs[i+k].ts > q.hi })
+	return recs[i:j]
+}
+
+// reader materializes one cluster at a time.
+type reader struct {
+	it    *clusterIter
+	c     cluster
+	buf   []rec
+	tombs []tomb
+	cur   []rec // the current cluster, merged, filtered, clipped
+}
+
+func (s *Snapshot) newReader(q span, rev bool) *reader {
+	return &reader{it: s.clusters(q, rev)}
+}
+
+// nextCluster loads the next cluster into r.cur; false at the end.
+func (r *reader) nextCluster() (bool, error) {
+	for r.it.next(&r.c) {
+		if err := r.load(); err != nil {
+			return false, err
+		}
+		if len(r.cur) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (r *reader) load() error {
+	s, q := r.it.s, r.it.q
+	buf := r.buf[:0]
+	sources := 0
+	minSeq := uint64(1<<64 - 1)
+	err := r.it.pagesOf(&r.c, func(p pageInfo) error {
+		start := len(buf)
+		var err error
+		if buf, err = s.fetch(buf, p); err != nil {
+			return err
+		}
+		if p.minTs < q.lo || p.maxTs > q.hi {
+			in := clipRecs(buf[start:], q)
+			n := copy(buf[start:], in)
+			buf = buf[:start+n]
+		}
+		sources++
+		minSeq = min(minSeq, p.minSeq)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, run := range r.c.runs {
+		buf = append(buf, clipRecs(run.recs, q)...)
+		sources++
+		minSeq = min(minSeq, run.minSeq)
+	}
+	if sources > 1 {
+		slices.SortFunc(buf, cmpRec)
+	}
+	r.tombs = s.applicable(r.tombs, r.c.sp, minSeq)
+	if len(r.tombs) > 0 {
+		buf = slices.DeleteFunc(buf, func(x rec) bool { return hidden(r.tombs, x) })
+	}
+	r.buf, r.cur = buf, buf
+	return nil
+}
+
+// countCluster counts the visible records of the current cluster without
+// loading pages when no delete applies and every page lies inside q.
+func (r *reader) countCluster() (int64, error) {
+	s, q := r.it.s, r.it.q
+	var n int64
+	minSeq := uint64(1<<64 - 1)
+	whole := true
+	_ = r.it.pagesOf(&r.c, func(p pageInfo) error {
+		n += int64(p.n)
+		minSeq = min(minSeq, p.minSeq)
+		whole = whole && p.minTs >= q.lo && p.maxTs <= q.hi
+		return nil
+	})
+	for _, run := range r.c.runs {
+		n += int64(len(clipRecs(run.recs, q)))
+		minSeq = min(minSeq, run.minSeq)
+	}
+	if whole && len(s.applicable(r.tombs, r.c.sp, minSeq)) == 0 {
+		return n, nil
+	}
+	if err := r.load(); err != nil {
+		return 0, err
+	}
+	return int64(len(r.cur)), nil
+}
+
+func cmpTs(r rec, ts int64) int { return cmp.Compare(r.ts, ts) }
