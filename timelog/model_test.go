@@ -314,7 +314,6 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	// Every record gone from the model and from the buffers was announced
 	// once, and released (no snapshot is open).
 	mu.Lock()
-	defer mu.Unlock()
 	live := map[uint64]bool{}
 	for _, r := range m.recs {
 		live[r.Handle] = true
@@ -324,6 +323,9 @@ func runModel(t *testing.T, seed uint64, steps int) {
 		require.Equal(t, !live[h], dropped[h], "seed %d: handle %d: deleted records are all dropped once compacted, live ones never", seed, h)
 	}
 	require.Equal(t, len(appended)-len(live), len(dropped))
+	mu.Unlock()
 	require.NoError(t, l.Close())
+	mu.Lock()
+	defer mu.Unlock()
 	require.Equal(t, len(dropped), len(released), "seed %d: everything dropped is released after Close", seed)
 }
