@@ -208,6 +208,9 @@ func (l *Log) compactTx(ctx context.Context, force bool) (bool, error) {
 	tx.OnCommit(func() { l.ret.queue(dropped, epoch) })
 	l.pubMu.Lock()
 	defer l.pubMu.Unlock()
+	if err := failCommit(tx); err != nil {
+		return false, err
+	}
 	if err := tx.Commit(); err != nil {
 		return false, err
 	}

@@ -123,6 +123,9 @@ func (l *Log) flushRun(ctx context.Context, r *run, seq uint64) error {
 	tx.OnCommit(func() { l.ret.queue(dropped, epoch) })
 	l.pubMu.Lock()
 	defer l.pubMu.Unlock()
+	if err := failCommit(tx); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}

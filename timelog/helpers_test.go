@@ -3,6 +3,7 @@ package timelog_test
 import (
 	"context"
 	"path/filepath"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,8 @@ func compactAll(t testing.TB, l *timelog.Log) {
 	require.NoError(t, l.Flush(ctx))
 	l.Compact()
 	drain(t, l)
+}
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
 }

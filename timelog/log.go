@@ -106,6 +106,9 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 }
 
 func validateName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty log name", kvstore.ErrInvalidName)
+	}
 	if len(name) > 240 {
 		return fmt.Errorf("%w: log name of %d bytes (at most 240)", kvstore.ErrInvalidName, len(name))
 	}

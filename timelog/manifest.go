@@ -272,3 +272,18 @@ func (w *writer) finish(seq uint64, drops bool) (*manifest, error) {
 	w.m.index()
 	return w.m, nil
 }
+
+// testFailCommit, set only by tests, makes the log's own commits fail.
+var testFailCommit func() error
+
+// failCommit rolls tx back with testFailCommit's error, if it returns one.
+func failCommit(tx *kvstore.Tx) error {
+	if testFailCommit == nil {
+		return nil
+	}
+	if err := testFailCommit(); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package timelog_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/timelog"
+)
+
+func TestOneWriterAndReadOnly(t *testing.T) {
+	db, path := openStore(t)
+	l := openLog(t, db, "w", manual(timelog.Options{}))
+	_, err := timelog.Open(db, "w", timelog.Options{})
+	require.ErrorIs(t, err, timelog.ErrLocked)
+	// Another store handle on the file (as another process would be).
+	other, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	defer other.Close()
+	_, err = timelog.Open(other, "w", timelog.Options{})
+	require.ErrorIs(t, err, timelog.ErrLocked)
+	// A read-only open sees what is flushed, not the writer's buffer.
+	ro, err := timelog.Open(other, "w", timelog.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer ro.Close()
+	require.NoError(t, l.Append(1, 1))
+	require.Empty(t, collect(t, ro.All()))
+	require.NoError(t, l.Flush(ctx))
+	require.Equal(t, recs(1, 1), collect(t, ro.All()))
+	require.ErrorIs(t, ro.Append(2, 2), timelog.ErrReadOnly)
+	require.ErrorIs(t, ro.Flush(ctx), timelog.ErrReadOnly)
+	_, err = timelog.Open(other, "missing", timelog.Options{ReadOnly: true})
+	require.ErrorIs(t, err, timelog.ErrNotFound)
+	// After Close the lock is free.
+	require.NoError(t, l.Close())
+	require.ErrorIs(t, l.Close(), timelog.ErrClosed)
+	l2, err := timelog.Open(other, "w", manual(timelog.Options{}))
+	require.NoError(t, err)
+	require.NoError(t, l2.Close())
+	require.ErrorIs(t, timelog.Drop(ctx, db, "missing"), timelog.ErrNotFound)
+}
+
+func TestListAndCatalog(t *testing.T) {
+	db, _ := openStore(t)
+	openLog(t, db, "b", manual(timelog.Options{}))
+	openLog(t, db, "a", manual(timelog.Options{}))
+	names, err := timelog.List(db)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, names)
+	cfs, err := db.ListColumnFamilies()
+	require.NoError(t, err)
+	require.Equal(t, []string{"default"}, cfs)
+	require.NoError(t, db.IntegrityCheck(ctx))
+	_, err = timelog.Open(db, "", timelog.Options{})
+	require.ErrorIs(t, err, kvstore.ErrInvalidName)
+	_, err = timelog.Open(db, "x", timelog.Options{MemtableMaxBytes: -1})
+	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+}
+
+func TestInMemoryStore(t *testing.T) {
+	db, err := kvstore.Open("", kvstore.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	l, err := timelog.Open(db, "mem", manual(timelog.Options{}))
+	require.NoError(t, err)
+	_, err = timelog.Open(db, "mem", timelog.Options{})
+	require.ErrorIs(t, err, timelog.ErrLocked)
+	require.NoError(t, l.Append(1, 1))
+	require.NoError(t, l.Close())
+}
