@@ -39,6 +39,7 @@ func (s *Snapshot) columns(q span) iter.Seq2[Columns, error] {
 		ts := make([]int64, columnsMax)
 		hs := make([]uint64, columnsMax)
 		rd := s.newReader(q, false)
+		defer rd.close()
 		for {
 			ok, err := rd.nextCluster()
 			if err != nil {

@@ -46,6 +46,9 @@ func (c *Cursor) open(q span) bool {
 		c.valid = false
 		return false
 	}
+	if c.rd != nil {
+		c.rd.close()
+	}
 	c.rd = c.s.newReader(q, c.rev)
 	c.i = -1
 	return c.step()
@@ -103,6 +106,9 @@ func (c *Cursor) Close() error {
 		return nil
 	}
 	c.done, c.valid = true, false
+	if c.rd != nil {
+		c.rd.close()
+	}
 	if c.owns {
 		return c.s.Close()
 	}

@@ -1,10 +1,13 @@
 package timelog
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/snkv-go/snkv/kvstore"
 )
 
 // Reads walk clusters: maximal sets of sources (stored pages, buffered
@@ -154,18 +157,50 @@ func (s *Snapshot) applicable(dst []tomb, sp span, minSeq uint64) []tomb {
 	return dst
 }
 
-// fetch reads page p into dst (appended).
-func (s *Snapshot) fetch(dst []rec, p pageInfo) ([]rec, error) {
-	if err := s.check(); err != nil {
-		return dst, err
+// pageCursor reads pages through one cursor over the pages table: the
+// pages a read needs come in key order (reverse order for a reverse read),
+// so after the first seek each is usually the next row. A point look-up per
+// page would cost a B-tree descent, and SQLite reads the whole payload of
+// every large row it compares on the way down.
+type pageCursor struct {
+	s   *Snapshot
+	rev bool
+	c   *kvstore.Cursor
+}
+
+// get returns page p's bytes (valid until the next get).
+func (pc *pageCursor) get(p pageInfo) ([]byte, error) {
+	if err := pc.s.check(); err != nil {
+		return nil, err
 	}
-	s.fetchMu.Lock()
-	b, err := s.t.pages.Get(p.key())
-	s.fetchMu.Unlock()
-	if err != nil {
-		return dst, fmt.Errorf("timelog: read page %d: %w", p.id, err)
+	k := p.key()
+	pc.s.fetchMu.Lock()
+	defer pc.s.fetchMu.Unlock()
+	if pc.c == nil {
+		c, err := pc.s.t.pages.Cursor(kvstore.IterOptions{Reverse: pc.rev})
+		if err != nil {
+			return nil, fmt.Errorf("timelog: read page %d: %w", p.id, err)
+		}
+		pc.c = c
 	}
-	return decodePage(dst, b, p.n)
+	if !(pc.c.Valid() && pc.c.Next() && bytes.Equal(pc.c.Key(), k)) {
+		if !pc.c.Seek(k) || !bytes.Equal(pc.c.Key(), k) {
+			if err := pc.c.Err(); err != nil {
+				return nil, fmt.Errorf("timelog: read page %d: %w", p.id, err)
+			}
+			return nil, fmt.Errorf("timelog: read page %d: %w: page missing", p.id, ErrCorrupt)
+		}
+	}
+	return pc.c.Value(), nil
+}
+
+func (pc *pageCursor) close() {
+	if pc.c != nil {
+		pc.s.fetchMu.Lock()
+		_ = pc.c.Close()
+		pc.s.fetchMu.Unlock()
+		pc.c = nil
+	}
 }
 
 // clipRecs returns the part of sorted recs inside q.
@@ -178,6 +213,7 @@ func clipRecs(recs []rec, q span) []rec {
 // reader materializes one cluster at a time.
 type reader struct {
 	it    *clusterIter
+	pc    pageCursor
 	c     cluster
 	buf   []rec
 	tombs []tomb
@@ -185,8 +221,11 @@ type reader struct {
 }
 
 func (s *Snapshot) newReader(q span, rev bool) *reader {
-	return &reader{it: s.clusters(q, rev)}
+	return &reader{it: s.clusters(q, rev), pc: pageCursor{s: s, rev: rev}}
 }
+
+// close releases the reader's cursor; the reader may be used again.
+func (r *reader) close() { r.pc.close() }
 
 // nextCluster loads the next cluster into r.cur; false at the end.
 func (r *reader) nextCluster() (bool, error) {
@@ -202,14 +241,18 @@ func (r *reader) nextCluster() (bool, error) {
 }
 
 func (r *reader) load() error {
-	s, q := r.it.s, r.it.q
+	q := r.it.q
+	s := r.it.s
 	buf := r.buf[:0]
 	sources := 0
 	minSeq := uint64(1<<64 - 1)
 	err := r.it.pagesOf(&r.c, func(p pageInfo) error {
 		start := len(buf)
-		var err error
-		if buf, err = s.fetch(buf, p); err != nil {
+		b, err := r.pc.get(p)
+		if err != nil {
+			return err
+		}
+		if buf, err = decodePage(buf, b, p.n); err != nil {
 			return err
 		}
 		if p.minTs < q.lo || p.maxTs > q.hi {

@@ -13,6 +13,7 @@ func (s *Snapshot) scan(q span, rev bool) iter.Seq2[Record, error] {
 			return
 		}
 		rd := s.newReader(q, rev)
+		defer rd.close()
 		for {
 			ok, err := rd.nextCluster()
 			if err != nil {
@@ -113,6 +114,7 @@ func (s *Snapshot) count(q span) (int64, error) {
 		return 0, err
 	}
 	rd := s.newReader(q, false)
+	defer rd.close()
 	var n int64
 	for rd.it.next(&rd.c) {
 		k, err := rd.countCluster()
@@ -130,6 +132,7 @@ func (s *Snapshot) first(q span, rev bool) (Record, bool, error) {
 		return Record{}, false, err
 	}
 	rd := s.newReader(q, rev)
+	defer rd.close()
 	ok, err := rd.nextCluster()
 	if err != nil || !ok {
 		return Record{}, false, err
