@@ -125,6 +125,8 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	require.NoError(b, l.Close())
 }
 
 // readSet is the data set the read benchmarks share: the log compacted in
@@ -160,10 +162,13 @@ func getReadSet(b *testing.B) *readSet {
 		recs := benchRecords(n)
 		rs := &readSet{n: n}
 		rs.logDB = openBenchStore(b, dir, "tl.db")
-		rs.log, err = timelog.Open(rs.logDB, "bench", timelog.Options{Maintenance: timelog.Manual})
+		rs.log, err = timelog.Open(rs.logDB, "bench", timelog.Options{Maintenance: timelog.Manual, Busy: timelog.BusySilent})
 		require.NoError(b, err)
 		for i := 0; i < n; i += 1000 {
 			require.NoError(b, rs.log.AppendBatch(recs[i:min(i+1000, n)]))
+			if i%100_000 == 0 {
+				require.NoError(b, rs.log.Flush(ctx))
+			}
 		}
 		require.NoError(b, rs.log.Flush(ctx))
 		rs.log.Compact()

@@ -3,8 +3,8 @@ package timelog_test
 import (
 	"context"
 	"path/filepath"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 

@@ -54,8 +54,10 @@ type Options struct {
 	// Busy is the backpressure policy; the default is BusyRaise.
 	Busy BusyPolicy
 	// PageMaxBytes is the largest page (one SQLite row holding many
-	// records), header included. 0 means 64 KiB; at least 32 (one record). Larger pages
-	// scan faster; a range read decodes at least one page.
+	// records), header included. 0 means 16 KiB; at least 32 (one
+	// record). Larger pages scan a little faster; smaller ones make range
+	// reads cheaper (SQLite reads a large row whole to compare it on a
+	// B-tree descent, and a range read decodes at least one page).
 	PageMaxBytes int
 	// Maintenance selects Background (default) or Manual maintenance.
 	Maintenance MaintenanceMode
@@ -67,7 +69,7 @@ type Options struct {
 	// background maintenance rewrites it. 0 means 0.25.
 	CompactDeletedShare float64
 	// CompactMaxPages bounds the pages one compaction transaction rewrites,
-	// so that no writer waits long behind it. 0 means 64 (4 MiB with
+	// so that no writer waits long behind it. 0 means 64 (1 MiB with
 	// default pages).
 	CompactMaxPages int
 	// MaintInterval is how often background maintenance looks for work when
@@ -125,7 +127,7 @@ func (o Options) config() (config, error) {
 	}
 	switch {
 	case o.PageMaxBytes == 0:
-		c.PageMaxBytes = 64 << 10
+		c.PageMaxBytes = 16 << 10
 	case o.PageMaxBytes < pageHeader+recSize || o.PageMaxBytes > 16<<20:
 		return bad("PageMaxBytes %d outside 32..16 MiB", o.PageMaxBytes)
 	}

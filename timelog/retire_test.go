@@ -99,7 +99,7 @@ func TestReleaseWaitsForOlderSnapshotsOnly(t *testing.T) {
 	old, err := l.Snapshot() // sees everything
 	require.NoError(t, err)
 	require.NoError(t, l.DeleteBefore(2))
-	compactAll(t, l) // drops 100, 101
+	compactAll(t, l)         // drops 100, 101
 	mid, err := l.Snapshot() // sees 102..105
 	require.NoError(t, err)
 	require.NoError(t, l.DeleteBefore(4))

@@ -1,0 +1,69 @@
+package timelog_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/timelog"
+)
+
+// documentedQuery returns the shell query of docs/format.md.
+func documentedQuery(t *testing.T) string {
+	b, err := os.ReadFile("../docs/format.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(b), "<!-- timelog-query -->")
+	require.True(t, ok)
+	q, _, ok := strings.Cut(rest, "<!-- /timelog-query -->")
+	require.True(t, ok)
+	q = strings.TrimSpace(q)
+	q = strings.TrimPrefix(q, "```sql")
+	return strings.TrimSpace(strings.TrimSuffix(q, "```"))
+}
+
+// The query docs/format.md gives, run by the stock sqlite3 shell, lists what
+// the log returns.
+func TestDocumentedShellQuery(t *testing.T) {
+	sh, err := exec.LookPath("sqlite3")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("sqlite3 is not on the PATH (required under CI=true): %v", err)
+		}
+		t.Skipf("sqlite3 is not on the PATH: %v", err)
+	}
+	path := t.TempDir() + "/shell.db"
+	db, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	l, err := timelog.Open(db, "metrics", timelog.Options{Maintenance: timelog.Manual, PageMaxBytes: 8 + 24*3})
+	require.NoError(t, err)
+	in := recs(5, 1, math.MaxInt64, 2, math.MinInt64, 3, 5, 4, -7, 5, 0, 6, 123456789012, 7)
+	require.NoError(t, l.AppendBatch(in[:4]))
+	require.NoError(t, l.Flush(ctx))
+	require.NoError(t, l.AppendBatch(in[4:]))
+	require.NoError(t, l.Append(5, math.MaxUint64))
+	require.NoError(t, l.Close())
+	require.NoError(t, db.Close())
+
+	cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, sh, "-readonly", "-batch", "-bail", path)
+	cmd.Stdin = strings.NewReader(documentedQuery(t) + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	want := []string{
+		fmt.Sprintf("%d|3", int64(math.MinInt64)), "-7|5", "0|6", "5|1", "5|4", "5|-1", "123456789012|7",
+		fmt.Sprintf("%d|2", int64(math.MaxInt64)),
+	}
+	require.Equal(t, want, strings.Split(strings.TrimSpace(string(out)), "\n"))
+}
