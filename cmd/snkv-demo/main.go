@@ -1,7 +1,8 @@
 // Command snkv-demo is a short tour of snkv. It creates a store in a
 // temporary directory, writes to the default column family and to a "users"
 // column family, runs a transaction, stores a key with a time-to-live,
-// iterates a key prefix and prints the store's statistics. It then shows
+// iterates a key prefix and prints the store's statistics, then keeps a
+// time series in a log (package timelog). It then shows
 // that the file is an ordinary SQLite database: it prints what the sqlite3
 // shell would show for it and, when the sqlite3 program is on the PATH, runs
 // the shell against the file for real. The temporary directory is removed
@@ -159,6 +160,10 @@ func run() error {
 	// Close folds the write-ahead log into the file, so that it is complete
 	// on its own.
 	if err := db.Close(); err != nil {
+		return err
+	}
+
+	if err := timelogTour(ctx, dir); err != nil {
 		return err
 	}
 
