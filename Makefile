@@ -6,6 +6,7 @@
 #   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
 #   make fuzz       the model-checking fuzzer for FUZZTIME (default 60s)
 #   make bench      the benchmarks of package kvstore
+#   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M)
 #   make cross      CGO_ENABLED=0 builds for every supported platform
 #   make fmt        gofmt -w the tree
 #   make vet        go vet ./...
@@ -16,7 +17,7 @@ FUZZTIME ?= 60s
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo snkv test test-long fuzz bench cross fmt vet
+.PHONY: all demo snkv test test-long fuzz bench bench-timelog cross fmt vet
 
 all: test
 
@@ -40,6 +41,9 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./kvstore/
+
+bench-timelog:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./timelog/
 
 cross:
 	@set -e; for p in $(PLATFORMS); do \
