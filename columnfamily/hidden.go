@@ -57,13 +57,14 @@ func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string) (*ColumnFamily
 	}
 	table := HiddenTableName(kind, name)
 	ctx, c := tx.Ctx(), tx.Conn()
-	if err := createIn(ctx, c, table, ttl.NowMs(r.env.Clock)); err != nil {
+	stamp, err := createIn(ctx, c, table, ttl.NowMs(r.env.Clock))
+	if err != nil {
 		return nil, engine.Wrap(ctx, "create hidden table", err)
 	}
 	if _, err := c.Exec(ctx, `UPDATE `+catalog+` SET kind = ?1 WHERE name = ?2`, kind, table); err != nil {
 		return nil, engine.Wrap(ctx, "create hidden table", err)
 	}
-	m := newMeta(r, table)
+	m := newMeta(r, table, stamp)
 	r.mu.Lock()
 	r.metas[foldName(table)] = m
 	r.mu.Unlock()
@@ -79,19 +80,19 @@ func (r *Registry) OpenHidden(ctx context.Context, kind, name string) (*ColumnFa
 	table := HiddenTableName(kind, name)
 	var m *meta
 	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
-		rows, err := c.Query(ctx, `SELECT name FROM `+catalog+` WHERE name = ?1 AND kind = ?2`, table, kind)
+		rows, err := c.Query(ctx, `SELECT name, created_ms FROM `+catalog+` WHERE name = ?1 AND kind = ?2`, table, kind)
 		if err != nil {
 			return err
 		}
 		found := rows.Next()
-		stored := string(rows.Bytes(0))
+		stored, stamp := string(rows.Bytes(0)), rows.Int(1)
 		if err := rows.Close(); err != nil {
 			return err
 		}
 		if !found {
 			return fmt.Errorf("%w: hidden table %q", engine.ErrNotFound, table)
 		}
-		m, err = r.metaFor(ctx, c, stored)
+		m, err = r.metaFor(ctx, c, stored, stamp)
 		return err
 	})
 	if err != nil {
