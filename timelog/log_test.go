@@ -1,7 +1,9 @@
 package timelog_test
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -87,4 +89,26 @@ func TestInvalidRange(t *testing.T) {
 		require.ErrorIs(t, err, timelog.ErrInvalidRange)
 	}
 	require.Zero(t, l.Stats().BufferedDeletes)
+}
+
+func TestOutOfOrderBufferSortsLikeTheModel(t *testing.T) {
+	db, _ := openStore(t)
+	l := openLog(t, db, "ooo", manual(timelog.Options{}))
+	var want []timelog.Record
+	for i := range 5000 {
+		ts := int64(i)
+		switch {
+		case i%20 == 7:
+			ts -= int64(i % 300) // late
+		case i%500 == 3:
+			ts = -5 // very late
+		}
+		r := timelog.Record{Ts: ts, Handle: uint64(i)}
+		require.NoError(t, l.Append(r.Ts, r.Handle))
+		want = append(want, r)
+	}
+	slices.SortStableFunc(want, func(a, b timelog.Record) int { return cmp.Compare(a.Ts, b.Ts) })
+	require.Equal(t, want, collect(t, l.All()))
+	require.NoError(t, l.Flush(ctx))
+	require.Equal(t, want, collect(t, l.All()))
 }

@@ -74,9 +74,43 @@ func (m *memtable) snapshot(id uint64) *run {
 	n, k := len(m.recs), len(m.tombs)
 	recs := m.recs[:n:n]
 	if m.sorted < n {
-		recs = slices.Clone(recs)
-		slices.SortFunc(recs, cmpRec)
+		recs = sortedCopy(recs)
 	}
 	m.view = newRun(id, recs, m.tombs[:k:k])
 	return m.view
+}
+
+// sortedCopy returns recs sorted by (ts, seq), in a new slice. Appends are
+// mostly in order: the records that keep up with the running maximum are
+// already sorted (their sequence numbers grow), so only the others are
+// sorted, then the two runs are merged: O(n + k log k) for k late records.
+func sortedCopy(recs []rec) []rec {
+	inOrder := make([]rec, 0, len(recs))
+	var late []rec
+	for _, r := range recs {
+		if len(inOrder) == 0 || r.ts >= inOrder[len(inOrder)-1].ts {
+			inOrder = append(inOrder, r)
+		} else {
+			late = append(late, r)
+		}
+	}
+	if len(late) > len(recs)/4 {
+		out := slices.Clone(recs)
+		slices.SortFunc(out, cmpRec)
+		return out
+	}
+	slices.SortFunc(late, cmpRec)
+	out := make([]rec, 0, len(recs))
+	i, j := 0, 0
+	for i < len(inOrder) && j < len(late) {
+		if cmpRec(late[j], inOrder[i]) < 0 {
+			out = append(out, late[j])
+			j++
+		} else {
+			out = append(out, inOrder[i])
+			i++
+		}
+	}
+	out = append(out, inOrder[i:]...)
+	return append(out, late[j:]...)
 }
