@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -138,4 +139,29 @@ func TestBackgroundCompaction(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1000, n)
 	require.Positive(t, l.Stats().Compactions)
+}
+
+func TestBackgroundRetriesAFailingStep(t *testing.T) {
+	db, _ := openStore(t)
+	errs := make(chan error, 100)
+	timelog.SetFailCommit(func() error { return errors.New("disk on fire") })
+	defer timelog.SetFailCommit(nil)
+	l := openLog(t, db, "retry", timelog.Options{
+		MemtableMaxBytes: 24 * 4, MaintInterval: 20 * time.Millisecond,
+		OnMaintError: func(err error) {
+			select {
+			case errs <- err:
+			default:
+			}
+		},
+	})
+	for i := range 4 {
+		require.NoError(t, l.Append(int64(i), uint64(i))) // seals: maintenance tries to flush
+	}
+	require.ErrorContains(t, <-errs, "disk on fire")
+	require.Equal(t, 1, l.Stats().SealedRuns, "nothing lost, still queued")
+	timelog.SetFailCommit(nil)
+	require.Eventually(t, func() bool { return l.Stats().SealedRuns == 0 }, 10*time.Second, 5*time.Millisecond)
+	require.Positive(t, l.Stats().MaintErrors)
+	require.Equal(t, recs(0, 0, 1, 1, 2, 2, 3, 3), collect(t, l.All()))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/snkv-go/snkv/kvstore"
 )
@@ -274,14 +275,15 @@ func (w *writer) finish(seq uint64, drops bool) (*manifest, error) {
 }
 
 // testFailCommit, set only by tests, makes the log's own commits fail.
-var testFailCommit func() error
+var testFailCommit atomic.Pointer[func() error]
 
 // failCommit rolls tx back with testFailCommit's error, if it returns one.
 func failCommit(tx *kvstore.Tx) error {
-	if testFailCommit == nil {
+	f := testFailCommit.Load()
+	if f == nil {
 		return nil
 	}
-	if err := testFailCommit(); err != nil {
+	if err := (*f)(); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
