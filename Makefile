@@ -4,7 +4,7 @@
 #   make snkv       build the command-line tool into ./bin/snkv
 #   make test       gofmt check, go vet, and every test with -race in -short mode
 #   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
-#   make fuzz       the model-checking fuzzer for FUZZTIME (default 60s)
+#   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
 #   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M)
 #   make cross      CGO_ENABLED=0 builds for every supported platform
@@ -38,6 +38,7 @@ test-long: vet
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzStoreModel -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./kvstore/
+	$(GO) test -run '^$$' -fuzz FuzzPageBytes -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./tests/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./kvstore/

@@ -108,6 +108,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 		if err := cf.current(ctx, c); err != nil {
 			return err
 		}
+		sh := cf.m.w()
 		if hasTTL {
 			if err := cf.ensureTTL(ctx, c, tx); err != nil {
 				return err
@@ -117,14 +118,14 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			var err error
 			switch op.kind {
 			case opPut:
-				_, err = c.Exec(ctx, cf.m.q.put, op.key, nonNil(op.value), cf.m.nameArg, cf.m.stampArg)
+				_, err = c.Exec(ctx, sh.q.put, op.key, nonNil(op.value), cf.m.nameArg, cf.m.stampArg, sh.sum(op.key, op.value, false))
 				puts++
 			case opPutTTL:
 				err = cf.putExpiringIn(ctx, c, op.key, op.value, exps[i])
 				puts++
 			case opDelete:
 				var n int64
-				n, err = c.Exec(ctx, cf.m.q.del, op.key)
+				n, err = c.Exec(ctx, sh.q.del, op.key)
 				dels += uint64(n)
 			}
 			if err != nil {

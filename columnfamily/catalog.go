@@ -10,20 +10,6 @@ import (
 	"github.com/snkv-go/snkv/ttl"
 )
 
-// Format identifiers written into every store file.
-const (
-	// ApplicationID is the value of PRAGMA application_id in an snkv file
-	// ("snkv" in ASCII).
-	ApplicationID = 0x736e6b76
-	// FormatVersion is the value of PRAGMA user_version this library writes
-	// and the newest it can read.
-	FormatVersion = 1
-	// CatalogTable lists the column families of a store.
-	CatalogTable = "__snkv_catalog"
-)
-
-var catalog = engine.Quote(CatalogTable)
-
 // Env is what every column family of a store shares.
 type Env struct {
 	DB           *engine.DB
@@ -44,7 +30,9 @@ func NewRegistry(env *Env) *Registry {
 }
 
 // Init checks the file's format and, on a new (or adopted) file, writes the
-// snkv header, the catalog and the default column family.
+// snkv header, the catalog and the default column family. A file it refuses
+// is left exactly as it was: nothing is written, not even the journal mode,
+// before the file is known to be a store or a new file.
 func (r *Registry) Init(ctx context.Context, adopt bool) error {
 	db := r.env.DB
 	if db.Config().ReadOnly {
@@ -53,11 +41,11 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 			return err
 		}
 		defer db.ReleaseReader(c)
-		fresh, err := checkFormat(ctx, c, false)
+		h, err := readHeader(ctx, c, false, true)
 		if err != nil {
 			return err
 		}
-		if fresh {
+		if h.fresh {
 			return fmt.Errorf("%w: the file has no snkv catalog and the store is read-only", engine.ErrNotStore)
 		}
 		return nil
@@ -67,15 +55,11 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 		return err
 	}
 	defer db.ReleaseWriter(c)
-	// Nothing is written to the file before it is known to be a store or a
-	// new file: a refused file is left exactly as it was.
-	fresh, err := checkFormat(ctx, c, adopt)
+	h, err := readHeader(ctx, c, adopt, false)
 	if err != nil {
 		return engine.Wrap(ctx, "open", err)
 	}
-	if n, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema`); err != nil {
-		return engine.Wrap(ctx, "open", err)
-	} else if fresh && n == 0 && !db.Memory() {
+	if h.fresh && h.objects == 0 && !db.Memory() {
 		// Only a file without tables can still choose its vacuum mode. Once
 		// the header is written (switching to WAL writes it), the new mode
 		// takes effect only through VACUUM, which is instant on an empty file.
@@ -91,61 +75,17 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 	}
 	err = func() error {
 		// Again under the write lock: another process may have got here first.
-		fresh, err := checkFormat(ctx, c, adopt)
-		if err != nil || !fresh {
+		h, err := readHeader(ctx, c, adopt, false)
+		if err != nil || !h.fresh {
 			return err
 		}
-		for _, q := range []string{
-			fmt.Sprintf("PRAGMA application_id = %d", ApplicationID),
-			fmt.Sprintf("PRAGMA user_version = %d", FormatVersion),
-			`CREATE TABLE ` + catalog + ` (name TEXT PRIMARY KEY NOT NULL COLLATE NOCASE, kind TEXT NOT NULL DEFAULT 'kv', created_ms INTEGER NOT NULL) WITHOUT ROWID`,
-		} {
-			if err := c.ExecScript(ctx, q); err != nil {
-				return err
-			}
-		}
-		_, err = createIn(ctx, c, DefaultName, ttl.NowMs(r.env.Clock))
-		return err
+		return writeHeader(ctx, c, h, ttl.NowMs(r.env.Clock))
 	}()
 	if err != nil {
 		_ = c.Control(context.Background(), "ROLLBACK")
 		return engine.Wrap(ctx, "open", err)
 	}
 	return engine.Wrap(ctx, "open", c.Control(ctx, "COMMIT"))
-}
-
-// checkFormat reads the header and reports whether the file still needs
-// initialising; it fails on a file that belongs to something else.
-func checkFormat(ctx context.Context, c *engine.Conn, adopt bool) (fresh bool, err error) {
-	app, err := count(ctx, c, "PRAGMA application_id")
-	if err != nil {
-		return false, err
-	}
-	ver, err := count(ctx, c, "PRAGMA user_version")
-	if err != nil {
-		return false, err
-	}
-	tables, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema`)
-	if err != nil {
-		return false, err
-	}
-	hasCatalog, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+CatalogTable+`'`)
-	if err != nil {
-		return false, err
-	}
-	switch {
-	case app == ApplicationID && ver > FormatVersion:
-		return false, fmt.Errorf("%w: file format %d, this library reads up to %d", engine.ErrVersion, ver, FormatVersion)
-	case app == ApplicationID && hasCatalog == 0:
-		return false, fmt.Errorf("%w: snkv header without a catalog table", engine.ErrCorrupt)
-	case app == ApplicationID:
-		return false, nil
-	case app != 0:
-		return false, fmt.Errorf("%w: application_id %#x belongs to another application", engine.ErrNotStore, app)
-	case tables == 0 || adopt:
-		return true, nil
-	}
-	return false, fmt.Errorf("%w: it has %d schema objects and no snkv header (set Options.Adopt to add snkv's tables beside them)", engine.ErrNotStore, tables)
 }
 
 func count(ctx context.Context, c *engine.Conn, q string, args ...any) (int64, error) {
@@ -181,11 +121,18 @@ func createIn(ctx context.Context, c *engine.Conn, name string, nowMs int64) (in
 		return 0, err
 	}
 	stamp := max(nowMs, last+1)
-	t := ttl.TablesFor(name)
-	for _, q := range []string{
-		`CREATE TABLE ` + t.Data + ` (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`,
-		t.PlainViewSQL(),
-	} {
+	ver, err := fileFormat(ctx, c, 0)
+	if err != nil {
+		return 0, err
+	}
+	// A version-1 file gets version-1 tables until Upgrade converts all of
+	// them together.
+	q := []string{`CREATE TABLE ` + engine.Quote(name) + ` (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`}
+	if ver >= 2 {
+		q = []string{DataTableSQL(name), ChecksumTriggerSQL(name)}
+	}
+	q = append(q, newShape(name, ver >= 2, ver >= 2).t.PlainViewSQL())
+	for _, q := range q {
 		if err := c.ExecScript(ctx, q); err != nil {
 			return 0, err
 		}
@@ -213,10 +160,14 @@ func lookup(ctx context.Context, c *engine.Conn, name string) (string, int64, er
 }
 
 // metaFor returns the shared state of a column family, creating it on first
-// use, with its TTL flag refreshed from the schema. State kept for an older
-// column family of the same name (dropped and created again elsewhere) is
-// retired: its handles fail with ErrNotFound.
+// use, with its TTL flag and its layout refreshed from the schema. State
+// kept for an older column family of the same name (dropped and created
+// again elsewhere) is retired: its handles fail with ErrNotFound.
 func (r *Registry) metaFor(ctx context.Context, c *engine.Conn, name string, stamp int64) (*meta, error) {
+	crc, v2, err := readShape(ctx, c, name)
+	if err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	m := r.metas[foldName(name)]
 	if m != nil && m.stamp != stamp {
@@ -224,11 +175,13 @@ func (r *Registry) metaFor(ctx context.Context, c *engine.Conn, name string, sta
 		m = nil
 	}
 	if m == nil {
-		m = newMeta(r, name, stamp)
+		m = newMeta(r, name, stamp, crc, v2)
 		r.metas[foldName(name)] = m
+	} else if sh := m.w(); sh.t.Crc != crc || sh.t.V2 != v2 {
+		m.setShape(newShape(name, crc, v2))
 	}
 	r.mu.Unlock()
-	on, err := m.t.Enabled(ctx, c)
+	on, err := m.w().t.Enabled(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -243,13 +196,18 @@ func (r *Registry) Create(ctx context.Context, name string) (*ColumnFamily, erro
 	}
 	var cf *ColumnFamily
 	err := r.env.update(ctx, nil, "create column family", func(ctx context.Context, tx *engine.Tx) error {
-		stamp, err := createIn(ctx, tx.Conn(), name, ttl.NowMs(r.env.Clock))
+		c := tx.Conn()
+		stamp, err := createIn(ctx, c, name, ttl.NowMs(r.env.Clock))
+		if err != nil {
+			return err
+		}
+		crc, v2, err := readShape(ctx, c, name)
 		if err != nil {
 			return err
 		}
 		// A new table gets new shared state, never the state of a column
 		// family of the same name dropped a moment ago.
-		m := newMeta(r, name, stamp)
+		m := newMeta(r, name, stamp, crc, v2)
 		r.mu.Lock()
 		r.metas[foldName(name)] = m
 		r.mu.Unlock()

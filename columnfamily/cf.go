@@ -30,68 +30,28 @@ type meta struct {
 	// nameArg and stampArg are name and stamp boxed once, so that binding
 	// them to every single put costs no allocation.
 	nameArg, stampArg any
-	t                 ttl.Tables
-	q                 queries
-	ttl               atomic.Bool // the TTL tables exist (as far as this process knows)
-	dropped           atomic.Bool
+	// The layout of the column family's objects and its SQL. Writers use
+	// ws and readers rs: Upgrade switches ws inside the transaction that
+	// changes the layout (the writer is exclusive, so no other write sees
+	// the switch early) and rs once that transaction has committed.
+	ws, rs  atomic.Pointer[shape]
+	ttl     atomic.Bool // the TTL tables exist (as far as this process knows)
+	dropped atomic.Bool
 }
 
-type queries struct {
-	get, exists, put, insert, del, delLive, lazyDel, count string
-	current                                                string // is the catalog row still this column family's?
-	setKey, setIndex, delKey, delIndex                     string
-	scans                                                  [3][3][2]string
-}
-
-func newMeta(r *Registry, name string, stamp int64) *meta {
-	t := ttl.TablesFor(name)
-	m := &meta{reg: r, env: r.env, name: name, stamp: stamp, t: t, nameArg: name, stampArg: stamp}
-	m.q = queries{
-		get:    `SELECT value, expire_ms FROM ` + t.View + ` WHERE key = ?1`,
-		exists: `SELECT expire_ms FROM ` + t.View + ` WHERE key = ?1`,
-		// A single put checks, in the same statement, that the column
-		// family is still the one this handle was opened on (see current).
-		put:     `INSERT INTO ` + t.Data + ` (key, value) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-		current: `SELECT count(*) FROM ` + catalog + ` WHERE name = ?1 AND created_ms = ?2`,
-		insert:  `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`,
-		del:     `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
-		// These two read the expiry through the view, not the key index:
-		// the view is redefined when the column family gets TTL tables, and
-		// SQLite re-prepares statements that use it, so they stay right
-		// even when another process or handle made the tables. On a
-		// column family without TTL the condition is constant and free.
-		delLive:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2) AND EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4)`,
-		lazyDel:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2)`,
-		count:    `SELECT count(*) FROM ` + t.View + ` WHERE expire_ms IS NULL OR expire_ms > ?1`,
-		setKey:   `INSERT OR REPLACE INTO ` + t.Keys + ` (key, expire_ms) VALUES (?1, ?2)`,
-		setIndex: `INSERT OR REPLACE INTO ` + t.Expiry + ` (key) VALUES (?1)`,
-		delKey:   `DELETE FROM ` + t.Keys + ` WHERE key = ?1`,
-		delIndex: `DELETE FROM ` + t.Expiry + ` WHERE key = ?1`,
-	}
-	lowers := [3]string{"", "key >= ?1", "key > ?1"}
-	uppers := [3]string{"", "key <= ?2", "key < ?2"}
-	for lo := range 3 {
-		for hi := range 3 {
-			for desc := range 2 {
-				q := `SELECT key, value, expire_ms FROM ` + t.View
-				switch {
-				case lo > 0 && hi > 0:
-					q += ` WHERE ` + lowers[lo] + ` AND ` + uppers[hi]
-				case lo > 0:
-					q += ` WHERE ` + lowers[lo]
-				case hi > 0:
-					q += ` WHERE ` + uppers[hi]
-				}
-				q += ` ORDER BY key`
-				if desc == 1 {
-					q += ` DESC`
-				}
-				m.q.scans[lo][hi][desc] = q
-			}
-		}
-	}
+func newMeta(r *Registry, name string, stamp int64, crc, v2 bool) *meta {
+	m := &meta{reg: r, env: r.env, name: name, stamp: stamp, nameArg: name, stampArg: stamp}
+	m.setShape(newShape(name, crc, v2))
 	return m
 }
+
+func (m *meta) setShape(sh *shape) { m.ws.Store(sh); m.rs.Store(sh) }
+
+// w is the shape writes use.
+func (m *meta) w() *shape { return m.ws.Load() }
+
+// r is the shape reads use.
+func (m *meta) r() *shape { return m.rs.Load() }
 
 // Bind returns a handle to the same column family that runs inside tx; a
 // handle of another store gives one whose every call fails with
@@ -184,7 +144,7 @@ func (cf *ColumnFamily) gone() error {
 // writes into a column family of the same name created after its own was
 // dropped, by this process or another.
 func (cf *ColumnFamily) current(ctx context.Context, c *engine.Conn) error {
-	n, err := count(ctx, c, cf.m.q.current, cf.m.nameArg, cf.m.stampArg)
+	n, err := count(ctx, c, cf.m.w().q.current, cf.m.nameArg, cf.m.stampArg)
 	switch {
 	case err != nil:
 		return err
@@ -316,9 +276,14 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 // (-1 for none), straight off the statement, so that the value is copied
 // once and the expiry decoded in place. found is false for a missing key.
 func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte, withValue bool) (value []byte, expMs int64, found bool, err error) {
-	q, expCol := cf.m.q.exists, 0
+	sh := cf.m.r()
+	q, expCol, ecrcCol := sh.q.exists, exExp, exEcrc
 	if withValue {
-		q, expCol = cf.m.q.get, 1
+		q, expCol, ecrcCol = sh.q.get, getExp, getEcrc
+	}
+	crcCol := getCrc
+	if !sh.t.Crc {
+		crcCol, ecrcCol = -1, -1
 	}
 	rows, err := c.Query(ctx, q, key)
 	if err != nil {
@@ -331,13 +296,12 @@ func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte,
 		}
 	}
 	expMs = -1
+	st := &cf.db().Stats
 	if found = rows.Next(); found {
-		if withValue {
-			value = rows.Bytes(0)
-		}
-		if raw := rows.RawBytes(expCol); raw != nil {
-			if expMs, err = ttl.Decode(raw); err != nil {
-				err = fmt.Errorf("%w: %w", engine.ErrCorrupt, err)
+		if expMs, err = readExpiry(rows, st, key, expCol, ecrcCol, sh.t.V2); err == nil && withValue {
+			var raw []byte
+			if raw, err = readValue(rows, st, key, getValue, crcCol, expMs >= 0, sh.t.V2); err == nil {
+				value = append(make([]byte, 0, len(raw)), raw...)
 			}
 		}
 	}
@@ -353,7 +317,7 @@ func (cf *ColumnFamily) expired(keys [][]byte, nowMs int64) {
 	switch {
 	case cf.tx != nil && cf.tx.Writable():
 		for _, k := range keys {
-			if _, err := cf.tx.Conn().Exec(cf.tx.Ctx(), cf.m.q.lazyDel, k, ttl.Encode(nowMs)); err != nil {
+			if _, err := cf.tx.Conn().Exec(cf.tx.Ctx(), cf.m.w().q.lazyDel, k, ttl.Encode(nowMs)); err != nil {
 				return // left for purge
 			}
 		}
@@ -372,7 +336,7 @@ func (m *meta) deleteExpired(keys [][]byte, nowMs int64) {
 	enc := ttl.Encode(nowMs)
 	m.env.DB.TryUpdate(func(c *engine.Conn) error {
 		for _, k := range keys {
-			if _, err := c.Exec(context.Background(), m.q.lazyDel, k, enc); err != nil {
+			if _, err := c.Exec(context.Background(), m.w().q.lazyDel, k, enc); err != nil {
 				return err
 			}
 		}
@@ -411,7 +375,8 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "put", err)
 	}
-	n, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg)
+	sh := cf.m.w()
+	n, err := c.Exec(ctx, sh.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, false))
 	if err == nil && n == 0 {
 		err = cf.gone()
 	}
@@ -459,10 +424,11 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 	var wrote bool
 	err := cf.update("put if absent", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
 		// An expired key counts as absent: remove it first.
-		if _, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(cf.nowMs())); err != nil {
+		sh := cf.m.w()
+		if _, err := c.Exec(ctx, sh.q.lazyDel, key, ttl.Encode(cf.nowMs())); err != nil {
 			return err
 		}
-		n, err := c.Exec(ctx, cf.m.q.insert, key, nonNil(value))
+		n, err := c.Exec(ctx, sh.q.insert, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, expMs >= 0))
 		if err != nil || n == 0 {
 			return err
 		}
@@ -494,13 +460,14 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 		return cf.errf(ctx, "delete", err)
 	}
 	now := ttl.Encode(cf.nowMs())
-	n, err := c.Exec(ctx, cf.m.q.delLive, key, now, cf.m.nameArg, cf.m.stampArg)
+	q := &cf.m.w().q
+	n, err := c.Exec(ctx, q.delLive, key, now, cf.m.nameArg, cf.m.stampArg)
 	if err == nil && n == 0 {
 		err = cf.current(ctx, c)
 	}
 	if err == nil && n == 0 {
 		// Missing, or expired: an expired key goes all the same.
-		_, err = c.Exec(ctx, cf.m.q.lazyDel, key, now)
+		_, err = c.Exec(ctx, q.lazyDel, key, now)
 	}
 	cf.doneWrite(c, err)
 	if err != nil {
@@ -520,7 +487,7 @@ func (cf *ColumnFamily) Count() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := count(ctx, c, cf.m.q.count, ttl.Encode(cf.nowMs()))
+	n, err := count(ctx, c, cf.m.r().q.count, ttl.Encode(cf.nowMs()))
 	cf.doneRead(c)
 	return n, cf.errf(ctx, "count", err)
 }
@@ -529,18 +496,19 @@ func (cf *ColumnFamily) Count() (int64, error) {
 // transaction.
 func (cf *ColumnFamily) Clear() error {
 	return cf.update("clear", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
-		on, err := cf.m.t.Enabled(ctx, c)
+		t := cf.m.w().t
+		on, err := t.Enabled(ctx, c)
 		if err != nil {
 			return err
 		}
 		if on {
-			for _, q := range []string{`DELETE FROM ` + cf.m.t.Expiry, `DELETE FROM ` + cf.m.t.Keys} {
+			for _, q := range []string{`DELETE FROM ` + t.Expiry, `DELETE FROM ` + t.Keys} {
 				if _, err := c.Exec(ctx, q); err != nil {
 					return err
 				}
 			}
 		}
-		_, err = c.Exec(ctx, `DELETE FROM `+cf.m.t.Data)
+		_, err = c.Exec(ctx, `DELETE FROM `+t.Data)
 		return err
 	})
 }

@@ -64,7 +64,11 @@ func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string) (*ColumnFamily
 	if _, err := c.Exec(ctx, `UPDATE `+catalog+` SET kind = ?1 WHERE name = ?2`, kind, table); err != nil {
 		return nil, engine.Wrap(ctx, "create hidden table", err)
 	}
-	m := newMeta(r, table, stamp)
+	crc, v2, err := readShape(ctx, c, table)
+	if err != nil {
+		return nil, engine.Wrap(ctx, "create hidden table", err)
+	}
+	m := newMeta(r, table, stamp, crc, v2)
 	r.mu.Lock()
 	r.metas[foldName(table)] = m
 	r.mu.Unlock()

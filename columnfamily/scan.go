@@ -1,8 +1,9 @@
 package columnfamily
 
 import (
+	"bytes"
 	"context"
-	"fmt"
+	"errors"
 	"iter"
 
 	"github.com/snkv-go/snkv/internal/engine"
@@ -140,7 +141,8 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 		}
 	}
 	s.scanned = true
-	q := s.cf.m.q.scans[boundKind(lo, 1, 2)][boundKind(hi, 1, 2)][d]
+	sh := s.cf.m.r()
+	q := sh.q.scans[boundKind(lo, 1, 2)][boundKind(hi, 1, 2)][d]
 	rows, err := s.conn.Query(s.ctx, q, lo.Key, hi.Key)
 	if err != nil {
 		return nil, s.cf.errf(s.ctx, "iterate", err)
@@ -153,8 +155,12 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 		}
 	}
 	s.rows = rows
-	s.cur = &scanRows{src: s, rows: rows}
-	return s.cur, nil
+	r := &scanRows{src: s, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.t.V2}
+	if sh.t.Crc {
+		r.crcCol, r.ecrcCol = scCrc, scEcrc
+	}
+	s.cur = r
+	return r, nil
 }
 
 // Detach implements engine.Detacher: before the transaction the source
@@ -167,15 +173,28 @@ func (s *source) Detach() {
 		return
 	}
 	for r.rows.Next() {
-		r.buf = append(r.buf, bufRow{key: r.rows.Bytes(0), value: r.rows.Bytes(1), exp: r.rows.Bytes(2)})
+		key, value, exp, err := r.checkRow()
+		if err != nil {
+			// Reported once the rows before it have been read.
+			r.bufErr = err
+			break
+		}
+		row := bufRow{key: bytes.Clone(key), exp: exp}
+		if value != nil {
+			row.value = append(make([]byte, 0, len(value)), value...)
+		}
+		r.buf = append(r.buf, row)
 	}
-	r.bufErr = r.rows.Close()
+	r.bufErr = errors.Join(r.bufErr, r.rows.Close())
 	r.detached = true
 	s.rows = nil
 }
 
 // bufRow is a row copied by Detach.
-type bufRow struct{ key, value, exp []byte }
+type bufRow struct {
+	key, value []byte
+	exp        int64
+}
 
 // Close implements iterator.Source: it ends the snapshot, gives the
 // connection back and deletes the expired keys the scan skipped (see
@@ -204,10 +223,12 @@ func (s *source) Close() error {
 }
 
 type scanRows struct {
-	src        *source
-	rows       *engine.Rows
-	key, value []byte
-	err        error
+	src             *source
+	rows            *engine.Rows
+	crcCol, ecrcCol int  // -1: no checksum columns (format 1)
+	strict          bool // format 2: a NULL checksum is damage
+	key, value      []byte
+	err             error
 
 	detached bool     // reading buf, not rows (see source.Detach)
 	buf      []bufRow // the rows not yet reached when detached
@@ -244,40 +265,44 @@ func (r *scanRows) flushRead() {
 	}
 }
 
-// nextRow steps to the next row, from the statement or the detached copy,
-// and returns its raw expiry (nil: none).
-func (r *scanRows) nextRow() (exp []byte, ok bool) {
+// checkRow checks the statement's current row (key type and length,
+// expiry, checksums) and returns its key and value in SQLite's memory
+// (valid until the next step; no value for an expired key) and its expiry
+// (-1: none).
+func (r *scanRows) checkRow() (key, value []byte, exp int64, err error) {
+	st := &r.src.cf.db().Stats
+	if key, err = checkScanKey(r.rows, scKey); err != nil {
+		return nil, nil, 0, err
+	}
+	if exp, err = readExpiry(r.rows, st, key, scExp, r.ecrcCol, r.strict); err != nil {
+		return nil, nil, 0, err
+	}
+	if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
+		return key, nil, exp, nil
+	}
+	if value, err = readValue(r.rows, st, key, scValue, r.crcCol, exp >= 0, r.strict); err != nil {
+		return nil, nil, 0, err
+	}
+	return key, value, exp, nil
+}
+
+// nextRow steps to the next row, from the statement (key and value in
+// SQLite's memory) or the detached copy (copies).
+func (r *scanRows) nextRow() (key, value []byte, exp int64, ok bool, err error) {
 	if r.detached {
 		if len(r.buf) == 0 {
-			return nil, false
+			return nil, nil, 0, false, nil
 		}
 		row := r.buf[0]
 		r.buf[0] = bufRow{}
 		r.buf = r.buf[1:]
-		r.key, r.value = row.key, row.value
-		return row.exp, true
+		return row.key, row.value, row.exp, true, nil
 	}
 	if !r.rows.Next() {
-		return nil, false
+		return nil, nil, 0, false, nil
 	}
-	r.key, r.value = nil, nil
-	return r.rows.RawBytes(2), true
-}
-
-// rowKey and rowValue return the current row's key and value as slices
-// the caller owns.
-func (r *scanRows) rowKey() []byte {
-	if r.detached {
-		return r.key
-	}
-	return r.rows.Bytes(0)
-}
-
-func (r *scanRows) rowValue() []byte {
-	if r.detached {
-		return r.value
-	}
-	return r.rows.Bytes(1)
+	key, value, exp, err = r.checkRow()
+	return key, value, exp, err == nil, err
 }
 
 // Next implements iterator.Rows: it steps to the next live key, noting the
@@ -289,30 +314,27 @@ func (r *scanRows) Next() bool {
 		return false
 	}
 	for {
-		raw, ok := r.nextRow()
+		key, value, exp, ok, err := r.nextRow()
+		if err != nil {
+			r.err = r.src.cf.errf(r.src.ctx, "iterate", err)
+			return false
+		}
 		if !ok {
 			break
 		}
-		if raw != nil { // decoded in place: no copy
-			exp, err := ttl.Decode(raw)
-			if err != nil {
-				r.err = fmt.Errorf("%w: %w", engine.ErrCorrupt, err)
-				return false
+		if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
+			if len(r.src.expired) < maxDeferredExpired {
+				r.src.expired = append(r.src.expired, bytes.Clone(key))
 			}
-			if ttl.Expired(exp, r.src.nowMs) {
-				if len(r.src.expired) < maxDeferredExpired {
-					r.src.expired = append(r.src.expired, r.rowKey())
-				}
-				continue
-			}
+			continue
 		}
 		switch {
 		case r.detached:
-			r.value = nonNil(r.value) // nextRow set copies
+			r.key, r.value = key, nonNil(value) // nextRow returned copies
 		case r.src.borrow:
-			r.key, r.value = r.rows.Blob(0), r.rows.Blob(1)
+			r.key, r.value = key, value
 		default:
-			k, v := r.rows.Blob(0), r.rows.Blob(1)
+			k, v := key, value
 			buf := r.alloc(len(k) + len(v))
 			n := copy(buf, k)
 			copy(buf[n:], v)

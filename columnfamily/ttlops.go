@@ -16,12 +16,13 @@ func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engin
 	// may be stale (another process may have dropped and recreated the
 	// column family), and the answer costs one look-up in sqlite_schema.
 	m := cf.m
-	on, err := m.t.Enabled(ctx, c)
+	t := m.w().t
+	on, err := t.Enabled(ctx, c)
 	if err != nil {
 		return err
 	}
 	if !on {
-		for _, q := range m.t.EnableSQL() {
+		for _, q := range t.EnableSQL() {
 			if err := c.ExecScript(ctx, q); err != nil {
 				return err
 			}
@@ -43,16 +44,17 @@ func (cf *ColumnFamily) setExpiry(ctx context.Context, c *engine.Conn, tx *engin
 
 // writeExpiry is setExpiry once the TTL tables are known to exist.
 func (cf *ColumnFamily) writeExpiry(ctx context.Context, c *engine.Conn, key []byte, oldMs, newMs int64) error {
-	q := &cf.m.q
+	sh := cf.m.w()
 	if oldMs >= 0 {
-		if _, err := c.Exec(ctx, q.delIndex, ttl.IndexKey(oldMs, key)); err != nil {
+		if _, err := c.Exec(ctx, sh.q.delIndex, sh.t.IndexArgs(oldMs, key)...); err != nil {
 			return err
 		}
 	}
-	if _, err := c.Exec(ctx, q.setKey, key, ttl.Encode(newMs)); err != nil {
+	exp := ttl.Encode(newMs)
+	if _, err := c.Exec(ctx, sh.q.setKey, key, exp, sh.keySum(key, exp)); err != nil {
 		return err
 	}
-	_, err := c.Exec(ctx, q.setIndex, ttl.IndexKey(newMs, key))
+	_, err := c.Exec(ctx, sh.q.setIndex, sh.t.IndexArgs(newMs, key)...)
 	return err
 }
 
@@ -111,7 +113,8 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 // putExpiringIn writes the data row and its expiry on c, inside a write
 // transaction that has already made sure the TTL tables exist.
 func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
-	if _, err := c.Exec(ctx, cf.m.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg); err != nil {
+	sh := cf.m.w()
+	if _, err := c.Exec(ctx, sh.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, true)); err != nil {
 		return err
 	}
 	return cf.writeExpiry(ctx, c, key, -1, expMs)
@@ -130,7 +133,9 @@ func (cf *ColumnFamily) GetTTL(key []byte) ([]byte, time.Duration, error) {
 // TTL returns the time key has left, NoTTL for a permanent key. A missing
 // or expired key gives ErrNotFound.
 func (cf *ColumnFamily) TTL(key []byte) (time.Duration, error) {
-	_, exp, err := cf.lookup(key, false)
+	// The value is read too: its checksum says whether the key has a TTL,
+	// so that a key index row lost to damage is not taken for "permanent".
+	_, exp, err := cf.lookup(key, true)
 	if err != nil {
 		return 0, err
 	}
@@ -205,17 +210,24 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 		}
 		if now := cf.nowMs(); oldMs >= 0 && ttl.Expired(oldMs, now) {
 			missing = true
-			_, err := c.Exec(ctx, cf.m.q.lazyDel, key, ttl.Encode(now))
+			_, err := c.Exec(ctx, cf.m.w().q.lazyDel, key, ttl.Encode(now))
 			return err
+		}
+		if (oldMs >= 0) != (newMs >= 0) {
+			// The row's checksum records whether the key has a TTL.
+			if _, err := c.Exec(ctx, cf.m.w().q.flipTTL, key, int64(ttlFlag)); err != nil {
+				return err
+			}
 		}
 		switch {
 		case newMs >= 0:
 			return cf.setExpiry(ctx, c, tx, key, oldMs, newMs)
 		case oldMs >= 0:
-			if _, err := c.Exec(ctx, cf.m.q.delIndex, ttl.IndexKey(oldMs, key)); err != nil {
+			sh := cf.m.w()
+			if _, err := c.Exec(ctx, sh.q.delIndex, sh.t.IndexArgs(oldMs, key)...); err != nil {
 				return err
 			}
-			_, err := c.Exec(ctx, cf.m.q.delKey, key)
+			_, err := c.Exec(ctx, sh.q.delKey, key)
 			return err
 		}
 		return nil
@@ -251,11 +263,12 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 			return 0, err
 		}
 		c := cf.tx.Conn()
-		on, err := cf.m.t.Enabled(cf.tx.Ctx(), c)
+		t := cf.m.w().t
+		on, err := t.Enabled(cf.tx.Ctx(), c)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
-		n, _, err := cf.m.t.PurgeOnce(cf.tx.Ctx(), c, cf.nowMs(), max)
+		n, _, err := t.PurgeOnce(cf.tx.Ctx(), c, cf.nowMs(), max)
 		if err != nil {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
@@ -268,14 +281,14 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		if err != nil {
 			return 0, err
 		}
-		on, err := cf.m.t.Enabled(ctx, c)
+		on, err := cf.m.r().t.Enabled(ctx, c)
 		cf.db().ReleaseReader(c)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
 		cf.m.ttl.Store(true)
 	}
-	n, err := cf.m.t.Purge(ctx, cf.db(), cf.m.env.Clock, max)
+	n, err := cf.m.w().t.Purge(ctx, cf.db(), cf.m.env.Clock, max)
 	return n, cf.errf(ctx, "purge expired", err)
 }
 
@@ -290,10 +303,11 @@ func (cf *ColumnFamily) CheckTTL(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer cf.doneRead(c)
-	on, err := cf.m.t.Enabled(ctx, c)
+	t := cf.m.r().t
+	on, err := t.Enabled(ctx, c)
 	if err != nil || !on {
 		return nil, cf.errf(ctx, "check", err)
 	}
-	p, err := cf.m.t.Check(ctx, c)
+	p, err := t.Check(ctx, c)
 	return p, cf.errf(ctx, "check", err)
 }

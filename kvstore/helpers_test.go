@@ -144,6 +144,7 @@ func rawExec(t testing.TB, path string, stmts ...string) {
 	raw, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	defer raw.Close()
+	raw.SetMaxOpenConns(1) // one connection: a PRAGMA holds for the statements after it
 	for _, q := range stmts {
 		_, err := raw.Exec(q)
 		require.NoError(t, err, q)
@@ -152,3 +153,13 @@ func rawExec(t testing.TB, path string, stmts ...string) {
 
 // b is shorthand for a byte slice of s.
 func b(s string) []byte { return []byte(s) }
+
+// rawOpen opens the file with database/sql on one connection, as another
+// tool would.
+func rawOpen(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	raw.SetMaxOpenConns(1)
+	return raw
+}

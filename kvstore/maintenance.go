@@ -2,7 +2,6 @@ package kvstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -114,16 +113,39 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 	return s.db.Backup(ctx, dest)
 }
 
-// IntegrityCheck runs SQLite's integrity_check and then snkv's own checks:
-// every catalogued column family has its table, and every column family's
-// data, key index and expiry index agree. It returns nil for a sound store,
-// else an error wrapping ErrCorrupt that lists the problems.
-func (s *Store) IntegrityCheck(ctx context.Context) error {
+// IntegrityReport is what Store.CheckIntegrity found.
+type IntegrityReport struct {
+	// Problems lists every problem, one line each; empty for a sound store.
+	Problems []string
+	// Rows is the number of rows read: every column family's data rows and
+	// TTL key index rows.
+	Rows int64
+	// Verified is how many rows matched their checksum.
+	Verified int64
+	// Unverified is how many rows carry no checksum: rows written by
+	// another tool (the sqlite3 shell) and every row of a version-1 store.
+	// They are not problems; see docs/format.md.
+	Unverified int64
+	// UnverifiedByCF breaks Unverified down by column family.
+	UnverifiedByCF map[string]int64
+}
+
+// CheckIntegrity runs SQLite's integrity_check and then snkv's own checks,
+// reading every row once (O(rows), in one read snapshot; writers go on):
+//   - every catalogued column family has its table, read view, checksum
+//     trigger and, if it uses TTL, both TTL tables and their triggers; no
+//     column-family table has lost its catalog row (Repair fixes these);
+//   - every key and value is a BLOB and every key 1 byte to MaxKeySize;
+//   - every checksum matches (rows without one are counted as unverified);
+//   - every column family's data, key index and expiry index agree.
+//
+// The error is for a check that could not run; what it found is in the
+// report.
+func (s *Store) CheckIntegrity(ctx context.Context) (IntegrityReport, error) {
+	var rep IntegrityReport
 	if err := s.usable(ctx); err != nil {
-		return err
+		return rep, err
 	}
-	var problems []string
-	var names []string
 	err := s.db.WithReader(ctx, func(c *engine.Conn) error {
 		rows, err := c.Query(ctx, "PRAGMA integrity_check")
 		if err != nil {
@@ -131,49 +153,77 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 		}
 		for rows.Next() {
 			if line := string(rows.Bytes(0)); line != "ok" {
-				problems = append(problems, line)
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		rows, err = c.Query(ctx, `SELECT name, (SELECT count(*) FROM sqlite_schema AS s WHERE s.type = 'table' AND s.name = c.name), c.kind = 'kv' FROM "__snkv_catalog" AS c`)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			name := string(rows.Bytes(0))
-			if rows.Int(1) == 0 {
-				problems = append(problems, fmt.Sprintf("column family %q has no table", name))
-				continue
-			}
-			if rows.Int(2) == 1 { // hidden tables of other layers have no TTL state
-				names = append(names, name)
+				rep.Problems = append(rep.Problems, line)
 			}
 		}
 		return rows.Close()
 	})
 	if err != nil {
-		return engine.Wrap(ctx, "integrity check", err)
+		return rep, engine.Wrap(ctx, "integrity check", err)
 	}
-	for _, name := range names {
-		cf, err := s.OpenColumnFamily(name)
-		if err != nil {
-			if errors.Is(err, ErrNotFound) {
-				continue
-			}
-			return err
-		}
-		p, err := cf.CheckTTL(ctx)
-		if err != nil {
-			return err
-		}
-		problems = append(problems, p...)
+	cr, err := s.reg.Check(ctx)
+	rep.Problems = append(rep.Problems, cr.Problems...)
+	rep.Rows, rep.Verified, rep.Unverified, rep.UnverifiedByCF = cr.Rows, cr.Verified, cr.Unverified, cr.UnverifiedByCF
+	return rep, engine.Wrap(ctx, "integrity check", err)
+}
+
+// IntegrityCheck is CheckIntegrity that returns nil for a sound store, else
+// an error wrapping ErrCorrupt that lists the problems. Unverified rows are
+// not problems.
+func (s *Store) IntegrityCheck(ctx context.Context) error {
+	rep, err := s.CheckIntegrity(ctx)
+	if err != nil {
+		return err
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("snkv: integrity check: %w: %s", ErrCorrupt, strings.Join(problems, "; "))
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("snkv: integrity check: %w: %s", ErrCorrupt, strings.Join(rep.Problems, "; "))
 	}
 	return nil
+}
+
+// Repair restores a store whose hidden objects were damaged by hand (a
+// dropped read view, TTL table or trigger, a deleted catalog row), in one
+// transaction, without deleting or changing any data row: it puts back the
+// catalog rows of column-family tables that lost theirs, recreates missing
+// views and triggers, rebuilds a missing TTL table from the other one, and
+// drops TTL index rows that no longer agree with the data. It does not mend
+// rows that fail their checksum (CheckIntegrity names them). It returns one
+// line per repair made; none for a sound store. Handles opened before
+// Repair should be opened again.
+func (s *Store) Repair(ctx context.Context) ([]string, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	return s.reg.Repair(ctx)
+}
+
+// Upgrade converts a version-1 store to the current format (2): every row
+// gets its checksum and every table its STRICT form (see docs/format.md). It
+// works in transactions of at most a few thousand rows, so other writers
+// wait at most one batch, and it can be interrupted (cancelled, killed,
+// power lost) and run again: it resumes where it stopped. On a current
+// store it does nothing. It fails with ErrReadOnly on a read-only store and
+// with ErrCorrupt, having converted nothing of that column family, when a
+// table holds rows of the wrong type that another tool wrote.
+func (s *Store) Upgrade(ctx context.Context) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
+	if err := s.reg.Upgrade(ctx, s.opts.UpgradeBatch); err != nil {
+		return err
+	}
+	// Refresh the default handle's layout.
+	_, err := s.reg.Open(ctx, DefaultColumnFamily)
+	return err
+}
+
+// FormatVersion returns the store file's format version: 1 for a file
+// written before checksums (until Upgrade), else 2.
+func (s *Store) FormatVersion(ctx context.Context) (int, error) {
+	if err := s.usable(ctx); err != nil {
+		return 0, err
+	}
+	return s.reg.Format(ctx)
 }
 
 // Stats is a snapshot of the store's activity counters (since Open, this
@@ -195,6 +245,10 @@ type Stats struct {
 	Purged        uint64 // expired keys removed by PurgeExpired
 	BusyErrors    uint64 // waits for a connection that ran out of time
 	HeldReads     uint64 // reads that reused a read transaction kept open since an earlier read (Options.ReadHold)
+	// UnverifiedReads counts rows (and TTL key index rows) that reads
+	// returned without a checksum to verify: written by another tool, or in
+	// a version-1 store. CheckIntegrity counts the stored ones.
+	UnverifiedReads uint64
 
 	ColumnFamilies int   // column families in the store
 	PageSize       int64 // bytes per page
@@ -216,7 +270,8 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		Deletes: c.Deletes.Load(), BytesRead: c.BytesRead.Load(), BytesWritten: c.BytesWritten.Load(),
 		Commits: c.Commits.Load(), Rollbacks: c.Rollbacks.Load(), Iterators: c.Iterators.Load(),
 		ExpiredOnRead: c.ExpiredOnRead.Load(), Purged: c.Purged.Load(), BusyErrors: c.Busy.Load(),
-		HeldReads: c.HeldReads.Load(),
+		HeldReads:       c.HeldReads.Load(),
+		UnverifiedReads: c.Unverified.Load(),
 	}
 	err := s.db.WithReader(ctx, func(c *engine.Conn) error {
 		for _, p := range []struct {

@@ -102,6 +102,15 @@ type Options struct {
 	// store into one: snkv adds its catalog and default column family beside
 	// the tables already there, which it leaves alone.
 	Adopt bool
+	// Upgrade makes Open convert a version-1 file to the current format
+	// (see Store.Upgrade) before it returns. Off by default: a version-1
+	// file is opened as it is and keeps working in version-1 mode. It is
+	// ignored with ReadOnly. Cost: one pass over every row, in batches.
+	Upgrade bool
+	// UpgradeBatch is how many rows one Upgrade transaction converts; 0
+	// means 2000. Smaller batches make writers wait less, larger ones
+	// finish sooner.
+	UpgradeBatch int
 	// Clock is the time source of every expiry decision; nil means the
 	// system clock. Tests use a ttl.ManualClock.
 	Clock Clock
@@ -151,6 +160,9 @@ func (o Options) config(path string) (engine.Config, error) {
 		AutoCheckpoint: o.WALAutoCheckpoint,
 		MaxReaders:     o.MaxReaders,
 		PageSize:       o.PageSize,
+	}
+	if o.UpgradeBatch < 0 {
+		return bad("negative UpgradeBatch %d", o.UpgradeBatch)
 	}
 	switch o.Journal {
 	case JournalWAL:

@@ -83,6 +83,12 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Discard()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
+	if opts.Upgrade && !opts.ReadOnly {
+		if err := reg.Upgrade(ctx, opts.UpgradeBatch); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("snkv: open %q: %w", path, err)
+		}
+	}
 	def, err := reg.Open(ctx, DefaultColumnFamily)
 	if err != nil {
 		_ = db.Discard()

@@ -545,7 +545,7 @@ func TestOptionsApplied(t *testing.T) {
 		require.NoError(t, raw.QueryRow(`PRAGMA application_id`).Scan(&app))
 		require.NoError(t, raw.QueryRow(`PRAGMA user_version`).Scan(&ver))
 		require.EqualValues(t, 0x736e6b76, app)
-		require.EqualValues(t, 1, ver)
+		require.EqualValues(t, 2, ver)
 		var sqlText string
 		require.NoError(t, raw.QueryRow(`SELECT sql FROM sqlite_schema WHERE name = 'default'`).Scan(&sqlText))
 		assert.Contains(t, sqlText, "WITHOUT ROWID")

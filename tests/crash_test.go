@@ -239,7 +239,7 @@ func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 		require.NoError(t, rows.Err())
 		require.NoError(t, rows.Close())
 
-		index := keysOf(`SELECT key FROM ` + quote(ttl.ExpiryPrefix+cf))
+		index := keysOf(`SELECT expire_ms || key FROM ` + quote(ttl.ExpiryPrefix+cf))
 		require.Len(t, index, len(expiry), "column family %q: one expiry index row per key index row", cf)
 		for _, ik := range index {
 			exp, k, err := ttl.SplitIndexKey(ik)

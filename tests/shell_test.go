@@ -144,7 +144,8 @@ func TestShellListsTables(t *testing.T) {
 	}
 	require.NotContains(t, got, "__snkv_ttl_k__users")
 	require.NotContains(t, got, "__snkv_ttl_e__users")
-	require.Equal(t, []string{"__snkv_ttl_td__sessions", "__snkv_ttl_tu__sessions"},
+	require.Equal(t, []string{"__snkv_crc__default", "__snkv_crc__sessions", "__snkv_crc__users",
+		"__snkv_ttl_td__sessions", "__snkv_ttl_ti__sessions", "__snkv_ttl_tu__sessions"},
 		shell(t, f.path, `SELECT name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name;`))
 	require.Equal(t, []string{"default", "sessions", "users"},
 		shell(t, f.path, `SELECT name FROM "__snkv_catalog" ORDER BY name;`))
@@ -156,7 +157,8 @@ func TestShellListsTables(t *testing.T) {
 	for _, name := range tables(t, f.path) {
 		require.NotContains(t, name, "sessions")
 	}
-	require.Empty(t, shell(t, f.path, `SELECT name FROM sqlite_schema WHERE type = 'trigger';`))
+	require.Equal(t, []string{"__snkv_crc__default", "__snkv_crc__users"},
+		shell(t, f.path, `SELECT name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name;`))
 }
 
 func TestShellReadsRows(t *testing.T) {
@@ -268,13 +270,13 @@ func TestShellTTLRows(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 
-	// Expiry index: BE64 expiry || key, so that it sorts by expiry time.
+	// Expiry index: (BE64 expiry, key), so that it sorts by expiry time.
 	slices.SortFunc(want, func(a, b row) int { return int(a.expMs - b.expMs) })
 	var wantIndex []string
 	for _, r := range want {
-		wantIndex = append(wantIndex, upperHex(append(be64(r.expMs), r.key...)))
+		wantIndex = append(wantIndex, upperHex(be64(r.expMs))+"|"+upperHex([]byte(r.key)))
 	}
-	require.Equal(t, wantIndex, shell(t, f.path, `SELECT hex(key) FROM "__snkv_ttl_e__sessions" ORDER BY key;`))
+	require.Equal(t, wantIndex, shell(t, f.path, `SELECT hex(expire_ms), hex(key) FROM "__snkv_ttl_e__sessions" ORDER BY expire_ms, key;`))
 
 	// The listing of docs/format.md: expiring keys, soonest first, decoded.
 	var wantListing []string
@@ -283,7 +285,7 @@ func TestShellTTLRows(t *testing.T) {
 			time.UnixMilli(r.expMs).UTC().Format("2006-01-02 15:04:05.000")))
 	}
 	require.Equal(t, wantListing, shell(t, f.path, `WITH RECURSIVE e(key, hx, ms) AS (
-  SELECT substr(key, 9), hex(substr(key, 1, 8)), 0 FROM "__snkv_ttl_e__sessions"
+  SELECT key, hex(expire_ms), 0 FROM "__snkv_ttl_e__sessions"
   UNION ALL
   SELECT key, substr(hx, 2), ms * 16 + instr('0123456789ABCDEF', substr(hx, 1, 1)) - 1
   FROM e WHERE hx <> '')
@@ -304,7 +306,7 @@ func TestShellWritesKeepTTLTablesInStep(t *testing.T) {
 
 	countFor := func(key string) string {
 		lit := blobLiteral([]byte(key))
-		lines := shell(t, f.path, fmt.Sprintf(`SELECT (SELECT count(*) FROM "sessions" WHERE key = %[1]s), (SELECT count(*) FROM "__snkv_ttl_k__sessions" WHERE key = %[1]s), (SELECT count(*) FROM "__snkv_ttl_e__sessions" WHERE substr(key, 9) = %[1]s);`, lit))
+		lines := shell(t, f.path, fmt.Sprintf(`SELECT (SELECT count(*) FROM "sessions" WHERE key = %[1]s), (SELECT count(*) FROM "__snkv_ttl_k__sessions" WHERE key = %[1]s), (SELECT count(*) FROM "__snkv_ttl_e__sessions" WHERE key = %[1]s);`, lit))
 		require.Len(t, lines, 1)
 		return lines[0]
 	}
@@ -358,4 +360,16 @@ func TestShellWritesKeepTTLTablesInStep(t *testing.T) {
 	}
 	require.Equal(t, []string{"sess:bob", "sess:permanent"}, keys)
 	require.NoError(t, db.IntegrityCheck(ctx))
+}
+
+// shellErr runs SQL with the sqlite3 shell and returns its combined output
+// and error, for statements that are meant to fail.
+func shellErr(t *testing.T, file, sql string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sqlite3(t), "-batch", "-bail", file)
+	cmd.Stdin = strings.NewReader(sql + "\n")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }

@@ -16,6 +16,9 @@ import (
 // The deletes are set-based: the key index first, then the data rows (whose
 // trigger then has nothing left to do), then the expiry range in one sweep.
 func (t Tables) PurgeOnce(ctx context.Context, c *engine.Conn, nowMs int64, limit int) (n int, more bool, err error) {
+	if t.V2 {
+		return t.purgeOnceV2(ctx, c, nowMs, limit)
+	}
 	hi := PurgeBound(nowMs)
 	if limit > 0 {
 		rows, err := c.Query(ctx, `SELECT key FROM `+t.Expiry+` WHERE key < ?1 ORDER BY key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
@@ -40,6 +43,40 @@ func (t Tables) PurgeOnce(ctx context.Context, c *engine.Conn, nowMs int64, limi
 		return 0, false, err
 	}
 	if _, err := c.Exec(ctx, `DELETE FROM `+t.Expiry+` WHERE key < ?1`, hi); err != nil {
+		return 0, false, err
+	}
+	return int(deleted), more, nil
+}
+
+// purgeOnceV2 is PurgeOnce for the format-2 layout. A data row is deleted
+// only when its key index row agrees with the expiry index row that names
+// it, so a damaged index row never removes a live or permanent key: the
+// DELETE trigger then removes both index rows. Index rows left over in the
+// range (damaged ones) are removed last; IntegrityCheck reports the key
+// index rows that lost their partner.
+func (t Tables) purgeOnceV2(ctx context.Context, c *engine.Conn, nowMs int64, limit int) (n int, more bool, err error) {
+	hi := Encode(nowMs + 1)
+	var lastExp, lastKey []byte // the limit-th expired entry, when there is one
+	if limit > 0 {
+		rows, err := c.Query(ctx, `SELECT expire_ms, key FROM `+t.Expiry+` WHERE expire_ms < ?1 ORDER BY expire_ms, key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
+		if err != nil {
+			return 0, false, err
+		}
+		if rows.Next() {
+			lastExp, lastKey = rows.Bytes(0), rows.Bytes(1)
+			hi, more = lastExp, true
+		}
+		if err := rows.Close(); err != nil {
+			return 0, false, err
+		}
+	}
+	rng := `(e.expire_ms < ?1 OR (e.expire_ms = ?2 AND e.key <= ?3))`
+	deleted, err := c.Exec(ctx, `DELETE FROM `+t.Data+` WHERE key IN (SELECT e.key FROM `+t.Expiry+` AS e JOIN `+t.Keys+
+		` AS k ON k.key = e.key AND k.expire_ms = e.expire_ms WHERE `+rng+`)`, hi, lastExp, lastKey)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Expiry+` WHERE expire_ms < ?1 OR (expire_ms = ?2 AND key <= ?3)`, hi, lastExp, lastKey); err != nil {
 		return 0, false, err
 	}
 	return int(deleted), more, nil

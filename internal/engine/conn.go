@@ -656,3 +656,17 @@ func (c *Conn) MarkBroken() { c.broke = true }
 func Quote(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
+
+// Storage classes of a column value, as Rows.Kind reports them.
+const (
+	KindInt   = sqlite3.SQLITE_INTEGER
+	KindFloat = sqlite3.SQLITE_FLOAT
+	KindText  = sqlite3.SQLITE_TEXT
+	KindBlob  = sqlite3.SQLITE_BLOB
+	KindNull  = sqlite3.SQLITE_NULL
+)
+
+// Kind returns the storage class of column i of the current row (KindBlob,
+// KindNull, …), so that a reader can refuse a cell of the wrong type rather
+// than read it as something else.
+func (r *Rows) Kind(i int) int { return int(r.colType(i)) }

@@ -504,6 +504,7 @@ type Counters struct {
 	Iterators, ExpiredOnRead, Purged  atomic.Uint64
 	Busy                              atomic.Uint64
 	HeldReads                         atomic.Uint64 // reads that reused a held read transaction
+	Unverified                        atomic.Uint64 // rows read that carry no checksum
 }
 
 // WithReader runs fn on an idle reader.

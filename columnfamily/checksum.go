@@ -1,0 +1,171 @@
+package columnfamily
+
+import (
+	"fmt"
+	"hash/crc32"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+// castagnoli is the CRC-32C table; hash/crc32 uses the CPU's CRC
+// instruction for it where there is one (SSE 4.2, ARMv8).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// rowSum is the checksum snkv stores beside a row: the CRC-32C of the key's
+// length (4 bytes, big-endian), the key and the second field (the value, or
+// the 8-byte expiry of a key index row), as a signed 32-bit integer so that
+// SQLite stores it in at most 4 bytes.
+func rowSum(key, rest []byte) int64 {
+	c := updateLen(0, uint32(len(key)))
+	c = crc32.Update(c, castagnoli, key)
+	c = crc32.Update(c, castagnoli, rest)
+	return int64(int32(c))
+}
+
+// updateLen is crc32.Update(crc, castagnoli, n as 4 bytes big-endian),
+// byte by byte from the table, so that no buffer escapes to the heap.
+func updateLen(crc, n uint32) uint32 {
+	crc = ^crc
+	for shift := 24; shift >= 0; shift -= 8 {
+		crc = castagnoli[byte(crc)^byte(n>>shift)] ^ (crc >> 8)
+	}
+	return ^crc
+}
+
+// ttlFlag is mixed (XOR) into the checksum of a data row whose key has a
+// TTL, so that the row itself says whether a key index row must exist: a
+// key index row lost to damage then makes the read fail instead of turning
+// an expiring key into a permanent one.
+const ttlFlag = 0x5f3759df
+
+// dataSum is the checksum of a data row.
+func dataSum(key, value []byte, hasTTL bool) int64 {
+	s := rowSum(key, value)
+	if hasTTL {
+		s ^= ttlFlag
+	}
+	return s
+}
+
+// showKey is key for an error message: hex, cut at 64 bytes.
+func showKey(key []byte) string {
+	if len(key) > 64 {
+		return fmt.Sprintf("%x… (%d bytes)", key[:64], len(key))
+	}
+	return fmt.Sprintf("%x", key)
+}
+
+func corruptRow(key []byte, what string) error {
+	return fmt.Errorf("%w: key %s: %s", engine.ErrCorrupt, showKey(key), what)
+}
+
+// verdict is what a check of one stored row found.
+type verdict uint8
+
+const (
+	rowVerified   verdict = iota // the checksum matches
+	rowUnverified                // no checksum (written by another tool, or format 1)
+)
+
+// checkSum compares the checksum column col of the current row with want.
+// ttl.NoChecksum is an unverified row, never an error; so is NULL, except
+// in a format-2 table (strict), where the column is NOT NULL and a NULL can
+// only come from damage.
+func checkSum(rows *engine.Rows, col int, key []byte, want int64, what string, strict bool) (verdict, error) {
+	switch rows.Kind(col) {
+	case engine.KindNull:
+		if strict {
+			return 0, corruptRow(key, what+" checksum is missing")
+		}
+		return rowUnverified, nil
+	case engine.KindInt:
+		switch rows.Int(col) {
+		case want:
+			return rowVerified, nil
+		case ttl.NoChecksum:
+			return rowUnverified, nil
+		}
+		return 0, corruptRow(key, what+" checksum mismatch")
+	}
+	return 0, corruptRow(key, what+" checksum is not an integer")
+}
+
+// readValue returns the value column col of the current row (in SQLite's
+// memory: copy it before the next step), checked to be a BLOB and, with a
+// checksum column crcCol (>= 0), to match its checksum, which also says
+// whether the key has a TTL (hasTTL: the read found a key index row).
+func readValue(rows *engine.Rows, st *engine.Counters, key []byte, col, crcCol int, hasTTL, strict bool) ([]byte, error) {
+	if k := rows.Kind(col); k != engine.KindBlob {
+		return nil, corruptRow(key, fmt.Sprintf("value is stored as %s, not a BLOB (written by another tool?)", kindName(k)))
+	}
+	v := rows.RawBytes(col)
+	if crcCol >= 0 {
+		verd, err := checkSum(rows, crcCol, key, dataSum(key, v, hasTTL), "row", strict)
+		if err != nil {
+			return nil, err
+		}
+		if verd == rowUnverified {
+			st.Unverified.Add(1)
+		}
+	}
+	return v, nil
+}
+
+// readExpiry returns the expiry of the current row (column col; -1 for
+// none), checked against the key index row's checksum in column crcCol
+// (when >= 0).
+func readExpiry(rows *engine.Rows, st *engine.Counters, key []byte, col, crcCol int, strict bool) (int64, error) {
+	switch rows.Kind(col) {
+	case engine.KindNull:
+		return -1, nil
+	case engine.KindBlob:
+	default:
+		return 0, corruptRow(key, "expiry is not a BLOB")
+	}
+	raw := rows.RawBytes(col)
+	exp, err := ttl.Decode(raw)
+	if err != nil {
+		return 0, corruptRow(key, err.Error())
+	}
+	if crcCol >= 0 {
+		verd, err := checkSum(rows, crcCol, key, rowSum(key, raw), "key index", strict)
+		if err != nil {
+			return 0, err
+		}
+		if verd == rowUnverified {
+			st.Unverified.Add(1)
+		}
+	}
+	return exp, nil
+}
+
+// checkScanKey checks the key column of a scanned row: a BLOB of 1 byte to
+// MaxKeySize.
+func checkScanKey(rows *engine.Rows, col int) ([]byte, error) {
+	k := rows.Kind(col)
+	if k != engine.KindBlob {
+		return nil, fmt.Errorf("%w: a key is stored as %s, not a BLOB (written by another tool?)", engine.ErrCorrupt, kindName(k))
+	}
+	key := rows.RawBytes(col)
+	if len(key) == 0 || len(key) > MaxKeySize {
+		return nil, corruptRow(key, fmt.Sprintf("key of %d bytes (1 to %d allowed)", len(key), MaxKeySize))
+	}
+	return key, nil
+}
+
+func kindName(k int) string {
+	switch k {
+	case engine.KindInt:
+		return "INTEGER"
+	case engine.KindFloat:
+		return "REAL"
+	case engine.KindText:
+		return "TEXT"
+	case engine.KindBlob:
+		return "BLOB"
+	case engine.KindNull:
+		return "NULL"
+	}
+	return fmt.Sprintf("type %d", k)
+}

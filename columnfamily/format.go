@@ -1,0 +1,188 @@
+package columnfamily
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/snkv-go/snkv/internal/engine"
+)
+
+// Format identifiers written into every store file.
+const (
+	// ApplicationID is the value of PRAGMA application_id in an snkv file
+	// ("snkv" in ASCII).
+	ApplicationID = 0x736e6b76
+	// FormatVersion is the format this library writes and the newest it
+	// can read. Version-1 files are read and written as they are until
+	// Upgrade converts them.
+	FormatVersion = 2
+	// CatalogTable lists the column families of a store.
+	CatalogTable = "__snkv_catalog"
+	// MetaTable holds snkv's own settings, the format version first. It
+	// exists from format 2 on; a file without it is version 1.
+	MetaTable = "__snkv_meta"
+	// ChecksumTriggerPrefix names the trigger that clears a row's checksum
+	// when another tool changes its key or value.
+	ChecksumTriggerPrefix = "__snkv_crc__"
+)
+
+var (
+	catalog   = engine.Quote(CatalogTable)
+	metaTable = engine.Quote(MetaTable)
+)
+
+// catalogSQL creates the catalog of a format-2 file.
+const catalogSQL = `CREATE TABLE "__snkv_catalog" (name TEXT PRIMARY KEY NOT NULL COLLATE NOCASE, kind TEXT NOT NULL DEFAULT 'kv', created_ms INTEGER NOT NULL) STRICT, WITHOUT ROWID`
+
+// metaSQL creates the meta table.
+const metaSQL = `CREATE TABLE IF NOT EXISTS "__snkv_meta" (name TEXT PRIMARY KEY NOT NULL, value ANY) STRICT, WITHOUT ROWID`
+
+// DataTableSQL is the format-2 table of a column family (or of any hidden
+// key-value table made through the same path): BLOB keys of 1 byte to
+// MaxKeySize, BLOB values, and the CRC-32C of both (NULL when another tool
+// wrote the row: ttl.NoChecksum, the default). STRICT refuses TEXT, INTEGER
+// and REAL cells.
+func DataTableSQL(name string) string {
+	return `CREATE TABLE ` + engine.Quote(name) + ` (key BLOB PRIMARY KEY NOT NULL CHECK (length(key) BETWEEN 1 AND 65536), value BLOB NOT NULL, crc INTEGER NOT NULL DEFAULT 4294967296) STRICT, WITHOUT ROWID`
+}
+
+// ChecksumTriggerSQL is the trigger that keeps a stale checksum out of the
+// file: an UPDATE that changes the key or the value but leaves the checksum
+// as it was (the sqlite3 shell cannot compute one) sets it to NoChecksum, and the
+// row is then unverified rather than corrupt. snkv's own upserts write a new
+// checksum with the value, so the condition is false for them.
+func ChecksumTriggerSQL(name string) string {
+	d := engine.Quote(name)
+	return `CREATE TRIGGER IF NOT EXISTS ` + engine.Quote(ChecksumTriggerPrefix+name) + ` AFTER UPDATE OF key, value ON ` + d +
+		` WHEN NEW.crc IS OLD.crc AND NEW.crc IS NOT 4294967296 AND (NEW.key IS NOT OLD.key OR NEW.value IS NOT OLD.value)` +
+		` BEGIN UPDATE ` + d + ` SET crc = 4294967296 WHERE key = NEW.key; END`
+}
+
+// header is what the file's header and schema say about it.
+type header struct {
+	fresh   bool  // no snkv state yet: a new (or, with adopt, an adopted) file
+	format  int   // snkv format version of an existing store
+	objects int64 // schema objects in the file
+	utf8    bool  // the text encoding is UTF-8
+}
+
+// readHeader reads the header and reports what the file is; it fails on a
+// file that belongs to something else or cannot be a store. It writes
+// nothing.
+func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (header, error) {
+	var h header
+	app, err := count(ctx, c, "PRAGMA application_id")
+	if err != nil {
+		return h, err
+	}
+	ver, err := count(ctx, c, "PRAGMA user_version")
+	if err != nil {
+		return h, err
+	}
+	if h.objects, err = count(ctx, c, `SELECT count(*) FROM sqlite_schema`); err != nil {
+		return h, err
+	}
+	hasCatalog, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+CatalogTable+`'`)
+	if err != nil {
+		return h, err
+	}
+	enc, err := text(ctx, c, "PRAGMA encoding")
+	if err != nil {
+		return h, err
+	}
+	h.utf8 = enc == "UTF-8"
+	switch {
+	case app == ApplicationID && hasCatalog == 0:
+		return h, fmt.Errorf("%w: snkv header without a catalog table", engine.ErrCorrupt)
+	case app == ApplicationID:
+		if h.format, err = fileFormat(ctx, c, ver); err != nil {
+			return h, err
+		}
+		if !h.utf8 && !readOnly {
+			// Version-1 triggers pass keys through text operators, which
+			// lose bytes in a UTF-16 file; such a store is opened
+			// read-only only, to copy its data out.
+			return h, fmt.Errorf("%w: the file's text encoding is %s; snkv writes only UTF-8 files (open it ReadOnly to copy the data out)", engine.ErrNotStore, enc)
+		}
+		return h, nil
+	case app != 0:
+		return h, fmt.Errorf("%w: application_id %#x belongs to another application", engine.ErrNotStore, app)
+	case h.objects == 0:
+		h.fresh = true
+		return h, nil
+	case !adopt:
+		return h, fmt.Errorf("%w: it has %d schema objects and no snkv header (set Options.Adopt to add snkv's tables beside them)", engine.ErrNotStore, h.objects)
+	case !h.utf8:
+		return h, fmt.Errorf("%w: cannot adopt a file whose text encoding is %s (snkv needs UTF-8)", engine.ErrNotStore, enc)
+	}
+	// Adopting: refuse before anything is written if a name snkv needs is
+	// taken.
+	clash, err := text(ctx, c, `SELECT name FROM sqlite_schema WHERE name = '`+DefaultName+`' COLLATE NOCASE OR lower(name) LIKE '\_\_snkv\_%' ESCAPE '\' ORDER BY name LIMIT 1`)
+	if err != nil {
+		return h, err
+	}
+	if clash != "" {
+		return h, fmt.Errorf("%w: cannot adopt the file: it already has an object named %q (%w)", engine.ErrNotStore, clash, engine.ErrExists)
+	}
+	h.fresh = true
+	return h, nil
+}
+
+// fileFormat returns the format version of an snkv file: the meta table's
+// when it has one, else 1 (a version-1 file keeps it in user_version).
+func fileFormat(ctx context.Context, c *engine.Conn, userVersion int64) (int, error) {
+	has, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+MetaTable+`'`)
+	if err != nil {
+		return 0, err
+	}
+	v := int64(1)
+	if has > 0 {
+		if v, err = count(ctx, c, `SELECT value FROM `+metaTable+` WHERE name = 'format'`); err != nil {
+			return 0, err
+		}
+	} else if userVersion > 1 {
+		v = userVersion
+	}
+	if v < 1 || v > FormatVersion {
+		return 0, fmt.Errorf("%w: file format %d, this library reads 1 to %d", engine.ErrVersion, v, FormatVersion)
+	}
+	return int(v), nil
+}
+
+func text(ctx context.Context, c *engine.Conn, q string, args ...any) (string, error) {
+	rows, err := c.Query(ctx, q, args...)
+	if err != nil {
+		return "", err
+	}
+	var s string
+	if rows.Next() {
+		s = string(rows.RawBytes(0))
+	}
+	return s, rows.Close()
+}
+
+// writeHeader makes a fresh file a format-2 store, inside the caller's
+// transaction: the header, the catalog, the meta table and the default
+// column family. An adopted file keeps its user_version (it is the other
+// application's); snkv's version is in the meta table.
+func writeHeader(ctx context.Context, c *engine.Conn, h header, nowMs int64) error {
+	q := []string{fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)}
+	if h.objects == 0 {
+		q = append(q, fmt.Sprintf("PRAGMA user_version = %d", FormatVersion))
+	}
+	q = append(q, catalogSQL, metaSQL, fmt.Sprintf(`INSERT INTO "__snkv_meta" (name, value) VALUES ('format', %d)`, FormatVersion))
+	for _, s := range q {
+		if err := c.ExecScript(ctx, s); err != nil {
+			return err
+		}
+	}
+	_, err := createIn(ctx, c, DefaultName, nowMs)
+	return err
+}
+
+// isReservedObject reports whether a schema object's name is one of snkv's
+// hidden names.
+func isReservedObject(name string) bool {
+	return len(name) >= 7 && strings.EqualFold(name[:7], "__snkv_")
+}

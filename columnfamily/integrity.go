@@ -1,0 +1,456 @@
+package columnfamily
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/ttl"
+)
+
+// CheckReport is what Registry.Check found.
+type CheckReport struct {
+	// Problems lists every problem found, one line each; empty for a
+	// sound store.
+	Problems []string
+	// Rows is the number of rows read: data rows and TTL key index rows.
+	Rows int64
+	// Verified is how many of them matched their checksum.
+	Verified int64
+	// Unverified is how many carry no checksum: written by another tool
+	// (the sqlite3 shell) or in a version-1 table. They are not problems.
+	Unverified int64
+	// UnverifiedByCF breaks Unverified down by column family.
+	UnverifiedByCF map[string]int64
+}
+
+// schemaObjects is the set of (type, name) pairs in sqlite_schema, with the
+// SQL of views.
+type schemaObjects struct {
+	kinds map[string]string // name -> type
+	sql   map[string]string // name -> CREATE statement
+}
+
+func loadSchema(ctx context.Context, c *engine.Conn) (schemaObjects, error) {
+	o := schemaObjects{kinds: map[string]string{}, sql: map[string]string{}}
+	rows, err := c.Query(ctx, `SELECT type, name, sql FROM sqlite_schema`)
+	if err != nil {
+		return o, err
+	}
+	for rows.Next() {
+		name := string(rows.RawBytes(1))
+		o.kinds[strings.ToLower(name)] = string(rows.RawBytes(0))
+		o.sql[strings.ToLower(name)] = string(rows.RawBytes(2))
+	}
+	return o, rows.Close()
+}
+
+func (o schemaObjects) has(kind, name string) bool { return o.kinds[strings.ToLower(name)] == kind }
+
+// catalogNames returns the names in the catalog.
+func catalogNames(ctx context.Context, c *engine.Conn) ([]string, error) {
+	rows, err := c.Query(ctx, `SELECT name FROM `+catalog)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for rows.Next() {
+		names = append(names, string(rows.Bytes(0)))
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// stored is how SQLite keeps a CREATE statement in sqlite_schema.
+func stored(sql string) string { return strings.Replace(sql, " IF NOT EXISTS", "", 1) }
+
+// expectedSQL returns the CREATE statement each hidden object of t must
+// have (views and triggers always; tables in the format-2 layout), by name.
+func expectedSQL(t ttl.Tables, withTTL bool) map[string]string {
+	want := map[string]string{t.ViewName: t.PlainViewSQL()}
+	if t.Crc {
+		want[ChecksumTriggerPrefix+t.CF] = ChecksumTriggerSQL(t.CF)
+	}
+	if t.V2 {
+		want[t.CF] = DataTableSQL(t.CF)
+	}
+	if withTTL {
+		want[t.ViewName] = t.TTLViewSQL()
+		for i, q := range t.TriggersSQL() {
+			want[[]string{t.OnUpdateName, t.OnDeleteName, t.OnInsertName}[i]] = q
+		}
+		if t.V2 {
+			want[t.KeysName], want[t.ExpiryName] = t.KeysTableSQL(), t.ExpiryTableSQL()
+		}
+	}
+	for k, v := range want {
+		want[k] = stored(v)
+	}
+	return want
+}
+
+// objectProblems lists the hidden objects of column family name that are
+// missing or whose definition is not the one snkv wrote (damage, or an
+// edit by hand, can silently change what a view reads or a trigger does).
+func objectProblems(o schemaObjects, t ttl.Tables) []string {
+	var p []string
+	add := func(format string, a ...any) {
+		p = append(p, fmt.Sprintf("column family %q: ", t.CF)+fmt.Sprintf(format, a...))
+	}
+	if !o.has("table", t.CF) {
+		add("its table is missing")
+		return p
+	}
+	keys, exp := o.has("table", t.KeysName), o.has("table", t.ExpiryName)
+	if keys != exp {
+		add("only one of its TTL tables exists (key index %v, expiry index %v)", keys, exp)
+	}
+	want := expectedSQL(t, keys || exp)
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		got, ok := o.sql[strings.ToLower(n)]
+		switch {
+		case !ok:
+			add("%q is missing", n)
+		case got != want[n]:
+			add("the definition of %q is not snkv's", n)
+		}
+	}
+	return p
+}
+
+// orphans lists column-family tables that lost their catalog row: tables
+// that are not catalogued but have snkv's hidden objects beside them.
+func orphans(o schemaObjects, listed []string) []string {
+	in := map[string]bool{}
+	for _, n := range listed {
+		in[strings.ToLower(n)] = true
+	}
+	var out []string
+	for name, kind := range o.kinds {
+		if kind != "table" || in[name] || isReservedObject(name) || strings.HasPrefix(name, "sqlite_") {
+			continue
+		}
+		if o.has("view", ttl.ViewPrefix+name) || o.has("trigger", ChecksumTriggerPrefix+name) || o.has("table", ttl.KeysPrefix+name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Check verifies the store beyond SQLite's own integrity_check: every
+// catalogued column family has its table and hidden objects, no column
+// family table is missing from the catalog, every row has the right types
+// and a key of legal length, every checksum matches, and the TTL tables
+// agree. It reads every row once, inside one read snapshot.
+func (r *Registry) Check(ctx context.Context) (CheckReport, error) {
+	rep := CheckReport{UnverifiedByCF: map[string]int64{}}
+	tx, err := r.env.DB.Begin(ctx, false)
+	if err != nil {
+		return rep, err
+	}
+	defer tx.Commit()
+	c := tx.Conn()
+	o, err := loadSchema(ctx, c)
+	if err != nil {
+		return rep, err
+	}
+	names, err := catalogNames(ctx, c)
+	if err != nil {
+		return rep, err
+	}
+	for _, n := range orphans(o, names) {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("table %q has snkv's hidden objects but no catalog row", n))
+	}
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		crc, v2, err := readShape(ctx, c, name)
+		if err != nil {
+			return rep, err
+		}
+		t := newShape(name, crc, v2).t
+		p := objectProblems(o, t)
+		rep.Problems = append(rep.Problems, p...)
+		if !o.has("table", name) {
+			continue
+		}
+		if err := checkRows(ctx, c, t, &rep); err != nil {
+			return rep, err
+		}
+		if o.has("table", t.KeysName) && o.has("table", t.ExpiryName) {
+			p, err := t.Check(ctx, c)
+			if err != nil {
+				return rep, err
+			}
+			rep.Problems = append(rep.Problems, p...)
+		}
+	}
+	return rep, nil
+}
+
+// checkRows reads every row of the data table (and of the key index) of
+// t, counting checksums and reporting bad rows.
+func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, rep *CheckReport) error {
+	hasTTL, err := t.Enabled(ctx, c)
+	if err != nil {
+		return err
+	}
+	// Columns: key, second field, checksum (or NULL), key has a TTL.
+	scan := func(q string, keys, strict bool) error {
+		rows, err := c.Query(ctx, q)
+		if err != nil {
+			return err
+		}
+		var bad, foreign int64
+		var firstBad []byte
+		for rows.Next() {
+			rep.Rows++
+			if rows.Kind(0) != engine.KindBlob || rows.Kind(1) != engine.KindBlob {
+				foreign++
+				continue
+			}
+			key, val := rows.RawBytes(0), rows.RawBytes(1)
+			if len(key) == 0 || len(key) > MaxKeySize || (keys && len(val) != 8) {
+				foreign++
+				continue
+			}
+			want := dataSum(key, val, rows.Int(3) != 0)
+			if keys {
+				want = rowSum(key, val)
+			}
+			v, err := checkSum(rows, 2, key, want, "", strict)
+			switch {
+			case err != nil:
+				bad++
+				if firstBad == nil {
+					firstBad = append([]byte{}, key...)
+				}
+			case v == rowVerified:
+				rep.Verified++
+			default:
+				rep.Unverified++
+				rep.UnverifiedByCF[t.CF]++
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		where := "rows"
+		if keys {
+			where = "TTL key index rows"
+		}
+		if foreign > 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d %s have a key or value of the wrong type or length (written by another tool)", t.CF, foreign, where))
+		}
+		if bad > 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d %s fail their checksum (first key %s)", t.CF, bad, where, showKey(firstBad)))
+		}
+		return nil
+	}
+	crc := "NULL"
+	if t.Crc {
+		crc = "d.crc"
+	}
+	q := `SELECT d.key, d.value, ` + crc + `, 0 FROM ` + t.Data + ` AS d`
+	if hasTTL {
+		q = `SELECT d.key, d.value, ` + crc + `, k.key IS NOT NULL FROM ` + t.Data + ` AS d LEFT JOIN ` + t.Keys + ` AS k ON k.key = d.key`
+	}
+	if err := scan(q, false, t.V2); err != nil || !hasTTL {
+		return err
+	}
+	crc = "NULL"
+	if t.V2 {
+		crc = "crc"
+	}
+	return scan(`SELECT key, expire_ms, `+crc+`, 1 FROM `+t.Keys, true, t.V2)
+}
+
+// Repair restores the hidden objects of every column family from what is
+// left: it puts a catalog row back for a column-family table that lost it,
+// recreates a missing table (empty: its rows are gone), read view,
+// checksum trigger or TTL trigger, rebuilds a missing TTL table from the
+// other one, and removes TTL index rows that no longer agree with the data.
+// It never deletes or changes a data row; rows that fail their checksum are
+// left for the caller (IntegrityCheck names them). It returns one line per
+// repair made.
+func (r *Registry) Repair(ctx context.Context) ([]string, error) {
+	var done []string
+	err := r.env.update(ctx, nil, "repair", func(ctx context.Context, tx *engine.Tx) error {
+		c := tx.Conn()
+		o, err := loadSchema(ctx, c)
+		if err != nil {
+			return err
+		}
+		names, err := catalogNames(ctx, c)
+		if err != nil {
+			return err
+		}
+		ver, err := fileFormat(ctx, c, 0)
+		if err != nil {
+			return err
+		}
+		for _, n := range orphans(o, names) {
+			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) VALUES (?1, 'kv', ?2)`, n, ttl.NowMs(r.env.Clock)); err != nil {
+				return err
+			}
+			done = append(done, fmt.Sprintf("catalog row of %q restored", n))
+			names = append(names, n)
+		}
+		for _, name := range names {
+			d, err := repairCF(ctx, c, o, name, ver)
+			if err != nil {
+				return fmt.Errorf("column family %q: %w", name, err)
+			}
+			done = append(done, d...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string, ver int) ([]string, error) {
+	var done []string
+	exec := func(what string, q ...string) error {
+		for _, s := range q {
+			if err := c.ExecScript(ctx, s); err != nil {
+				return err
+			}
+		}
+		if what != "" {
+			done = append(done, fmt.Sprintf("column family %q: %s", name, what))
+		}
+		return nil
+	}
+	if !o.has("table", name) {
+		q := `CREATE TABLE ` + engine.Quote(name) + ` (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`
+		if ver >= 2 {
+			q = DataTableSQL(name)
+		}
+		// Its TTL tables, if any, belonged to the rows that are gone.
+		t := ttl.TablesFor(name)
+		if err := exec("table recreated (empty: its rows were gone)", `DROP TABLE IF EXISTS `+t.Keys, `DROP TABLE IF EXISTS `+t.Expiry, q); err != nil {
+			return nil, err
+		}
+		o.kinds[strings.ToLower(name)] = "table"
+		delete(o.kinds, strings.ToLower(t.KeysName))
+		delete(o.kinds, strings.ToLower(t.ExpiryName))
+	}
+	crc, v2, err := readShape(ctx, c, name)
+	if err != nil {
+		return nil, err
+	}
+	t := newShape(name, crc, v2).t
+	if crc && o.sql[strings.ToLower(ChecksumTriggerPrefix+name)] != stored(ChecksumTriggerSQL(name)) {
+		if err := exec("checksum trigger recreated", `DROP TRIGGER IF EXISTS `+engine.Quote(ChecksumTriggerPrefix+name), ChecksumTriggerSQL(name)); err != nil {
+			return nil, err
+		}
+	}
+	keys, exp := o.has("table", t.KeysName), o.has("table", t.ExpiryName)
+	switch {
+	case keys && !exp:
+		q := []string{t.ExpiryTableSQL()}
+		if v2 {
+			q = append(q, `INSERT INTO `+t.Expiry+` (expire_ms, key) SELECT expire_ms, key FROM `+t.Keys+` WHERE typeof(expire_ms) = 'blob' AND length(expire_ms) = 8`)
+		} else {
+			q = append(q, `INSERT INTO `+t.Expiry+` (key) SELECT CAST(expire_ms || key AS BLOB) FROM `+t.Keys)
+		}
+		if err := exec("TTL expiry index rebuilt from the key index", q...); err != nil {
+			return nil, err
+		}
+	case exp && !keys:
+		if err := exec("", t.KeysTableSQL()); err != nil {
+			return nil, err
+		}
+		if err := refillKeys(ctx, c, t); err != nil {
+			return nil, err
+		}
+		done = append(done, fmt.Sprintf("column family %q: TTL key index rebuilt from the expiry index", name))
+	}
+	if keys || exp {
+		want := expectedSQL(t, true)
+		var q []string
+		for i, n := range []string{t.OnUpdateName, t.OnDeleteName, t.OnInsertName}[:len(t.TriggersSQL())] {
+			if o.sql[strings.ToLower(n)] != want[n] {
+				q = append(q, `DROP TRIGGER IF EXISTS `+engine.Quote(n), t.TriggersSQL()[i])
+			}
+		}
+		if len(q) > 0 {
+			if err := exec("TTL triggers recreated", q...); err != nil {
+				return nil, err
+			}
+		}
+		if v2 {
+			// Index rows the data no longer backs (left by the damage).
+			n, err := c.Exec(ctx, `DELETE FROM `+t.Keys+` WHERE NOT EXISTS (SELECT 1 FROM `+t.Data+` AS d WHERE d.key = `+t.Keys+`.key)`)
+			if err != nil {
+				return nil, err
+			}
+			m, err := c.Exec(ctx, `DELETE FROM `+t.Expiry+` WHERE NOT EXISTS (SELECT 1 FROM `+t.Keys+` AS k WHERE k.key = `+t.Expiry+`.key AND k.expire_ms = `+t.Expiry+`.expire_ms)`)
+			if err != nil {
+				return nil, err
+			}
+			if n+m > 0 {
+				done = append(done, fmt.Sprintf("column family %q: %d TTL index rows without a partner removed", name, n+m))
+			}
+		}
+	}
+	want := t.PlainViewSQL()
+	if keys || exp {
+		want = t.TTLViewSQL()
+	}
+	cur := o.sql[strings.ToLower(t.ViewName)]
+	if !o.has("view", t.ViewName) || cur != want {
+		if err := exec("read view recreated", `DROP VIEW IF EXISTS `+t.View, want); err != nil {
+			return nil, err
+		}
+	}
+	return done, nil
+}
+
+// refillKeys rebuilds a key index from the expiry index (format 2 gives
+// each row its checksum again).
+func refillKeys(ctx context.Context, c *engine.Conn, t ttl.Tables) error {
+	q := `SELECT expire_ms, key FROM ` + t.Expiry
+	if !t.V2 {
+		q = `SELECT substr(key, 1, 8), substr(key, 9) FROM ` + t.Expiry
+	}
+	rows, err := c.Query(ctx, q)
+	if err != nil {
+		return err
+	}
+	type row struct{ exp, key []byte }
+	var all []row
+	for rows.Next() {
+		if rows.Kind(0) == engine.KindBlob && rows.Kind(1) == engine.KindBlob {
+			all = append(all, row{rows.Bytes(0), rows.Bytes(1)})
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, r := range all {
+		var sum any
+		if t.V2 {
+			sum = rowSum(r.key, r.exp)
+		}
+		if _, err := c.Exec(ctx, t.SetKeySQL(), r.key, r.exp, sum); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package kvstore_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/v1fixture"
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkChecksum measures what format 2 (a CRC-32C per row, written and
+// verified; STRICT tables; the checksum trigger) costs against the same
+// store in format 1 (no checksums), in the same run: v2 is a new store, v1
+// a version-1 file opened as it is. Both hold the 100k keys of 100 bytes.
+// Scan reports the file size per row ("disk-B/row") after a checkpoint.
+func BenchmarkChecksum(b *testing.B) {
+	d := newBenchData(benchN)
+	dir := b.TempDir()
+	v1path := filepath.Join(dir, "v1.db")
+	require.NoError(b, v1fixture.Create(v1path, time.Now().UnixMilli(), map[string][]v1fixture.Row{}))
+	stores := map[string]*kvstore.Store{
+		"v2": benchOpenStore(b, dir, "v2.db", kvstore.Options{}),
+		"v1": benchOpenStore(b, dir, "v1.db", kvstore.Options{}),
+	}
+	ctx := context.Background()
+	size := map[string]float64{}
+	for name, s := range stores {
+		benchLoad(b, s.Default(), d, 0, benchN, 0)
+		_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)
+		require.NoError(b, err)
+		st, err := s.Stats(ctx)
+		require.NoError(b, err)
+		size[name] = float64((st.PageCount-st.FreePages)*st.PageSize) / benchN
+		v, err := s.FormatVersion(ctx)
+		require.NoError(b, err)
+		require.Equal(b, map[string]int{"v1": 1, "v2": 2}[name], v)
+	}
+	for _, name := range []string{"v2", "v1"} {
+		s := stores[name]
+		b.Run("Put/"+name, func(b *testing.B) {
+			buf := make([]byte, benchValueLen)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if err := s.Put(d.key(i), d.fresh(i, buf)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, name := range []string{"v2", "v1"} {
+		s := stores[name]
+		b.Run("BatchPut/"+name, func(b *testing.B) {
+			bufs := freshBufs(benchBatch)
+			b.ReportAllocs()
+			var batch kvstore.Batch
+			for i := 0; b.Loop(); i++ {
+				batch.Reset()
+				for j := range benchBatch {
+					n := i*benchBatch + j
+					batch.Put(d.key(n), d.fresh(n, bufs[j]))
+				}
+				if err := s.Apply(ctx, &batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportKeys(b, b.N*benchBatch)
+		})
+	}
+	for _, s := range stores {
+		_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)
+		require.NoError(b, err)
+	}
+	for _, name := range []string{"v2", "v1"} {
+		s := stores[name]
+		b.Run("Get/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := s.Get(d.key(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, name := range []string{"v2", "v1"} {
+		s := stores[name]
+		b.Run("Scan/"+name, func(b *testing.B) {
+			benchFullScan(b, s.All)
+			b.ReportMetric(size[name], "disk-B/row")
+		})
+	}
+}
+
+// BenchmarkChecksumPaired measures the same operations as BenchmarkChecksum
+// but alternates the two stores within every iteration (v2, then v1) and
+// times each side separately, so that a busy machine slows both alike. It
+// reports each side's ns/op and their ratio ("v2/v1"): the figure
+// docs/benchmarks.md quotes.
+func BenchmarkChecksumPaired(b *testing.B) {
+	d := newBenchData(benchN)
+	dir := b.TempDir()
+	v1path := filepath.Join(dir, "v1.db")
+	require.NoError(b, v1fixture.Create(v1path, time.Now().UnixMilli(), map[string][]v1fixture.Row{}))
+	s2 := benchOpenStore(b, dir, "v2.db", kvstore.Options{})
+	s1 := benchOpenStore(b, dir, "v1.db", kvstore.Options{})
+	ctx := context.Background()
+	for _, s := range []*kvstore.Store{s2, s1} {
+		benchLoad(b, s.Default(), d, 0, benchN, 0)
+		_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)
+		require.NoError(b, err)
+	}
+	pair := func(b *testing.B, per int, op func(s *kvstore.Store, i int)) {
+		var t2, t1 time.Duration
+		i := 0
+		for b.Loop() {
+			a := time.Now()
+			op(s2, i)
+			m := time.Now()
+			op(s1, i)
+			t2 += m.Sub(a)
+			t1 += time.Since(m)
+			i++
+		}
+		b.ReportMetric(float64(t2.Nanoseconds())/float64(i*per), "v2-ns/op")
+		b.ReportMetric(float64(t1.Nanoseconds())/float64(i*per), "v1-ns/op")
+		b.ReportMetric(float64(t2)/float64(t1), "v2/v1")
+	}
+	buf := make([]byte, benchValueLen)
+	b.Run("Put", func(b *testing.B) {
+		pair(b, 1, func(s *kvstore.Store, i int) {
+			if err := s.Put(d.key(i), d.fresh(i, buf)); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("BatchPut", func(b *testing.B) {
+		bufs := freshBufs(benchBatch)
+		var batch kvstore.Batch
+		pair(b, benchBatch, func(s *kvstore.Store, i int) {
+			batch.Reset()
+			for j := range benchBatch {
+				n := i*benchBatch + j
+				batch.Put(d.key(n), d.fresh(n, bufs[j]))
+			}
+			if err := s.Apply(ctx, &batch); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	for _, s := range []*kvstore.Store{s2, s1} {
+		_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)
+		require.NoError(b, err)
+	}
+	b.Run("Get", func(b *testing.B) {
+		pair(b, 1, func(s *kvstore.Store, i int) {
+			if _, err := s.Get(d.key(i)); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("Scan", func(b *testing.B) {
+		pair(b, benchN, func(s *kvstore.Store, i int) {
+			n := 0
+			for _, err := range s.All() {
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			if n != benchN {
+				b.Fatalf("scanned %d keys", n)
+			}
+		})
+	})
+}
