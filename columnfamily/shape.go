@@ -50,12 +50,12 @@ func newShape(name string, crc, v2 bool) *shape {
 		insert = `INSERT INTO ` + t.Data + ` (key, value, crc) VALUES (?1, ?2, ?5) ON CONFLICT (key) DO NOTHING`
 	}
 	sh.q = queries{
-		get:    sel + ` FROM ` + t.View + ` WHERE key = ?1`,
-		exists: exists + ` FROM ` + t.View + ` WHERE key = ?1`,
+		get:     sel + ` FROM ` + t.View + ` WHERE key = ?1`,
+		exists:  exists + ` FROM ` + t.View + ` WHERE key = ?1`,
 		put:     put,
 		current: `SELECT count(*) FROM ` + catalog + ` WHERE name = ?1 AND created_ms = ?2`,
-		insert: insert,
-		del:    `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
+		insert:  insert,
+		del:     `DELETE FROM ` + t.Data + ` WHERE key = ?1`,
 		// These two read the expiry through the view, not the key index:
 		// the view is redefined when the column family gets TTL tables, and
 		// SQLite re-prepares statements that use it, so they stay right
