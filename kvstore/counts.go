@@ -74,8 +74,7 @@ func (s *Store) CountKeys(ctx context.Context, name string) (KeyCounts, error) {
 		if err := count(&kc.TTL, "SELECT count(*) FROM "+t.Keys); err != nil {
 			return kc, engine.Wrap(ctx, fmt.Sprintf("%s: count keys", kc.Name), err)
 		}
-		bound := ttl.PurgeBound(ttl.NowMs(clock))
-		if err := count(&kc.Expired, "SELECT count(*) FROM "+t.Expiry+" WHERE key < ?1", bound); err != nil {
+		if kc.Expired, err = t.CountExpired(ctx, c, ttl.NowMs(clock)); err != nil {
 			return kc, engine.Wrap(ctx, fmt.Sprintf("%s: count keys", kc.Name), err)
 		}
 	}

@@ -267,3 +267,29 @@ func (t Tables) Check(ctx context.Context, c *engine.Conn) ([]string, error) {
 	}
 	return problems, nil
 }
+
+// CountExpired counts the keys whose expiry index entry is expired as of
+// nowMs, reading only the expired head of the expiry index. It works on
+// either layout (it asks the file which one the index has).
+func (t Tables) CountExpired(ctx context.Context, c *engine.Conn, nowMs int64) (int64, error) {
+	rows, err := c.Query(ctx, `SELECT count(*) FROM pragma_table_info(?1) WHERE name = 'expire_ms'`, t.ExpiryName)
+	if err != nil {
+		return 0, err
+	}
+	v2 := rows.Next() && rows.Int(0) > 0
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	q := `SELECT count(*) FROM ` + t.Expiry + ` WHERE key < ?1`
+	if v2 {
+		q = `SELECT count(*) FROM ` + t.Expiry + ` WHERE expire_ms < ?1`
+	}
+	if rows, err = c.Query(ctx, q, PurgeBound(nowMs)); err != nil {
+		return 0, err
+	}
+	var n int64
+	if rows.Next() {
+		n = rows.Int(0)
+	}
+	return n, rows.Close()
+}

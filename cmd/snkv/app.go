@@ -138,6 +138,7 @@ func (a *app) rootCommand() *cobra.Command {
 	for _, c := range []*cobra.Command{
 		a.putCommand(), a.delCommand(), a.expireCommand(), a.persistCommand(),
 		a.purgeCommand(), a.checkpointCommand(), a.vacuumCommand(), a.importCommand(),
+		a.repairCommand(), a.upgradeCommand(),
 	} {
 		c.GroupID = "write"
 		root.AddCommand(c)

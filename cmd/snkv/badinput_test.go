@@ -47,8 +47,16 @@ func TestBadInput(t *testing.T) {
 		return b
 	}
 	newer := func(t *testing.T) []byte {
-		b := store(t)
-		b[63] = 99 // user_version (big-endian at offset 60): a newer format
+		// A newer format: snkv's version is in its meta table.
+		path := filepath.Join(t.TempDir(), "newer.db")
+		require.NoError(t, os.WriteFile(path, store(t), 0o600))
+		db, err := sql.Open("sqlite", path)
+		require.NoError(t, err)
+		_, err = db.Exec(`UPDATE "__snkv_meta" SET value = 99 WHERE name = 'format'`)
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
 		return b
 	}
 	cases := []struct {

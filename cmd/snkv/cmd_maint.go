@@ -168,34 +168,105 @@ func (a *app) statsCommand() *cobra.Command {
 func (a *app) checkCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "check FILE",
-		Short: "Check the store's integrity, TTL tables included (read-only)",
+		Short: "Check the store's integrity: every row's checksum, hidden objects, TTL tables (read-only)",
 		Long: `Run SQLite's integrity check on the whole file, then snkv's own checks:
-every column family has its table, and each column family's data, key index
-and expiry index agree. Prints "ok", or the problems found and exits 1.`,
+every row's checksum and types, every column family's hidden objects (table,
+view, triggers, TTL tables) with the definitions snkv wrote, and the
+agreement of each column family's data, key index and expiry index. Prints
+"ok" and how many rows it read, verified and found without a checksum
+(written by another tool, or a version-1 store: not a problem), or the
+problems found and exits 1 ("snkv repair" mends damaged hidden objects).`,
 		Example: `  snkv check app.db`,
 		Args:    nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				bar := a.progress(-1, "checking", "")
-				err := db.IntegrityCheck(cmd.Context())
+				bar := a.progress(-1, "checking every row", "")
+				rep, err := db.CheckIntegrity(cmd.Context())
 				bar.done()
-				if err != nil && !errors.Is(err, kvstore.ErrCorrupt) {
+				if err != nil {
 					return err
 				}
+				ok := len(rep.Problems) == 0
 				if a.json {
-					r := map[string]any{"ok": err == nil}
-					if err != nil {
-						r["problems"] = strip(err)
+					r := map[string]any{"ok": ok, "rows": rep.Rows, "verified": rep.Verified, "unverified": rep.Unverified}
+					if !ok {
+						r["problems"] = strings.Join(rep.Problems, "; ")
 					}
 					if jerr := a.emit(r); jerr != nil {
 						return jerr
 					}
-				} else if err == nil {
-					fmt.Fprintln(a.out, "ok")
+				} else if ok {
+					fmt.Fprintf(a.out, "ok: %d rows, %d verified, %d unverified\n", rep.Rows, rep.Verified, rep.Unverified)
 				}
+				if !ok {
+					return fmt.Errorf("%s: check failed: %s", args[0], strings.Join(rep.Problems, "; "))
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) repairCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "repair FILE",
+		Short: "Restore damaged hidden objects (views, triggers, TTL tables, catalog rows)",
+		Long: `Mend what "snkv check" reports about hidden objects, in one transaction,
+without deleting or changing a data row: put back lost catalog rows,
+recreate views and triggers, rebuild a lost TTL table from the other one.
+Rows whose checksum fails are not mended. Prints one line per repair.`,
+		Example: `  snkv repair app.db`,
+		Args:    nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				done, err := db.Repair(cmd.Context())
 				if err != nil {
-					return fmt.Errorf("%s: check failed: %s", args[0], strip(err))
+					return err
 				}
+				if a.json {
+					return a.emit(map[string]any{"repairs": done})
+				}
+				if len(done) == 0 {
+					fmt.Fprintln(a.out, "nothing to repair")
+				}
+				for _, d := range done {
+					fmt.Fprintln(a.out, d)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) upgradeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "upgrade FILE",
+		Short: "Convert a version-1 store to the current format (checksums, STRICT tables)",
+		Long: `Convert a version-1 store to format 2 in small transactions (other
+programs may go on using it). Interrupted, it resumes when run again. Does
+nothing on a current store.`,
+		Example: `  snkv upgrade app.db`,
+		Args:    nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				from, err := db.FormatVersion(cmd.Context())
+				if err != nil {
+					return err
+				}
+				bar := a.progress(-1, "upgrading", "")
+				err = db.Upgrade(cmd.Context())
+				bar.done()
+				if err != nil {
+					return err
+				}
+				to, err := db.FormatVersion(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if a.json {
+					return a.emit(map[string]any{"from": from, "to": to})
+				}
+				fmt.Fprintf(a.out, "format %d -> %d\n", from, to)
 				return nil
 			})
 		},

@@ -73,7 +73,8 @@ func TestJSONOutput(t *testing.T) {
 	require.Equal(t, 1.0, st[0]["expired"])
 
 	r = cli(t, nil, "check", path, "--json")
-	require.Equal(t, []map[string]any{{"ok": true}}, jsonLines(t, r.stdout))
+	require.Equal(t, []map[string]any{{"ok": true, "rows": 14.0, "verified": 14.0, "unverified": 0.0}}, jsonLines(t, r.stdout),
+		"11 stored rows and 3 TTL key index rows, every one with its checksum")
 
 	// Write commands answer with the record they wrote.
 	r = cli(t, nil, "put", path, "--json", "--cf", "sessions", "new", "N", "--ttl", "1h")
