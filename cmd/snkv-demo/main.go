@@ -214,7 +214,7 @@ func step(title string) { fmt.Printf("\n== %s\n", title) }
 // TTL, soonest first, decoding the 8-byte big-endian expiry of the expiry
 // index with a recursive query (the shell has no function for it).
 const expiringSQL = `WITH RECURSIVE e(key, hx, ms) AS (
-  SELECT substr(key, 9), hex(substr(key, 1, 8)), 0 FROM "__snkv_ttl_e__sessions"
+  SELECT key, hex(expire_ms), 0 FROM "__snkv_ttl_e__sessions"
   UNION ALL
   SELECT key, substr(hx, 2), ms * 16 + instr('0123456789ABCDEF', substr(hx, 1, 1)) - 1
   FROM e WHERE hx <> '')
