@@ -302,7 +302,8 @@ func (r *Registry) Repair(ctx context.Context) ([]string, error) {
 			return err
 		}
 		for _, n := range orphans(o, names) {
-			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) VALUES (?1, 'kv', ?2)`, n, ttl.NowMs(r.env.Clock)); err != nil {
+			// A fresh creation stamp, as createIn gives one.
+			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, 'kv', max(?2, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, ttl.NowMs(r.env.Clock)); err != nil {
 				return err
 			}
 			done = append(done, fmt.Sprintf("catalog row of %q restored", n))
