@@ -670,3 +670,21 @@ const (
 // KindNull, …), so that a reader can refuse a cell of the wrong type rather
 // than read it as something else.
 func (r *Rows) Kind(i int) int { return int(r.colType(i)) }
+
+// RawBlob is RawBytes for a column that must be a BLOB, with one type
+// look-up: it returns the bytes (in SQLite's memory, valid until the next
+// Next or Close) and the storage class; for any class but KindBlob the
+// bytes are nil.
+func (r *Rows) RawBlob(i int) ([]byte, int) {
+	k := r.colType(i)
+	if k != sqlite3.SQLITE_BLOB {
+		return nil, int(k)
+	}
+	c := r.conn
+	p := sqlite3.Xsqlite3_column_blob(c.tls, r.s.p, int32(i))
+	n := sqlite3.Xsqlite3_column_bytes(c.tls, r.s.p, int32(i))
+	if p == 0 || n == 0 {
+		return []byte{}, int(k)
+	}
+	return unsafe.Slice((*byte)(cptr(p)), n), int(k)
+}
