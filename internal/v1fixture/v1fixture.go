@@ -28,6 +28,10 @@ func Create(path string, createdMs int64, cfs map[string][]Row) error {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
+	// As the version-1 library created its files.
+	if _, err := db.Exec(`PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+		return err
+	}
 	tx, err := db.Begin()
 	if err != nil {
 		return err
