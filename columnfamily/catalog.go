@@ -255,32 +255,40 @@ func (r *Registry) Drop(ctx context.Context, name string) error {
 		if err != nil {
 			return err
 		}
-		for _, q := range ttl.TablesFor(stored).DropSQL() {
-			if err := c.ExecScript(ctx, q); err != nil {
-				return err
-			}
-		}
-		if _, err := c.Exec(ctx, `DELETE FROM `+catalog+` WHERE name = ?1`, stored); err != nil {
+		return r.dropTables(tx, stored)
+	})
+}
+
+// dropTables drops the tables of the catalogued table stored (a column
+// family or a hidden table), with its TTL state, and its catalog row, inside
+// tx. Handles to it are retired when tx commits: the hook runs once the
+// writer is free again, perhaps after a Create of the same name, so it
+// retires only the state it saw here.
+func (r *Registry) dropTables(tx *engine.Tx, stored string) error {
+	ctx, c := tx.Ctx(), tx.Conn()
+	for _, q := range ttl.TablesFor(stored).DropSQL() {
+		if err := c.ExecScript(ctx, q); err != nil {
 			return err
 		}
-		// The hook runs once the writer is free again, perhaps after a
-		// Create of the same name: it retires only the state it saw here.
+	}
+	if _, err := c.Exec(ctx, `DELETE FROM `+catalog+` WHERE name = ?1`, stored); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	m := r.metas[foldName(stored)]
+	r.mu.Unlock()
+	tx.OnCommit(func() {
+		if m == nil {
+			return
+		}
+		m.dropped.Store(true)
 		r.mu.Lock()
-		m := r.metas[foldName(stored)]
+		if r.metas[foldName(stored)] == m {
+			delete(r.metas, foldName(stored))
+		}
 		r.mu.Unlock()
-		tx.OnCommit(func() {
-			if m == nil {
-				return
-			}
-			m.dropped.Store(true)
-			r.mu.Lock()
-			if r.metas[foldName(stored)] == m {
-				delete(r.metas, foldName(stored))
-			}
-			r.mu.Unlock()
-		})
-		return nil
 	})
+	return nil
 }
 
 // List returns the names of all column families, sorted bytewise. Hidden

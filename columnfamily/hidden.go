@@ -123,28 +123,9 @@ func (r *Registry) DropHidden(tx *engine.Tx, kind, name string) error {
 	if n == 0 {
 		return fmt.Errorf("%w: hidden table %q", engine.ErrNotFound, table)
 	}
-	for _, q := range ttl.TablesFor(table).DropSQL() {
-		if err := c.ExecScript(ctx, q); err != nil {
-			return engine.Wrap(ctx, "drop hidden table", err)
-		}
-	}
-	if _, err := c.Exec(ctx, `DELETE FROM `+catalog+` WHERE name = ?1`, table); err != nil {
+	if err := r.dropTables(tx, table); err != nil {
 		return engine.Wrap(ctx, "drop hidden table", err)
 	}
-	r.mu.Lock()
-	m := r.metas[foldName(table)]
-	r.mu.Unlock()
-	tx.OnCommit(func() {
-		if m == nil {
-			return
-		}
-		m.dropped.Store(true)
-		r.mu.Lock()
-		if r.metas[foldName(table)] == m {
-			delete(r.metas, foldName(table))
-		}
-		r.mu.Unlock()
-	})
 	return nil
 }
 
