@@ -23,15 +23,7 @@ Exit code 3 if the key does not exist (or has expired).`,
   snkv get app.db --cf blobs --hex 00ff --raw > blob.bin`,
 		Args: nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := a.inputs().arg("KEY", args[1])
-			if err != nil {
-				return err
-			}
-			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.onKey(args, false, func(cf *kvstore.ColumnFamily, key []byte) error {
 				v, d, err := cf.GetTTL(key)
 				if err != nil {
 					return keyError(cf, key, err)
@@ -155,15 +147,7 @@ func (a *app) delCommand() *cobra.Command {
 		Example: `  snkv del app.db user:1`,
 		Args:    nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := a.inputs().arg("KEY", args[1])
-			if err != nil {
-				return err
-			}
-			return a.withStore(args[0], true, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.onKey(args, true, func(cf *kvstore.ColumnFamily, key []byte) error {
 				if err := cf.Delete(key); err != nil {
 					return keyError(cf, key, err)
 				}
@@ -185,15 +169,7 @@ family of --cf. The exit code says it too: 0 if it exists, 3 if not.`,
 		Example: `  snkv exists app.db user:1 && echo present`,
 		Args:    nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := a.inputs().arg("KEY", args[1])
-			if err != nil {
-				return err
-			}
-			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.onKey(args, false, func(cf *kvstore.ColumnFamily, key []byte) error {
 				ok, err := cf.Exists(key)
 				if err != nil {
 					return keyError(cf, key, err)
@@ -226,15 +202,7 @@ milliseconds since the Unix epoch. Exit code 3 if the key does not exist.`,
 		Example: `  snkv ttl app.db --cf sessions tok123`,
 		Args:    nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := a.inputs().arg("KEY", args[1])
-			if err != nil {
-				return err
-			}
-			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.onKey(args, false, func(cf *kvstore.ColumnFamily, key []byte) error {
 				d, err := cf.TTL(key)
 				if err != nil {
 					return keyError(cf, key, err)
@@ -279,15 +247,7 @@ the key does not exist.`,
 			if exp.none() {
 				return usagef("expire: missing DURATION (or --ttl, --expire-at); 'snkv persist' removes a TTL")
 			}
-			key, err := a.inputs().arg("KEY", args[1])
-			if err != nil {
-				return err
-			}
-			return a.withStore(args[0], true, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.onKey(args, true, func(cf *kvstore.ColumnFamily, key []byte) error {
 				if exp.ttl > 0 {
 					err = cf.Expire(key, exp.ttl)
 				} else {
@@ -322,15 +282,7 @@ func (a *app) persistCommand() *cobra.Command {
 		Example: `  snkv persist app.db --cf sessions tok123`,
 		Args:    nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := a.inputs().arg("KEY", args[1])
-			if err != nil {
-				return err
-			}
-			return a.withStore(args[0], true, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.onKey(args, true, func(cf *kvstore.ColumnFamily, key []byte) error {
 				if err := cf.Persist(key); err != nil {
 					return keyError(cf, key, err)
 				}
@@ -341,4 +293,21 @@ func (a *app) persistCommand() *cobra.Command {
 			})
 		},
 	}
+}
+
+// onKey runs fn on the key of args[1] in the column family of --cf of the
+// store args[0], opened writable when write is set: the shape of every
+// single-key command.
+func (a *app) onKey(args []string, write bool, fn func(cf *kvstore.ColumnFamily, key []byte) error) error {
+	key, err := a.inputs().arg("KEY", args[1])
+	if err != nil {
+		return err
+	}
+	return a.withStore(args[0], write, func(db *kvstore.Store) error {
+		cf, err := a.columnFamily(db)
+		if err != nil {
+			return err
+		}
+		return fn(cf, key)
+	})
 }
