@@ -63,7 +63,7 @@ Every command takes the store FILE first, then its own arguments; flags may
 come anywhere. --cf selects the column family (default: "default").
 
 Read commands (ls, get, exists, ttl, scan, cf list, stats, check, export,
-backup) open the store read-only: they never write to it, and are safe to
+backup, timelog) open the store read-only: they never write to it, and are safe to
 run next to an application that has it open. They also work on a file you
 may not write. Write commands need write access to the file and its
 directory (for the -wal and -shm files).
@@ -143,7 +143,7 @@ func (a *app) rootCommand() *cobra.Command {
 		c.GroupID = "write"
 		root.AddCommand(c)
 	}
-	root.AddCommand(a.cfCommand())
+	root.AddCommand(a.cfCommand(), a.timelogCommand())
 	return root
 }
 

@@ -139,7 +139,9 @@ func (a *app) lsCommand() *cobra.Command {
 		Short: "List column families with their key counts (read-only)",
 		Long: `List the column families of the store with, for each, the number of live
 keys, of keys with a TTL (expired or not), and of keys that have expired but
-are still stored until a purge ('snkv purge' removes them).`,
+are still stored until a purge ('snkv purge' removes them). Then the
+time-series logs, if there are any, with their record counts ('snkv timelog
+ls' shows more of them).`,
 		Example: `  snkv ls app.db
   snkv ls app.db --json`,
 		Args: nargs(1, 1),
@@ -163,10 +165,12 @@ are still stored until a purge ('snkv purge' removes them).`,
 					}
 					t.row(escape([]byte(kc.Name)), itoa(kc.Live), itoa(kc.TTL), itoa(kc.Expired))
 				}
-				if a.json {
-					return nil
+				if !a.json {
+					if err := t.flush(); err != nil {
+						return err
+					}
 				}
-				return t.flush()
+				return a.lsLogs(cmd.Context(), db)
 			})
 		},
 	}
