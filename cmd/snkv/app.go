@@ -63,9 +63,9 @@ Every command takes the store FILE first, then its own arguments; flags may
 come anywhere. --cf selects the column family (default: "default").
 
 Read commands (ls, get, exists, ttl, scan, cf list, stats, check, export,
-backup, timelog) open the store read-only: they never write to it, and are safe to
-run next to an application that has it open. They also work on a file you
-may not write. Write commands need write access to the file and its
+backup, timelog) open the store read-only: they never write to it, and are
+safe to run next to an application that has it open. They also work on a
+file you may not write. Write commands need write access to the file and its
 directory (for the -wal and -shm files).
 
 A missing FILE is never created unless you pass --create. A SQLite database
@@ -83,7 +83,7 @@ Exit codes:
   0  success
   1  error
   2  usage error (unknown command or flag, wrong arguments, bad encoding)
-  3  the key or the column family does not exist`
+  3  the key, the column family or the time-series log does not exist`
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{

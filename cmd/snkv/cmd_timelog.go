@@ -54,9 +54,13 @@ func (a *app) timelogCommand() *cobra.Command {
 			return usagef("timelog: missing subcommand (ls, count, range, tail or stats)")
 		},
 	}
-	c.PersistentFlags().StringVar(&f.unit, "time-unit", "", "unit of the log's timestamps (`s|ms|us|ns` since the Unix epoch): show them in RFC 3339 too, accept RFC 3339 bounds")
-	c.AddCommand(a.timelogLsCommand(), a.timelogCountCommand(&f), a.timelogRangeCommand(&f),
-		a.timelogTailCommand(&f), a.timelogStatsCommand(&f))
+	c.PersistentFlags().StringVar(&f.unit, "time-unit", "", "`UNIT` of the log's timestamps: s, ms, us or ns since the Unix epoch (shows RFC 3339 too, accepts RFC 3339 bounds)")
+	for _, sub := range []*cobra.Command{a.timelogCountCommand(&f), a.timelogRangeCommand(&f),
+		a.timelogTailCommand(&f), a.timelogStatsCommand(&f)} {
+		sub.ValidArgsFunction = completeLog
+		c.AddCommand(sub)
+	}
+	c.AddCommand(a.timelogLsCommand())
 	return c
 }
 
@@ -507,4 +511,24 @@ func (a *app) lsLogs(ctx context.Context, db *kvstore.Store) error {
 		return nil
 	}
 	return t.flush()
+}
+
+// completeLog completes the LOG argument with the logs of the store named
+// by the first argument, opened read-only (the first argument itself is a
+// file name).
+func completeLog(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	switch len(args) {
+	case 0:
+		return nil, cobra.ShellCompDirectiveDefault
+	case 1:
+	default:
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	db, err := kvstore.Open(args[0], kvstore.Options{ReadOnly: true})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer db.Close()
+	names, _ := timelog.List(db)
+	return names, cobra.ShellCompDirectiveNoFileComp
 }

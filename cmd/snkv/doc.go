@@ -1,8 +1,8 @@
 // Command snkv inspects and operates snkv stores from the shell: it lists
 // column families with their key counts, reads and writes keys (with TTLs),
 // scans ranges, creates and drops column families, purges expired keys,
-// checks, checkpoints, vacuums and backs up stores, and moves whole stores
-// in and out as JSON Lines.
+// checks, checkpoints, vacuums and backs up stores, moves whole stores in
+// and out as JSON Lines, and reads time-series logs (snkv timelog).
 //
 // Install it with
 //
@@ -19,6 +19,6 @@
 //
 // Read commands open the store read-only, so they are safe to run next to
 // an application that has the store open. Exit codes: 0 success, 1 error,
-// 2 usage error, 3 key or column family not found. See docs/cli.md for
-// every command and the export format.
+// 2 usage error, 3 key, column family or time-series log not found. See
+// docs/cli.md for every command and the export format.
 package main

@@ -17,7 +17,7 @@ const (
 	exitOK       = 0 // success
 	exitError    = 1 // any failure not below
 	exitUsage    = 2 // bad command line: unknown command or flag, wrong arguments, bad encoding
-	exitNotFound = 3 // the key or the column family does not exist
+	exitNotFound = 3 // the key, the column family or the time-series log does not exist
 )
 
 func main() {

@@ -203,3 +203,12 @@ func TestTimelogNextToWriter(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "TIME-SERIES LOG  RECORDS\nlive             3\n")
 }
+
+// TestTimelogCompletion checks that the shell completion of LOG offers the
+// logs of the store.
+func TestTimelogCompletion(t *testing.T) {
+	path := logFixture(t)
+	r := cli(t, nil, "__complete", "timelog", "range", path, "")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, []string{"cpu", "edge", "idle", ":4"}, lines(r.stdout))
+}
