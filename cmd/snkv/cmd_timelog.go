@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
@@ -264,48 +268,54 @@ func countInclusive(s *timelog.Snapshot, lo, hi int64) (int64, error) {
 	return all - before, err
 }
 
-// recordLine is one record of range and tail --json.
-type recordLine struct {
-	Log    string `json:"log"`
-	Ts     int64  `json:"ts"`
-	Handle uint64 `json:"handle"`
-	Time   string `json:"time,omitempty"` // with --time-unit
-}
-
-// records writes recs as a table or JSON Lines.
+// records writes the records seq yields as a table, or as JSON Lines:
+// {"log":NAME,"ts":N,"handle":N}, plus "time" (RFC 3339) with a time unit
+// when the timestamp has one. JSON lines are formatted by hand into one
+// buffer and streamed: a listing can run to millions of records. A table
+// keeps the records (16 bytes each) to align its columns, then writes them
+// the same way. The context is checked every ctxCheckEvery records.
 func (a *app) records(ctx context.Context, name string, perSec int64, seq func(yield func(timelog.Record) bool) error) error {
-	headers := []string{"TS", "HANDLE"}
-	if perSec > 0 {
-		headers = append(headers, "TIME")
+	w := bufio.NewWriterSize(a.out, 1<<16)
+	var qname bytes.Buffer
+	enc := json.NewEncoder(&qname)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(name); err != nil {
+		return err
 	}
-	t := a.table(headers...)
-	var n int // records written
+	prefix := append(append([]byte(`{"log":`), bytes.TrimSuffix(qname.Bytes(), []byte("\n"))...), `,"ts":`...)
+
+	var n int // records seen
+	var kept []timelog.Record
 	var werr error
+	var buf []byte
 	err := seq(func(r timelog.Record) bool {
 		if n%ctxCheckEvery == ctxCheckEvery-1 && ctx.Err() != nil {
 			werr = ctx.Err()
 			return false
 		}
 		n++
-		line := recordLine{Log: name, Ts: r.Ts, Handle: r.Handle}
+		if !a.json {
+			kept = append(kept, r)
+			return true
+		}
+		buf = append(buf[:0], prefix...)
+		buf = strconv.AppendInt(buf, r.Ts, 10)
+		buf = append(buf, `,"handle":`...)
+		buf = strconv.AppendUint(buf, r.Handle, 10)
 		if perSec > 0 {
-			line.Time = formatTimestamp(r.Ts, perSec)
+			if ts := formatTimestamp(r.Ts, perSec); ts != "" {
+				buf = append(append(append(buf, `,"time":"`...), ts...), '"')
+			}
 		}
-		if a.json {
-			werr = a.emit(line)
-			return werr == nil
-		}
-		cells := []string{itoa(r.Ts), fmt.Sprint(r.Handle)}
-		if perSec > 0 {
-			cells = append(cells, orDash(line.Time))
-		}
-		t.row(cells...)
-		return true
+		buf = append(buf, "}\n"...)
+		_, werr = w.Write(buf)
+		return werr == nil
 	})
-	if !a.json {
-		if ferr := t.flush(); err == nil {
-			err = ferr
-		}
+	if err == nil && werr == nil && !a.json {
+		werr = writeRecordTable(w, kept, perSec)
+	}
+	if ferr := w.Flush(); werr == nil {
+		werr = ferr
 	}
 	if err == nil {
 		err = werr
@@ -314,6 +324,43 @@ func (a *app) records(ctx context.Context, name string, perSec int64, seq func(y
 		return fmt.Errorf("interrupted after %d records", n)
 	}
 	return err
+}
+
+// writeRecordTable writes recs in aligned columns TS, HANDLE (and TIME with
+// a time unit), two spaces apart, as the other tables are.
+func writeRecordTable(w *bufio.Writer, recs []timelog.Record, perSec int64) error {
+	tsW, hW := len("TS"), len("HANDLE")
+	var buf []byte
+	for _, r := range recs {
+		tsW = max(tsW, len(strconv.AppendInt(buf[:0], r.Ts, 10)))
+		hW = max(hW, len(strconv.AppendUint(buf[:0], r.Handle, 10)))
+	}
+	pad := func(b []byte, from, width int) []byte {
+		for range width - (len(b) - from) + 2 {
+			b = append(b, ' ')
+		}
+		return b
+	}
+	buf = pad(append(buf[:0], "TS"...), 0, tsW)
+	if perSec > 0 {
+		buf = append(pad(append(buf, "HANDLE"...), tsW+2, hW), "TIME"...)
+	} else {
+		buf = append(buf, "HANDLE"...)
+	}
+	if _, err := w.Write(append(buf, '\n')); err != nil {
+		return err
+	}
+	for _, r := range recs {
+		buf = pad(strconv.AppendInt(buf[:0], r.Ts, 10), 0, tsW)
+		buf = strconv.AppendUint(buf, r.Handle, 10)
+		if perSec > 0 {
+			buf = append(pad(buf, tsW+2, hW), orDash(formatTimestamp(r.Ts, perSec))...)
+		}
+		if _, err := w.Write(append(buf, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func orDash(s string) string {
