@@ -377,8 +377,8 @@ func (a *app) timelogRangeCommand(f *timelogFlags) *cobra.Command {
 		Long: `List the records of LOG with a timestamp in [--start, --end), in time order
 (records with equal timestamps in the order they were appended); --reverse
 lists them newest first, --limit stops after N. A bound left out is open.
-One snapshot is read throughout. A table is aligned over all its rows: for
-large ranges prefer --json, which streams one object per record.`,
+One snapshot is read throughout. A table holds the records (16 bytes each)
+until the last to align its columns; --json streams one object per record.`,
 		Example: `  snkv timelog range app.db cpu --start 1700000000000 --end 1700000060000
   snkv timelog range app.db cpu --time-unit ms --start 2023-11-14T22:13:20Z --end 2023-11-14T22:14:20Z
   snkv timelog range app.db cpu --reverse --limit 5 --json`,
