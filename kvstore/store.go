@@ -113,6 +113,19 @@ func (s *Store) usable(ctx context.Context) error {
 	return columnfamily.CheckContext(ctx)
 }
 
+// MaxValueSize returns the largest value the store accepts, in bytes
+// (Options.MaxValueSize, or its default when that was 0); 0 for a nil
+// Store.
+func (s *Store) MaxValueSize() int {
+	if s == nil {
+		return 0
+	}
+	if s.opts.MaxValueSize == 0 {
+		return columnfamily.DefaultMaxValueSize
+	}
+	return s.opts.MaxValueSize
+}
+
 // Path returns the path the store was opened with ("" for in-memory).
 func (s *Store) Path() string {
 	if s == nil {

@@ -34,6 +34,20 @@ var (
 	ErrInvalidOption = errors.New("timelog: invalid option")
 	// ErrCorrupt: a page or a metadata row of the log cannot be decoded.
 	ErrCorrupt = errors.New("timelog: corrupt")
+	// ErrNoValues: a value operation on a log that does not store values
+	// (see Options.Values).
+	ErrNoValues = errors.New("timelog: the log does not store values")
+	// ErrValuesLog: Append or AppendBatch on a values log, where the log
+	// assigns the handles (use AppendValue).
+	ErrValuesLog = errors.New("timelog: the log stores values")
+	// ErrValueTooLarge: a value above the store's MaxValueSize. Nothing is
+	// written.
+	ErrValueTooLarge = errors.New("timelog: value too large")
+	// ErrValueNotFound: the snapshot has no value for the handle.
+	ErrValueNotFound = errors.New("timelog: value not found")
+	// ErrInvalidArgument: malformed arguments (for example AppendValues
+	// with as many timestamps as values). Nothing is written.
+	ErrInvalidArgument = errors.New("timelog: invalid argument")
 	// ErrManualMode: StartMaintenance on a log opened with Maintenance set
 	// to Manual.
 	ErrManualMode = errors.New("timelog: maintenance is manual")

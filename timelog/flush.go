@@ -115,6 +115,9 @@ func (l *Log) flushRun(ctx context.Context, r *run, seq uint64) error {
 			}
 		}
 	}
+	if err := l.flushValues(w.t, r, keep); err != nil {
+		return err
+	}
 	m, err := w.finish(seq, len(dropped) > 0)
 	if err != nil {
 		return err

@@ -39,6 +39,7 @@ type Log struct {
 	sealed  []*run
 	nextRun uint64
 	seq     uint64        // the last sequence number taken
+	nextH   uint64        // values log: the next handle to assign
 	room    chan struct{} // closed when a sealed buffer leaves the queue
 	closed  bool
 
@@ -94,6 +95,9 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 		m, err = loadManifest(l.t.in(tx))
 		return err
 	}); err != nil {
+		return fail(err)
+	}
+	if err := l.openValues(ctx); err != nil {
 		return fail(err)
 	}
 	l.man.Store(m)
@@ -202,6 +206,9 @@ func (l *Log) checkWrite() error {
 // Options.Busy: do not retry), or ErrClosed/ErrReadOnly (nothing written).
 // The record is durable after the next flush (Flush, Close, maintenance).
 func (l *Log) Append(ts int64, h uint64) error {
+	if l.t.values != nil {
+		return l.errValuesLog()
+	}
 	l.mu.Lock()
 	if err := l.checkWrite(); err != nil {
 		l.mu.Unlock()
@@ -218,6 +225,9 @@ func (l *Log) Append(ts int64, h uint64) error {
 func (l *Log) AppendBatch(batch []Record) error {
 	if len(batch) == 0 {
 		return nil
+	}
+	if l.t.values != nil {
+		return l.errValuesLog()
 	}
 	l.mu.Lock()
 	if err := l.checkWrite(); err != nil {

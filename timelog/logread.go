@@ -212,7 +212,11 @@ func (l *Log) dropTx(ctx context.Context) error {
 	}
 	all = append(all, l.mem.recs...)
 	l.mu.Unlock()
-	for _, suffix := range []string{suffixMeta, suffixPages, suffixTombs} {
+	suffixes := []string{suffixMeta, suffixPages, suffixTombs}
+	if l.t.values != nil {
+		suffixes = append(suffixes, suffixValues)
+	}
+	for _, suffix := range suffixes {
 		if err := tx.DropHiddenTable(kind, l.name+suffix); err != nil {
 			return err
 		}

@@ -20,15 +20,22 @@ const (
 	suffixPages = "/pages"
 	suffixTombs = "/tombs"
 	suffixMeta  = "/meta"
+	// suffixValues is the table of a values log: handle -> value.
+	suffixValues = "/values"
 )
 
 // tables are the handles of a log's three hidden tables.
 type tables struct {
 	pages, tombs, meta *kvstore.ColumnFamily
+	values             *kvstore.ColumnFamily // nil unless a values log
 }
 
 func (t tables) in(tx *kvstore.Tx) tables {
-	return tables{pages: tx.CF(t.pages), tombs: tx.CF(t.tombs), meta: tx.CF(t.meta)}
+	b := tables{pages: tx.CF(t.pages), tombs: tx.CF(t.tombs), meta: tx.CF(t.meta)}
+	if t.values != nil {
+		b.values = tx.CF(t.values)
+	}
+	return b
 }
 
 // group is a maximal run of mutually overlapping pages (transitively): the

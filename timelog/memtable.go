@@ -14,6 +14,10 @@ type run struct {
 	tombs  []tomb
 	minSeq uint64 // of recs; MaxUint64 if none
 	maxSeq uint64 // of recs and tombs
+	// values log: vals[i] is the value of handle valBase+i, nil for a
+	// handle not in this buffer (values are never nil: copies).
+	valBase uint64
+	vals    [][]byte
 }
 
 func (r *run) span() span {
@@ -43,6 +47,10 @@ type memtable struct {
 	tombs  []tomb
 	sorted int
 	view   *run // cached sorted view of the current contents
+	// values log: see run.vals; valBytes counts toward size.
+	valBase  uint64
+	vals     [][]byte
+	valBytes int
 }
 
 func newMemtable(capacity int) *memtable {
@@ -62,7 +70,7 @@ func (m *memtable) addTomb(t tomb) {
 	m.view = nil
 }
 
-func (m *memtable) size() int { return len(m.recs) + len(m.tombs) }
+func (m *memtable) size() int { return len(m.recs) + len(m.tombs) + m.valBytes/recSize }
 
 // snapshot returns an immutable sorted view of the contents. Appends never
 // write below len, so a view of an already sorted prefix shares the
@@ -77,6 +85,9 @@ func (m *memtable) snapshot(id uint64) *run {
 		recs = sortedCopy(recs)
 	}
 	m.view = newRun(id, recs, m.tombs[:k:k])
+	if len(m.vals) > 0 {
+		m.view.valBase, m.view.vals = m.valBase, m.vals[:len(m.vals):len(m.vals)]
+	}
 	return m.view
 }
 

@@ -87,6 +87,13 @@ type Options struct {
 	// drains (a snapshot's Close, a maintenance step); the rest wait for the
 	// next one. Close drains everything. 0 means no limit.
 	ReleaseDrainLimit int
+	// Values makes the log store a byte payload with every record
+	// (AppendValue): the log assigns the handles and keeps the values in a
+	// hidden table beside the pages, removing each with its record. Default
+	// false. A log created with values always has them: opening it without
+	// this flag still gives a values log. Costs one SQLite row per record
+	// and the value bytes in the write buffer until the flush.
+	Values bool
 	// OnMaintError receives errors of background maintenance, which retries
 	// with backoff; nil drops them (Stats counts them).
 	OnMaintError func(error)

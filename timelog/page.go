@@ -127,11 +127,12 @@ func growRecs(dst []rec, n int) []rec {
 
 // Meta table rows.
 const (
-	metaSeq        = "seq"      // the highest sequence number written
-	metaGen        = "gen"      // bumped by every commit that changes the log
-	metaEpoch      = "epoch"    // bumped by every commit that drops records
-	metaNextPage   = "nextpage" // the next page id
-	metaPagePrefix = "p"        // "p" + page key -> summary
+	metaSeq        = "seq"        // the highest sequence number written
+	metaGen        = "gen"        // bumped by every commit that changes the log
+	metaEpoch      = "epoch"      // bumped by every commit that drops records
+	metaNextPage   = "nextpage"   // the next page id
+	metaNextHandle = "nexthandle" // values log: above every stored handle
+	metaPagePrefix = "p"          // "p" + page key -> summary
 )
 
 func u64(v uint64) []byte {

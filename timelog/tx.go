@@ -32,10 +32,19 @@ func (w *TxWriter) AppendBatch(batch []Record) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	if w.l.t.values != nil {
+		return w.l.errValuesLog()
+	}
 	seq, err := w.take(len(batch))
 	if err != nil {
 		return err
 	}
+	return w.appendRecs(batch, seq, nil)
+}
+
+// appendRecs writes batch (sequence numbers ending at seq) as pages, and
+// runs extra in the same transaction.
+func (w *TxWriter) appendRecs(batch []Record, seq uint64, extra func(t tables) error) error {
 	recs := make([]rec, len(batch))
 	for i, r := range batch {
 		recs[i] = rec{ts: r.Ts, seq: seq - uint64(len(batch)-1) + uint64(i), h: r.Handle}
@@ -54,6 +63,9 @@ func (w *TxWriter) AppendBatch(batch []Record) error {
 				return next, err
 			}
 			recs = recs[n:]
+		}
+		if extra != nil {
+			return next, extra(t)
 		}
 		return next, nil
 	})
