@@ -92,6 +92,12 @@ func (l *Log) AppendValue(ts int64, value []byte) (uint64, error) {
 // writes nothing. The handles are first, first+1, ... in batch order.
 // len(ts) != len(values) fails with ErrInvalidArgument.
 func (l *Log) AppendValues(ts []int64, values [][]byte) (first uint64, err error) {
+	return l.appendValues(ts, values, nil)
+}
+
+// appendValues is AppendValues; before, if not nil, is called with the
+// first handle before the records become visible (under l.mu).
+func (l *Log) appendValues(ts []int64, values [][]byte, before func(first uint64)) (first uint64, err error) {
 	if len(ts) != len(values) {
 		return 0, fmt.Errorf("timelog: %q: %w: %d timestamps, %d values", l.name, ErrInvalidArgument, len(ts), len(values))
 	}
@@ -116,6 +122,9 @@ func (l *Log) AppendValues(ts []int64, values [][]byte) (first uint64, err error
 		l.sealLocked()
 	}
 	first = l.nextH
+	if before != nil {
+		before(first)
+	}
 	for i, t := range ts {
 		l.seq++
 		l.mem.addValue(rec{ts: t, seq: l.seq, h: l.nextH}, copies[i])

@@ -1,0 +1,318 @@
+package timelog
+
+import (
+	"container/list"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"sync"
+
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// Objects: Go values on a values log. Each value is stored through a codec
+// as the value of its record, and the decoded value is cached in memory.
+// A cached value follows its record's life (pin -> retire -> release):
+// while the record is live the entry may be evicted (bounded LRU; Get
+// decodes again); from the commit that removes the record it is pinned,
+// out of the LRU, until OnRelease says no open snapshot can return the
+// record, and then let go.
+
+// Codec converts values of T to bytes and back.
+type Codec[T any] interface {
+	Marshal(v T) ([]byte, error)
+	Unmarshal(b []byte) (T, error)
+}
+
+// BytesCodec stores a []byte as it is (Unmarshal returns a copy).
+type BytesCodec struct{}
+
+// Marshal returns v.
+func (BytesCodec) Marshal(v []byte) ([]byte, error) { return v, nil }
+
+// Unmarshal returns a copy of b.
+func (BytesCodec) Unmarshal(b []byte) ([]byte, error) { return append([]byte{}, b...), nil }
+
+// StringCodec stores a string as its bytes.
+type StringCodec struct{}
+
+// Marshal returns the bytes of v.
+func (StringCodec) Marshal(v string) ([]byte, error) { return []byte(v), nil }
+
+// Unmarshal returns b as a string.
+func (StringCodec) Unmarshal(b []byte) (string, error) { return string(b), nil }
+
+// JSONCodec stores a value as encoding/json does.
+type JSONCodec[T any] struct{}
+
+// Marshal is json.Marshal.
+func (JSONCodec[T]) Marshal(v T) ([]byte, error) { return json.Marshal(v) }
+
+// Unmarshal is json.Unmarshal into a new T.
+func (JSONCodec[T]) Unmarshal(b []byte) (T, error) {
+	var v T
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+// DefaultCodec returns BytesCodec for []byte, StringCodec for string and
+// JSONCodec[T] for any other type.
+func DefaultCodec[T any]() Codec[T] {
+	var zero T
+	switch any(zero).(type) {
+	case []byte:
+		return any(BytesCodec{}).(Codec[T])
+	case string:
+		return any(StringCodec{}).(Codec[T])
+	}
+	return JSONCodec[T]{}
+}
+
+// ObjectOptions configures OpenObjects. The zero value is the default.
+type ObjectOptions[T any] struct {
+	// Codec converts values; nil means DefaultCodec[T]().
+	Codec Codec[T]
+	// CacheEntries bounds the decoded values cached for live records
+	// (least recently used go first; Get decodes them again). 0 means
+	// 4,096; negative caches none. Values of removed records that an open
+	// snapshot can still return stay pinned on top of this bound until
+	// released. Each entry costs the value plus about 100 bytes.
+	CacheEntries int
+}
+
+// Object is a record with its decoded value.
+type Object[T any] struct {
+	Record
+	Value T
+}
+
+// Objects stores Go values of type T in a values log. Safe for concurrent
+// use.
+type Objects[T any] struct {
+	log   *Log
+	codec Codec[T]
+	cache *objCache[T]
+}
+
+// OpenObjects opens (creating unless read-only) the log name as a values
+// log of T. opts is as for Open, Values forced on; its OnDrop and
+// OnRelease are still called, after the cache's own bookkeeping.
+func OpenObjects[T any](store *kvstore.Store, name string, opts Options, oo ObjectOptions[T]) (*Objects[T], error) {
+	if oo.CacheEntries < 0 {
+		oo.CacheEntries = 0
+	} else if oo.CacheEntries == 0 {
+		oo.CacheEntries = 4096
+	}
+	o := &Objects[T]{codec: oo.Codec, cache: newObjCache[T](oo.CacheEntries)}
+	if o.codec == nil {
+		o.codec = DefaultCodec[T]()
+	}
+	userDrop, userRelease := opts.OnDrop, opts.OnRelease
+	c := o.cache
+	opts.Values = true
+	opts.OnDrop = func(r Record) {
+		c.retire(r.Handle)
+		if userDrop != nil {
+			userDrop(r)
+		}
+	}
+	opts.OnRelease = func(h uint64) {
+		c.release(h)
+		if userRelease != nil {
+			userRelease(h)
+		}
+	}
+	l, err := Open(store, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	o.log = l
+	return o, nil
+}
+
+// Log returns the underlying log (for snapshots, deletes, Flush, ...).
+func (o *Objects[T]) Log() *Log { return o.log }
+
+// Append stores v at ts and returns its handle; results as
+// Log.AppendValue (ErrBusy: accepted). A codec failure writes nothing.
+func (o *Objects[T]) Append(ts int64, v T) (uint64, error) {
+	b, err := o.codec.Marshal(v)
+	if err != nil {
+		return 0, fmt.Errorf("timelog: %q: encode: %w", o.log.name, err)
+	}
+	// The value is cached before the record becomes visible, so that
+	// every reader gets v itself, not a decoded copy.
+	return o.log.appendValues([]int64{ts}, [][]byte{b}, func(first uint64) { o.cache.put(first, v) })
+}
+
+// Get returns the value of handle h as snapshot s sees it: the cached
+// value, else the stored one decoded (and cached). ErrValueNotFound if s
+// has no value for h.
+func (o *Objects[T]) Get(s *Snapshot, h uint64) (T, error) {
+	if v, ok := o.cache.get(h); ok {
+		if err := s.check(); err != nil {
+			var zero T
+			return zero, err
+		}
+		return v, nil
+	}
+	var zero T
+	b, err := s.Value(h)
+	if err != nil {
+		return zero, err
+	}
+	v, err := o.codec.Unmarshal(b)
+	if err != nil {
+		return zero, fmt.Errorf("timelog: %q: decode value %d: %w", o.log.name, h, err)
+	}
+	return o.cache.put(h, v), nil
+}
+
+// Range yields the records of s in [t1, t2) with their values, in order.
+// A failure is yielded once, as the last step.
+func (o *Objects[T]) Range(s *Snapshot, t1, t2 int64) iter.Seq2[Object[T], error] {
+	return o.objects(s, s.Range(t1, t2))
+}
+
+// RangeReverse is Range in descending order.
+func (o *Objects[T]) RangeReverse(s *Snapshot, t1, t2 int64) iter.Seq2[Object[T], error] {
+	return o.objects(s, s.RangeReverse(t1, t2))
+}
+
+// All yields every record of s with its value.
+func (o *Objects[T]) All(s *Snapshot) iter.Seq2[Object[T], error] { return o.objects(s, s.All()) }
+
+func (o *Objects[T]) objects(s *Snapshot, recs iter.Seq2[Record, error]) iter.Seq2[Object[T], error] {
+	return func(yield func(Object[T], error) bool) {
+		for r, err := range recs {
+			if err != nil {
+				yield(Object[T]{}, err)
+				return
+			}
+			v, err := o.Get(s, r.Handle)
+			if err != nil {
+				yield(Object[T]{}, err)
+				return
+			}
+			if !yield(Object[T]{Record: r, Value: v}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// CacheStats tells what the cache holds.
+type CacheStats struct {
+	Live    int // cached values of live records
+	Retired int // values of removed records pinned until released
+}
+
+// CacheStats returns the cache's counts.
+func (o *Objects[T]) CacheStats() CacheStats { return o.cache.stats() }
+
+// Close closes the log (see Log.Close: ErrSnapshotsOpen while snapshots
+// are open) and empties the cache: nothing of the log's values stays
+// reachable from it.
+func (o *Objects[T]) Close() error {
+	if err := o.log.Close(); err != nil {
+		return err
+	}
+	o.cache.clear()
+	return nil
+}
+
+type objEntry[T any] struct {
+	h    uint64
+	v    T
+	elem *list.Element // in the LRU while the record is live
+}
+
+// objCache holds decoded values by handle.
+type objCache[T any] struct {
+	mu      sync.Mutex
+	max     int
+	m       map[uint64]*objEntry[T]
+	lru     *list.List          // live entries, most recent first
+	dropped map[uint64]struct{} // removed, not yet released
+}
+
+func newObjCache[T any](max int) *objCache[T] {
+	return &objCache[T]{max: max, m: map[uint64]*objEntry[T]{}, lru: list.New(), dropped: map[uint64]struct{}{}}
+}
+
+func (c *objCache[T]) get(h uint64) (T, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[h]
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	if e.elem != nil {
+		c.lru.MoveToFront(e.elem)
+	}
+	return e.v, true
+}
+
+// put caches v for h unless a value is cached already, and returns the
+// cached one. The value of a removed record is pinned until released.
+func (c *objCache[T]) put(h uint64, v T) T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[h]; ok {
+		return e.v
+	}
+	e := &objEntry[T]{h: h, v: v}
+	if _, gone := c.dropped[h]; gone {
+		c.m[h] = e
+		return v
+	}
+	if c.max == 0 {
+		return v
+	}
+	c.m[h] = e
+	e.elem = c.lru.PushFront(e)
+	for c.lru.Len() > c.max {
+		old := c.lru.Remove(c.lru.Back()).(*objEntry[T])
+		delete(c.m, old.h)
+	}
+	return v
+}
+
+// retire pins the value of a removed record (OnDrop).
+func (c *objCache[T]) retire(h uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropped[h] = struct{}{}
+	if e, ok := c.m[h]; ok && e.elem != nil {
+		c.lru.Remove(e.elem)
+		e.elem = nil
+	}
+}
+
+// release lets the value of h go (OnRelease).
+func (c *objCache[T]) release(h uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.dropped, h)
+	if e, ok := c.m[h]; ok {
+		if e.elem != nil {
+			c.lru.Remove(e.elem)
+		}
+		delete(c.m, h)
+	}
+}
+
+func (c *objCache[T]) stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Live: c.lru.Len(), Retired: len(c.m) - c.lru.Len()}
+}
+
+func (c *objCache[T]) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = map[uint64]*objEntry[T]{}
+	c.lru.Init()
+	c.dropped = map[uint64]struct{}{}
+}

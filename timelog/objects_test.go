@@ -1,0 +1,282 @@
+package timelog_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/timelog"
+)
+
+type payload struct {
+	H    uint64 `json:"h"`
+	Name string `json:"name"`
+	Pad  []byte `json:"pad"`
+}
+
+func TestObjectsCodecs(t *testing.T) {
+	db, _ := openStore(t)
+	s, err := timelog.OpenObjects(db, "s", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
+	require.NoError(t, err)
+	defer s.Close()
+	b, err := timelog.OpenObjects(db, "b", manual(timelog.Options{}), timelog.ObjectOptions[[]byte]{CacheEntries: -1})
+	require.NoError(t, err)
+	defer b.Close()
+	j, err := timelog.OpenObjects(db, "j", manual(timelog.Options{}), timelog.ObjectOptions[payload]{CacheEntries: 1})
+	require.NoError(t, err)
+	defer j.Close()
+	for i := range 5 {
+		_, err := s.Append(int64(i), string(rune('a'+i)))
+		require.NoError(t, err)
+		_, err = b.Append(int64(i), []byte{byte(i)})
+		require.NoError(t, err)
+		_, err = j.Append(int64(i), payload{H: uint64(i), Name: "n"})
+		require.NoError(t, err)
+	}
+	require.NoError(t, j.Log().Flush(ctx))
+	for _, o := range []interface{ Log() *timelog.Log }{s, b, j} {
+		require.NoError(t, o.Log().IntegrityCheck(ctx))
+	}
+	snap, err := j.Log().Snapshot()
+	require.NoError(t, err)
+	defer snap.Close()
+	var got []payload
+	for ob, err := range j.Range(snap, 1, 4) {
+		require.NoError(t, err)
+		require.Equal(t, uint64(ob.Ts), ob.Value.H)
+		got = append(got, ob.Value)
+	}
+	require.Len(t, got, 3)
+	require.LessOrEqual(t, j.CacheStats().Live, 1)
+	ss, err := s.Log().Snapshot()
+	require.NoError(t, err)
+	defer ss.Close()
+	var str string
+	for ob, err := range s.RangeReverse(ss, 0, 5) {
+		require.NoError(t, err)
+		str += ob.Value
+	}
+	require.Equal(t, "edcba", str)
+	bs, err := b.Log().Snapshot()
+	require.NoError(t, err)
+	defer bs.Close()
+	n := 0
+	for ob, err := range b.All(bs) {
+		require.NoError(t, err)
+		require.Equal(t, []byte{byte(ob.Ts)}, ob.Value)
+		n++
+	}
+	require.Equal(t, 5, n)
+	require.Zero(t, b.CacheStats().Live)
+}
+
+// cleanups counts, per handle, the values the garbage collector reclaimed,
+// and remembers where each appended value lived (an address keeps nothing
+// alive).
+type cleanups struct{ done, addr sync.Map }
+
+func (c *cleanups) watch(h uint64, p *payload) {
+	c.addr.Store(h, uintptr(unsafe.Pointer(p)))
+	runtime.AddCleanup(p, func(h uint64) { c.done.Store(h, true) }, h)
+}
+
+// original reports whether p is the value appended as h (true when the
+// appender has not recorded it yet).
+func (c *cleanups) original(h uint64, p *payload) bool {
+	a, ok := c.addr.Load(h)
+	return !ok || a.(uintptr) == uintptr(unsafe.Pointer(p))
+}
+
+func (c *cleanups) collected(h uint64) bool { _, ok := c.done.Load(h); return ok }
+
+// settle runs the collector until cond holds or the deadline passes; cleanups
+// run on their own goroutine after a cycle.
+func settle(cond func() bool) bool { return settleFor(5*time.Second, cond) }
+
+func settleFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		runtime.GC()
+		if cond() {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return cond()
+}
+
+// appendWatched appends n payloads whose only strong reference is then the
+// cache's, and returns their handles.
+func appendWatched(t *testing.T, o *timelog.Objects[*payload], c *cleanups, ts0 int64, n int) []uint64 {
+	t.Helper()
+	var hs []uint64
+	for i := range n {
+		p := &payload{Name: fmt.Sprint(ts0 + int64(i)), Pad: make([]byte, 64)}
+		h, err := o.Append(ts0+int64(i), p)
+		require.NoError(t, err)
+		c.watch(h, p) // the cached value is p itself
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+func TestObjectsReleasedOnlyAfterSnapshotsClose(t *testing.T) {
+	db, _ := openStore(t)
+	var released atomic.Int64
+	o, err := timelog.OpenObjects(db, "o", manual(timelog.Options{OnRelease: func(uint64) { released.Add(1) }}),
+		timelog.ObjectOptions[*payload]{CacheEntries: 1000})
+	require.NoError(t, err)
+	defer o.Close()
+	l := o.Log()
+	var c cleanups
+	hs := appendWatched(t, o, &c, 0, 50)
+	require.NoError(t, l.Flush(ctx))
+	old, err := l.Snapshot()
+	require.NoError(t, err)
+	require.NoError(t, l.DeleteBefore(25))
+	compactAll(t, l)
+	require.NoError(t, l.IntegrityCheck(ctx))
+	require.Equal(t, timelog.CacheStats{Live: 25, Retired: 25}, o.CacheStats())
+	// The old snapshot can still return the deleted records: none of their
+	// values may be collected, and Get returns the cached ones.
+	require.False(t, settleFor(300*time.Millisecond, func() bool { return c.collected(hs[0]) }), "collected while a snapshot can return it")
+	for _, h := range hs[:25] {
+		require.False(t, c.collected(h))
+		v, err := o.Get(old, h)
+		require.NoError(t, err)
+		require.True(t, c.original(h, v))
+	}
+	require.Zero(t, released.Load())
+	require.NoError(t, old.Close())
+	require.EqualValues(t, 25, released.Load())
+	require.True(t, settle(func() bool {
+		for _, h := range hs[:25] {
+			if !c.collected(h) {
+				return false
+			}
+		}
+		return true
+	}), "released values stay reachable")
+	for _, h := range hs[25:] {
+		require.False(t, c.collected(h), "live value %d collected", h)
+	}
+	require.Equal(t, timelog.CacheStats{Live: 25}, o.CacheStats())
+}
+
+func TestObjectsNothingReachableAfterClose(t *testing.T) {
+	db, _ := openStore(t)
+	o, err := timelog.OpenObjects(db, "o", manual(timelog.Options{}), timelog.ObjectOptions[*payload]{})
+	require.NoError(t, err)
+	var c cleanups
+	hs := appendWatched(t, o, &c, 0, 40) // buffered
+	require.NoError(t, o.Log().Flush(ctx))
+	hs = append(hs, appendWatched(t, o, &c, 40, 10)...) // still buffered at Close
+	require.NoError(t, o.Log().DeleteBefore(5))
+	require.NoError(t, o.Close())
+	require.True(t, settle(func() bool {
+		for _, h := range hs {
+			if !c.collected(h) {
+				return false
+			}
+		}
+		return true
+	}), "a value stays reachable after Close")
+	runtime.KeepAlive(o)
+}
+
+// A reader holding snapshots while background maintenance compacts away
+// what it reads always gets every value; values are collected only once
+// released.
+func TestObjectsBackgroundCompactionRace(t *testing.T) {
+	db, _ := openStore(t)
+	var mu sync.Mutex
+	releasedSet := map[uint64]bool{}
+	o, err := timelog.OpenObjects(db, "o", timelog.Options{
+		MemtableMaxBytes:    24 * 16,
+		PageMaxBytes:        8 + 24*8,
+		CompactOverlapPages: 2,
+		CompactDeletedShare: 0.01,
+		MaintInterval:       time.Millisecond,
+		Busy:                timelog.BusySilent,
+		OnRelease: func(h uint64) {
+			mu.Lock()
+			releasedSet[h] = true
+			mu.Unlock()
+		},
+	}, timelog.ObjectOptions[*payload]{CacheEntries: 1 << 20})
+	require.NoError(t, err)
+	l := o.Log()
+	var c cleanups
+	rounds := 30
+	if testing.Short() {
+		rounds = 10
+	}
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(readErr)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s, err := l.Snapshot()
+			if err != nil {
+				readErr <- err
+				return
+			}
+			for ob, err := range o.All(s) {
+				if err == nil && ob.Value.Name != fmt.Sprint(ob.Ts) {
+					err = errors.New("value of another record")
+				}
+				if err == nil && !c.original(ob.Handle, ob.Value) {
+					// The cache let the appended value go while this
+					// snapshot could still return its record.
+					err = errors.New("a decoded copy instead of the appended value")
+				}
+				if err != nil {
+					readErr <- err
+					_ = s.Close()
+					return
+				}
+			}
+			runtime.GC()
+			if err := s.Close(); err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	var all []uint64
+	for r := range rounds {
+		all = append(all, appendWatched(t, o, &c, int64(r*100), 100)...)
+		require.NoError(t, l.DeleteBefore(int64(r*100+50)))
+	}
+	close(stop)
+	require.NoError(t, <-readErr)
+	require.NoError(t, l.Flush(ctx))
+	l.Compact()
+	require.NoError(t, l.IntegrityCheck(ctx))
+	require.NoError(t, o.Close())
+	mu.Lock()
+	for h := range releasedSet {
+		require.Contains(t, all, h)
+	}
+	mu.Unlock()
+	require.True(t, settle(func() bool {
+		for _, h := range all {
+			if !c.collected(h) {
+				return false
+			}
+		}
+		return true
+	}))
+}
