@@ -1,6 +1,7 @@
 package timelog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -273,6 +274,56 @@ func (s *Snapshot) Value(h uint64) ([]byte, error) {
 	return slices.Clone(v), nil
 }
 
+// valueCursor reads stored values through one cursor over the values
+// table: a range read asks for handles mostly in increasing order (records
+// are appended with increasing handles), so each is usually the next row,
+// and a point look-up per record would cost a B-tree descent.
+type valueCursor struct {
+	s *Snapshot
+	c *kvstore.Cursor
+}
+
+// get returns a copy of the value of h.
+func (vc *valueCursor) get(h uint64) ([]byte, error) {
+	s := vc.s
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	for _, r := range s.runs {
+		if v, ok := r.value(h); ok {
+			return slices.Clone(v), nil
+		}
+	}
+	k := valueKey(h)
+	s.fetchMu.Lock()
+	defer s.fetchMu.Unlock()
+	if vc.c == nil {
+		c, err := s.t.values.Cursor(kvstore.IterOptions{Borrow: true})
+		if err != nil {
+			return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
+		}
+		vc.c = c
+	}
+	if !(vc.c.Valid() && vc.c.Next() && bytes.Equal(vc.c.Key(), k)) {
+		if !vc.c.Seek(k) || !bytes.Equal(vc.c.Key(), k) {
+			if err := vc.c.Err(); err != nil {
+				return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
+			}
+			return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
+		}
+	}
+	return slices.Clone(vc.c.Value()), nil
+}
+
+func (vc *valueCursor) close() {
+	if vc.c != nil {
+		vc.s.fetchMu.Lock()
+		_ = vc.c.Close()
+		vc.s.fetchMu.Unlock()
+		vc.c = nil
+	}
+}
+
 // withValues pairs every record of recs with its value.
 func (s *Snapshot) withValues(recs iter.Seq2[Record, error]) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
@@ -280,12 +331,14 @@ func (s *Snapshot) withValues(recs iter.Seq2[Record, error]) iter.Seq2[Entry, er
 			yield(Entry{}, fmt.Errorf("timelog: %q: %w", s.l.name, ErrNoValues))
 			return
 		}
+		vc := &valueCursor{s: s}
+		defer vc.close()
 		for r, err := range recs {
 			if err != nil {
 				yield(Entry{}, err)
 				return
 			}
-			v, err := s.Value(r.Handle)
+			v, err := vc.get(r.Handle)
 			if err != nil {
 				if errors.Is(err, ErrValueNotFound) {
 					err = fmt.Errorf("%w: %w", ErrCorrupt, err)

@@ -1,0 +1,144 @@
+package timelog_test
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/timelog"
+)
+
+// Values benchmarks: records with 100-byte values against the baseline
+// storing the same records one row each in a column family (key = ts ‖ seq,
+// value = handle ‖ the 100 bytes), batches of 1,000. See docs/benchmarks.md.
+
+const benchValueSize = 100
+
+func benchValue(dst []byte, i int) []byte {
+	dst = dst[:0]
+	for j := 0; j < benchValueSize; j++ {
+		dst = append(dst, byte(i+j*7))
+	}
+	return dst
+}
+
+func benchValues() [][]byte {
+	vs := make([][]byte, 1000)
+	for i := range vs {
+		vs[i] = benchValue(nil, i)
+	}
+	return vs
+}
+
+func baselineValueInsert(b *testing.B, cf *kvstore.ColumnFamily, recs []timelog.Record, vals [][]byte, seq0 uint64) {
+	var batch kvstore.Batch
+	for i := 0; i < len(recs); i += 1000 {
+		batch.Reset()
+		for j, r := range recs[i:min(i+1000, len(recs))] {
+			v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+benchValueSize), r.Handle)
+			batch.Put(baselineKey(nil, r.Ts, seq0+uint64(i+j)), append(v, vals[(i+j)%len(vals)]...))
+		}
+		require.NoError(b, cf.Apply(ctx, &batch))
+	}
+}
+
+// BenchmarkIngestValues: AppendValues of 100-byte values in batches of
+// 1,000, flushes included, until durable. One op is 1,000 records.
+func BenchmarkIngestValues(b *testing.B) {
+	recs := benchRecords(1_000_000)
+	vals := benchValues()
+	ts := make([]int64, 1000)
+	b.Run("timelog", func(b *testing.B) {
+		db := openBenchStore(b, b.TempDir(), "tl.db")
+		defer db.Close()
+		l, err := timelog.Open(db, "bench", timelog.Options{Values: true, Busy: timelog.BusySilent})
+		require.NoError(b, err)
+		batch := make([]timelog.Record, 1000)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			for j, r := range nextBatch(batch, recs, i) {
+				ts[j] = r.Ts
+			}
+			_, err := l.AppendValues(ts, vals)
+			require.NoError(b, err)
+		}
+		require.NoError(b, l.Flush(ctx))
+		b.StopTimer()
+		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+		require.NoError(b, l.Close())
+	})
+	b.Run("baseline", func(b *testing.B) {
+		db := openBenchStore(b, b.TempDir(), "kv.db")
+		defer db.Close()
+		cf, err := db.CreateColumnFamily("rows")
+		require.NoError(b, err)
+		batch := make([]timelog.Record, 1000)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			baselineValueInsert(b, cf, nextBatch(batch, recs, i), vals, uint64(i*1000))
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+	})
+}
+
+// BenchmarkScanValues: a full range read of records with their values
+// (n = min(TIMELOG_BENCH_N, 200,000), compacted). One op is one scan.
+func BenchmarkScanValues(b *testing.B) {
+	n := min(benchN(), 200_000)
+	recs := benchRecords(n)
+	vals := benchValues()
+	b.Run("timelog", func(b *testing.B) {
+		db := openBenchStore(b, b.TempDir(), "tl.db")
+		defer db.Close()
+		l, err := timelog.Open(db, "bench", timelog.Options{Values: true, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
+		require.NoError(b, err)
+		defer l.Close()
+		ts := make([]int64, 0, 1000)
+		for i := 0; i < n; i += 1000 {
+			ts = ts[:0]
+			for _, r := range recs[i:min(i+1000, n)] {
+				ts = append(ts, r.Ts)
+			}
+			_, err := l.AppendValues(ts, vals[:len(ts)])
+			require.NoError(b, err)
+		}
+		compactAll(b, l)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			s, err := l.Snapshot()
+			require.NoError(b, err)
+			got, bytes := 0, 0
+			for e, err := range s.AllValues() {
+				require.NoError(b, err)
+				got++
+				bytes += len(e.Value)
+			}
+			require.NoError(b, s.Close())
+			require.Equal(b, n, got)
+			require.Equal(b, n*benchValueSize, bytes)
+		}
+		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("baseline", func(b *testing.B) {
+		db := openBenchStore(b, b.TempDir(), "kv.db")
+		defer db.Close()
+		cf, err := db.CreateColumnFamily("rows")
+		require.NoError(b, err)
+		baselineValueInsert(b, cf, recs, vals, 0)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			got, bytes := 0, 0
+			for e, err := range cf.All() {
+				require.NoError(b, err)
+				got++
+				bytes += len(e.Value) - 8
+			}
+			require.Equal(b, n, got)
+			require.Equal(b, n*benchValueSize, bytes)
+		}
+		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
+	})
+}
