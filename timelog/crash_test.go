@@ -114,9 +114,14 @@ type crashChild struct {
 }
 
 func startChild(t *testing.T, path string, seed, first uint64) *crashChild {
+	return startChildRun(t, "^TestCrashChild$", path, seed, first)
+}
+
+// startChildRun starts the child test run (a -test.run pattern).
+func startChildRun(t *testing.T, run, path string, seed, first uint64) *crashChild {
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1", "-test.timeout=5m")
+	cmd := exec.Command(exe, "-test.run="+run, "-test.count=1", "-test.timeout=5m")
 	cmd.Env = append(os.Environ(), crashEnvPath+"="+path, crashEnvSeed+"="+fmt.Sprint(seed), crashEnvFirst+"="+fmt.Sprint(first))
 	c := &crashChild{cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &c.errb

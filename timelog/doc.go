@@ -13,6 +13,11 @@
 // Options.OnRelease tells when no open snapshot can return the record any
 // more.
 //
+// A log opened with Options.Values stores a byte payload with each record
+// (AppendValue, Snapshot.Value, RangeValues), removed in the transaction
+// that removes the record; Objects[T] stores Go values through a Codec and
+// caches decoded values until OnRelease lets them go.
+//
 // The design, its guarantees and what a crash can lose are in
 // docs/timelog.md; the tables and the page encoding in docs/format.md.
 package timelog

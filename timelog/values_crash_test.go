@@ -1,0 +1,191 @@
+package timelog_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/timelog"
+)
+
+// The values crash test: a child appends records with values, deletes,
+// flushes and compacts a values log and is killed with SIGKILL at a random
+// moment. After every kill the log must hold exactly the records of a flush
+// boundary, each with its own value, and IntegrityCheck must find no value
+// without its record and no record without its value.
+
+func crashValue(h uint64, ts int64) []byte {
+	return fmt.Appendf(nil, "%d@%d:%s", h, ts, strings.Repeat("v", int(h%97)))
+}
+
+// loneValue is the value of the first record of each batch, appended alone
+// to learn the handle the batch starts after.
+func loneValue(ts int64) []byte { return fmt.Appendf(nil, "lone@%d", ts) }
+
+func TestCrashValuesChild(t *testing.T) {
+	path := os.Getenv(crashEnvPath)
+	if path == "" {
+		t.Skip("runs only as the child process of TestCrashValuesKill")
+	}
+	go func() { // if the parent goes away, so does the child
+		buf := make([]byte, 1)
+		for {
+			if _, err := os.Stdin.Read(buf); err != nil {
+				os.Exit(0)
+			}
+		}
+	}()
+	seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
+	say := func(format string, a ...any) { _, _ = os.Stdout.Write(fmt.Appendf(nil, format+"\n", a...)) }
+	err := func() error {
+		db, err := kvstore.Open(path, kvstore.Options{})
+		if err != nil {
+			return err
+		}
+		l, err := timelog.Open(db, "crashv", timelog.Options{
+			Values: true, Maintenance: timelog.Manual, MemtableMaxBytes: 64 << 20, PageMaxBytes: 8 + 24*40,
+		})
+		if err != nil {
+			return err
+		}
+		rng := rand.New(rand.NewPCG(seed, 11))
+		for {
+			switch op := rng.IntN(20); {
+			case op < 14:
+				n := 1 + rng.IntN(60)
+				ts := make([]int64, n)
+				vals := make([][]byte, n)
+				for i := range ts {
+					ts[i] = int64(rng.IntN(1000))
+				}
+				// Handles are assigned in order: the next is the one
+				// after the last, so values can name their handle.
+				first, err := l.AppendValue(ts[0], loneValue(ts[0]))
+				if err != nil {
+					return err
+				}
+				say("A %d %d", ts[0], first)
+				for i := range ts {
+					vals[i] = crashValue(first+1+uint64(i), ts[i])
+				}
+				got, err := l.AppendValues(ts, vals)
+				if err != nil {
+					return err
+				}
+				if got != first+1 {
+					return fmt.Errorf("handle %d, want %d", got, first+1)
+				}
+				for i := range ts {
+					say("A %d %d", ts[i], got+uint64(i))
+				}
+			case op < 16:
+				lo := int64(rng.IntN(1000))
+				hi := lo + int64(rng.IntN(200))
+				say("D %d %d", lo, hi)
+				if err := l.DeleteRange(lo, hi); err != nil {
+					return err
+				}
+			case op < 18:
+				say("F start")
+				if err := l.Flush(ctx); err != nil {
+					return err
+				}
+				say("F done")
+			default:
+				l.Compact()
+				for {
+					did, err := l.MaintStep(ctx)
+					if err != nil {
+						return err
+					}
+					if !did {
+						break
+					}
+				}
+				say("C done")
+			}
+		}
+	}()
+	fmt.Fprintf(os.Stderr, "crash child: %v\n", err)
+	os.Exit(3)
+}
+
+func TestCrashValuesKill(t *testing.T) {
+	kills := 10
+	if testing.Short() {
+		kills = 2
+	}
+	path := filepath.Join(t.TempDir(), "crashv.db")
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	base := &model{}
+	for i := range kills {
+		c := startChildRun(t, "^TestCrashValuesChild$", path, seed+uint64(i), 0)
+		c.waitFlushes(t, 1+rng.IntN(3))
+		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random moment
+		lines := c.kill(t)
+
+		m := base.clone()
+		var atStart, atDone *model
+		for _, l := range lines {
+			f := strings.Fields(l)
+			switch f[0] {
+			case "A":
+				ts, _ := strconv.ParseInt(f[1], 10, 64)
+				h, _ := strconv.ParseUint(f[2], 10, 64)
+				m.add(timelog.Record{Ts: ts, Handle: h})
+			case "D":
+				lo, _ := strconv.ParseInt(f[1], 10, 64)
+				hi, _ := strconv.ParseInt(f[2], 10, 64)
+				if lo < hi {
+					m.del(lo, hi-1)
+				}
+			case "F":
+				if f[1] == "start" {
+					atStart = m.clone()
+				} else {
+					atDone = m.clone()
+				}
+			}
+		}
+		require.NotNil(t, atDone)
+
+		db, err := kvstore.Open(path, kvstore.Options{})
+		require.NoError(t, err)
+		l, err := timelog.Open(db, "crashv", timelog.Options{Maintenance: timelog.Manual})
+		require.NoError(t, err)
+		require.True(t, l.Values())
+		require.NoError(t, l.IntegrityCheck(ctx), "kill %d (seed %d): records and values disagree", i, seed)
+		s, err := l.Snapshot()
+		require.NoError(t, err)
+		var got []timelog.Record
+		for e, err := range s.AllValues() {
+			require.NoError(t, err)
+			got = append(got, e.Record)
+			require.Contains(t, []string{string(crashValue(e.Handle, e.Ts)), string(loneValue(e.Ts))}, string(e.Value),
+				"kill %d: value of handle %d", i, e.Handle)
+		}
+		require.NoError(t, s.Close())
+		switch {
+		case equalRecs(got, atDone.recs):
+			base = atDone
+		case equalRecs(got, atStart.recs):
+			base = atStart
+		default:
+			t.Fatalf("kill %d (seed %d): the log is neither the last finished flush (%d records) nor the last started (%d): %d records",
+				i, seed, len(atDone.recs), len(atStart.recs), len(got))
+		}
+		require.NoError(t, l.Close())
+		require.NoError(t, db.Close())
+		t.Logf("kill %d: %d lines, %d records", i, len(lines), len(got))
+	}
+}

@@ -1,0 +1,78 @@
+package timelog_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/timelog"
+)
+
+func ExampleLog_AppendValue() {
+	db, err := kvstore.Open("", kvstore.Options{}) // in memory
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	log, err := timelog.Open(db, "events", timelog.Options{Values: true, Maintenance: timelog.Manual})
+	if err != nil {
+		panic(err)
+	}
+	defer log.Close()
+	h, _ := log.AppendValue(20, []byte("second"))
+	_, _ = log.AppendValue(10, []byte("first"))
+	if err := log.Flush(context.Background()); err != nil {
+		panic(err)
+	}
+	s, err := log.Snapshot()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	for e, err := range s.AllValues() {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(e.Ts, string(e.Value))
+	}
+	v, _ := s.Value(h)
+	fmt.Println(string(v))
+	// Output:
+	// 10 first
+	// 20 second
+	// second
+}
+
+func ExampleOpenObjects() {
+	type reading struct {
+		Sensor string
+		Value  float64
+	}
+	db, err := kvstore.Open("", kvstore.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	objs, err := timelog.OpenObjects(db, "readings", timelog.Options{Maintenance: timelog.Manual},
+		timelog.ObjectOptions[reading]{}) // JSON codec, 4,096 cached values
+	if err != nil {
+		panic(err)
+	}
+	defer objs.Close()
+	_, _ = objs.Append(100, reading{"a", 1.5})
+	_, _ = objs.Append(200, reading{"b", 2.5})
+	s, err := objs.Log().Snapshot()
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	for o, err := range objs.Range(s, 0, 1000) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(o.Ts, o.Value.Sensor, o.Value.Value)
+	}
+	// Output:
+	// 100 a 1.5
+	// 200 b 2.5
+}
