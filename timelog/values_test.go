@@ -62,6 +62,10 @@ func TestValuesBufferedFlushedCompacted(t *testing.T) {
 	require.ErrorIs(t, err, timelog.ErrValueNotFound)
 	rev := collectEntries(t, cur.RangeValuesReverse(10, 12))
 	require.Equal(t, []string{"v11", "v10"}, []string{string(rev[0].Value), string(rev[1].Value)})
+	fresh := collectEntries(t, l.RangeValues(10, 12))
+	require.Equal(t, []string{"v10", "v11"}, []string{string(fresh[0].Value), string(fresh[1].Value)})
+	require.Len(t, collectEntries(t, l.AllValues()), 15)
+	require.Len(t, collectEntries(t, l.RangeValuesReverse(0, 100)), 15)
 }
 
 func TestValuesBadInputWritesNothing(t *testing.T) {
