@@ -4,4 +4,4 @@ package engine
 
 // mapShm is not available on this platform: read transactions are never
 // kept open between calls here (see snapshot.go).
-func mapShm(string) (*shmView, error) { return nil, errNoShm }
+func mapShm(*Conn) (*shmView, error) { return nil, errNoShm }

@@ -7,7 +7,6 @@ import (
 	"time"
 	"unsafe"
 
-	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -45,10 +44,9 @@ const walIndexVersion = 3007000
 
 var errNoShm = errors.New("snkv: no mappable WAL index")
 
-// shmView is a read-only mapping of the start of a -shm file.
+// shmView is SQLite's mapping of the start of the WAL index (see mapShm).
 type shmView struct {
-	p     unsafe.Pointer
-	unmap func()
+	p unsafe.Pointer
 }
 
 // header reads the WAL-index header the way SQLite's readers do: the first
@@ -114,21 +112,11 @@ func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 		if rows.Close() != nil || !wal {
 			return
 		}
-		zMain, err := c.cString("main")
-		if err != nil {
-			return
-		}
-		name := sqlite3.Xsqlite3_db_filename(c.tls, c.db, zMain)
-		sqlite3.Xsqlite3_free(c.tls, zMain)
-		if name == 0 {
-			return
-		}
-		m, err := mapShm(libc.GoString(name) + "-shm")
+		m, err := mapShm(c)
 		if err != nil {
 			return
 		}
 		if _, ok := m.header(); !ok {
-			m.unmap()
 			return
 		}
 		db.shm.Store(m)
@@ -294,21 +282,19 @@ func (db *DB) dropHeld(old func(c *Conn) bool) (remain bool) {
 // index is mapped); for tests.
 func (db *DB) HeldShm() bool { return db.shm.Load() != nil }
 
-// closeShm unmaps the WAL index once no reader is open to read it, when
-// the store is closed or has no writer: with no connection of this process
-// keeping the -shm file open, another process may delete it and make a new
-// one, which the next reader maps afresh. (A writer keeps it open, and the
-// mapping valid, for the store's life.) Header reads happen only on an open
-// reader, and openReader counts a reader under db.mu before its first read.
+// closeShm forgets the WAL-index mapping once no reader is open: it is
+// SQLite's (see mapShm), valid only while a connection of this process has
+// the file open in WAL mode, and the writer may not have (it opens the WAL
+// at its first transaction). The next reader asks SQLite for it afresh.
+// Header reads happen only on an open reader, and openReader counts a
+// reader under db.mu before its first read.
 func (db *DB) closeShm() {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if db.nOpen != 0 || (!db.closed.Load() && db.writer != nil) {
+	if db.nOpen != 0 {
 		return
 	}
-	if m := db.shm.Swap(nil); m != nil {
-		m.unmap()
-	}
+	db.shm.Store(nil)
 	db.shmTried = false
 }
 
