@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -133,26 +132,6 @@ func checkPath(path string) error {
 
 // sqliteMagic starts every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"
-
-// checkHeader refuses an existing, non-empty file that does not start with
-// SQLite's header: SQLite itself takes a file shorter than one page for an
-// empty database and would write over it.
-func checkHeader(path string, size int64) error {
-	if size == 0 {
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("snkv: open %q: %w: %w", path, ErrCantOpen, err)
-	}
-	defer f.Close()
-	buf := make([]byte, len(sqliteMagic))
-	n, _ := io.ReadFull(f, buf)
-	if n < len(buf) || string(buf) != sqliteMagic {
-		return fmt.Errorf("snkv: open %q: %w: %d-byte file without a SQLite header", path, ErrCorrupt, size)
-	}
-	return nil
-}
 
 // Memory reports whether the database lives in memory.
 func (db *DB) Memory() bool { return db.memory }
