@@ -136,7 +136,7 @@ func (l *Log) compactTx(ctx context.Context, force bool) (bool, error) {
 		if err != nil {
 			return dst, fmt.Errorf("read page %d: %w", p.id, err)
 		}
-		return decodePage(dst, b, p.n)
+		return decodePage(dst, b, p.n, l.name, p.key())
 	}
 	keep := func(recs []rec) []rec {
 		return slices.DeleteFunc(recs, func(x rec) bool {

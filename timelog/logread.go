@@ -202,7 +202,7 @@ func (l *Log) dropTx(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if all, err = decodePage(all, e.Value, -1); err != nil {
+		if all, err = decodePage(all, e.Value, -1, l.name, e.Key); err != nil {
 			return err
 		}
 	}

@@ -3,17 +3,28 @@ package timelog
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math"
 )
 
 // Page encoding (docs/format.md): an 8-byte header, "TLP", the version
-// byte 1 and the record count as a big-endian uint32, then count records of
-// 24 bytes each, sorted by (ts, seq): ts as a big-endian two's-complement
-// int64, seq and handle as big-endian uint64.
+// byte 2 and the page's CRC-32C as a big-endian uint32, then records of 24
+// bytes each (as many as the length says), sorted by (ts, seq): ts as a
+// big-endian two's-complement int64, seq and handle as big-endian uint64.
+// The CRC covers the first four bytes and the records. Version 1 (the
+// record count where the CRC now is) was never released; a page of any
+// version but 2 is corrupt.
 const (
 	pageHeader  = 8
-	pageVersion = 1
+	pageVersion = 2
 )
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// pageSum is the CRC-32C of page b: its bytes 0–3 and its records.
+func pageSum(b []byte) uint32 {
+	return crc32.Update(crc32.Update(0, castagnoli, b[:4]), castagnoli, b[pageHeader:])
+}
 
 var be = binary.BigEndian
 
@@ -74,7 +85,6 @@ func encodePage(recs []rec) ([]byte, pageInfo) {
 	b := make([]byte, pageHeader+recSize*len(recs))
 	copy(b, "TLP")
 	b[3] = pageVersion
-	be.PutUint32(b[4:], uint32(len(recs)))
 	p := pageInfo{minTs: recs[0].ts, maxTs: recs[len(recs)-1].ts, n: len(recs), minSeq: math.MaxUint64}
 	o := pageHeader
 	for _, r := range recs {
@@ -85,27 +95,36 @@ func encodePage(recs []rec) ([]byte, pageInfo) {
 		p.minSeq = min(p.minSeq, r.seq)
 		p.maxSeq = max(p.maxSeq, r.seq)
 	}
+	be.PutUint32(b[4:], pageSum(b))
 	return b, p
 }
 
-// checkPage validates a page's header against its description and returns
-// the record count.
+// checkPage validates a page (header, length, checksum) against its
+// description (want records; -1: any number) and returns the record count.
 func checkPage(b []byte, want int) (int, error) {
-	if len(b) < pageHeader || string(b[:3]) != "TLP" || b[3] != pageVersion {
+	if len(b) < pageHeader || string(b[:3]) != "TLP" {
 		return 0, fmt.Errorf("%w: bad page header", ErrCorrupt)
 	}
-	n := int(be.Uint32(b[4:]))
-	if len(b) != pageHeader+n*recSize || (want >= 0 && n != want) {
-		return 0, fmt.Errorf("%w: page of %d bytes for %d records (summary says %d)", ErrCorrupt, len(b), n, want)
+	if b[3] != pageVersion {
+		return 0, fmt.Errorf("%w: page version %d (this library reads version %d)", ErrCorrupt, b[3], pageVersion)
+	}
+	n := (len(b) - pageHeader) / recSize
+	if n == 0 || len(b) != pageHeader+n*recSize || (want >= 0 && n != want) {
+		return 0, fmt.Errorf("%w: page of %d bytes (summary says %d records)", ErrCorrupt, len(b), want)
+	}
+	if got, stored := pageSum(b), be.Uint32(b[4:]); got != stored {
+		return 0, fmt.Errorf("%w: page checksum mismatch (stored %08x, computed %08x)", ErrCorrupt, stored, got)
 	}
 	return n, nil
 }
 
-// decodePage appends the records of page b to dst.
-func decodePage(dst []rec, b []byte, want int) ([]rec, error) {
+// decodePage appends the records of page b of log name to dst, after
+// checking the page (checkPage); a bad page is ErrCorrupt naming the log
+// and the page.
+func decodePage(dst []rec, b []byte, want int, name string, key []byte) ([]rec, error) {
 	n, err := checkPage(b, want)
 	if err != nil {
-		return dst, err
+		return dst, fmt.Errorf("timelog %q, page %x: %w", name, key, err)
 	}
 	dst = growRecs(dst, n)
 	b = b[pageHeader:]

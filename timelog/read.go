@@ -252,7 +252,7 @@ func (r *reader) load() error {
 		if err != nil {
 			return err
 		}
-		if buf, err = decodePage(buf, b, p.n); err != nil {
+		if buf, err = decodePage(buf, b, p.n, s.l.name, p.key()); err != nil {
 			return err
 		}
 		if p.minTs < q.lo || p.maxTs > q.hi {
