@@ -381,8 +381,8 @@ func (l *Log) IntegrityCheck(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if buf, err = decodePage(buf[:0], e.Value, -1); err != nil {
-				return fmt.Errorf("timelog: %q: integrity: %w", l.name, err)
+			if buf, err = decodePage(buf[:0], e.Value, -1, l.name, e.Key); err != nil {
+				return fmt.Errorf("integrity: %w", err) // decodePage names the log
 			}
 			for _, x := range buf {
 				handles[x.h]++
