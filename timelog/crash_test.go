@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -59,46 +60,16 @@ func TestCrashChild(t *testing.T) {
 			return err
 		}
 		rng := rand.New(rand.NewPCG(seed, 7))
-		for {
-			switch op := rng.IntN(20); {
-			case op < 14:
-				n := 1 + rng.IntN(60)
-				batch := make([]timelog.Record, n)
-				for i := range batch {
-					h++
-					batch[i] = timelog.Record{Ts: int64(rng.IntN(1000)), Handle: h}
-					say("A %d %d", batch[i].Ts, h)
-				}
-				if err := l.AppendBatch(batch); err != nil {
-					return err
-				}
-			case op < 16:
-				lo := int64(rng.IntN(1000))
-				hi := lo + int64(rng.IntN(200))
-				say("D %d %d", lo, hi)
-				if err := l.DeleteRange(lo, hi); err != nil {
-					return err
-				}
-			case op < 18:
-				say("F start")
-				if err := l.Flush(ctx); err != nil {
-					return err
-				}
-				say("F done")
-			default:
-				l.Compact()
-				for {
-					did, err := l.MaintStep(ctx)
-					if err != nil {
-						return err
-					}
-					if !did {
-						break
-					}
-				}
-				say("C done")
+		return crashWorkload(ctx, l, rng, say, func() error {
+			n := 1 + rng.IntN(60)
+			batch := make([]timelog.Record, n)
+			for i := range batch {
+				h++
+				batch[i] = timelog.Record{Ts: int64(rng.IntN(1000)), Handle: h}
+				say("A %d %d", batch[i].Ts, h)
 			}
-		}
+			return l.AppendBatch(batch)
+		})
 	}()
 	fmt.Fprintf(os.Stderr, "crash child: %v\n", err)
 	os.Exit(3)
@@ -264,4 +235,44 @@ func equalRecs(a, b []timelog.Record) bool {
 		}
 	}
 	return true
+}
+
+// crashWorkload runs the crash children's endless random workload on l:
+// appends (by appendSome, which reports them with say), range deletes,
+// flushes and compactions, each reported with say before (and, for flushes
+// and compactions, after) it happens. It returns only on an error.
+func crashWorkload(ctx context.Context, l *timelog.Log, rng *rand.Rand, say func(string, ...any), appendSome func() error) error {
+	for {
+		switch op := rng.IntN(20); {
+		case op < 14:
+			if err := appendSome(); err != nil {
+				return err
+			}
+		case op < 16:
+			lo := int64(rng.IntN(1000))
+			hi := lo + int64(rng.IntN(200))
+			say("D %d %d", lo, hi)
+			if err := l.DeleteRange(lo, hi); err != nil {
+				return err
+			}
+		case op < 18:
+			say("F start")
+			if err := l.Flush(ctx); err != nil {
+				return err
+			}
+			say("F done")
+		default:
+			l.Compact()
+			for {
+				did, err := l.MaintStep(ctx)
+				if err != nil {
+					return err
+				}
+				if !did {
+					break
+				}
+			}
+			say("C done")
+		}
+	}
 }

@@ -57,62 +57,35 @@ func TestCrashValuesChild(t *testing.T) {
 			return err
 		}
 		rng := rand.New(rand.NewPCG(seed, 11))
-		for {
-			switch op := rng.IntN(20); {
-			case op < 14:
-				n := 1 + rng.IntN(60)
-				ts := make([]int64, n)
-				vals := make([][]byte, n)
-				for i := range ts {
-					ts[i] = int64(rng.IntN(1000))
-				}
-				// Handles are assigned in order: the next is the one
-				// after the last, so values can name their handle.
-				first, err := l.AppendValue(ts[0], loneValue(ts[0]))
-				if err != nil {
-					return err
-				}
-				say("A %d %d", ts[0], first)
-				for i := range ts {
-					vals[i] = crashValue(first+1+uint64(i), ts[i])
-				}
-				got, err := l.AppendValues(ts, vals)
-				if err != nil {
-					return err
-				}
-				if got != first+1 {
-					return fmt.Errorf("handle %d, want %d", got, first+1)
-				}
-				for i := range ts {
-					say("A %d %d", ts[i], got+uint64(i))
-				}
-			case op < 16:
-				lo := int64(rng.IntN(1000))
-				hi := lo + int64(rng.IntN(200))
-				say("D %d %d", lo, hi)
-				if err := l.DeleteRange(lo, hi); err != nil {
-					return err
-				}
-			case op < 18:
-				say("F start")
-				if err := l.Flush(ctx); err != nil {
-					return err
-				}
-				say("F done")
-			default:
-				l.Compact()
-				for {
-					did, err := l.MaintStep(ctx)
-					if err != nil {
-						return err
-					}
-					if !did {
-						break
-					}
-				}
-				say("C done")
+		return crashWorkload(ctx, l, rng, say, func() error {
+			n := 1 + rng.IntN(60)
+			ts := make([]int64, n)
+			vals := make([][]byte, n)
+			for i := range ts {
+				ts[i] = int64(rng.IntN(1000))
 			}
-		}
+			// Handles are assigned in order: the next is the one
+			// after the last, so values can name their handle.
+			first, err := l.AppendValue(ts[0], loneValue(ts[0]))
+			if err != nil {
+				return err
+			}
+			say("A %d %d", ts[0], first)
+			for i := range ts {
+				vals[i] = crashValue(first+1+uint64(i), ts[i])
+			}
+			got, err := l.AppendValues(ts, vals)
+			if err != nil {
+				return err
+			}
+			if got != first+1 {
+				return fmt.Errorf("handle %d, want %d", got, first+1)
+			}
+			for i := range ts {
+				say("A %d %d", ts[i], got+uint64(i))
+			}
+			return nil
+		})
 	}()
 	fmt.Fprintf(os.Stderr, "crash child: %v\n", err)
 	os.Exit(3)
