@@ -73,22 +73,21 @@ const (
 // in a format-2 table (strict), where the column is NOT NULL and a NULL can
 // only come from damage.
 func checkSum(rows *engine.Rows, col int, key []byte, want int64, what string, strict bool) (verdict, error) {
-	// Fast path, one call: a stored checksum equal to want (a NULL reads
-	// as 0, so 0 is confirmed by its type).
-	if v := rows.Int(col); v == want && (want != 0 || rows.Kind(col) == engine.KindInt) {
+	// One look-up of the column gives both the integer (a NULL reads as
+	// 0) and its type: a stored checksum equal to want is verified, 0 only
+	// when it is an integer.
+	v, k := rows.IntKind(col)
+	if v == want && (want != 0 || k == engine.KindInt) {
 		return rowVerified, nil
 	}
-	switch rows.Kind(col) {
+	switch k {
 	case engine.KindNull:
 		if strict {
 			return 0, corruptRow(key, what+" checksum is missing")
 		}
 		return rowUnverified, nil
 	case engine.KindInt:
-		switch rows.Int(col) {
-		case want:
-			return rowVerified, nil
-		case ttl.NoChecksum:
+		if v == ttl.NoChecksum {
 			return rowUnverified, nil
 		}
 		return 0, corruptRow(key, what+" checksum mismatch")

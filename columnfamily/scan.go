@@ -155,7 +155,7 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 		}
 	}
 	s.rows = rows
-	r := &scanRows{src: s, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.t.V2}
+	r := &scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.t.V2}
 	if sh.t.Crc {
 		r.crcCol, r.ecrcCol = scCrc, scEcrc
 	}
@@ -224,6 +224,7 @@ func (s *source) Close() error {
 
 type scanRows struct {
 	src             *source
+	st              *engine.Counters // the store's counters
 	rows            *engine.Rows
 	crcCol, ecrcCol int  // -1: no checksum columns (format 1)
 	strict          bool // format 2: a NULL checksum is damage
@@ -260,7 +261,7 @@ func (r *scanRows) alloc(n int) []byte {
 // scan rather than an atomic add per row.
 func (r *scanRows) flushRead() {
 	if r.read > 0 {
-		r.src.cf.db().Stats.BytesRead.Add(r.read)
+		r.st.BytesRead.Add(r.read)
 		r.read = 0
 	}
 }
@@ -270,7 +271,7 @@ func (r *scanRows) flushRead() {
 // (valid until the next step; no value for an expired key) and its expiry
 // (-1: none).
 func (r *scanRows) checkRow() (key, value []byte, exp int64, err error) {
-	st := &r.src.cf.db().Stats
+	st := r.st
 	if key, err = checkScanKey(r.rows, scKey); err != nil {
 		return nil, nil, 0, err
 	}

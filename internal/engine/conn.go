@@ -671,20 +671,36 @@ const (
 // than read it as something else.
 func (r *Rows) Kind(i int) int { return int(r.colType(i)) }
 
-// RawBlob is RawBytes for a column that must be a BLOB, with one type
-// look-up: it returns the bytes (in SQLite's memory, valid until the next
-// Next or Close) and the storage class; for any class but KindBlob the
-// bytes are nil.
+// RawBlob is RawBytes for a column that must be a BLOB, with one look-up
+// of the column: it returns the bytes (in SQLite's memory, valid until the
+// next Next or Close) and the storage class; for any class but KindBlob the
+// bytes are nil. The column is found once (sqlite3_column_value) and its
+// type, bytes and length read from that value, rather than three
+// sqlite3_column_* calls that each find it again: it is on the per-row path
+// of every scan and Get. The value is unprotected in SQLite's terms, which
+// only matters to a connection shared by threads; a Conn is used by one
+// goroutine at a time.
 func (r *Rows) RawBlob(i int) ([]byte, int) {
-	k := r.colType(i)
+	c := r.conn
+	v := sqlite3.Xsqlite3_column_value(c.tls, r.s.p, int32(i))
+	k := sqlite3.Xsqlite3_value_type(c.tls, v)
 	if k != sqlite3.SQLITE_BLOB {
 		return nil, int(k)
 	}
-	c := r.conn
-	p := sqlite3.Xsqlite3_column_blob(c.tls, r.s.p, int32(i))
-	n := sqlite3.Xsqlite3_column_bytes(c.tls, r.s.p, int32(i))
+	p := sqlite3.Xsqlite3_value_blob(c.tls, v)
+	n := sqlite3.Xsqlite3_value_bytes(c.tls, v)
 	if p == 0 || n == 0 {
 		return []byte{}, int(k)
 	}
 	return unsafe.Slice((*byte)(cptr(p)), n), int(k)
+}
+
+// IntKind returns column i of the current row as Int does (0 for NULL) and
+// its storage class as Kind does, with one look-up of the column (see
+// RawBlob).
+func (r *Rows) IntKind(i int) (int64, int) {
+	c := r.conn
+	v := sqlite3.Xsqlite3_column_value(c.tls, r.s.p, int32(i))
+	k := sqlite3.Xsqlite3_value_type(c.tls, v)
+	return sqlite3.Xsqlite3_value_int64(c.tls, v), int(k)
 }
