@@ -25,6 +25,7 @@ type shapeVariant struct {
 	crcCol int    // column of crc in scan (-1: none); get uses crcCol-1
 	sum    bool   // compute the CRC-32C of key and value per row
 	blob   bool   // read key and value with Blob (no type look-up)
+	calls3 bool   // read key and value as before RawBlob found the column once: Kind, then Blob
 }
 
 var shapeTable = crc32.MakeTable(crc32.Castagnoli)
@@ -53,6 +54,8 @@ func BenchmarkRowShape(b *testing.B) {
 		{name: "v2-nosum", table: "t2", crc: -2, expCol: 2, crcCol: 3,
 			scan: `SELECT key, value, expire_ms, crc, ecrc FROM w2 ORDER BY key`, get: `SELECT value, expire_ms, crc, ecrc FROM w2 WHERE key = ?1`},
 		{name: "v2-blob", table: "t2", crc: -2, expCol: 2, crcCol: 3, sum: true, blob: true,
+			scan: `SELECT key, value, expire_ms, crc, ecrc FROM w2 ORDER BY key`, get: `SELECT value, expire_ms, crc, ecrc FROM w2 WHERE key = ?1`},
+		{name: "v2-3calls", table: "t2", crc: -2, expCol: 2, crcCol: 3, sum: true, calls3: true,
 			scan: `SELECT key, value, expire_ms, crc, ecrc FROM w2 ORDER BY key`, get: `SELECT value, expire_ms, crc, ecrc FROM w2 WHERE key = ?1`},
 		{name: "v2-nocrccol", table: "t2", crc: -2, expCol: 2, crcCol: -1,
 			scan: `SELECT key, value, expire_ms FROM w2 ORDER BY key`, get: `SELECT value, expire_ms FROM w2 WHERE key = ?1`},
@@ -109,13 +112,22 @@ func BenchmarkRowShape(b *testing.B) {
 	var sink uint32
 	readRow := func(r *Rows, v shapeVariant, key []byte, off int) error {
 		var k int
-		if v.expCol >= 0 {
+		if v.expCol >= 0 && v.calls3 {
+			if k = r.Kind(v.expCol - off); k != KindNull {
+				return fmt.Errorf("expiry %d", k)
+			}
+		} else if v.expCol >= 0 {
 			if _, k = r.RawBlob(v.expCol - off); k != KindNull {
 				return fmt.Errorf("expiry %d", k)
 			}
 		}
 		var val []byte
-		if v.blob {
+		if v.calls3 {
+			if k = r.Kind(1 - off); k != KindBlob {
+				return fmt.Errorf("value %d", k)
+			}
+			val = r.Blob(1 - off)
+		} else if v.blob {
 			val = r.Blob(1 - off)
 		} else if val, k = r.RawBlob(1 - off); k != KindBlob {
 			return fmt.Errorf("value %d", k)
@@ -158,9 +170,16 @@ func BenchmarkRowShape(b *testing.B) {
 			}
 			rows := 0
 			for r.Next() {
-				key, _ := r.RawBlob(0)
-				if v.blob {
+				var key []byte
+				switch {
+				case v.blob:
 					key = r.Blob(0)
+				case v.calls3:
+					if r.Kind(0) == KindBlob {
+						key = r.Blob(0)
+					}
+				default:
+					key, _ = r.RawBlob(0)
 				}
 				if err := readRow(r, v, key, 0); err != nil {
 					return err
