@@ -170,35 +170,7 @@ func TestCrashKill(t *testing.T) {
 		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random moment
 		lines := c.kill(t)
 
-		// Replay the reported operations on the model; remember the states
-		// at the last flush started and the last finished.
-		m := base.clone()
-		var atStart, atDone *model
-		drops := map[uint64]bool{}
-		for _, l := range lines {
-			f := strings.Fields(l)
-			switch f[0] {
-			case "A":
-				ts, _ := strconv.ParseInt(f[1], 10, 64)
-				h, _ := strconv.ParseUint(f[2], 10, 64)
-				m.add(timelog.Record{Ts: ts, Handle: h})
-			case "D":
-				lo, _ := strconv.ParseInt(f[1], 10, 64)
-				hi, _ := strconv.ParseInt(f[2], 10, 64)
-				if lo < hi {
-					m.del(lo, hi-1)
-				}
-			case "F":
-				if f[1] == "start" {
-					atStart = m.clone()
-				} else {
-					atDone = m.clone()
-				}
-			case "X":
-				h, _ := strconv.ParseUint(f[1], 10, 64)
-				drops[h] = true
-			}
-		}
+		atStart, atDone, drops := replayCrashLines(base, lines)
 		require.NotNil(t, atDone)
 
 		db, err := kvstore.Open(path, kvstore.Options{})
@@ -275,4 +247,38 @@ func crashWorkload(ctx context.Context, l *timelog.Log, rng *rand.Rand, say func
 			say("C done")
 		}
 	}
+}
+
+// replayCrashLines replays what a crash child reported (see crashWorkload)
+// on a copy of base, and returns the model as it was when the last flush
+// started and when the last one finished (nil if none did), and the handles
+// reported dropped.
+func replayCrashLines(base *model, lines []string) (atStart, atDone *model, drops map[uint64]bool) {
+	m := base.clone()
+	drops = map[uint64]bool{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		switch f[0] {
+		case "A":
+			ts, _ := strconv.ParseInt(f[1], 10, 64)
+			h, _ := strconv.ParseUint(f[2], 10, 64)
+			m.add(timelog.Record{Ts: ts, Handle: h})
+		case "D":
+			lo, _ := strconv.ParseInt(f[1], 10, 64)
+			hi, _ := strconv.ParseInt(f[2], 10, 64)
+			if lo < hi {
+				m.del(lo, hi-1)
+			}
+		case "F":
+			if f[1] == "start" {
+				atStart = m.clone()
+			} else {
+				atDone = m.clone()
+			}
+		case "X":
+			h, _ := strconv.ParseUint(f[1], 10, 64)
+			drops[h] = true
+		}
+	}
+	return atStart, atDone, drops
 }

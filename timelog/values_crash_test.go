@@ -107,29 +107,7 @@ func TestCrashValuesKill(t *testing.T) {
 		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random moment
 		lines := c.kill(t)
 
-		m := base.clone()
-		var atStart, atDone *model
-		for _, l := range lines {
-			f := strings.Fields(l)
-			switch f[0] {
-			case "A":
-				ts, _ := strconv.ParseInt(f[1], 10, 64)
-				h, _ := strconv.ParseUint(f[2], 10, 64)
-				m.add(timelog.Record{Ts: ts, Handle: h})
-			case "D":
-				lo, _ := strconv.ParseInt(f[1], 10, 64)
-				hi, _ := strconv.ParseInt(f[2], 10, 64)
-				if lo < hi {
-					m.del(lo, hi-1)
-				}
-			case "F":
-				if f[1] == "start" {
-					atStart = m.clone()
-				} else {
-					atDone = m.clone()
-				}
-			}
-		}
+		atStart, atDone, _ := replayCrashLines(base, lines)
 		require.NotNil(t, atDone)
 
 		db, err := kvstore.Open(path, kvstore.Options{})
