@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/ttl"
@@ -31,17 +30,7 @@ func ValidateHidden(kind, name string) error {
 			return fmt.Errorf("%w: hidden table kind %q: only a-z, 0-9 and _", engine.ErrInvalidName, kind)
 		}
 	}
-	switch {
-	case name == "":
-		return fmt.Errorf("%w: empty hidden table name", engine.ErrInvalidName)
-	case len(name) > MaxNameLen:
-		return fmt.Errorf("%w: hidden table name of %d bytes (at most %d)", engine.ErrInvalidName, len(name), MaxNameLen)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("%w: hidden table name is not valid UTF-8", engine.ErrInvalidName)
-	case strings.IndexByte(name, 0) >= 0:
-		return fmt.Errorf("%w: hidden table name contains NUL", engine.ErrInvalidName)
-	}
-	return nil
+	return checkNameBytes("hidden table name", name)
 }
 
 // CreateHidden creates the hidden table name of kind inside tx, through the

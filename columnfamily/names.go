@@ -27,15 +27,10 @@ const (
 // without NUL, not starting with the reserved prefixes "__" or "sqlite_"
 // (case-insensitive, as SQLite treats table names).
 func ValidateName(name string) error {
+	if err := checkNameBytes("name", name); err != nil {
+		return err
+	}
 	switch {
-	case name == "":
-		return fmt.Errorf("%w: empty name", engine.ErrInvalidName)
-	case len(name) > MaxNameLen:
-		return fmt.Errorf("%w: name of %d bytes (at most %d)", engine.ErrInvalidName, len(name), MaxNameLen)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("%w: name is not valid UTF-8", engine.ErrInvalidName)
-	case strings.IndexByte(name, 0) >= 0:
-		return fmt.Errorf("%w: name contains NUL", engine.ErrInvalidName)
 	case strings.HasPrefix(name, "__"):
 		return fmt.Errorf("%w: %q: names starting with \"__\" are reserved", engine.ErrReservedName, name)
 	case len(name) >= 7 && strings.EqualFold(name[:7], "sqlite_"):
@@ -87,4 +82,21 @@ func nonNil(b []byte) []byte {
 		return []byte{}
 	}
 	return b
+}
+
+// checkNameBytes checks the rules every catalogued name follows (what
+// names what, for the error message): 1 to MaxNameLen bytes of valid UTF-8
+// without NUL.
+func checkNameBytes(what, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty %s", engine.ErrInvalidName, what)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: %s of %d bytes (at most %d)", engine.ErrInvalidName, what, len(name), MaxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: %s is not valid UTF-8", engine.ErrInvalidName, what)
+	case strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("%w: %s contains NUL", engine.ErrInvalidName, what)
+	}
+	return nil
 }
