@@ -17,22 +17,23 @@ import (
 	"github.com/snkv-go/snkv/timelog"
 )
 
-// documentedQuery returns the shell query of docs/format.md.
-func documentedQuery(t *testing.T) string {
+// documentedQuery returns the SQL block of docs/format.md between the
+// markers <!-- marker --> and <!-- /marker -->.
+func documentedQuery(t *testing.T, marker string) string {
 	b, err := os.ReadFile("../docs/format.md")
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(b), "<!-- timelog-query -->")
-	require.True(t, ok)
-	q, _, ok := strings.Cut(rest, "<!-- /timelog-query -->")
-	require.True(t, ok)
+	_, rest, ok := strings.Cut(string(b), "<!-- "+marker+" -->")
+	require.True(t, ok, "marker %s in docs/format.md", marker)
+	q, _, ok := strings.Cut(rest, "<!-- /"+marker+" -->")
+	require.True(t, ok, "end marker %s in docs/format.md", marker)
 	q = strings.TrimSpace(q)
 	q = strings.TrimPrefix(q, "```sql")
 	return strings.TrimSpace(strings.TrimSuffix(q, "```"))
 }
 
-// The query docs/format.md gives, run by the stock sqlite3 shell, lists what
-// the log returns.
-func TestDocumentedShellQuery(t *testing.T) {
+// sqlite3Shell returns the path of the stock sqlite3 shell; the test is
+// skipped without one, except under CI=true, where it fails.
+func sqlite3Shell(t *testing.T) string {
 	sh, err := exec.LookPath("sqlite3")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -40,6 +41,13 @@ func TestDocumentedShellQuery(t *testing.T) {
 		}
 		t.Skipf("sqlite3 is not on the PATH: %v", err)
 	}
+	return sh
+}
+
+// The query docs/format.md gives, run by the stock sqlite3 shell, lists what
+// the log returns.
+func TestDocumentedShellQuery(t *testing.T) {
+	sh := sqlite3Shell(t)
 	path := t.TempDir() + "/shell.db"
 	db, err := kvstore.Open(path, kvstore.Options{})
 	require.NoError(t, err)
@@ -56,7 +64,7 @@ func TestDocumentedShellQuery(t *testing.T) {
 	cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, sh, "-readonly", "-batch", "-bail", path)
-	cmd.Stdin = strings.NewReader(documentedQuery(t) + "\n")
+	cmd.Stdin = strings.NewReader(documentedQuery(t, "timelog-query") + "\n")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

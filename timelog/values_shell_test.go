@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -19,20 +18,8 @@ import (
 // The values query of docs/format.md, run by the stock sqlite3 shell, lists
 // the stored values by handle; a removed record's value is gone.
 func TestDocumentedValuesShellQuery(t *testing.T) {
-	sh, err := exec.LookPath("sqlite3")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("sqlite3 is not on the PATH (required under CI=true): %v", err)
-		}
-		t.Skipf("sqlite3 is not on the PATH: %v", err)
-	}
-	b, err := os.ReadFile("../docs/format.md")
-	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(b), "<!-- timelog-values-query -->")
-	require.True(t, ok)
-	q, _, ok := strings.Cut(rest, "<!-- /timelog-values-query -->")
-	require.True(t, ok)
-	q = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(q), "```sql"), "```")
+	sh := sqlite3Shell(t)
+	q := documentedQuery(t, "timelog-values-query")
 
 	path := t.TempDir() + "/shell.db"
 	db, err := kvstore.Open(path, kvstore.Options{})
