@@ -41,18 +41,12 @@ it survives a round trip. Keys already expired are not written.
 						return err
 					}
 				}
-				var cfs []*kvstore.ColumnFamily
+				cfs, counts, err := openCounted(ctx, db, names)
+				if err != nil {
+					return err
+				}
 				var total int64
-				for _, name := range names {
-					cf, err := openCF(db, name)
-					if err != nil {
-						return err
-					}
-					kc, err := db.CountKeys(ctx, cf.Name())
-					if err != nil {
-						return err
-					}
-					cfs = append(cfs, cf)
+				for _, kc := range counts {
 					total += kc.Live
 				}
 				dst := a.out

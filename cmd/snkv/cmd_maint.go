@@ -50,16 +50,12 @@ consistent.`,
 				}
 				var jobs []job
 				var todo int64
-				for _, name := range names {
-					cf, err := openCF(db, name)
-					if err != nil {
-						return err
-					}
-					kc, err := db.CountKeys(ctx, cf.Name())
-					if err != nil {
-						return err
-					}
-					jobs = append(jobs, job{cf, kc.Expired})
+				cfs, counts, err := openCounted(ctx, db, names)
+				if err != nil {
+					return err
+				}
+				for i, kc := range counts {
+					jobs = append(jobs, job{cfs[i], kc.Expired})
 					todo += kc.Expired
 				}
 				bar := a.progress(todo, "purging", "keys")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -111,3 +112,23 @@ func expiryFlags(ttlFlag, atFlag string) (expiry, error) {
 }
 
 func (e expiry) none() bool { return e.ttl == 0 && e.at.IsZero() }
+
+// openCounted opens the column families names and counts their keys (each
+// from one snapshot), for commands that size a progress bar before work.
+func openCounted(ctx context.Context, db *kvstore.Store, names []string) ([]*kvstore.ColumnFamily, []kvstore.KeyCounts, error) {
+	cfs := make([]*kvstore.ColumnFamily, 0, len(names))
+	counts := make([]kvstore.KeyCounts, 0, len(names))
+	for _, name := range names {
+		cf, err := openCF(db, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		kc, err := db.CountKeys(ctx, cf.Name())
+		if err != nil {
+			return nil, nil, err
+		}
+		cfs = append(cfs, cf)
+		counts = append(counts, kc)
+	}
+	return cfs, counts, nil
+}
