@@ -101,7 +101,8 @@ func readOnlyFS(path string) bool {
 
 // Backup writes a consistent copy of the database to dest (which must not
 // exist) with VACUUM INTO, from one read snapshot, on a connection of its
-// own so that writers go on meanwhile. dest is always a file-system path:
+// own so that writers go on meanwhile (for an in-memory database, which
+// has no WAL, writers of this process wait for it instead). dest is always a file-system path:
 // it reaches SQLite as an escaped file: URI, so that no prefix ("file:")
 // or suffix ("?vfs=memdb") of it is ever read as an instruction. A nil
 // return means a complete store file is at dest.
@@ -127,6 +128,17 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 			vfs = "win32"
 		}
 		target += "?vfs=" + vfs
+	}
+	if db.memory && db.writer != nil {
+		// An in-memory database has no WAL: a reader waits for each commit
+		// to finish, and a steady stream of commits can keep the copy
+		// waiting past the busy timeout. Only this process can write it, so
+		// hold its writer while copying: writes wait for the backup instead.
+		w, err := db.AcquireWriter(ctx)
+		if err != nil {
+			return Wrap(ctx, "backup", err)
+		}
+		defer db.ReleaseWriter(w)
 	}
 	c, err := openConn(db.dsn)
 	if err != nil {
