@@ -102,9 +102,10 @@ func readOnlyFS(path string) bool {
 // Backup writes a consistent copy of the database to dest (which must not
 // exist) with VACUUM INTO, from one read snapshot, on a connection of its
 // own so that writers go on meanwhile (for an in-memory database, which
-// has no WAL, writers of this process wait for it instead). dest is always a file-system path:
-// it reaches SQLite as an escaped file: URI, so that no prefix ("file:")
-// or suffix ("?vfs=memdb") of it is ever read as an instruction. A nil
+// has no WAL, writers of this process wait for it instead). dest is always
+// a file-system path: it reaches SQLite as an escaped file: URI, so that no
+// prefix ("file:") or suffix ("?vfs=memdb") of it is ever read as an
+// instruction. A nil
 // return means a complete store file is at dest.
 func (db *DB) Backup(ctx context.Context, dest string) error {
 	if db.closed.Load() {
