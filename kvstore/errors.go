@@ -51,6 +51,11 @@ var (
 	ErrInvalidOption = engine.ErrInvalidOption
 	// ErrDiskFull: the disk (or the database's size limit) is full.
 	ErrDiskFull = engine.ErrDiskFull
+	// ErrIO: the operating system failed a read, write, sync or lock of
+	// the file (SQLite's SQLITE_IOERR and its extended codes). What was
+	// acknowledged before is kept; a failed commit is all or nothing (read
+	// back to know which).
+	ErrIO = engine.ErrIO
 	// ErrDropDefault: an attempt to drop the default column family.
 	ErrDropDefault = engine.ErrDropDefault
 	// ErrForeignHandle: a column family handle from another store passed to

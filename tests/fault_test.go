@@ -4,6 +4,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -200,6 +201,10 @@ func TestIOFaults(t *testing.T) {
 					}
 				}
 				msg := fmt.Sprintf("n=%d errno=%v err=%v", n, errno, err)
+				if err != nil {
+					// An injected fault surfaces as one of the two typed I/O errors.
+					require.True(t, errors.Is(err, kvstore.ErrIO) || errors.Is(err, kvstore.ErrDiskFull), msg)
+				}
 				got := readFaultState(t, db)
 				if err == nil {
 					require.Equal(t, after, got, "acknowledged: "+msg)

@@ -200,6 +200,8 @@ func explainOpen(path string, write bool, err error) error {
 		return fmt.Errorf("%s: cannot open the store: %s", path, strip(err))
 	case errors.Is(err, kvstore.ErrBusy):
 		return fmt.Errorf("%s: the store is locked by another process: %s", path, strip(err))
+	case errors.Is(err, kvstore.ErrIO):
+		return fmt.Errorf("%s: the operating system failed to read or write the file (check the disk): %s", path, strip(err))
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }

@@ -29,6 +29,7 @@ var (
 	ErrInvalidTTL      = errors.New("snkv: invalid TTL")
 	ErrInvalidOption   = errors.New("snkv: invalid option")
 	ErrDiskFull        = errors.New("snkv: disk full")
+	ErrIO              = errors.New("snkv: I/O error")
 	ErrDropDefault     = errors.New("snkv: the default column family cannot be dropped")
 	ErrForeignHandle   = errors.New("snkv: column family belongs to another store")
 	ErrInvalidArgument = errors.New("snkv: invalid argument")
@@ -41,6 +42,7 @@ const (
 	codeLocked   = 6
 	codeReadOnly = 8
 	codeInterupt = 9
+	codeIOErr    = 10
 	codeCorrupt  = 11
 	codeFull     = 13
 	codeCantOpen = 14
@@ -88,6 +90,8 @@ func sentinelFor(err error) error {
 		return ErrCorrupt
 	case codeFull:
 		return ErrDiskFull
+	case codeIOErr:
+		return ErrIO
 	case codeCantOpen:
 		return ErrCantOpen
 	case codeError:
