@@ -29,12 +29,13 @@ type CheckReport struct {
 // schemaObjects is the set of (type, name) pairs in sqlite_schema, with the
 // SQL of views.
 type schemaObjects struct {
-	kinds map[string]string // name -> type
-	sql   map[string]string // name -> CREATE statement
+	kinds map[string]string // folded name -> type
+	sql   map[string]string // folded name -> CREATE statement
+	names map[string]string // folded name -> the name as stored
 }
 
 func loadSchema(ctx context.Context, c *engine.Conn) (schemaObjects, error) {
-	o := schemaObjects{kinds: map[string]string{}, sql: map[string]string{}}
+	o := schemaObjects{kinds: map[string]string{}, sql: map[string]string{}, names: map[string]string{}}
 	rows, err := c.Query(ctx, `SELECT type, name, sql FROM sqlite_schema`)
 	if err != nil {
 		return o, err
@@ -43,6 +44,7 @@ func loadSchema(ctx context.Context, c *engine.Conn) (schemaObjects, error) {
 		name := string(rows.RawBytes(1))
 		o.kinds[strings.ToLower(name)] = string(rows.RawBytes(0))
 		o.sql[strings.ToLower(name)] = string(rows.RawBytes(2))
+		o.names[strings.ToLower(name)] = name
 	}
 	return o, rows.Close()
 }
@@ -128,16 +130,22 @@ func objectProblems(o schemaObjects, t ttl.Tables) []string {
 	return p
 }
 
-// orphans lists column-family tables that lost their catalog row: tables
-// that are not catalogued but have snkv's hidden objects beside them.
+// orphans lists the tables that lost their catalog row, by their stored
+// names: tables that are not catalogued but have snkv's hidden objects
+// beside them (column families, and hidden tables, whose kind their name
+// carries).
 func orphans(o schemaObjects, listed []string) []string {
 	in := map[string]bool{}
 	for _, n := range listed {
 		in[strings.ToLower(n)] = true
 	}
 	var out []string
-	for name, kind := range o.kinds {
-		if kind != "table" || in[name] || isReservedObject(name) || strings.HasPrefix(name, "sqlite_") {
+	for folded, kind := range o.kinds {
+		name := o.names[folded]
+		if kind != "table" || in[folded] || strings.HasPrefix(folded, "sqlite_") {
+			continue
+		}
+		if _, _, hidden := splitHidden(name); isReservedObject(name) && !hidden {
 			continue
 		}
 		if o.has("view", ttl.ViewPrefix+name) || o.has("trigger", ChecksumTriggerPrefix+name) || o.has("table", ttl.KeysPrefix+name) {
@@ -146,6 +154,20 @@ func orphans(o schemaObjects, listed []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// splitHidden returns the kind and name of a hidden table's SQLite name
+// (see HiddenTableName), if it is one.
+func splitHidden(table string) (kind, name string, ok bool) {
+	rest, ok := strings.CutPrefix(table, HiddenPrefix)
+	if !ok {
+		return "", "", false
+	}
+	kind, name, ok = strings.Cut(rest, ":")
+	if !ok || ValidateHidden(kind, name) != nil {
+		return "", "", false
+	}
+	return kind, name, true
 }
 
 // Check verifies the store beyond SQLite's own integrity_check: every
@@ -278,7 +300,8 @@ func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, rep *CheckRepo
 }
 
 // Repair restores the hidden objects of every column family from what is
-// left: it puts a catalog row back for a column-family table that lost it,
+// left: it puts a catalog row back for a column-family or hidden table
+// that lost it (under the name and kind the table's name carries),
 // recreates a missing table (empty: its rows are gone), read view,
 // checksum trigger or TTL trigger, rebuilds a missing TTL table from the
 // other one, and removes TTL index rows that no longer agree with the data.
@@ -302,11 +325,15 @@ func (r *Registry) Repair(ctx context.Context) ([]string, error) {
 			return err
 		}
 		for _, n := range orphans(o, names) {
+			kind, what := "kv", fmt.Sprintf("catalog row of %q restored", n)
+			if k, name, ok := splitHidden(n); ok {
+				kind, what = k, fmt.Sprintf("catalog row of hidden table %q (kind %q) restored", name, k)
+			}
 			// A fresh creation stamp, as createIn gives one.
-			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, 'kv', max(?2, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, ttl.NowMs(r.env.Clock)); err != nil {
+			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, ?2, max(?3, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, kind, ttl.NowMs(r.env.Clock)); err != nil {
 				return err
 			}
-			done = append(done, fmt.Sprintf("catalog row of %q restored", n))
+			done = append(done, what)
 			names = append(names, n)
 		}
 		for _, name := range names {

@@ -83,3 +83,56 @@ func TestRepairRestoresHiddenObjects(t *testing.T) {
 		})
 	}
 }
+
+// TestRepairRestoresCatalogRows: a column family whose name has capitals,
+// and a hidden table, each losing its catalog row, come back under their
+// own names (and the hidden table under its kind) with every row.
+func TestRepairRestoresCatalogRows(t *testing.T) {
+	ctx := context.Background()
+	path := tempPath(t)
+	db := openAt(t, path, kvstore.Options{})
+	cf, err := db.CreateColumnFamily("Sessions")
+	require.NoError(t, err)
+	require.NoError(t, cf.Put([]byte("a"), []byte("1")))
+	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+		h, err := tx.CreateHiddenTable("series", "Cpu:Load")
+		if err != nil {
+			return err
+		}
+		return tx.CF(h).Put([]byte("h"), []byte("2"))
+	}))
+	require.NoError(t, db.Close())
+	rawExec(t, path,
+		`DELETE FROM "__snkv_catalog" WHERE name = 'Sessions'`,
+		`DELETE FROM "__snkv_catalog" WHERE name = '__snkv_series:Cpu:Load'`)
+
+	db = openAt(t, path, kvstore.Options{})
+	err = db.IntegrityCheck(ctx)
+	require.ErrorIs(t, err, kvstore.ErrCorrupt)
+	require.ErrorContains(t, err, `"Sessions"`)
+	require.ErrorContains(t, err, `"__snkv_series:Cpu:Load"`)
+	done, err := db.Repair(ctx)
+	require.NoError(t, err)
+	require.Contains(t, done, `catalog row of "Sessions" restored`)
+	require.Contains(t, done, `catalog row of hidden table "Cpu:Load" (kind "series") restored`)
+	require.NoError(t, db.IntegrityCheck(ctx))
+
+	names, err := db.ListColumnFamilies()
+	require.NoError(t, err)
+	require.Equal(t, []string{"Sessions", kvstore.DefaultColumnFamily}, names, "bytewise order")
+	cf, err = db.OpenColumnFamily("Sessions")
+	require.NoError(t, err)
+	v, err := cf.Get([]byte("a"))
+	require.NoError(t, err)
+	require.Equal(t, []byte("1"), v)
+
+	hidden, err := db.ListHiddenTables(ctx, "series")
+	require.NoError(t, err)
+	require.Equal(t, []string{"Cpu:Load"}, hidden)
+	h, err := db.OpenHiddenTable(ctx, "series", "Cpu:Load")
+	require.NoError(t, err)
+	v, err = h.Get([]byte("h"))
+	require.NoError(t, err)
+	require.Equal(t, []byte("2"), v)
+	require.NoError(t, db.Close())
+}
