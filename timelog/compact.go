@@ -200,7 +200,7 @@ func (l *Log) compactTx(ctx context.Context, force bool) (bool, error) {
 	if len(sel.merge) == 0 && len(sel.purge) == 0 && gcs == 0 {
 		return false, nil
 	}
-	if err := deleteValues(t, dropped); err != nil {
+	if err := l.deleteValues(t, dropped); err != nil {
 		return false, err
 	}
 	m, err := w.finish(0, len(dropped) > 0)

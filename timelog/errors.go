@@ -43,6 +43,11 @@ var (
 	// ErrValueTooLarge: a value above the store's MaxValueSize. Nothing is
 	// written.
 	ErrValueTooLarge = errors.New("timelog: value too large")
+	// ErrValuesLayout: the values table of the log is in a layout this
+	// library does not read: one row per value (written by development
+	// builds before value blocks, never released) or a newer layout.
+	// Nothing is changed.
+	ErrValuesLayout = errors.New("timelog: unknown values table layout")
 	// ErrValueNotFound: the snapshot has no value for the handle.
 	ErrValueNotFound = errors.New("timelog: value not found")
 	// ErrInvalidArgument: malformed arguments (for example AppendValues

@@ -1,7 +1,6 @@
 package timelog
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +26,7 @@ type Entry struct {
 }
 
 // openValues opens (or, for a writable log asked for values, creates) the
-// values table.
+// values table, and checks its layout (metaValuesLayout).
 func (l *Log) openValues(ctx context.Context) error {
 	name := l.name + suffixValues
 	cf, err := l.store.OpenHiddenTable(ctx, kind, name)
@@ -40,8 +39,10 @@ func (l *Log) openValues(ctx context.Context) error {
 		return fmt.Errorf("%w: the log has no values table", ErrNoValues)
 	case l.cfg.Values:
 		err = l.store.Update(ctx, func(tx *kvstore.Tx) error {
-			cf, err = tx.CreateHiddenTable(kind, name)
-			return err
+			if cf, err = tx.CreateHiddenTable(kind, name); err != nil {
+				return err
+			}
+			return tx.CF(l.t.meta).Put([]byte(metaValuesLayout), u64(valuesLayout))
 		})
 		if errors.Is(err, kvstore.ErrExists) {
 			cf, err = l.store.OpenHiddenTable(ctx, kind, name)
@@ -53,9 +54,35 @@ func (l *Log) openValues(ctx context.Context) error {
 	default:
 		return nil
 	}
-	return l.store.View(ctx, func(tx *kvstore.Tx) error {
-		l.nextH, err = getU64(tx.CF(l.t.meta), metaNextHandle)
+	adopt := false
+	err = l.store.View(ctx, func(tx *kvstore.Tx) error {
+		t := l.t.in(tx)
+		if l.nextH, err = getU64(t.meta, metaNextHandle); err != nil {
+			return err
+		}
+		layout, err := getU64(t.meta, metaValuesLayout)
+		switch {
+		case err != nil:
+			return err
+		case layout == valuesLayout:
+			return nil
+		case layout != 0:
+			return fmt.Errorf("timelog: %q: %w: layout %d (this library reads layout %d)", l.name, ErrValuesLayout, layout, valuesLayout)
+		}
+		for _, err := range t.values.All() {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("timelog: %q: %w: one row per value, from before value blocks", l.name, ErrValuesLayout)
+		}
+		adopt = true // an empty table without the row: write it
+		return nil
+	})
+	if err != nil || !adopt || l.readOnly {
 		return err
+	}
+	return l.store.Update(ctx, func(tx *kvstore.Tx) error {
+		return tx.CF(l.t.meta).Put([]byte(metaValuesLayout), u64(valuesLayout))
 	})
 }
 
@@ -157,24 +184,55 @@ func (r *run) value(h uint64) ([]byte, bool) {
 	return v, v != nil
 }
 
-func valueKey(h uint64) []byte { return u64(h) }
-
-// flushValues writes the values of the kept records of r, and raises the
-// handle counter above every handle of r, in the flush transaction.
+// flushValues writes the values of the kept records of r, packed in
+// blocks, and raises the handle counter above every handle of r, in the
+// flush transaction.
 func (l *Log) flushValues(t tables, r *run, keep []rec) error {
 	if t.values == nil || len(r.vals) == 0 {
 		return nil
 	}
-	for _, x := range keep {
-		v, ok := r.value(x.h)
-		if !ok {
-			return fmt.Errorf("%w: buffered record %d without its value", ErrCorrupt, x.h)
+	hs := make([]uint64, len(keep))
+	for i, x := range keep {
+		hs[i] = x.h
+	}
+	slices.Sort(hs)
+	end := r.valBase + uint64(len(r.vals))
+	// Rows written meanwhile by transactions (Log.In) with handles inside
+	// this buffer's range: no block may span one of them.
+	var others []uint64
+	for e, err := range t.values.Range(u64(r.valBase), u64(end)) {
+		if err != nil {
+			return fmt.Errorf("read values: %w", err)
 		}
-		if err := t.values.Put(valueKey(x.h), v); err != nil {
-			return fmt.Errorf("write value %d: %w", x.h, err)
+		others = append(others, be.Uint64(e.Key))
+	}
+	p := newPacker(l.store.MaxValueSize())
+	j := 0
+	for i, h := range hs {
+		v, ok := r.value(h)
+		if !ok {
+			return fmt.Errorf("%w: buffered record %d without its value", ErrCorrupt, h)
+		}
+		cut := false
+		for j < len(others) && others[j] < h {
+			cut = cut || (i > 0 && others[j] > hs[i-1])
+			j++
+		}
+		p.add(h, v, cut)
+	}
+	if err := putRows(t, p.done()); err != nil {
+		return err
+	}
+	return raiseHandle(t, end)
+}
+
+func putRows(t tables, rows []blockRow) error {
+	for _, row := range rows {
+		if err := t.values.Put(row.key, row.value); err != nil {
+			return fmt.Errorf("write value block %x: %w", row.key, err)
 		}
 	}
-	return raiseHandle(t, r.valBase+uint64(len(r.vals)))
+	return nil
 }
 
 func raiseHandle(t tables, next uint64) error {
@@ -188,14 +246,75 @@ func raiseHandle(t tables, next uint64) error {
 	return nil
 }
 
-// deleteValues deletes the values of removed records (a values log).
-func deleteValues(t tables, removed []rec) error {
-	if t.values == nil {
+// deleteValues removes the values of removed records (a values log): each
+// block holding some is rewritten without them, or deleted if none is
+// left. A removed record without its value is ErrCorrupt (nothing is
+// written then).
+func (l *Log) deleteValues(t tables, removed []rec) error {
+	if t.values == nil || len(removed) == 0 {
 		return nil
 	}
-	for _, x := range removed {
-		if err := t.values.Delete(valueKey(x.h)); err != nil {
-			return fmt.Errorf("delete value %d: %w", x.h, err)
+	hs := make([]uint64, len(removed))
+	for i, x := range removed {
+		hs[i] = x.h
+	}
+	slices.Sort(hs)
+	type change struct {
+		key, value []byte // value nil: delete the row
+	}
+	var changes []change
+	err := func() error {
+		c, err := t.values.Cursor(kvstore.IterOptions{Reverse: true})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for i := 0; i < len(hs); {
+			h := hs[i]
+			if !c.Seek(seekKey(h)) {
+				if err := c.Err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("timelog: %q: %w: record %d without its value", l.name, ErrCorrupt, h)
+			}
+			b, err := decodeBlock(c.Key(), c.Value())
+			if err != nil {
+				return fmt.Errorf("timelog: %q: value row %x: %w", l.name, c.Key(), err)
+			}
+			j := i
+			for j < len(hs) && hs[j] <= b.last() {
+				if _, ok := b.find(hs[j]); !ok {
+					return fmt.Errorf("timelog: %q: %w: record %d without its value", l.name, ErrCorrupt, hs[j])
+				}
+				j++
+			}
+			if j == i {
+				return fmt.Errorf("timelog: %q: %w: record %d without its value", l.name, ErrCorrupt, h)
+			}
+			gone := hs[i:j]
+			v, left := b.without(func(x uint64) bool {
+				_, found := slices.BinarySearch(gone, x)
+				return found
+			})
+			if !left {
+				v = nil
+			}
+			changes = append(changes, change{b.key, v})
+			i = j
+		}
+		return nil
+	}()
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		if ch.value == nil {
+			err = t.values.Delete(ch.key)
+		} else {
+			err = t.values.Put(ch.key, ch.value)
+		}
+		if err != nil {
+			return fmt.Errorf("rewrite value block %x: %w", ch.key, err)
 		}
 	}
 	return nil
@@ -236,194 +355,16 @@ func (w *TxWriter) AppendValues(ts []int64, values [][]byte) (first uint64, err 
 		batch[i] = Record{Ts: t, Handle: first + uint64(i)}
 	}
 	err = w.appendRecs(batch, seq, func(t tables) error {
+		p := newPacker(l.store.MaxValueSize())
 		for i, v := range values {
-			if err := t.values.Put(valueKey(first+uint64(i)), v); err != nil {
-				return fmt.Errorf("write value %d: %w", first+uint64(i), err)
-			}
+			p.add(first+uint64(i), v, false)
+		}
+		if err := putRows(t, p.done()); err != nil {
+			return err
 		}
 		return raiseHandle(t, first+uint64(len(ts)))
 	})
 	return first, err
-}
-
-// Value returns a copy of the value of handle h as the snapshot sees it:
-// the value of every record the snapshot can return is there, even if the
-// record was removed since. ErrValueNotFound if the snapshot has no value
-// for h; ErrNoValues on a log without values.
-func (s *Snapshot) Value(h uint64) ([]byte, error) {
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	if s.t.values == nil {
-		return nil, fmt.Errorf("timelog: %q: %w", s.l.name, ErrNoValues)
-	}
-	for _, r := range s.runs {
-		if v, ok := r.value(h); ok {
-			return slices.Clone(v), nil
-		}
-	}
-	s.fetchMu.Lock()
-	v, err := s.t.values.Get(valueKey(h))
-	s.fetchMu.Unlock()
-	if errors.Is(err, kvstore.ErrNotFound) {
-		return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
-	}
-	return slices.Clone(v), nil
-}
-
-// valueCursor reads stored values through one cursor over the values
-// table: a range read asks for handles mostly in increasing order (records
-// are appended with increasing handles), so each is usually the next row,
-// and a point look-up per record would cost a B-tree descent.
-type valueCursor struct {
-	s *Snapshot
-	c *kvstore.Cursor
-}
-
-// get returns a copy of the value of h.
-func (vc *valueCursor) get(h uint64) ([]byte, error) {
-	s := vc.s
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	for _, r := range s.runs {
-		if v, ok := r.value(h); ok {
-			return slices.Clone(v), nil
-		}
-	}
-	k := valueKey(h)
-	s.fetchMu.Lock()
-	defer s.fetchMu.Unlock()
-	if vc.c == nil {
-		c, err := s.t.values.Cursor(kvstore.IterOptions{Borrow: true})
-		if err != nil {
-			return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
-		}
-		vc.c = c
-	}
-	if !(vc.c.Valid() && vc.c.Next() && bytes.Equal(vc.c.Key(), k)) {
-		if !vc.c.Seek(k) || !bytes.Equal(vc.c.Key(), k) {
-			if err := vc.c.Err(); err != nil {
-				return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
-			}
-			return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
-		}
-	}
-	return slices.Clone(vc.c.Value()), nil
-}
-
-func (vc *valueCursor) close() {
-	if vc.c != nil {
-		vc.s.fetchMu.Lock()
-		_ = vc.c.Close()
-		vc.s.fetchMu.Unlock()
-		vc.c = nil
-	}
-}
-
-// withValues pairs every record of recs with its value.
-func (s *Snapshot) withValues(recs iter.Seq2[Record, error]) iter.Seq2[Entry, error] {
-	return func(yield func(Entry, error) bool) {
-		if s.t.values == nil {
-			yield(Entry{}, fmt.Errorf("timelog: %q: %w", s.l.name, ErrNoValues))
-			return
-		}
-		vc := &valueCursor{s: s}
-		defer vc.close()
-		for r, err := range recs {
-			if err != nil {
-				yield(Entry{}, err)
-				return
-			}
-			v, err := vc.get(r.Handle)
-			if err != nil {
-				if errors.Is(err, ErrValueNotFound) {
-					err = fmt.Errorf("%w: %w", ErrCorrupt, err)
-				}
-				yield(Entry{}, err)
-				return
-			}
-			if !yield(Entry{Record: r, Value: v}, nil) {
-				return
-			}
-		}
-	}
-}
-
-// RangeValues is Range yielding each record with its value (a copy, the
-// caller's). A failure is yielded once, as the last step.
-func (s *Snapshot) RangeValues(t1, t2 int64) iter.Seq2[Entry, error] {
-	return s.withValues(s.Range(t1, t2))
-}
-
-// RangeValuesReverse is RangeReverse yielding records with their values.
-func (s *Snapshot) RangeValuesReverse(t1, t2 int64) iter.Seq2[Entry, error] {
-	return s.withValues(s.RangeReverse(t1, t2))
-}
-
-// AllValues is All yielding records with their values.
-func (s *Snapshot) AllValues() iter.Seq2[Entry, error] { return s.withValues(s.All()) }
-
-// IntegrityCheck reads the stored state of the log in one read
-// transaction and verifies that every page decodes and, in a values log,
-// that every stored record has its value and every value its record. It
-// returns nil or an error wrapping ErrCorrupt that says what is wrong.
-// Buffered records are not looked at (Flush first to include them).
-func (l *Log) IntegrityCheck(ctx context.Context) error {
-	return l.store.View(ctx, func(tx *kvstore.Tx) error {
-		t := l.t.in(tx)
-		handles := map[uint64]int{}
-		var buf []rec
-		for e, err := range t.pages.All() {
-			if err != nil {
-				return err
-			}
-			if buf, err = decodePage(buf[:0], e.Value, -1, l.name, e.Key); err != nil {
-				return fmt.Errorf("integrity: %w", err) // decodePage names the log
-			}
-			for _, x := range buf {
-				handles[x.h]++
-			}
-		}
-		if t.values == nil {
-			return nil
-		}
-		var orphans, dups []uint64
-		for h, n := range handles {
-			if n > 1 {
-				dups = append(dups, h)
-			}
-		}
-		for e, err := range t.values.All() {
-			if err != nil {
-				return err
-			}
-			if len(e.Key) != 8 {
-				return fmt.Errorf("timelog: %q: integrity: %w: value key of %d bytes", l.name, ErrCorrupt, len(e.Key))
-			}
-			h := be.Uint64(e.Key)
-			if _, ok := handles[h]; !ok {
-				orphans = append(orphans, h)
-				continue
-			}
-			delete(handles, h)
-		}
-		if len(orphans)+len(handles)+len(dups) == 0 {
-			return nil
-		}
-		missing := make([]uint64, 0, len(handles))
-		for h := range handles {
-			missing = append(missing, h)
-		}
-		slices.Sort(missing)
-		slices.Sort(orphans)
-		slices.Sort(dups)
-		return fmt.Errorf("timelog: %q: integrity: %w: %d values without a record %v, %d records without a value %v, %d handles twice %v",
-			l.name, ErrCorrupt, len(orphans), head(orphans), len(missing), head(missing), len(dups), head(dups))
-	})
 }
 
 func head(hs []uint64) []uint64 { return hs[:min(len(hs), 10)] }

@@ -1,0 +1,291 @@
+package timelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// Value returns a copy of the value of handle h as the snapshot sees it:
+// the value of every record the snapshot can return is there, even if the
+// record was removed since. ErrValueNotFound if the snapshot has no value
+// for h; ErrNoValues on a log without values; ErrCorrupt if the block
+// holding it does not decode.
+func (s *Snapshot) Value(h uint64) ([]byte, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if s.t.values == nil {
+		return nil, fmt.Errorf("timelog: %q: %w", s.l.name, ErrNoValues)
+	}
+	for _, r := range s.runs {
+		if v, ok := r.value(h); ok {
+			return slices.Clone(v), nil
+		}
+	}
+	s.fetchMu.Lock()
+	defer s.fetchMu.Unlock()
+	c, err := s.t.values.Cursor(kvstore.IterOptions{Reverse: true, Borrow: true})
+	if err != nil {
+		return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
+	}
+	defer c.Close()
+	if !c.Seek(seekKey(h)) {
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
+		}
+		return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
+	}
+	b, err := decodeBlock(c.Key(), c.Value())
+	if err != nil {
+		return nil, fmt.Errorf("timelog: %q: value row %x: %w", s.l.name, c.Key(), err)
+	}
+	i, ok := b.find(h)
+	if !ok {
+		return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
+	}
+	return slices.Clone(b.value(i)), nil
+}
+
+// valueCursor reads stored values for a range read. Records come mostly in
+// handle order (appends take increasing handles), so the block of the last
+// value usually holds the next one, else the row after it does: blocks
+// are read one after the other through a forward cursor, and a handle
+// elsewhere is found by a descending seek to the greatest key <= it.
+type valueCursor struct {
+	s        *Snapshot
+	fwd, rev *kvstore.Cursor
+	cur      vblock // the block read last (a copy of its row, in buf)
+	loaded   bool
+	next     int    // the entry after the one read last
+	fwdAt    bool   // fwd is on cur's row
+	buf      []byte // cur's key and value
+}
+
+// get returns a copy of the value of h.
+func (vc *valueCursor) get(h uint64) ([]byte, error) {
+	s := vc.s
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	for _, r := range s.runs {
+		if v, ok := r.value(h); ok {
+			return slices.Clone(v), nil
+		}
+	}
+	if vc.loaded {
+		if v, ok := vc.in(h); ok {
+			return v, nil
+		}
+	}
+	s.fetchMu.Lock()
+	defer s.fetchMu.Unlock()
+	if vc.loaded && h > vc.cur.last() {
+		// The row after the current one, read in order.
+		var ok bool
+		if vc.fwdAt {
+			ok = vc.fwd.Next()
+		} else if err := vc.open(&vc.fwd, false); err != nil {
+			return nil, err
+		} else {
+			ok = vc.fwd.Seek(afterKey(vc.cur.key))
+		}
+		if ok {
+			if err := vc.load(vc.fwd, true); err != nil {
+				return nil, err
+			}
+			if v, ok := vc.in(h); ok {
+				return v, nil
+			}
+		} else if err := vc.fwd.Err(); err != nil {
+			return nil, vc.fail(h, err)
+		}
+	}
+	if err := vc.open(&vc.rev, true); err != nil {
+		return nil, err
+	}
+	if !vc.rev.Seek(seekKey(h)) {
+		if err := vc.rev.Err(); err != nil {
+			return nil, vc.fail(h, err)
+		}
+		return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
+	}
+	if err := vc.load(vc.rev, false); err != nil {
+		return nil, err
+	}
+	if v, ok := vc.in(h); ok {
+		return v, nil
+	}
+	return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
+}
+
+// in returns a copy of the value of h if the current block holds it.
+func (vc *valueCursor) in(h uint64) ([]byte, bool) {
+	b := &vc.cur
+	i := vc.next
+	if i >= b.n || b.handle(i) != h {
+		var ok bool
+		if i, ok = b.find(h); !ok {
+			return nil, false
+		}
+	}
+	vc.next = i + 1
+	return slices.Clone(b.value(i)), true
+}
+
+func (vc *valueCursor) fail(h uint64, err error) error {
+	return fmt.Errorf("timelog: %q: value %d: %w", vc.s.l.name, h, err)
+}
+
+func (vc *valueCursor) open(c **kvstore.Cursor, reverse bool) error {
+	if *c != nil {
+		return nil
+	}
+	cur, err := vc.s.t.values.Cursor(kvstore.IterOptions{Reverse: reverse, Borrow: true})
+	if err != nil {
+		return fmt.Errorf("timelog: %q: values: %w", vc.s.l.name, err)
+	}
+	*c = cur
+	return nil
+}
+
+// load makes the row c is on the current block.
+func (vc *valueCursor) load(c *kvstore.Cursor, fwd bool) error {
+	k, v := c.Key(), c.Value()
+	vc.buf = append(append(vc.buf[:0], k...), v...)
+	b, err := decodeBlock(vc.buf[:len(k):len(k)], vc.buf[len(k):])
+	if err != nil {
+		vc.loaded = false
+		return fmt.Errorf("timelog: %q: value row %x: %w", vc.s.l.name, k, err)
+	}
+	vc.cur, vc.loaded, vc.next = b, true, 0
+	vc.fwdAt = fwd
+	return nil
+}
+
+func (vc *valueCursor) close() {
+	vc.s.fetchMu.Lock()
+	defer vc.s.fetchMu.Unlock()
+	for _, c := range []*kvstore.Cursor{vc.fwd, vc.rev} {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+	vc.fwd, vc.rev = nil, nil
+}
+
+// withValues pairs every record of recs with its value.
+func (s *Snapshot) withValues(recs iter.Seq2[Record, error]) iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		if s.t.values == nil {
+			yield(Entry{}, fmt.Errorf("timelog: %q: %w", s.l.name, ErrNoValues))
+			return
+		}
+		vc := &valueCursor{s: s}
+		defer vc.close()
+		for r, err := range recs {
+			if err != nil {
+				yield(Entry{}, err)
+				return
+			}
+			v, err := vc.get(r.Handle)
+			if err != nil {
+				if errors.Is(err, ErrValueNotFound) {
+					err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+				}
+				yield(Entry{}, err)
+				return
+			}
+			if !yield(Entry{Record: r, Value: v}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// RangeValues is Range yielding each record with its value (a copy, the
+// caller's). A failure is yielded once, as the last step.
+func (s *Snapshot) RangeValues(t1, t2 int64) iter.Seq2[Entry, error] {
+	return s.withValues(s.Range(t1, t2))
+}
+
+// RangeValuesReverse is RangeReverse yielding records with their values.
+func (s *Snapshot) RangeValuesReverse(t1, t2 int64) iter.Seq2[Entry, error] {
+	return s.withValues(s.RangeReverse(t1, t2))
+}
+
+// AllValues is All yielding records with their values.
+func (s *Snapshot) AllValues() iter.Seq2[Entry, error] { return s.withValues(s.All()) }
+
+// IntegrityCheck reads the stored state of the log in one read
+// transaction and verifies that every page decodes and, in a values log,
+// that every value row decodes (its checksum included), that the rows do
+// not overlap, that every stored record has its value and every value its
+// record. It returns nil or an error wrapping ErrCorrupt that says what is
+// wrong. Buffered records are not looked at (Flush first to include them).
+func (l *Log) IntegrityCheck(ctx context.Context) error {
+	return l.store.View(ctx, func(tx *kvstore.Tx) error {
+		t := l.t.in(tx)
+		handles := map[uint64]int{}
+		var buf []rec
+		for e, err := range t.pages.All() {
+			if err != nil {
+				return err
+			}
+			if buf, err = decodePage(buf[:0], e.Value, -1, l.name, e.Key); err != nil {
+				return fmt.Errorf("integrity: %w", err) // decodePage names the log
+			}
+			for _, x := range buf {
+				handles[x.h]++
+			}
+		}
+		if t.values == nil {
+			return nil
+		}
+		var orphans, dups []uint64
+		for h, n := range handles {
+			if n > 1 {
+				dups = append(dups, h)
+			}
+		}
+		var prev vblock
+		for e, err := range t.values.All() {
+			if err != nil {
+				return err
+			}
+			b, err := decodeBlock(e.Key, e.Value)
+			if err != nil {
+				return fmt.Errorf("timelog: %q: integrity: value row %x: %w", l.name, e.Key, err)
+			}
+			if prev.n > 0 && b.base <= prev.last() {
+				return fmt.Errorf("timelog: %q: integrity: %w: value row %x overlaps row %x (handles up to %d)",
+					l.name, ErrCorrupt, e.Key, prev.key, prev.last())
+			}
+			for i := 0; i < b.n; i++ {
+				h := b.handle(i)
+				if _, ok := handles[h]; !ok {
+					orphans = append(orphans, h)
+					continue
+				}
+				delete(handles, h)
+			}
+			prev = b
+		}
+		if len(orphans)+len(handles)+len(dups) == 0 {
+			return nil
+		}
+		missing := make([]uint64, 0, len(handles))
+		for h := range handles {
+			missing = append(missing, h)
+		}
+		slices.Sort(missing)
+		slices.Sort(orphans)
+		slices.Sort(dups)
+		return fmt.Errorf("timelog: %q: integrity: %w: %d values without a record %v, %d records without a value %v, %d handles twice %v",
+			l.name, ErrCorrupt, len(orphans), head(orphans), len(missing), head(missing), len(dups), head(dups))
+	})
+}
