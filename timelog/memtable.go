@@ -16,8 +16,9 @@ type run struct {
 	maxSeq uint64 // of recs and tombs
 	// values log: vals[i] is the value of handle valBase+i, nil for a
 	// handle not in this buffer (values are never nil: copies).
-	valBase uint64
-	vals    [][]byte
+	valBase  uint64
+	vals     [][]byte
+	valBytes int // the sum of the lengths of vals
 }
 
 func (r *run) span() span {
@@ -86,7 +87,7 @@ func (m *memtable) snapshot(id uint64) *run {
 	}
 	m.view = newRun(id, recs, m.tombs[:k:k])
 	if len(m.vals) > 0 {
-		m.view.valBase, m.view.vals = m.valBase, m.vals[:len(m.vals):len(m.vals)]
+		m.view.valBase, m.view.vals, m.view.valBytes = m.valBase, m.vals[:len(m.vals):len(m.vals)], m.valBytes
 	}
 	return m.view
 }

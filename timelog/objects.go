@@ -149,14 +149,21 @@ func (o *Objects[T]) Append(ts int64, v T) (uint64, error) {
 // value, else the stored one decoded (and cached). ErrValueNotFound if s
 // has no value for h.
 func (o *Objects[T]) Get(s *Snapshot, h uint64) (T, error) {
-	if v, ok := o.cache.get(h); ok {
+	var zero T
+	if v, pinned, ok := o.cache.get(h); ok {
 		if err := s.check(); err != nil {
-			var zero T
+			return zero, err
+		}
+		if !pinned {
+			return v, nil
+		}
+		// The record is removed: s returns it only if it is older than
+		// the removal.
+		if _, err := s.Value(h); err != nil {
 			return zero, err
 		}
 		return v, nil
 	}
-	var zero T
 	b, err := s.Value(h)
 	if err != nil {
 		return zero, err
@@ -165,7 +172,10 @@ func (o *Objects[T]) Get(s *Snapshot, h uint64) (T, error) {
 	if err != nil {
 		return zero, fmt.Errorf("timelog: %q: decode value %d: %w", o.log.name, h, err)
 	}
-	return o.cache.put(h, v), nil
+	// A snapshot older than the last removal may be reading a removed
+	// record, which the cache must not hold as live: its value is not
+	// cached (it is read through the snapshot each time).
+	return o.cache.putIf(h, v, func() bool { return o.log.man.Load().epoch == s.epoch }), nil
 }
 
 // Range yields the records of s in [t1, t2) with their values, in order.
@@ -224,52 +234,59 @@ func (o *Objects[T]) Close() error {
 type objEntry[T any] struct {
 	h    uint64
 	v    T
-	elem *list.Element // in the LRU while the record is live
+	elem *list.Element // in the LRU while the record is live; nil: pinned
 }
 
-// objCache holds decoded values by handle.
+// objCache holds decoded values by handle. Live entries are in the LRU;
+// an entry cached when its record is removed is pinned (out of the LRU)
+// until released. Nothing is kept for a removed record that is not
+// cached: an old snapshot reads its value from the store, and the entry
+// it caches then is an ordinary LRU entry until the release drops it. So
+// the cache holds at most max live entries plus the pinned ones, whatever
+// the number of removed records waiting for their release.
 type objCache[T any] struct {
-	mu      sync.Mutex
-	max     int
-	m       map[uint64]*objEntry[T]
-	lru     *list.List          // live entries, most recent first
-	dropped map[uint64]struct{} // removed, not yet released
+	mu  sync.Mutex
+	max int
+	m   map[uint64]*objEntry[T]
+	lru *list.List // live entries, most recent first
 }
 
 func newObjCache[T any](max int) *objCache[T] {
-	return &objCache[T]{max: max, m: map[uint64]*objEntry[T]{}, lru: list.New(), dropped: map[uint64]struct{}{}}
+	return &objCache[T]{max: max, m: map[uint64]*objEntry[T]{}, lru: list.New()}
 }
 
-func (c *objCache[T]) get(h uint64) (T, bool) {
+// get returns the cached value of h, and whether it is pinned (its record
+// is removed).
+func (c *objCache[T]) get(h uint64) (v T, pinned, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[h]
 	if !ok {
-		var zero T
-		return zero, false
+		return v, false, false
 	}
 	if e.elem != nil {
 		c.lru.MoveToFront(e.elem)
 	}
-	return e.v, true
+	return e.v, e.elem == nil, true
 }
 
 // put caches v for h unless a value is cached already, and returns the
-// cached one. The value of a removed record is pinned until released.
-func (c *objCache[T]) put(h uint64, v T) T {
+// cached one.
+func (c *objCache[T]) put(h uint64, v T) T { return c.putIf(h, v, nil) }
+
+// putIf is put, done only if ok (nil: always) reports true; ok runs under
+// the cache's lock, so a removal announced (retire) after it pins the
+// entry.
+func (c *objCache[T]) putIf(h uint64, v T, ok func() bool) T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[h]; ok {
+	if e, found := c.m[h]; found {
 		return e.v
 	}
+	if c.max == 0 || (ok != nil && !ok()) {
+		return v
+	}
 	e := &objEntry[T]{h: h, v: v}
-	if _, gone := c.dropped[h]; gone {
-		c.m[h] = e
-		return v
-	}
-	if c.max == 0 {
-		return v
-	}
 	c.m[h] = e
 	e.elem = c.lru.PushFront(e)
 	for c.lru.Len() > c.max {
@@ -279,11 +296,10 @@ func (c *objCache[T]) put(h uint64, v T) T {
 	return v
 }
 
-// retire pins the value of a removed record (OnDrop).
+// retire pins the cached value of a removed record, if any (OnDrop).
 func (c *objCache[T]) retire(h uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.dropped[h] = struct{}{}
 	if e, ok := c.m[h]; ok && e.elem != nil {
 		c.lru.Remove(e.elem)
 		e.elem = nil
@@ -294,7 +310,6 @@ func (c *objCache[T]) retire(h uint64) {
 func (c *objCache[T]) release(h uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.dropped, h)
 	if e, ok := c.m[h]; ok {
 		if e.elem != nil {
 			c.lru.Remove(e.elem)
@@ -314,5 +329,4 @@ func (c *objCache[T]) clear() {
 	defer c.mu.Unlock()
 	c.m = map[uint64]*objEntry[T]{}
 	c.lru.Init()
-	c.dropped = map[uint64]struct{}{}
 }

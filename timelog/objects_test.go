@@ -280,3 +280,45 @@ func TestObjectsBackgroundCompactionRace(t *testing.T) {
 		return true
 	}))
 }
+
+// A long-lived snapshot does not make the cache grow with the records
+// removed meanwhile: only values cached when their record was removed stay
+// pinned; the others are read through the snapshot and not cached.
+func TestObjectsCacheBoundedWhileOldSnapshotOpen(t *testing.T) {
+	db, _ := openStore(t)
+	o, err := timelog.OpenObjects(db, "o", manual(timelog.Options{}), timelog.ObjectOptions[string]{CacheEntries: 8})
+	require.NoError(t, err)
+	defer o.Close()
+	l := o.Log()
+	const n = 1000
+	hs := make([]uint64, n)
+	for i := range hs {
+		hs[i], err = o.Append(int64(i), fmt.Sprint("object ", i))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Flush(ctx))
+	require.Equal(t, timelog.CacheStats{Live: 8}, o.CacheStats())
+	old, err := l.Snapshot()
+	require.NoError(t, err)
+	require.NoError(t, l.DeleteBefore(n))
+	compactAll(t, l)
+	require.EqualValues(t, n, l.Stats().RetiredPending)
+	// The 8 cached at the removal are pinned; nothing else is kept.
+	require.Equal(t, timelog.CacheStats{Retired: 8}, o.CacheStats())
+	for i, h := range hs {
+		v, err := o.Get(old, h)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint("object ", i), v)
+		require.Equal(t, timelog.CacheStats{Retired: 8}, o.CacheStats())
+	}
+	cur, err := l.Snapshot()
+	require.NoError(t, err)
+	for _, h := range []uint64{hs[0], hs[n-1]} { // not cached, pinned
+		_, err = o.Get(cur, h)
+		require.ErrorIs(t, err, timelog.ErrValueNotFound)
+	}
+	require.NoError(t, cur.Close())
+	require.NoError(t, old.Close())
+	require.Zero(t, l.Stats().RetiredPending)
+	require.Equal(t, timelog.CacheStats{}, o.CacheStats())
+}

@@ -19,7 +19,7 @@ type Stats struct {
 
 	BufferedRecords int // in the active buffer and the sealed queue
 	BufferedDeletes int
-	BufferBytes     int // 24 bytes a buffered record or delete
+	BufferBytes     int // 24 bytes a buffered record or delete, plus the bytes of buffered values
 	SealedRuns      int // sealed buffers waiting for a flush
 
 	Flushes        int64 // flush transactions committed
@@ -62,15 +62,17 @@ func (l *Log) Stats() Stats {
 		}
 	}
 	l.mu.Lock()
+	valBytes := l.mem.valBytes
 	for _, r := range l.sealed {
 		s.BufferedRecords += len(r.recs)
 		s.BufferedDeletes += len(r.tombs)
+		valBytes += r.valBytes
 	}
 	s.SealedRuns = len(l.sealed)
 	s.BufferedRecords += len(l.mem.recs)
 	s.BufferedDeletes += len(l.mem.tombs)
 	s.Seq = l.seq
 	l.mu.Unlock()
-	s.BufferBytes = recSize * (s.BufferedRecords + s.BufferedDeletes)
+	s.BufferBytes = recSize*(s.BufferedRecords+s.BufferedDeletes) + valBytes
 	return s
 }

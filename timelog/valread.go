@@ -1,6 +1,7 @@
 package timelog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,18 +54,21 @@ func (s *Snapshot) Value(h uint64) ([]byte, error) {
 
 // valueCursor reads stored values for a range read. Records come mostly in
 // handle order (appends take increasing handles), so the block of the last
-// value usually holds the next one, else the row after it does: blocks
-// are read one after the other through a forward cursor, and a handle
-// elsewhere is found by a descending seek to the greatest key <= it.
+// value usually holds the next one, else the row after it does: rows are
+// read one after the other through a forward cursor, and a handle
+// elsewhere is found by a descending seek to the greatest key <= it. The
+// last few blocks read stay decoded, for records that arrived late (their
+// handles jump ahead, then back).
 type valueCursor struct {
 	s        *Snapshot
 	fwd, rev *kvstore.Cursor
-	cur      vblock // the block read last (a copy of its row, in buf)
-	loaded   bool
-	next     int    // the entry after the one read last
-	fwdAt    bool   // fwd is on cur's row
-	buf      []byte // cur's key and value
+	blocks   []*vblock // most recent first, at most valueCursorBlocks
+	next     int       // the entry after the one read last, in blocks[0]
+	fwdAt    *vblock   // the row fwd is on
+	slab     []byte    // copies handed out are cut from it
 }
+
+const valueCursorBlocks = 8
 
 // get returns a copy of the value of h.
 func (vc *valueCursor) get(h uint64) ([]byte, error) {
@@ -74,31 +78,41 @@ func (vc *valueCursor) get(h uint64) ([]byte, error) {
 	}
 	for _, r := range s.runs {
 		if v, ok := r.value(h); ok {
-			return slices.Clone(v), nil
+			return vc.clone(v), nil
 		}
 	}
-	if vc.loaded {
-		if v, ok := vc.in(h); ok {
+	for i, b := range vc.blocks {
+		if v, ok := vc.in(i, b, h); ok {
 			return v, nil
 		}
 	}
 	s.fetchMu.Lock()
 	defer s.fetchMu.Unlock()
-	if vc.loaded && h > vc.cur.last() {
-		// The row after the current one, read in order.
+	// The row after the one fwd is on (or, if fwd is not placed, after the
+	// block read last), read in order.
+	var from *vblock
+	if vc.fwdAt != nil && h > vc.fwdAt.last() {
+		from = vc.fwdAt
+	} else if vc.fwdAt == nil && len(vc.blocks) > 0 && h > vc.blocks[0].last() {
+		from = vc.blocks[0]
+	}
+	if from != nil {
 		var ok bool
-		if vc.fwdAt {
+		if from == vc.fwdAt {
 			ok = vc.fwd.Next()
 		} else if err := vc.open(&vc.fwd, false); err != nil {
 			return nil, err
 		} else {
-			ok = vc.fwd.Seek(afterKey(vc.cur.key))
+			ok = vc.fwd.Seek(afterKey(from.key))
 		}
+		vc.fwdAt = nil
 		if ok {
-			if err := vc.load(vc.fwd, true); err != nil {
+			b, err := vc.load(vc.fwd)
+			if err != nil {
 				return nil, err
 			}
-			if v, ok := vc.in(h); ok {
+			vc.fwdAt = b
+			if v, ok := vc.in(0, b, h); ok {
 				return v, nil
 			}
 		} else if err := vc.fwd.Err(); err != nil {
@@ -114,27 +128,45 @@ func (vc *valueCursor) get(h uint64) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
 	}
-	if err := vc.load(vc.rev, false); err != nil {
+	b, err := vc.load(vc.rev)
+	if err != nil {
 		return nil, err
 	}
-	if v, ok := vc.in(h); ok {
+	if v, ok := vc.in(0, b, h); ok {
 		return v, nil
 	}
 	return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
 }
 
-// in returns a copy of the value of h if the current block holds it.
-func (vc *valueCursor) in(h uint64) ([]byte, bool) {
-	b := &vc.cur
-	i := vc.next
-	if i >= b.n || b.handle(i) != h {
-		var ok bool
-		if i, ok = b.find(h); !ok {
-			return nil, false
-		}
+// in returns a copy of the value of h if block b, blocks[i], holds it,
+// and makes b the first of blocks.
+func (vc *valueCursor) in(i int, b *vblock, h uint64) ([]byte, bool) {
+	j := -1
+	if i == 0 && vc.next < b.n && b.handle(vc.next) == h {
+		j = vc.next
+	} else if k, ok := b.find(h); ok {
+		j = k
+	} else {
+		return nil, false
 	}
-	vc.next = i + 1
-	return slices.Clone(b.value(i)), true
+	if i > 0 {
+		copy(vc.blocks[1:i+1], vc.blocks[:i])
+		vc.blocks[0] = b
+	}
+	vc.next = j + 1
+	return vc.clone(b.value(j)), true
+}
+
+// clone copies v for the caller. Copies are cut from shared slabs (as
+// the store's own scans copy rows): each is the caller's, capacity
+// clipped, but keeps its slab reachable.
+func (vc *valueCursor) clone(v []byte) []byte {
+	if cap(vc.slab)-len(vc.slab) < len(v) {
+		vc.slab = make([]byte, 0, max(64<<10, len(v)))
+	}
+	n := len(vc.slab)
+	vc.slab = append(vc.slab, v...)
+	return vc.slab[n:len(vc.slab):len(vc.slab)]
 }
 
 func (vc *valueCursor) fail(h uint64, err error) error {
@@ -153,18 +185,29 @@ func (vc *valueCursor) open(c **kvstore.Cursor, reverse bool) error {
 	return nil
 }
 
-// load makes the row c is on the current block.
-func (vc *valueCursor) load(c *kvstore.Cursor, fwd bool) error {
+// load decodes the row c is on (reusing a block already decoded) and
+// puts it first in blocks.
+func (vc *valueCursor) load(c *kvstore.Cursor) (*vblock, error) {
 	k, v := c.Key(), c.Value()
-	vc.buf = append(append(vc.buf[:0], k...), v...)
-	b, err := decodeBlock(vc.buf[:len(k):len(k)], vc.buf[len(k):])
-	if err != nil {
-		vc.loaded = false
-		return fmt.Errorf("timelog: %q: value row %x: %w", vc.s.l.name, k, err)
+	for i, b := range vc.blocks {
+		if bytes.Equal(b.key, k) {
+			copy(vc.blocks[1:i+1], vc.blocks[:i])
+			vc.blocks[0], vc.next = b, 0
+			return b, nil
+		}
 	}
-	vc.cur, vc.loaded, vc.next = b, true, 0
-	vc.fwdAt = fwd
-	return nil
+	buf := make([]byte, len(k)+len(v))
+	copy(buf[copy(buf, k):], v)
+	b, err := decodeBlock(buf[:len(k):len(k)], buf[len(k):])
+	if err != nil {
+		return nil, fmt.Errorf("timelog: %q: value row %x: %w", vc.s.l.name, k, err)
+	}
+	if len(vc.blocks) < valueCursorBlocks {
+		vc.blocks = append(vc.blocks, nil)
+	}
+	copy(vc.blocks[1:], vc.blocks[:len(vc.blocks)-1])
+	vc.blocks[0], vc.next = &b, 0
+	return &b, nil
 }
 
 func (vc *valueCursor) close() {
