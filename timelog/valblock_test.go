@@ -188,7 +188,7 @@ func TestValueBlocksMaxValueSize(t *testing.T) {
 	const limit = 128
 	db := smallStore(t, limit)
 	l := openLog(t, db, "m", manual(timelog.Options{Values: true, PageMaxBytes: 8 + 24*4}))
-	sizes := []int{3, limit, limit - 20, limit - 19, 5, 0, limit, 7}
+	sizes := []int{0, 3, limit, limit - 20, limit - 19, 5, 0, limit, 7}
 	want := map[uint64]string{}
 	for i, n := range sizes {
 		v := bytes.Repeat([]byte{byte('a' + i)}, n)
@@ -211,8 +211,11 @@ func TestValueBlocksMaxValueSize(t *testing.T) {
 	s, err := l.Snapshot()
 	require.NoError(t, err)
 	checkValues(t, s, want, nil)
+	for _, e := range collectEntries(t, s.AllValues()) {
+		require.NotNil(t, e.Value, "an empty value is empty, not nil")
+	}
 	require.NoError(t, s.Close())
-	require.NoError(t, l.DeleteRange(1, 4)) // the lone ones and a block
+	require.NoError(t, l.DeleteRange(2, 5)) // the lone ones and a block
 	compactAll(t, l)
 	require.NoError(t, l.IntegrityCheck(ctx))
 	s, err = l.Snapshot()

@@ -161,6 +161,9 @@ func (vc *valueCursor) in(i int, b *vblock, h uint64) ([]byte, bool) {
 // the store's own scans copy rows): each is the caller's, capacity
 // clipped, but keeps its slab reachable.
 func (vc *valueCursor) clone(v []byte) []byte {
+	if len(v) == 0 {
+		return []byte{} // never nil, as values given are never nil
+	}
 	if cap(vc.slab)-len(vc.slab) < len(v) {
 		vc.slab = make([]byte, 0, max(64<<10, len(v)))
 	}

@@ -20,10 +20,21 @@ import (
 // flushes and compacts a values log and is killed with SIGKILL at a random
 // moment. After every kill the log must hold exactly the records of a flush
 // boundary, each with its own value, and IntegrityCheck must find no value
-// without its record and no record without its value.
+// without its record, no record without its value and no damaged or
+// overlapping value block. The child's small MaxValueSize packs a few
+// values per block, so compaction rewrites blocks partly, and some values
+// are rows of their own.
+
+// crashMaxValue is the child's store MaxValueSize: value blocks hold a few
+// values each, and some values fill a row of their own.
+const crashMaxValue = 1024
 
 func crashValue(h uint64, ts int64) []byte {
-	return fmt.Appendf(nil, "%d@%d:%s", h, ts, strings.Repeat("v", int(h%97)))
+	v := fmt.Appendf(nil, "%d@%d:%s", h, ts, strings.Repeat("v", int(h%97)))
+	if h%53 == 0 {
+		v = append(v, strings.Repeat("w", crashMaxValue-len(v))...)
+	}
+	return v
 }
 
 // loneValue is the value of the first record of each batch, appended alone
@@ -46,7 +57,7 @@ func TestCrashValuesChild(t *testing.T) {
 	seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
 	say := func(format string, a ...any) { _, _ = os.Stdout.Write(fmt.Appendf(nil, format+"\n", a...)) }
 	err := func() error {
-		db, err := kvstore.Open(path, kvstore.Options{})
+		db, err := kvstore.Open(path, kvstore.Options{MaxValueSize: crashMaxValue})
 		if err != nil {
 			return err
 		}
@@ -110,7 +121,7 @@ func TestCrashValuesKill(t *testing.T) {
 		atStart, atDone, _ := replayCrashLines(base, lines)
 		require.NotNil(t, atDone)
 
-		db, err := kvstore.Open(path, kvstore.Options{})
+		db, err := kvstore.Open(path, kvstore.Options{MaxValueSize: crashMaxValue})
 		require.NoError(t, err)
 		l, err := timelog.Open(db, "crashv", timelog.Options{Maintenance: timelog.Manual})
 		require.NoError(t, err)

@@ -171,7 +171,11 @@ func TestValuesModelRandomized(t *testing.T) {
 	seed := seedOf(t)
 	t.Logf("seed %d (rerun with TIMELOG_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x51))
-	db, _ := openStore(t)
+	// A small MaxValueSize makes value blocks of a few values, and values
+	// near it lone rows.
+	maxValue := []int{400, 1000, 4000}[rng.IntN(3)]
+	t.Logf("MaxValueSize %d", maxValue)
+	db := smallStore(t, maxValue)
 	l := openLog(t, db, "vm", manual(timelog.Options{
 		Values:              true,
 		MemtableMaxBytes:    24 * (4 + rng.IntN(40)),
@@ -189,7 +193,11 @@ func TestValuesModelRandomized(t *testing.T) {
 	}
 	var snaps []snap
 	randVal := func() []byte {
-		b := make([]byte, rng.IntN(300))
+		n := rng.IntN(300)
+		if rng.IntN(20) == 0 {
+			n = maxValue - rng.IntN(40)
+		}
+		b := make([]byte, n)
 		for i := range b {
 			b[i] = byte(rng.IntN(256))
 		}
@@ -200,6 +208,20 @@ func TestValuesModelRandomized(t *testing.T) {
 		require.Len(t, es, len(want.recs), "seed %d step %d", seed, step)
 		for i, e := range es {
 			require.Equal(t, want.recs[i], e.Record, "seed %d step %d", seed, step)
+			require.Equal(t, vals[e.Handle], e.Value, "seed %d step %d handle %d", seed, step, e.Handle)
+		}
+		if len(want.recs) == 0 {
+			return
+		}
+		for range 10 { // point look-ups
+			r := want.recs[rng.IntN(len(want.recs))]
+			v, err := s.Value(r.Handle)
+			require.NoError(t, err, "seed %d step %d handle %d", seed, step, r.Handle)
+			require.Equal(t, vals[r.Handle], v, "seed %d step %d handle %d", seed, step, r.Handle)
+		}
+		lo := want.recs[rng.IntN(len(want.recs))].Ts
+		rev := collectEntries(t, s.RangeValuesReverse(lo, lo+1+int64(rng.IntN(50))))
+		for _, e := range rev {
 			require.Equal(t, vals[e.Handle], e.Value, "seed %d step %d handle %d", seed, step, e.Handle)
 		}
 	}
