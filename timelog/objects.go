@@ -192,19 +192,27 @@ func (o *Objects[T]) RangeReverse(s *Snapshot, t1, t2 int64) iter.Seq2[Object[T]
 // All yields every record of s with its value.
 func (o *Objects[T]) All(s *Snapshot) iter.Seq2[Object[T], error] { return o.objects(s, s.All()) }
 
+// objects pairs the records of s with their values: the cached ones, else
+// the stored ones, read in order with the records (as RangeValues does: a
+// look-up per record would cost a B-tree descent over value blocks).
 func (o *Objects[T]) objects(s *Snapshot, recs iter.Seq2[Record, error]) iter.Seq2[Object[T], error] {
 	return func(yield func(Object[T], error) bool) {
-		for r, err := range recs {
+		fresh := func() bool { return o.log.man.Load().epoch == s.epoch }
+		for e, err := range s.withValues(recs) {
 			if err != nil {
 				yield(Object[T]{}, err)
 				return
 			}
-			v, err := o.Get(s, r.Handle)
-			if err != nil {
-				yield(Object[T]{}, err)
-				return
+			// s returns the record, so a pinned value is good for it too.
+			v, _, ok := o.cache.get(e.Handle)
+			if !ok {
+				if v, err = o.codec.Unmarshal(e.Value); err != nil {
+					yield(Object[T]{}, fmt.Errorf("timelog: %q: decode value %d: %w", o.log.name, e.Handle, err))
+					return
+				}
+				v = o.cache.putIf(e.Handle, v, fresh)
 			}
-			if !yield(Object[T]{Record: r, Value: v}, nil) {
+			if !yield(Object[T]{Record: e.Record, Value: v}, nil) {
 				return
 			}
 		}

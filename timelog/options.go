@@ -91,8 +91,10 @@ type Options struct {
 	// (AppendValue): the log assigns the handles and keeps the values in a
 	// hidden table beside the pages, removing each with its record. Default
 	// false. A log created with values always has them: opening it without
-	// this flag still gives a values log. Costs one SQLite row per record
-	// and the value bytes in the write buffer until the flush.
+	// this flag still gives a values log. Costs the value bytes in the
+	// write buffer until the flush, then about 8 bytes a value beside them
+	// in blocks of up to 16 KiB (a removal rewrites the blocks holding the
+	// removed values).
 	Values bool
 	// OnMaintError receives errors of background maintenance, which retries
 	// with backoff; nil drops them (Stats counts them).

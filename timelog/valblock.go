@@ -32,8 +32,12 @@ const (
 	blockOverhead = blockHeader + blockEntry
 	// valueBlockBytes is the size a block is filled up to (less if the
 	// store's MaxValueSize is lower). Large enough that a row costs little
-	// per value, small enough that removing a few values rewrites little.
-	valueBlockBytes = 32 << 10
+	// per value (ingest and scans), small enough that a point read stays
+	// cheap: SQLite reads an overflowing row whole to compare its key, on
+	// every row a B-tree descent compares against (docs/benchmarks.md has
+	// 4 KiB to 32 KiB measured), and that removing a few values rewrites
+	// little.
+	valueBlockBytes = 16 << 10
 	// loneKeyLen is the key length of a lone value row.
 	loneKeyLen = 12
 )

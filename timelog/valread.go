@@ -57,8 +57,8 @@ func (s *Snapshot) Value(h uint64) ([]byte, error) {
 // value usually holds the next one, else the row after it does: rows are
 // read one after the other through a forward cursor, and a handle
 // elsewhere is found by a descending seek to the greatest key <= it. The
-// last few blocks read stay decoded, for records that arrived late (their
-// handles jump ahead, then back).
+// last valueCursorBlocks blocks read stay decoded, for records that
+// arrived late (their handles jump ahead, then back).
 type valueCursor struct {
 	s        *Snapshot
 	fwd, rev *kvstore.Cursor
@@ -68,7 +68,7 @@ type valueCursor struct {
 	slab     []byte    // copies handed out are cut from it
 }
 
-const valueCursorBlocks = 8
+const valueCursorBlocks = 16
 
 // get returns a copy of the value of h.
 func (vc *valueCursor) get(h uint64) ([]byte, error) {

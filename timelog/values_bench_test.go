@@ -142,3 +142,64 @@ func BenchmarkScanValues(b *testing.B) {
 		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
 	})
 }
+
+// BenchmarkValueGet: Snapshot.Value of a random handle among n records
+// (n = min(TIMELOG_BENCH_N, 200,000), compacted) against Get of the same
+// value from a column family keyed by handle. One op is one look-up.
+func BenchmarkValueGet(b *testing.B) {
+	n := min(benchN(), 200_000)
+	recs := benchRecords(n)
+	vals := benchValues()
+	b.Run("timelog", func(b *testing.B) {
+		db := openBenchStore(b, b.TempDir(), "tl.db")
+		defer db.Close()
+		l, err := timelog.Open(db, "bench", timelog.Options{Values: true, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
+		require.NoError(b, err)
+		defer l.Close()
+		ts := make([]int64, 0, 1000)
+		var first uint64
+		for i := 0; i < n; i += 1000 {
+			ts = ts[:0]
+			for _, r := range recs[i:min(i+1000, n)] {
+				ts = append(ts, r.Ts)
+			}
+			h, err := l.AppendValues(ts, vals[:len(ts)])
+			require.NoError(b, err)
+			if i == 0 {
+				first = h
+			}
+		}
+		compactAll(b, l)
+		s, err := l.Snapshot()
+		require.NoError(b, err)
+		defer s.Close()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			j := uint64(i*7919) % uint64(n)
+			v, err := s.Value(first + j)
+			require.NoError(b, err)
+			require.Len(b, v, benchValueSize)
+		}
+	})
+	b.Run("baseline", func(b *testing.B) {
+		db := openBenchStore(b, b.TempDir(), "kv.db")
+		defer db.Close()
+		cf, err := db.CreateColumnFamily("byhandle")
+		require.NoError(b, err)
+		var batch kvstore.Batch
+		for i := 0; i < n; i += 1000 {
+			batch.Reset()
+			for j := i; j < min(i+1000, n); j++ {
+				batch.Put(binary.BigEndian.AppendUint64(nil, uint64(j)), vals[j%len(vals)])
+			}
+			require.NoError(b, cf.Apply(ctx, &batch))
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			j := uint64(i*7919) % uint64(n)
+			v, err := cf.Get(binary.BigEndian.AppendUint64(nil, j))
+			require.NoError(b, err)
+			require.Len(b, v, benchValueSize)
+		}
+	})
+}
