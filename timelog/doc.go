@@ -14,8 +14,9 @@
 // more.
 //
 // A log opened with Options.Values stores a byte payload with each record
-// (AppendValue, Snapshot.Value, RangeValues), removed in the transaction
-// that removes the record; Objects[T] stores Go values through a Codec and
+// (AppendValue, Snapshot.Value, RangeValues), packed many to a row in
+// checksummed blocks and removed in the transaction that removes the
+// record; Objects[T] stores Go values through a Codec and
 // caches decoded values until OnRelease lets them go.
 //
 // The design, its guarantees and what a crash can lose are in

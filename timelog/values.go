@@ -11,13 +11,14 @@ import (
 )
 
 // Values: a log opened with Options.Values keeps a byte payload with each
-// record in the hidden table "<name>/values", keyed by the record's handle
-// (8 bytes, big-endian). The log assigns the handles from a counter that
+// record in the hidden table "<name>/values", packed in blocks keyed by
+// handle (valblock.go). The log assigns the handles from a counter that
 // is stored (meta row "nexthandle") in the transaction that writes the
 // values. Buffered values stay in memory with their records and are
 // written in the flush transaction that writes the records; every
-// transaction that removes records deletes their values too, so a record
-// and its value are always both there or both gone.
+// transaction that removes records removes their values too (rewriting
+// their blocks), so a record and its value are always both there or both
+// gone. Reads are in valread.go.
 
 // Entry is a record with its value.
 type Entry struct {
