@@ -59,6 +59,7 @@ type vblock struct {
 	n    int
 	idx  []byte // n entries (nil: a lone value)
 	data []byte
+	buf  []byte // a scan's copy of the row, holding key, idx and data
 }
 
 func (b *vblock) handle(i int) uint64 {

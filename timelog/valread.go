@@ -199,18 +199,30 @@ func (vc *valueCursor) load(c *kvstore.Cursor) (*vblock, error) {
 			return b, nil
 		}
 	}
-	buf := make([]byte, len(k)+len(v))
-	copy(buf[copy(buf, k):], v)
-	b, err := decodeBlock(buf[:len(k):len(k)], buf[len(k):])
+	// The least recently used block goes; its memory holds the new one
+	// (the values handed out are copies).
+	var b *vblock
+	if len(vc.blocks) < valueCursorBlocks {
+		b = &vblock{}
+		vc.blocks = append(vc.blocks, b)
+	} else if b = vc.blocks[len(vc.blocks)-1]; b == vc.fwdAt {
+		vc.fwdAt = nil // fwd stays where it is, but seeks next time
+	}
+	buf := b.buf[:0]
+	if cap(buf) < len(k)+len(v) {
+		buf = make([]byte, 0, len(k)+len(v))
+	}
+	buf = append(append(buf, k...), v...)
+	d, err := decodeBlock(buf[:len(k):len(k)], buf[len(k):])
 	if err != nil {
+		vc.blocks = vc.blocks[:len(vc.blocks)-1]
 		return nil, fmt.Errorf("timelog: %q: value row %x: %w", vc.s.l.name, k, err)
 	}
-	if len(vc.blocks) < valueCursorBlocks {
-		vc.blocks = append(vc.blocks, nil)
-	}
+	*b = d
+	b.buf = buf
 	copy(vc.blocks[1:], vc.blocks[:len(vc.blocks)-1])
-	vc.blocks[0], vc.next = &b, 0
-	return &b, nil
+	vc.blocks[0], vc.next = b, 0
+	return b, nil
 }
 
 func (vc *valueCursor) close() {
