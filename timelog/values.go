@@ -133,9 +133,18 @@ func (l *Log) appendValues(ts []int64, values [][]byte, before func(first uint64
 	if err := l.checkValues(values); err != nil {
 		return 0, err
 	}
+	// One allocation holds the copies of the whole batch (never nil, even
+	// for empty values: a buffered value is told from a hole by that).
+	total := 0
+	for _, v := range values {
+		total += len(v)
+	}
+	buf := make([]byte, 0, total)
 	copies := make([][]byte, len(values))
 	for i, v := range values {
-		copies[i] = slices.Clip(append([]byte{}, v...))
+		n := len(buf)
+		buf = append(buf, v...)
+		copies[i] = buf[n:len(buf):len(buf)]
 	}
 	l.mu.Lock()
 	if err := l.checkWrite(); err != nil {
