@@ -173,7 +173,7 @@ func (s *source) Detach() {
 		return
 	}
 	for r.rows.Next() {
-		key, value, exp, err := r.checkRow()
+		key, value, exp, err := r.checkRow(false)
 		if err != nil {
 			// Reported once the rows before it have been read.
 			r.bufErr = err
@@ -267,10 +267,12 @@ func (r *scanRows) flushRead() {
 }
 
 // checkRow checks the statement's current row (key type and length,
-// expiry, checksums) and returns its key and value in SQLite's memory
-// (valid until the next step; no value for an expired key) and its expiry
-// (-1: none).
-func (r *scanRows) checkRow() (key, value []byte, exp int64, err error) {
+// expiry, checksums) and returns its key and value (no value for an
+// expired key) and its expiry (-1: none). With copied set, the key and
+// value of a live row are copies carved from the scan's blocks, key then
+// value, and the checksum is computed over the copy in one pass; otherwise
+// they are in SQLite's memory, valid until the next step.
+func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err error) {
 	st := r.st
 	if key, err = checkScanKey(r.rows, scKey); err != nil {
 		return nil, nil, 0, err
@@ -281,15 +283,35 @@ func (r *scanRows) checkRow() (key, value []byte, exp int64, err error) {
 	if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
 		return key, nil, exp, nil
 	}
-	if value, err = readValue(r.rows, st, key, scValue, r.crcCol, exp >= 0, r.strict); err != nil {
+	if value, err = rawValue(r.rows, key, scValue); err != nil {
 		return nil, nil, 0, err
+	}
+	var sum int64
+	if copied {
+		buf := r.alloc(len(key) + len(value))
+		n := copy(buf, key)
+		copy(buf[n:], value)
+		// Each capped, so that appending to one never writes over
+		// another's bytes.
+		key, value = buf[:n:n], buf[n:]
+		if r.crcCol >= 0 {
+			sum = withTTL(joinedSum(n, buf), exp >= 0)
+		}
+	} else if r.crcCol >= 0 {
+		sum = dataSum(key, value, exp >= 0)
+	}
+	if r.crcCol >= 0 {
+		if err := verifyRow(r.rows, st, key, r.crcCol, sum, r.strict); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	return key, value, exp, nil
 }
 
 // nextRow steps to the next row, from the statement (key and value in
-// SQLite's memory) or the detached copy (copies).
-func (r *scanRows) nextRow() (key, value []byte, exp int64, ok bool, err error) {
+// SQLite's memory, or copies when copied is set) or the detached copy
+// (copies).
+func (r *scanRows) nextRow(copied bool) (key, value []byte, exp int64, ok bool, err error) {
 	if r.detached {
 		if len(r.buf) == 0 {
 			return nil, nil, 0, false, nil
@@ -302,7 +324,7 @@ func (r *scanRows) nextRow() (key, value []byte, exp int64, ok bool, err error) 
 	if !r.rows.Next() {
 		return nil, nil, 0, false, nil
 	}
-	key, value, exp, err = r.checkRow()
+	key, value, exp, err = r.checkRow(copied)
 	return key, value, exp, err == nil, err
 }
 
@@ -315,7 +337,7 @@ func (r *scanRows) Next() bool {
 		return false
 	}
 	for {
-		key, value, exp, ok, err := r.nextRow()
+		key, value, exp, ok, err := r.nextRow(!r.src.borrow)
 		if err != nil {
 			r.err = r.src.cf.errf(r.src.ctx, "iterate", err)
 			return false
@@ -329,20 +351,11 @@ func (r *scanRows) Next() bool {
 			}
 			continue
 		}
-		switch {
-		case r.detached:
-			r.key, r.value = key, nonNil(value) // nextRow returned copies
-		case r.src.borrow:
-			r.key, r.value = key, value
-		default:
-			k, v := key, value
-			buf := r.alloc(len(k) + len(v))
-			n := copy(buf, k)
-			copy(buf[n:], v)
-			// Each capped, so that appending to one never writes over
-			// another's bytes.
-			r.key, r.value = buf[:n:n], buf[n:]
+		if r.detached {
+			value = nonNil(value) // nextRow returned copies
 		}
+		// Otherwise borrowed (in SQLite's memory) or copied by checkRow.
+		r.key, r.value = key, value
 		r.read += uint64(len(r.value))
 		return true
 	}
