@@ -300,7 +300,7 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 	} else if r.crcCol >= 0 {
 		sum = dataSum(key, value, exp >= 0)
 	}
-	if r.crcCol >= 0 {
+	if r.crcCol >= 0 && (sum == 0 || r.rows.Int(r.crcCol) != sum) {
 		if err := verifyRow(r.rows, st, key, r.crcCol, sum, r.strict); err != nil {
 			return nil, nil, 0, err
 		}

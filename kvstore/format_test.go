@@ -198,12 +198,19 @@ func TestChecksumMismatchIsCorrupt(t *testing.T) {
 		}
 	}
 	require.ErrorIs(t, iterErr, kvstore.ErrCorrupt)
-	cur, err := cf.Cursor(kvstore.IterOptions{})
-	require.NoError(t, err)
-	for cur.Next() {
+	// Copying and borrowing iterations verify on different paths.
+	for _, borrow := range []bool{false, true} {
+		cur, err := cf.Cursor(kvstore.IterOptions{Borrow: borrow})
+		require.NoError(t, err)
+		var keys []string
+		for cur.Next() {
+			keys = append(keys, string(cur.Key()))
+		}
+		require.Equal(t, []string{"alice"}, keys, "borrow %v: the rows before the damaged one", borrow)
+		require.ErrorIs(t, cur.Err(), kvstore.ErrCorrupt)
+		require.ErrorContains(t, cur.Err(), fmt.Sprintf("%x", "bob"))
+		require.NoError(t, cur.Close())
 	}
-	require.ErrorIs(t, cur.Err(), kvstore.ErrCorrupt)
-	require.NoError(t, cur.Close())
 	v, err := cf.Get(b("alice"))
 	require.NoError(t, err, "other rows stay readable")
 	require.Equal(t, "a", string(v))
@@ -247,9 +254,18 @@ func TestForeignWritesAreUnverifiedNotCorrupt(t *testing.T) {
 	require.Empty(t, rep.Problems)
 	require.EqualValues(t, 4, rep.Unverified)
 	require.EqualValues(t, 4, rep.UnverifiedByCF["default"])
+	// Iterations return them too, copying or borrowing, and count them.
+	for _, borrow := range []bool{false, true} {
+		got := map[string]string{}
+		for e, err := range db.Scan(kvstore.IterOptions{Borrow: borrow}) {
+			require.NoError(t, err)
+			got[string(e.Key)] = string(e.Value)
+		}
+		require.Equal(t, want, got, "borrow %v", borrow)
+	}
 	st, err := db.Stats(ctx)
 	require.NoError(t, err)
-	require.EqualValues(t, 4, st.UnverifiedReads)
+	require.EqualValues(t, 4+2*4, st.UnverifiedReads)
 	// Nothing is purged: the keys are permanent now.
 	clk.Advance(time.Hour)
 	n, err := db.PurgeExpired(ctx)
