@@ -115,15 +115,21 @@ func BenchmarkChecksumPaired(b *testing.B) {
 		_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)
 		require.NoError(b, err)
 	}
-	// pair times op on both stores in every iteration. The order swaps
+	// pairOf times op on stores s2 and s1 in every iteration. The order swaps
 	// from one iteration to the next: whichever side runs first pays for
 	// what the iteration touches first (the key, picked at random from
 	// 100k, is a cache miss), which made the first side of a point read
 	// about 16% slower than the second in an A/A comparison of two stores
 	// of the same format. Single-key operations also touch their key
 	// before the clock starts (warm).
+	//
+	// For operations that run for milliseconds (per > 1: a batch, a full
+	// scan) it also times the process's CPU time on each side and reports
+	// its ratio ("v2/v1-cpu"): time lost to other processes on a busy
+	// machine is not in it.
 	pairOf := func(b *testing.B, s2, s1 *kvstore.Store, n2, n1 string, per int, warm bool, op func(s *kvstore.Store, i int)) {
 		var t2, t1 time.Duration
+		var c2, c1 int64
 		var sink byte
 		i := 0
 		for b.Loop() {
@@ -131,22 +137,36 @@ func BenchmarkChecksumPaired(b *testing.B) {
 				k := d.key(i)
 				sink ^= k[0] ^ k[len(k)-1]
 			}
-			first, second, tf, ts := s2, s1, &t2, &t1
+			first, second, tf, ts, cf, cs := s2, s1, &t2, &t1, &c2, &c1
 			if i%2 == 1 {
-				first, second, tf, ts = s1, s2, &t1, &t2
+				first, second, tf, ts, cf, cs = s1, s2, &t1, &t2, &c1, &c2
+			}
+			var ca, cm int64
+			if per > 1 {
+				ca = cpuNanos()
 			}
 			a := time.Now()
 			op(first, i)
 			m := time.Now()
+			if per > 1 {
+				cm = cpuNanos()
+			}
 			op(second, i)
 			*ts += time.Since(m)
 			*tf += m.Sub(a)
+			if per > 1 {
+				*cs += cpuNanos() - cm
+				*cf += cm - ca
+			}
 			i++
 		}
 		_ = sink
 		b.ReportMetric(float64(t2.Nanoseconds())/float64(i*per), n2+"-ns/op")
 		b.ReportMetric(float64(t1.Nanoseconds())/float64(i*per), n1+"-ns/op")
 		b.ReportMetric(float64(t2)/float64(t1), n2+"/"+n1)
+		if per > 1 && c1 > 0 {
+			b.ReportMetric(float64(c2)/float64(c1), n2+"/"+n1+"-cpu")
+		}
 	}
 	pair := func(b *testing.B, per int, warm bool, op func(s *kvstore.Store, i int)) {
 		pairOf(b, s2, s1, "v2", "v1", per, warm, op)
