@@ -26,6 +26,7 @@ type shapeVariant struct {
 	sum    bool   // compute the CRC-32C of key and value per row
 	blob   bool   // read key and value with Blob (no type look-up)
 	calls3 bool   // read key and value as before RawBlob found the column once: Kind, then Blob
+	inVal  bool   // the CRC is the value's last 4 bytes (crc == -3 when loading), not a column
 }
 
 var shapeTable = crc32.MakeTable(crc32.Castagnoli)
@@ -35,7 +36,9 @@ var shapeTable = crc32.MakeTable(crc32.Castagnoli)
 // column order, reading through the view, and computing the CRC. Every
 // variant holds the same 100k keys of 16 bytes with 100-byte values and is
 // timed in turn inside each iteration (reported as ns per row or per get,
-// and as a ratio to "v1"). The figures are quoted in docs/benchmarks.md.
+// and as a ratio to "v1"). v1-crcinvalue is a layout snkv does not use: the
+// checksum as the last 4 bytes of the value, with no column of its own. The
+// figures are quoted in docs/benchmarks.md.
 func BenchmarkRowShape(b *testing.B) {
 	const n = 100_000
 	db, err := Open(Config{Path: filepath.Join(b.TempDir(), "shape.db"), Journal: "WAL", Sync: "NORMAL", BusyTimeout: time.Second})
@@ -65,6 +68,10 @@ func BenchmarkRowShape(b *testing.B) {
 			`CREATE TABLE t3 (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, crc INTEGER NOT NULL DEFAULT 4294967296) WITHOUT ROWID`,
 			`CREATE VIEW w3 AS SELECT key, value, crc, NULL AS expire_ms, NULL AS ecrc FROM t3`},
 			scan: `SELECT key, value, expire_ms, crc, ecrc FROM w3 ORDER BY key`, get: `SELECT value, expire_ms, crc, ecrc FROM w3 WHERE key = ?1`},
+		{name: "v1-crcinvalue", table: "t5", crc: -3, expCol: 2, crcCol: -1, sum: true, inVal: true, create: []string{
+			`CREATE TABLE t5 (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`,
+			`CREATE VIEW w5 AS SELECT key, value, NULL AS expire_ms FROM t5`},
+			scan: `SELECT key, value, expire_ms FROM w5 ORDER BY key`, get: `SELECT value, expire_ms FROM w5 WHERE key = ?1`},
 		{name: "v2-crcfirst", table: "t4", crc: 1, expCol: 2, crcCol: 3, sum: true, create: []string{
 			`CREATE TABLE t4 (key BLOB PRIMARY KEY NOT NULL CHECK (length(key) BETWEEN 1 AND 65536), crc INTEGER NOT NULL DEFAULT 4294967296, value BLOB NOT NULL) STRICT, WITHOUT ROWID`,
 			`CREATE VIEW w4 AS SELECT key, value, crc, NULL AS expire_ms, NULL AS ecrc FROM t4`},
@@ -88,6 +95,9 @@ func BenchmarkRowShape(b *testing.B) {
 				continue // shares another variant's table
 			}
 			ins := fmt.Sprintf(`INSERT INTO %s (key, value) VALUES (?1, ?2)`, v.table)
+			if v.inVal {
+				ins = fmt.Sprintf(`INSERT INTO %s (key, value) VALUES (?1, ?4)`, v.table)
+			}
 			if v.crc >= 0 {
 				ins = fmt.Sprintf(`INSERT INTO %s (key, value, crc) VALUES (?1, ?2, ?3)`, v.table)
 			}
@@ -97,7 +107,8 @@ func BenchmarkRowShape(b *testing.B) {
 				binary.BigEndian.PutUint64(k[8:], uint64(i))
 				keys[i] = k
 				binary.BigEndian.PutUint64(val, uint64(i))
-				if _, err := c.Exec(ctx, ins, k, val, int64(crc32.Update(crc32.Checksum(k, shapeTable), shapeTable, val))); err != nil {
+				sum := crc32.Update(crc32.Checksum(k, shapeTable), shapeTable, val)
+				if _, err := c.Exec(ctx, ins, k, val, int64(sum), binary.BigEndian.AppendUint32(append([]byte(nil), val...), sum)); err != nil {
 					return err
 				}
 			}
@@ -131,6 +142,13 @@ func BenchmarkRowShape(b *testing.B) {
 			val = r.Blob(1 - off)
 		} else if val, k = r.RawBlob(1 - off); k != KindBlob {
 			return fmt.Errorf("value %d", k)
+		}
+		if v.inVal {
+			n := len(val) - 4
+			if n < 0 || crc32.Update(crc32.Checksum(key, shapeTable), shapeTable, val[:n]) != binary.BigEndian.Uint32(val[n:]) {
+				return fmt.Errorf("crc")
+			}
+			val = val[:n]
 		}
 		if v.crcCol >= 0 {
 			got := r.Int(v.crcCol - off)
