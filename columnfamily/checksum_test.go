@@ -28,8 +28,8 @@ func TestRowSumIsCRC32C(t *testing.T) {
 
 // BenchmarkRowSum is the checksum of a 16-byte key and a 100-byte value
 // (row: apart, as a point read has them; joined: side by side, as a scan
-// copies them), and for comparison of a 4 KiB page (what a page checksum would cost per
-// page read or written).
+// copies them), and for comparison of a 4 KiB page (what a page checksum
+// would cost per page read or written).
 func BenchmarkRowSum(b *testing.B) {
 	key, value, page := make([]byte, 16), make([]byte, 100), make([]byte, 4096)
 	b.Run("row", func(b *testing.B) {
