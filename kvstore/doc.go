@@ -16,10 +16,11 @@
 //		use(e.Key, e.Value)
 //	}
 //
-// A Store embeds the handle of its default column family, so every
-// ColumnFamily method (Put, Get, PutTTL, Scan, …) is also a Store method. A
-// Tx embeds the default column family bound to the transaction in the same
-// way, and Tx.CF binds any other column family to it.
+// Every ColumnFamily method (Put, Get, PutTTL, Scan, …) is also a Store
+// method acting on the default column family, and a Tx method acting on
+// the default column family bound to the transaction; Tx.CF binds any
+// other column family to it. On a nil Store or Tx they return
+// ErrInvalidArgument rather than panic.
 //
 // Keys are 1 byte to 64 KiB, ordered bytewise; values 0 bytes to
 // Options.MaxValueSize. Every key can have a time-to-live (PutTTL, Expire,

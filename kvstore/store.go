@@ -33,11 +33,12 @@ type Cursor = iterator.Cursor
 // DefaultColumnFamily is the name of the column family every store has.
 const DefaultColumnFamily = columnfamily.DefaultName
 
-// Store is an open snkv store. It embeds the handle of the default column
+// Store is an open snkv store. Every ColumnFamily method (Put, Get,
+// PutTTL, Scan, …) is also a Store method acting on the default column
 // family: db.Put(k, v) is db.Default().Put(k, v). A Store is safe for
 // concurrent use by many goroutines.
 type Store struct {
-	*ColumnFamily
+	cf   *ColumnFamily // the default column family
 	db   *engine.DB
 	reg  *columnfamily.Registry
 	path string
@@ -94,7 +95,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Discard()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
-	s := &Store{ColumnFamily: def, db: db, reg: reg, path: path, opts: opts}
+	s := &Store{cf: def, db: db, reg: reg, path: path, opts: opts}
 	if opts.PurgeInterval > 0 && !opts.ReadOnly {
 		s.startPurger(opts.PurgeInterval)
 	}
@@ -136,12 +137,7 @@ func (s *Store) Path() string {
 
 // Default returns the handle of the default column family (nil for a nil
 // Store; every call on that nil handle fails with ErrInvalidArgument).
-func (s *Store) Default() *ColumnFamily {
-	if s == nil {
-		return nil
-	}
-	return s.ColumnFamily
-}
+func (s *Store) Default() *ColumnFamily { return s.handle() }
 
 // Close stops the background purge, waits for a running write transaction
 // to end, and closes the store. Cursors still open keep their connection

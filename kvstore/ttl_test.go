@@ -1087,9 +1087,9 @@ func TestExpireInsideTransaction(t *testing.T) {
 	require.NoError(t, f.db.Put([]byte("k"), []byte("v")))
 	require.NoError(t, f.db.Update(ctx, func(tx *kvstore.Tx) error {
 		require.NoError(t, tx.Expire([]byte("k"), time.Minute))
-		ttlHas(t, tx.ColumnFamily, "k", time.Minute)
+		ttlHas(t, tx.Default(), "k", time.Minute)
 		require.NoError(t, tx.Persist([]byte("k")))
-		ttlHas(t, tx.ColumnFamily, "k", kvstore.NoTTL)
+		ttlHas(t, tx.Default(), "k", kvstore.NoTTL)
 		return tx.Expire([]byte("k"), 2*time.Minute)
 	}))
 	ttlHas(t, f.db.Default(), "k", 2*time.Minute)
@@ -1643,7 +1643,7 @@ func TestTTLReadNeverCommitsCallerTx(t *testing.T) {
 			_, err := tx.Get([]byte("old"))
 			require.ErrorIs(t, err, kvstore.ErrNotFound)
 			// The transaction is still open and still sees its write.
-			ttlGet(t, tx.ColumnFamily, "new", "v")
+			ttlGet(t, tx.Default(), "new", "v")
 			require.NoError(t, tx.Put([]byte("newer"), []byte("v")))
 			return errAbort
 		})
@@ -1719,7 +1719,7 @@ func TestTTLWritesInsideViewFail(t *testing.T) {
 	commits := f.stats(t).Commits
 	future := f.clk.Now().Add(time.Hour)
 	require.NoError(t, f.db.View(ctx, func(tx *kvstore.Tx) error {
-		for _, h := range []*kvstore.ColumnFamily{tx.ColumnFamily, tx.CF(cf)} {
+		for _, h := range []*kvstore.ColumnFamily{tx.Default(), tx.CF(cf)} {
 			writes := map[string]func() error{
 				"Put":         func() error { return h.Put([]byte("x"), []byte("v")) },
 				"PutTTL":      func() error { return h.PutTTL([]byte("x"), []byte("v"), time.Minute) },
@@ -1747,8 +1747,8 @@ func TestTTLWritesInsideViewFail(t *testing.T) {
 			}
 		}
 		// The View is still usable.
-		ttlHas(t, tx.ColumnFamily, "t", 30*time.Second)
-		ttlGet(t, tx.ColumnFamily, "p", "v")
+		ttlHas(t, tx.Default(), "t", 30*time.Second)
+		ttlGet(t, tx.Default(), "p", "v")
 		return nil
 	}))
 	require.Equal(t, commits, f.stats(t).Commits, "nothing was committed")

@@ -9,9 +9,10 @@ import (
 	"github.com/snkv-go/snkv/internal/engine"
 )
 
-// Tx is a transaction spanning every column family of the store. It embeds
-// the default column family bound to the transaction, so tx.Put(k, v)
-// writes inside it; tx.CF(cf) binds any other column family. Reads inside a
+// Tx is a transaction spanning every column family of the store. Every
+// ColumnFamily method is also a Tx method acting on the default column
+// family bound to the transaction (Default), so tx.Put(k, v) writes inside
+// it; tx.CF(cf) binds any other column family. Reads inside a
 // Tx see its own writes; a read-only Tx sees one snapshot from Begin on and
 // never later commits.
 //
@@ -19,7 +20,7 @@ import (
 // (non-transactional) write methods while holding a write Tx in the same
 // goroutine: they wait for the writer the Tx holds, then fail with ErrBusy.
 type Tx struct {
-	*ColumnFamily
+	cf    *ColumnFamily // the default column family, bound to tx
 	tx    *engine.Tx
 	store *Store
 
@@ -55,7 +56,7 @@ func (s *Store) Begin(ctx context.Context, writable bool) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{ColumnFamily: columnfamily.Bind(s.ColumnFamily, t), tx: t, store: s}, nil
+	return &Tx{cf: columnfamily.Bind(s.cf, t), tx: t, store: s}, nil
 }
 
 // Update runs fn in a write transaction and commits it if fn returns nil;
