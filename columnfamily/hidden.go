@@ -53,7 +53,7 @@ func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string) (*ColumnFamily
 	if _, err := c.Exec(ctx, `UPDATE `+catalog+` SET kind = ?1 WHERE name = ?2`, kind, table); err != nil {
 		return nil, engine.Wrap(ctx, "create hidden table", err)
 	}
-	crc, v2, err := readShape(ctx, c, table)
+	crc, v2, err := r.shapeOf(ctx, c, table)
 	if err != nil {
 		return nil, engine.Wrap(ctx, "create hidden table", err)
 	}

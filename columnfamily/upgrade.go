@@ -44,6 +44,9 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 		ver, err := fileFormat(ctx, c, 0)
 		if err != nil || ver >= FormatVersion {
 			done = err == nil
+			if done {
+				tx.OnCommit(func() { r.v2.Store(true) })
+			}
 			return err
 		}
 		if err := c.ExecScript(ctx, metaSQL); err != nil {
@@ -95,8 +98,11 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 		if err := rewriteSchema(ctx, c, CatalogTable, catalogSQL); err != nil {
 			return err
 		}
-		_, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES ('format', ?1)`, int64(FormatVersion))
-		return err
+		if _, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES ('format', ?1)`, int64(FormatVersion)); err != nil {
+			return err
+		}
+		tx.OnCommit(func() { r.v2.Store(true) })
+		return nil
 	})
 }
 

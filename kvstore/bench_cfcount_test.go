@@ -26,7 +26,8 @@ var (
 
 // cfCountStore returns the path of a store with n column families (each
 // with a TTL key, so each has its hidden TTL tables), made once per
-// process; callers copy it.
+// process, or once per directory SNKV_BENCH_CFDIR names (making one of
+// 3,000 takes minutes); callers copy it.
 func cfCountStore(b *testing.B, n int) string {
 	b.Helper()
 	cfStoresMu.Lock()
@@ -34,10 +35,19 @@ func cfCountStore(b *testing.B, n int) string {
 	if p, ok := cfStores[n]; ok {
 		return p
 	}
-	dir, err := os.MkdirTemp("", "snkv-cfcount")
-	require.NoError(b, err)
-	path := filepath.Join(dir, "store.db")
-	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	dir := os.Getenv("SNKV_BENCH_CFDIR")
+	if dir == "" {
+		var err error
+		dir, err = os.MkdirTemp("", "snkv-cfcount")
+		require.NoError(b, err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("cfs-%d.db", n))
+	if _, err := os.Stat(path); err == nil {
+		cfStores[n] = path
+		return path
+	}
+	_ = os.Remove(path + ".tmp") // left by an interrupted run
+	db, err := kvstore.Open(path+".tmp", kvstore.Options{Sync: kvstore.SyncOff})
 	require.NoError(b, err)
 	for i := range n - 1 { // the default column family is the n-th
 		cf, err := db.CreateColumnFamily(fmt.Sprintf("cf%05d", i))
@@ -46,6 +56,7 @@ func cfCountStore(b *testing.B, n int) string {
 	}
 	require.NoError(b, db.PutTTL([]byte("k"), []byte("v"), time.Hour))
 	require.NoError(b, db.Close())
+	require.NoError(b, os.Rename(path+".tmp", path))
 	cfStores[n] = path
 	return path
 }

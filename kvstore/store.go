@@ -90,7 +90,7 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 		}
 	}
-	def, err := reg.Open(ctx, DefaultColumnFamily)
+	def, err := reg.OpenDefault(ctx)
 	if err != nil {
 		_ = db.Discard()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
