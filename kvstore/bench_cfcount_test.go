@@ -73,7 +73,8 @@ func copyStore(b *testing.B, src string) string {
 
 // BenchmarkCFCount measures the operations whose cost must not grow with
 // the number of column families: a TTL write (PutTTL into a column family
-// that has TTL state), a plain Put, and Open+Close of the file.
+// that has TTL state), a plain Put, and Open+Close of the file; and
+// CreateColumnFamily beside them.
 func BenchmarkCFCount(b *testing.B) {
 	for _, n := range cfCounts {
 		b.Run(fmt.Sprintf("PutTTL/cfs=%d", n), func(b *testing.B) {
@@ -94,6 +95,17 @@ func BenchmarkCFCount(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				copy(key, fmt.Appendf(key[:0], "%016d", i%1000))
 				if err := db.Put(key, key); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// CreateColumnFamily is a schema change: SQLite parses the new
+		// objects and every other connection re-reads the schema.
+		b.Run(fmt.Sprintf("Create/cfs=%d", n), func(b *testing.B) {
+			db := openAt(b, copyStore(b, cfCountStore(b, n)), kvstore.Options{})
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := db.CreateColumnFamily(fmt.Sprintf("new%06d", i)); err != nil {
 					b.Fatal(err)
 				}
 			}
