@@ -78,6 +78,12 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 	if err := db.SetJournalMode(ctx, c); err != nil {
 		return engine.Wrap(ctx, "open", err)
 	}
+	if !h.fresh {
+		// A store already: nothing to write, so no write lock to take
+		// (and no second read of the header, which scans sqlite_schema).
+		r.v2.Store(h.format >= 2)
+		return nil
+	}
 	if err := c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return engine.Wrap(ctx, "open", err)
 	}
