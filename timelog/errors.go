@@ -44,9 +44,9 @@ var (
 	// written.
 	ErrValueTooLarge = errors.New("timelog: value too large")
 	// ErrValuesLayout: the values table of the log is in a layout this
-	// library does not read: one row per value (written by development
-	// builds before value blocks, never released) or a newer layout.
-	// Nothing is changed.
+	// library does not read: a newer layout, or, for a read-only Open, one
+	// row per value (written before value blocks), which a writable Open
+	// converts: open the log writable once. Nothing is changed.
 	ErrValuesLayout = errors.New("timelog: unknown values table layout")
 	// ErrValueNotFound: the snapshot has no value for the handle.
 	ErrValueNotFound = errors.New("timelog: value not found")

@@ -57,7 +57,11 @@ type Log struct {
 // for a bad name (1 to 240 bytes of UTF-8 without NUL).
 //
 // A writable Log takes the log's writer lock (see docs/timelog.md) and, in
-// Background mode, starts its maintenance goroutine.
+// Background mode, starts its maintenance goroutine. A writable Open of a
+// values log whose values table predates value blocks (one row per value)
+// converts it first, in one write transaction (docs/format.md); a
+// read-only Open of it fails with ErrValuesLayout, as does any Open of a
+// values table in a newer layout.
 func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	cfg, err := opts.config()
 	if err != nil {

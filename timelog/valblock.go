@@ -44,8 +44,9 @@ const (
 
 // metaValuesLayout is the meta row naming the layout of the values table
 // (valuesLayout). A values table without it, written before blocks
-// existed (one row per value), is refused with ErrValuesLayout unless it
-// is empty.
+// existed (one row per value), is converted by a writable Open
+// (valconvert.go) and refused with ErrValuesLayout by a read-only one;
+// an empty one is adopted.
 const (
 	metaValuesLayout = "valueslayout"
 	valuesLayout     = 1
@@ -186,6 +187,14 @@ func (p *packer) flush() {
 	}
 	p.rows = append(p.rows, blockRow{u64(p.hs[0]), encodeBlock(p.hs[0], p.hs, p.vs)})
 	p.hs, p.vs = p.hs[:0], p.vs[:0]
+}
+
+// take returns the rows ended so far and forgets them; the current block
+// stays open.
+func (p *packer) take() []blockRow {
+	rows := p.rows
+	p.rows = nil
+	return rows
 }
 
 // done returns the rows.

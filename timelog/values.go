@@ -27,7 +27,8 @@ type Entry struct {
 }
 
 // openValues opens (or, for a writable log asked for values, creates) the
-// values table, and checks its layout (metaValuesLayout).
+// values table, and checks its layout (metaValuesLayout): a writable log
+// converts a table of one row per value (valconvert.go).
 func (l *Log) openValues(ctx context.Context) error {
 	name := l.name + suffixValues
 	cf, err := l.store.OpenHiddenTable(ctx, kind, name)
@@ -55,7 +56,7 @@ func (l *Log) openValues(ctx context.Context) error {
 	default:
 		return nil
 	}
-	adopt := false
+	adopt, convert := false, false
 	err = l.store.View(ctx, func(tx *kvstore.Tx) error {
 		t := l.t.in(tx)
 		if l.nextH, err = getU64(t.meta, metaNextHandle); err != nil {
@@ -74,13 +75,21 @@ func (l *Log) openValues(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			return fmt.Errorf("timelog: %q: %w: one row per value, from before value blocks", l.name, ErrValuesLayout)
+			convert = true
+			return nil
 		}
 		adopt = true // an empty table without the row: write it
 		return nil
 	})
-	if err != nil || !adopt || l.readOnly {
+	switch {
+	case err != nil:
 		return err
+	case convert && l.readOnly:
+		return l.errOldValuesLayout()
+	case convert:
+		return l.convertValues(ctx)
+	case !adopt || l.readOnly:
+		return nil
 	}
 	return l.store.Update(ctx, func(tx *kvstore.Tx) error {
 		return tx.CF(l.t.meta).Put([]byte(metaValuesLayout), u64(valuesLayout))
