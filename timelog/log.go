@@ -53,7 +53,8 @@ type Log struct {
 // Open opens the log name of store, creating it if it does not exist
 // (unless read-only). It fails with ErrLocked if another Log, in this
 // process or another, has it open for writing; ErrNotFound for a missing
-// log opened read-only; ErrInvalidOption for bad options; kvstore.ErrInvalidName
+// log opened read-only; ErrInvalidOption for bad options (a PageMaxBytes
+// above the store's MaxValueSize among them); kvstore.ErrInvalidName
 // for a bad name (1 to 240 bytes of UTF-8 without NUL).
 //
 // A writable Log takes the log's writer lock (see docs/timelog.md) and, in
@@ -63,7 +64,7 @@ type Log struct {
 // read-only Open of it fails with ErrValuesLayout, as does any Open of a
 // values table in a newer layout.
 func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
-	cfg, err := opts.config()
+	cfg, err := opts.config(store.MaxValueSize())
 	if err != nil {
 		return nil, err
 	}

@@ -54,8 +54,11 @@ type Options struct {
 	// Busy is the backpressure policy; the default is BusyRaise.
 	Busy BusyPolicy
 	// PageMaxBytes is the largest page (one SQLite row holding many
-	// records), header included. 0 means 16 KiB; at least 32 (one
-	// record). Larger pages scan a little faster; smaller ones make range
+	// records), header included. 0 means 16 KiB, or the store's
+	// MaxValueSize if that is lower; at least 32 (one record), at most 16
+	// MiB and at most the store's MaxValueSize (Open fails with
+	// ErrInvalidOption above it, as it does on a store whose MaxValueSize
+	// is below 32). Larger pages scan a little faster; smaller ones make range
 	// reads cheaper (SQLite reads a large row whole to compare it on a
 	// B-tree descent, and a range read decodes at least one page).
 	PageMaxBytes int
@@ -111,7 +114,9 @@ type config struct {
 	deletedFrac float64
 }
 
-func (o Options) config() (config, error) {
+// config checks o and fills in the defaults, for a store whose largest
+// value is maxValue bytes (a page is one row of the store).
+func (o Options) config(maxValue int) (config, error) {
 	bad := func(format string, a ...any) (config, error) {
 		return config{}, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, a...)...)
 	}
@@ -135,10 +140,14 @@ func (o Options) config() (config, error) {
 		return bad("unknown busy policy %d", o.Busy)
 	}
 	switch {
+	case maxValue < pageHeader+recSize:
+		return bad("the store's MaxValueSize %d is below the smallest page (%d bytes)", maxValue, pageHeader+recSize)
 	case o.PageMaxBytes == 0:
-		c.PageMaxBytes = 16 << 10
+		c.PageMaxBytes = min(16<<10, maxValue)
 	case o.PageMaxBytes < pageHeader+recSize || o.PageMaxBytes > 16<<20:
 		return bad("PageMaxBytes %d outside 32..16 MiB", o.PageMaxBytes)
+	case o.PageMaxBytes > maxValue:
+		return bad("PageMaxBytes %d is above the store's MaxValueSize %d (a page is one row)", o.PageMaxBytes, maxValue)
 	}
 	if o.Maintenance != Background && o.Maintenance != Manual {
 		return bad("unknown maintenance mode %d", o.Maintenance)

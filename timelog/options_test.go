@@ -1,0 +1,54 @@
+package timelog_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/timelog"
+)
+
+// A page is one row of the store: PageMaxBytes above the store's
+// MaxValueSize (every flush would fail) is refused up front, and nothing
+// is created; the default page size shrinks to fit the store.
+func TestOptionsPageAboveStoreMaxValueSize(t *testing.T) {
+	db := smallStore(t, 1000)
+	_, err := timelog.Open(db, "big", timelog.Options{PageMaxBytes: 1001})
+	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+	require.ErrorContains(t, err, "PageMaxBytes 1001 is above the store's MaxValueSize 1000")
+	names, err := timelog.List(db)
+	require.NoError(t, err)
+	require.Empty(t, names, "nothing created")
+
+	for _, o := range []timelog.Options{{PageMaxBytes: 1000}, {}, {Values: true}} {
+		l, err := timelog.Open(db, "fits", manual(o))
+		require.NoError(t, err, "%+v", o)
+		recs := make([]timelog.Record, 500) // 12,000 bytes of records: many full pages
+		for i := range recs {
+			recs[i] = timelog.Record{Ts: int64(i), Handle: uint64(i)}
+		}
+		if l.Values() {
+			ts := make([]int64, len(recs))
+			vs := make([][]byte, len(recs))
+			for i := range ts {
+				ts[i], vs[i] = int64(i), []byte{byte(i)}
+			}
+			_, err = l.AppendValues(ts, vs)
+		} else {
+			err = l.AppendBatch(recs)
+		}
+		require.NoError(t, err)
+		require.NoError(t, l.Flush(ctx))
+		require.NoError(t, l.IntegrityCheck(ctx))
+		n, err := l.Count()
+		require.NoError(t, err)
+		require.EqualValues(t, len(recs), n)
+		require.NoError(t, l.Drop(ctx))
+	}
+
+	tiny := smallStore(t, 31) // below the smallest page (one record)
+	_, err = timelog.Open(tiny, "t", timelog.Options{})
+	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+	_, err = timelog.Open(tiny, "t", timelog.Options{PageMaxBytes: 32})
+	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+}
