@@ -57,8 +57,10 @@ func (l *Log) convertValues(ctx context.Context) error {
 		switch {
 		case err != nil:
 			return err
-		case layout != 0: // converted meanwhile
+		case layout == valuesLayout: // converted meanwhile
 			return nil
+		case layout != 0:
+			return fmt.Errorf("timelog: %q: %w: layout %d (this library reads layout %d)", l.name, ErrValuesLayout, layout, valuesLayout)
 		}
 		p := newPacker(l.store.MaxValueSize())
 		from := []byte{} // the first key not read yet

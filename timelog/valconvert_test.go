@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -162,8 +164,10 @@ func TestValuesOldLayoutConverted(t *testing.T) {
 func TestValuesOldLayoutConvertedLarge(t *testing.T) {
 	db, _ := openStore(t)
 	o := writeOldLayout(t, db, "big", func(l *timelog.Log) []uint64 {
-		sizedValues(t, l, 5000, []int{100, 0, 1, 50})
-		mb := bytes.Repeat([]byte{7}, 2<<20)
+		// More than 4,096 rows, then three of 1.5 MiB: a chunk ends on its
+		// byte bound.
+		sizedValues(t, l, 4200, []int{100, 0, 1, 50})
+		mb := bytes.Repeat([]byte{7}, 3<<19)
 		_, err := l.AppendValues([]int64{1, 2, 3}, [][]byte{mb, mb, mb})
 		require.NoError(t, err)
 		return nil
@@ -247,4 +251,52 @@ func TestValuesOldLayoutCorruptRow(t *testing.T) {
 	require.ErrorIs(t, err, timelog.ErrCorrupt)
 	require.Len(t, valueRows(t, db, "bad"), len(o.old)+1)
 	require.Nil(t, layoutRow(t, db, "bad"))
+}
+
+// TestCrashConvertChild converts the old values table of the store at
+// crashEnvPath and blocks in the middle of it, after a few chunks were
+// written in its transaction, saying "F done" (the line waitFlushes waits
+// for), until it is killed.
+func TestCrashConvertChild(t *testing.T) {
+	path := os.Getenv(crashEnvPath)
+	if path == "" {
+		t.Skip("runs only as the child process of TestCrashConvertKill")
+	}
+	db, err := kvstore.Open(path, kvstore.Options{MaxValueSize: 256})
+	require.NoError(t, err)
+	chunks := 0
+	timelog.SetConvertChunk(2, func() error {
+		if chunks++; chunks == 3 {
+			_, _ = os.Stdout.WriteString("F done\n")
+			select {}
+		}
+		return nil
+	})
+	_, err = timelog.Open(db, "killed", manual(timelog.Options{}))
+	fmt.Fprintf(os.Stderr, "convert child: the conversion ended: %v\n", err)
+	os.Exit(3)
+}
+
+// A process killed in the middle of a conversion leaves the old layout
+// whole; the next writable Open converts it.
+func TestCrashConvertKill(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "convert.db")
+	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff, MaxValueSize: 256})
+	require.NoError(t, err)
+	o := writeOldLayout(t, db, "killed", func(l *timelog.Log) []uint64 {
+		sizedValues(t, l, 40, []int{10, 100, 256})
+		return nil
+	})
+	require.NoError(t, db.Close())
+
+	c := startChildRun(t, "^TestCrashConvertChild$", path, 0, 0)
+	c.waitFlushes(t, 1)
+	c.kill(t)
+
+	db, err = kvstore.Open(path, kvstore.Options{MaxValueSize: 256})
+	require.NoError(t, err)
+	defer db.Close()
+	require.Equal(t, o.old, valueRows(t, db, "killed"), "the old layout is whole")
+	require.Nil(t, layoutRow(t, db, "killed"))
+	checkConverted(t, db, "killed", o)
 }
