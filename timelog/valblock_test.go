@@ -26,7 +26,7 @@ func smallStore(t *testing.T, maxValue int) *kvstore.Store {
 type valueRow struct{ key, value []byte }
 
 // valueRows returns the rows of the values table of log name.
-func valueRows(t *testing.T, db *kvstore.Store, name string) []valueRow {
+func valueRows(t testing.TB, db *kvstore.Store, name string) []valueRow {
 	t.Helper()
 	cf, err := db.OpenHiddenTable(ctx, "timelog", name+"/values")
 	require.NoError(t, err)

@@ -31,7 +31,7 @@ type oldLog struct {
 // bytes, big-endian), holding the value as it is, without the meta row
 // "valueslayout". The records come from fill, written with today's code
 // and flushed; their values are then moved to one row each.
-func writeOldLayout(t *testing.T, db *kvstore.Store, name string, fill func(l *timelog.Log) []uint64) oldLog {
+func writeOldLayout(t testing.TB, db *kvstore.Store, name string, fill func(l *timelog.Log) []uint64) oldLog {
 	t.Helper()
 	l, err := timelog.Open(db, name, manual(timelog.Options{Values: true, MemtableMaxBytes: 64 << 20, PageMaxBytes: 8 + 24*4}))
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ func layoutRow(t *testing.T, db *kvstore.Store, name string) []byte {
 
 // sizedValues appends n values of lengths cycling through sizes, value i
 // filled with byte i.
-func sizedValues(t *testing.T, l *timelog.Log, n int, sizes []int) {
+func sizedValues(t testing.TB, l *timelog.Log, n int, sizes []int) {
 	t.Helper()
 	ts := make([]int64, n)
 	vs := make([][]byte, n)

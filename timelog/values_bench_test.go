@@ -203,3 +203,46 @@ func BenchmarkValueGet(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkValuesConvert: the writable Open that converts a values table
+// of one row per value (100,000 values of 100 bytes, the layout before
+// value blocks) to blocks, beside the flush that writes the same values as
+// blocks in the first place. One op is one conversion (one flush).
+func BenchmarkValuesConvert(b *testing.B) {
+	const n = 100_000
+	fill := func(l *timelog.Log) []uint64 {
+		sizedValues(b, l, n, []int{benchValueSize})
+		return nil
+	}
+	b.Run("convert", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			db := openBenchStore(b, b.TempDir(), "c.db")
+			writeOldLayout(b, db, "c", fill)
+			b.StartTimer()
+			l, err := timelog.Open(db, "c", manual(timelog.Options{}))
+			require.NoError(b, err)
+			b.StopTimer()
+			require.NoError(b, l.Close())
+			require.NoError(b, db.Close())
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+	})
+	b.Run("flush", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			db := openBenchStore(b, b.TempDir(), "f.db")
+			l, err := timelog.Open(db, "f", manual(timelog.Options{Values: true, MemtableMaxBytes: 64 << 20}))
+			require.NoError(b, err)
+			fill(l)
+			b.StartTimer()
+			require.NoError(b, l.Flush(ctx))
+			b.StopTimer()
+			require.NoError(b, l.Close())
+			require.NoError(b, db.Close())
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+	})
+}
