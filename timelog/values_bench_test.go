@@ -91,21 +91,7 @@ func BenchmarkScanValues(b *testing.B) {
 	recs := benchRecords(n)
 	vals := benchValues()
 	b.Run("timelog", func(b *testing.B) {
-		db := openBenchStore(b, b.TempDir(), "tl.db")
-		defer db.Close()
-		l, err := timelog.Open(db, "bench", timelog.Options{Values: true, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
-		require.NoError(b, err)
-		defer l.Close()
-		ts := make([]int64, 0, 1000)
-		for i := 0; i < n; i += 1000 {
-			ts = ts[:0]
-			for _, r := range recs[i:min(i+1000, n)] {
-				ts = append(ts, r.Ts)
-			}
-			_, err := l.AppendValues(ts, vals[:len(ts)])
-			require.NoError(b, err)
-		}
-		compactAll(b, l)
+		l, _ := loadValuesLog(b, recs, vals)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			s, err := l.Snapshot()
@@ -151,25 +137,7 @@ func BenchmarkValueGet(b *testing.B) {
 	recs := benchRecords(n)
 	vals := benchValues()
 	b.Run("timelog", func(b *testing.B) {
-		db := openBenchStore(b, b.TempDir(), "tl.db")
-		defer db.Close()
-		l, err := timelog.Open(db, "bench", timelog.Options{Values: true, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
-		require.NoError(b, err)
-		defer l.Close()
-		ts := make([]int64, 0, 1000)
-		var first uint64
-		for i := 0; i < n; i += 1000 {
-			ts = ts[:0]
-			for _, r := range recs[i:min(i+1000, n)] {
-				ts = append(ts, r.Ts)
-			}
-			h, err := l.AppendValues(ts, vals[:len(ts)])
-			require.NoError(b, err)
-			if i == 0 {
-				first = h
-			}
-		}
-		compactAll(b, l)
+		l, first := loadValuesLog(b, recs, vals)
 		s, err := l.Snapshot()
 		require.NoError(b, err)
 		defer s.Close()
@@ -245,4 +213,30 @@ func BenchmarkValuesConvert(b *testing.B) {
 		}
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
 	})
+}
+
+// loadValuesLog opens a values log in a fresh store (both closed at the
+// end of b), appends recs with vals in batches of 1,000 and compacts it. It
+// returns the log and the first handle.
+func loadValuesLog(b *testing.B, recs []timelog.Record, vals [][]byte) (*timelog.Log, uint64) {
+	db := openBenchStore(b, b.TempDir(), "tl.db")
+	b.Cleanup(func() { _ = db.Close() })
+	l, err := timelog.Open(db, "bench", timelog.Options{Values: true, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = l.Close() })
+	ts := make([]int64, 0, 1000)
+	var first uint64
+	for i := 0; i < len(recs); i += 1000 {
+		ts = ts[:0]
+		for _, r := range recs[i:min(i+1000, len(recs))] {
+			ts = append(ts, r.Ts)
+		}
+		h, err := l.AppendValues(ts, vals[:len(ts)])
+		require.NoError(b, err)
+		if i == 0 {
+			first = h
+		}
+	}
+	compactAll(b, l)
+	return l, first
 }
