@@ -155,10 +155,17 @@ func (o *Objects[T]) Get(s *Snapshot, h uint64) (T, error) {
 			return zero, err
 		}
 		if !pinned {
-			return v, nil
+			// A live record: s returns it unless s is older than it.
+			seen, err := s.sees(h)
+			if err != nil {
+				return zero, err
+			}
+			if seen {
+				return v, nil
+			}
 		}
-		// The record is removed: s returns it only if it is older than
-		// the removal.
+		// A removed record, or one s may not see: s returns it only if it
+		// holds it.
 		if _, err := s.Value(h); err != nil {
 			return zero, err
 		}

@@ -322,3 +322,44 @@ func TestObjectsCacheBoundedWhileOldSnapshotOpen(t *testing.T) {
 	require.Zero(t, l.Stats().RetiredPending)
 	require.Equal(t, timelog.CacheStats{}, o.CacheStats())
 }
+
+// A cached value is returned only to snapshots that can see its record: a
+// snapshot taken before the record was appended gets ErrValueNotFound,
+// before and after the record is flushed.
+func TestObjectsGetRespectsSnapshot(t *testing.T) {
+	db, _ := openStore(t)
+	o, err := timelog.OpenObjects(db, "iso", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
+	require.NoError(t, err)
+	defer o.Close()
+	h1, err := o.Append(1, "one")
+	require.NoError(t, err)
+	old, err := o.Log().Snapshot()
+	require.NoError(t, err)
+	defer old.Close()
+	h2, err := o.Append(2, "two")
+	require.NoError(t, err)
+	check := func(when string) {
+		v, err := o.Get(old, h1)
+		require.NoError(t, err, when)
+		require.Equal(t, "one", v, when)
+		_, err = o.Get(old, h2)
+		require.ErrorIs(t, err, timelog.ErrValueNotFound, "%s: the old snapshot cannot see h2", when)
+		cur, err := o.Log().Snapshot()
+		require.NoError(t, err)
+		v, err = o.Get(cur, h2)
+		require.NoError(t, err, when)
+		require.Equal(t, "two", v, when)
+		require.NoError(t, cur.Close())
+	}
+	check("buffered")
+	require.NoError(t, o.Log().Flush(ctx))
+	check("flushed")
+	old2, err := o.Log().Snapshot()
+	require.NoError(t, err)
+	defer old2.Close()
+	h3, err := o.Append(3, "three")
+	require.NoError(t, err)
+	require.NoError(t, o.Log().Flush(ctx))
+	_, err = o.Get(old2, h3)
+	require.ErrorIs(t, err, timelog.ErrValueNotFound, "appended and flushed after the snapshot")
+}

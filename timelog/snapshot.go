@@ -31,6 +31,10 @@ type Snapshot struct {
 	// fetchMu lets many goroutines read one snapshot: its transaction
 	// takes one statement at a time.
 	fetchMu sync.Mutex
+	// storedH is the values handle counter stored in tx (read on first
+	// use, under fetchMu; storedOK once read).
+	storedH  uint64
+	storedOK bool
 }
 
 // Snapshot takes a snapshot; see SnapshotContext.

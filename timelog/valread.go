@@ -52,6 +52,30 @@ func (s *Snapshot) Value(h uint64) ([]byte, error) {
 	return slices.Clone(b.value(i)), nil
 }
 
+// sees reports whether s can return the record of handle h, for a value
+// known from outside the snapshot (the Objects cache): h is in one of its
+// buffers, or below the handle counter stored in its transaction (a
+// flush or transaction stores values and raises the counter above them
+// together). Removed records are not this test's concern: the cache pins
+// those and asks the snapshot itself.
+func (s *Snapshot) sees(h uint64) (bool, error) {
+	for _, r := range s.runs {
+		if _, ok := r.value(h); ok {
+			return true, nil
+		}
+	}
+	s.fetchMu.Lock()
+	defer s.fetchMu.Unlock()
+	if !s.storedOK {
+		n, err := getU64(s.t.meta, metaNextHandle)
+		if err != nil {
+			return false, fmt.Errorf("timelog: %q: %w", s.l.name, err)
+		}
+		s.storedH, s.storedOK = n, true
+	}
+	return h < s.storedH, nil
+}
+
 // valueCursor reads stored values for a range read. Records come mostly in
 // handle order (appends take increasing handles), so the block of the last
 // value usually holds the next one, else the row after it does: rows are
