@@ -99,6 +99,16 @@ type Options struct {
 	// in blocks of up to 16 KiB (a removal rewrites the blocks holding the
 	// removed values).
 	Values bool
+	// ValueBlockBytes is the size a values log fills its value blocks up
+	// to (one SQLite row each, header included). 0 means 16 KiB, or the
+	// store's MaxValueSize if that is lower; at least 64, at most the
+	// store's MaxValueSize. It is a writer's choice: blocks of any size
+	// are read. Large blocks make ingest and scans cheap per value; small
+	// ones make Snapshot.Value cheaper, because SQLite reads a row that
+	// overflows its page whole to compare it on a B-tree descent (with 4
+	// KiB pages, blocks under about 1,000 bytes never overflow; see
+	// docs/benchmarks.md for the trade-off measured).
+	ValueBlockBytes int
 	// OnMaintError receives errors of background maintenance, which retries
 	// with backoff; nil drops them (Stats counts them).
 	OnMaintError func(error)
@@ -148,6 +158,12 @@ func (o Options) config(maxValue int) (config, error) {
 		return bad("PageMaxBytes %d outside 32..16 MiB", o.PageMaxBytes)
 	case o.PageMaxBytes > maxValue:
 		return bad("PageMaxBytes %d is above the store's MaxValueSize %d (a page is one row)", o.PageMaxBytes, maxValue)
+	}
+	switch {
+	case o.ValueBlockBytes == 0:
+		c.ValueBlockBytes = min(valueBlockBytes, maxValue)
+	case o.ValueBlockBytes < minValueBlock || o.ValueBlockBytes > maxValue:
+		return bad("ValueBlockBytes %d outside %d..%d (the store's MaxValueSize)", o.ValueBlockBytes, minValueBlock, maxValue)
 	}
 	if o.Maintenance != Background && o.Maintenance != Manual {
 		return bad("unknown maintenance mode %d", o.Maintenance)

@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,47 @@ func TestOptionsPageAboveStoreMaxValueSize(t *testing.T) {
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
 	_, err = timelog.Open(tiny, "t", timelog.Options{PageMaxBytes: 32})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+}
+
+// ValueBlockBytes bounds every value block row; blocks of any size are
+// read back, whatever the reader's setting; out-of-range sizes are refused.
+func TestValueBlockBytes(t *testing.T) {
+	db, _ := openStore(t)
+	for _, bad := range []int{-1, 1, 63, db.MaxValueSize() + 1} {
+		_, err := timelog.Open(db, "bad", manual(timelog.Options{Values: true, ValueBlockBytes: bad}))
+		require.ErrorIs(t, err, timelog.ErrInvalidOption, "ValueBlockBytes %d", bad)
+	}
+	l, err := timelog.Open(db, "small", manual(timelog.Options{Values: true, ValueBlockBytes: 900}))
+	require.NoError(t, err)
+	ts := make([]int64, 100)
+	vals := make([][]byte, 100)
+	for i := range ts {
+		ts[i] = int64(i)
+		vals[i] = bytes.Repeat([]byte{byte(i)}, 100)
+	}
+	_, err = l.AppendValues(ts, vals)
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+
+	rows, err := db.OpenHiddenTable(ctx, "timelog", "small/values")
+	require.NoError(t, err)
+	n := 0
+	for e, err := range rows.All() {
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(e.Value), 900)
+		n++
+	}
+	require.GreaterOrEqual(t, n, 12, "100 values of 100 bytes need a dozen blocks of 900")
+
+	l, err = timelog.Open(db, "small", manual(timelog.Options{Values: true}))
+	require.NoError(t, err)
+	defer l.Close()
+	i := 0
+	for e, err := range l.AllValues() {
+		require.NoError(t, err)
+		require.Equal(t, vals[i], e.Value)
+		i++
+	}
+	require.Equal(t, 100, i)
+	require.NoError(t, l.IntegrityCheck(ctx))
 }

@@ -30,14 +30,16 @@ const (
 	blockVersion = 1
 	// blockOverhead is the size of a block of one empty value.
 	blockOverhead = blockHeader + blockEntry
-	// valueBlockBytes is the size a block is filled up to (less if the
-	// store's MaxValueSize is lower). Large enough that a row costs little
+	// valueBlockBytes is the default size a block is filled up to
+	// (Options.ValueBlockBytes; less if the store's MaxValueSize is lower). Large enough that a row costs little
 	// per value (ingest and scans), small enough that a point read stays
 	// cheap: SQLite reads an overflowing row whole to compare its key, on
 	// every row a B-tree descent compares against (docs/benchmarks.md has
 	// 4 KiB to 32 KiB measured), and that removing a few values rewrites
 	// little.
 	valueBlockBytes = 16 << 10
+	// minValueBlock is the smallest Options.ValueBlockBytes.
+	minValueBlock = 64
 	// loneKeyLen is the key length of a lone value row.
 	loneKeyLen = 12
 )
@@ -156,8 +158,10 @@ type packer struct {
 	size            int
 }
 
-func newPacker(maxValue int) *packer {
-	return &packer{limit: min(maxValue, valueBlockBytes), maxValue: maxValue}
+// newPacker packs values into blocks of up to block bytes, for a store
+// whose MaxValueSize is maxValue.
+func newPacker(maxValue, block int) *packer {
+	return &packer{limit: min(maxValue, block), maxValue: maxValue}
 }
 
 // add appends value v of handle h (above every handle added before); cut

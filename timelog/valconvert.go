@@ -62,7 +62,7 @@ func (l *Log) convertValues(ctx context.Context) error {
 		case layout != 0:
 			return fmt.Errorf("timelog: %q: %w: layout %d (this library reads layout %d)", l.name, ErrValuesLayout, layout, valuesLayout)
 		}
-		p := newPacker(l.store.MaxValueSize())
+		p := newPacker(l.store.MaxValueSize(), l.cfg.ValueBlockBytes)
 		from := []byte{} // the first key not read yet
 		for from != nil {
 			n, size := 0, 0

@@ -225,7 +225,7 @@ func (l *Log) flushValues(t tables, r *run, keep []rec) error {
 		}
 		others = append(others, be.Uint64(e.Key))
 	}
-	p := newPacker(l.store.MaxValueSize())
+	p := newPacker(l.store.MaxValueSize(), l.cfg.ValueBlockBytes)
 	j := 0
 	for i, h := range hs {
 		v, ok := r.value(h)
@@ -374,7 +374,7 @@ func (w *TxWriter) AppendValues(ts []int64, values [][]byte) (first uint64, err 
 		batch[i] = Record{Ts: t, Handle: first + uint64(i)}
 	}
 	err = w.appendRecs(batch, seq, func(t tables) error {
-		p := newPacker(l.store.MaxValueSize())
+		p := newPacker(l.store.MaxValueSize(), l.cfg.ValueBlockBytes)
 		for i, v := range values {
 			p.add(first+uint64(i), v, false)
 		}
