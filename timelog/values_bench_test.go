@@ -50,25 +50,30 @@ func BenchmarkIngestValues(b *testing.B) {
 	recs := benchRecords(1_000_000)
 	vals := benchValues()
 	ts := make([]int64, 1000)
-	b.Run("timelog", func(b *testing.B) {
-		db := openBenchStore(b, b.TempDir(), "tl.db")
-		defer db.Close()
-		l, err := timelog.Open(db, "bench", timelog.Options{Values: true, Busy: timelog.BusySilent})
-		require.NoError(b, err)
-		batch := make([]timelog.Record, 1000)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			for j, r := range nextBatch(batch, recs, i) {
-				ts[j] = r.Ts
-			}
-			_, err := l.AppendValues(ts, vals)
+	for _, blocks := range []struct {
+		name  string
+		bytes int
+	}{{"timelog", 0}, {"timelog-blocks900", 900}} {
+		b.Run(blocks.name, func(b *testing.B) {
+			db := openBenchStore(b, b.TempDir(), "tl.db")
+			defer db.Close()
+			l, err := timelog.Open(db, "bench", timelog.Options{Values: true, ValueBlockBytes: blocks.bytes, Busy: timelog.BusySilent})
 			require.NoError(b, err)
-		}
-		require.NoError(b, l.Flush(ctx))
-		b.StopTimer()
-		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
-		require.NoError(b, l.Close())
-	})
+			batch := make([]timelog.Record, 1000)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j, r := range nextBatch(batch, recs, i) {
+					ts[j] = r.Ts
+				}
+				_, err := l.AppendValues(ts, vals)
+				require.NoError(b, err)
+			}
+			require.NoError(b, l.Flush(ctx))
+			b.StopTimer()
+			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+			require.NoError(b, l.Close())
+		})
+	}
 	b.Run("baseline", func(b *testing.B) {
 		db := openBenchStore(b, b.TempDir(), "kv.db")
 		defer db.Close()
@@ -91,7 +96,7 @@ func BenchmarkScanValues(b *testing.B) {
 	recs := benchRecords(n)
 	vals := benchValues()
 	b.Run("timelog", func(b *testing.B) {
-		l, _ := loadValuesLog(b, recs, vals)
+		l, _ := loadValuesLog(b, recs, vals, 0)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			s, err := l.Snapshot()
@@ -136,19 +141,24 @@ func BenchmarkValueGet(b *testing.B) {
 	n := min(benchN(), 200_000)
 	recs := benchRecords(n)
 	vals := benchValues()
-	b.Run("timelog", func(b *testing.B) {
-		l, first := loadValuesLog(b, recs, vals)
-		s, err := l.Snapshot()
-		require.NoError(b, err)
-		defer s.Close()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			j := uint64(i*7919) % uint64(n)
-			v, err := s.Value(first + j)
+	for _, blocks := range []struct {
+		name  string
+		bytes int
+	}{{"timelog", 0}, {"timelog-blocks900", 900}} {
+		b.Run(blocks.name, func(b *testing.B) {
+			l, first := loadValuesLog(b, recs, vals, blocks.bytes)
+			s, err := l.Snapshot()
 			require.NoError(b, err)
-			require.Len(b, v, benchValueSize)
-		}
-	})
+			defer s.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j := uint64(i*7919) % uint64(n)
+				v, err := s.Value(first + j)
+				require.NoError(b, err)
+				require.Len(b, v, benchValueSize)
+			}
+		})
+	}
 	b.Run("baseline", func(b *testing.B) {
 		db := openBenchStore(b, b.TempDir(), "kv.db")
 		defer db.Close()
@@ -216,12 +226,13 @@ func BenchmarkValuesConvert(b *testing.B) {
 }
 
 // loadValuesLog opens a values log in a fresh store (both closed at the
-// end of b), appends recs with vals in batches of 1,000 and compacts it. It
-// returns the log and the first handle.
-func loadValuesLog(b *testing.B, recs []timelog.Record, vals [][]byte) (*timelog.Log, uint64) {
+// end of b), with value blocks of blockBytes (0: the default), appends
+// recs with vals in batches of 1,000 and compacts it. It returns the log
+// and the first handle.
+func loadValuesLog(b *testing.B, recs []timelog.Record, vals [][]byte, blockBytes int) (*timelog.Log, uint64) {
 	db := openBenchStore(b, b.TempDir(), "tl.db")
 	b.Cleanup(func() { _ = db.Close() })
-	l, err := timelog.Open(db, "bench", timelog.Options{Values: true, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
+	l, err := timelog.Open(db, "bench", timelog.Options{Values: true, ValueBlockBytes: blockBytes, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = l.Close() })
 	ts := make([]int64, 0, 1000)
