@@ -25,21 +25,16 @@ var (
 )
 
 // cfCountStore returns the path of a store with n column families (each
-// with a TTL key, so each has its hidden TTL tables), made once per
-// process, or once per directory SNKV_BENCH_CFDIR names (making one of
-// 3,000 takes minutes); callers copy it.
-func cfCountStore(b *testing.B, n int) string {
+// with a TTL key, so each has its hidden TTL tables) in dir, made once per
+// run of BenchmarkCFCount, or once for good in the directory
+// SNKV_BENCH_CFDIR names (making one of 3,000 takes minutes); callers copy
+// it.
+func cfCountStore(b *testing.B, dir string, n int) string {
 	b.Helper()
 	cfStoresMu.Lock()
 	defer cfStoresMu.Unlock()
 	if p, ok := cfStores[n]; ok {
 		return p
-	}
-	dir := os.Getenv("SNKV_BENCH_CFDIR")
-	if dir == "" {
-		var err error
-		dir, err = os.MkdirTemp("", "snkv-cfcount")
-		require.NoError(b, err)
 	}
 	path := filepath.Join(dir, fmt.Sprintf("cfs-%d.db", n))
 	if _, err := os.Stat(path); err == nil {
@@ -76,9 +71,18 @@ func copyStore(b *testing.B, src string) string {
 // that has TTL state), a plain Put, and Open+Close of the file; and
 // CreateColumnFamily beside them.
 func BenchmarkCFCount(b *testing.B) {
+	dir := os.Getenv("SNKV_BENCH_CFDIR")
+	if dir == "" {
+		dir = b.TempDir() // the stores go when the benchmark ends
+	}
+	b.Cleanup(func() {
+		cfStoresMu.Lock()
+		clear(cfStores)
+		cfStoresMu.Unlock()
+	})
 	for _, n := range cfCounts {
 		b.Run(fmt.Sprintf("PutTTL/cfs=%d", n), func(b *testing.B) {
-			db := openAt(b, copyStore(b, cfCountStore(b, n)), kvstore.Options{})
+			db := openAt(b, copyStore(b, cfCountStore(b, dir, n)), kvstore.Options{})
 			key := make([]byte, 16)
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
@@ -89,7 +93,7 @@ func BenchmarkCFCount(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("Put/cfs=%d", n), func(b *testing.B) {
-			db := openAt(b, copyStore(b, cfCountStore(b, n)), kvstore.Options{})
+			db := openAt(b, copyStore(b, cfCountStore(b, dir, n)), kvstore.Options{})
 			key := make([]byte, 16)
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
@@ -102,7 +106,7 @@ func BenchmarkCFCount(b *testing.B) {
 		// CreateColumnFamily is a schema change: SQLite parses the new
 		// objects and every other connection re-reads the schema.
 		b.Run(fmt.Sprintf("Create/cfs=%d", n), func(b *testing.B) {
-			db := openAt(b, copyStore(b, cfCountStore(b, n)), kvstore.Options{})
+			db := openAt(b, copyStore(b, cfCountStore(b, dir, n)), kvstore.Options{})
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				if _, err := db.CreateColumnFamily(fmt.Sprintf("new%06d", i)); err != nil {
@@ -111,7 +115,7 @@ func BenchmarkCFCount(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("Open/cfs=%d", n), func(b *testing.B) {
-			path := copyStore(b, cfCountStore(b, n))
+			path := copyStore(b, cfCountStore(b, dir, n))
 			b.ResetTimer()
 			for b.Loop() {
 				db, err := kvstore.Open(path, kvstore.Options{})
@@ -127,7 +131,7 @@ func BenchmarkCFCount(b *testing.B) {
 		// schema (SQLite parses every CREATE statement of the file, per
 		// connection), then closes.
 		b.Run(fmt.Sprintf("OpenSchemaOnly/cfs=%d", n), func(b *testing.B) {
-			path := copyStore(b, cfCountStore(b, n))
+			path := copyStore(b, cfCountStore(b, dir, n))
 			b.ResetTimer()
 			for b.Loop() {
 				raw, err := sql.Open("sqlite", path)
