@@ -155,7 +155,23 @@ type readSet struct {
 var (
 	readOnce sync.Once
 	reads    *readSet
+	readDir  string // the read set's files, removed by TestMain
 )
+
+// TestMain runs the package's tests and benchmarks, then closes and removes
+// the read benchmarks' shared data set, if one was made.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if reads != nil {
+		_ = reads.log.Close()
+		_ = reads.logDB.Close()
+		_ = reads.rowsDB.Close()
+	}
+	if readDir != "" {
+		_ = os.RemoveAll(readDir)
+	}
+	os.Exit(code)
+}
 
 func fileBytes(b *testing.B, db *kvstore.Store) int64 {
 	_, err := db.Checkpoint(ctx, kvstore.CheckpointTruncate)
@@ -169,6 +185,7 @@ func getReadSet(b *testing.B) *readSet {
 	readOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "timelog-bench")
 		require.NoError(b, err)
+		readDir = dir
 		n := benchN()
 		recs := benchRecords(n)
 		rs := &readSet{n: n}
