@@ -233,19 +233,7 @@ func (r *Registry) OpenDefault(ctx context.Context) (*ColumnFamily, error) {
 	if db.Config().ReadOnly {
 		return r.Open(ctx, DefaultName)
 	}
-	var m *meta
-	err := db.WithWriter(ctx, func(c *engine.Conn) error {
-		stored, stamp, err := lookup(ctx, c, DefaultName)
-		if err != nil {
-			return err
-		}
-		m, err = r.metaFor(ctx, c, stored, stamp)
-		return err
-	})
-	if err != nil {
-		return nil, engine.Wrap(ctx, "open column family", err)
-	}
-	return &ColumnFamily{m: m}, nil
+	return r.openOn(ctx, db.WithWriter, DefaultName)
 }
 
 // Create makes a new column family.
@@ -284,8 +272,14 @@ func (r *Registry) Open(ctx context.Context, name string) (*ColumnFamily, error)
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
+	return r.openOn(ctx, r.env.DB.WithReader, name)
+}
+
+// openOn looks the column family name up in the catalog on the connection
+// with lends (a reader, or the writer) and returns its handle.
+func (r *Registry) openOn(ctx context.Context, with func(context.Context, func(*engine.Conn) error) error, name string) (*ColumnFamily, error) {
 	var m *meta
-	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
+	err := with(ctx, func(c *engine.Conn) error {
 		stored, stamp, err := lookup(ctx, c, name)
 		if err != nil {
 			return err
