@@ -75,17 +75,9 @@ func BenchmarkIngestValues(b *testing.B) {
 		})
 	}
 	b.Run("baseline", func(b *testing.B) {
-		db := openBenchStore(b, b.TempDir(), "kv.db")
-		defer db.Close()
-		cf, err := db.CreateColumnFamily("rows")
-		require.NoError(b, err)
-		batch := make([]timelog.Record, 1000)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			baselineValueInsert(b, cf, nextBatch(batch, recs, i), vals, uint64(i*1000))
-		}
-		b.StopTimer()
-		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+		ingestBaseline(b, recs, func(cf *kvstore.ColumnFamily, batch []timelog.Record, seq0 uint64) {
+			baselineValueInsert(b, cf, batch, vals, seq0)
+		})
 	})
 }
 
