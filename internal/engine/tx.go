@@ -190,13 +190,7 @@ func (tx *Tx) Commit() error {
 	tx.closeOpen()
 	if !tx.writable {
 		// Nothing to commit: ReleaseRead ends or keeps the snapshot.
-		tx.db.release(tx.conn, false)
-		for _, f := range tx.onCommit {
-			f()
-		}
-		for _, f := range tx.onEnd {
-			f()
-		}
+		tx.end(true)
 		return nil
 	}
 	err := tx.conn.Control(context.Background(), "COMMIT")
@@ -205,21 +199,10 @@ func (tx *Tx) Commit() error {
 			tx.conn.MarkBroken()
 		}
 		tx.db.Stats.Rollbacks.Add(1)
-		for _, f := range tx.onRollback {
-			f()
-		}
-	} else if tx.writable {
+	} else {
 		tx.db.Stats.Commits.Add(1)
 	}
-	tx.db.release(tx.conn, tx.writable)
-	if err == nil {
-		for _, f := range tx.onCommit {
-			f()
-		}
-	}
-	for _, f := range tx.onEnd {
-		f()
-	}
+	tx.end(err == nil)
 	return Wrap(nil, "commit", err)
 }
 
@@ -231,13 +214,7 @@ func (tx *Tx) Rollback() error {
 	}
 	tx.closeOpen()
 	if !tx.writable {
-		tx.db.release(tx.conn, false)
-		for _, f := range tx.onRollback {
-			f()
-		}
-		for _, f := range tx.onEnd {
-			f()
-		}
+		tx.end(false)
 		return nil
 	}
 	err := tx.conn.Control(context.Background(), "ROLLBACK")
@@ -248,17 +225,29 @@ func (tx *Tx) Rollback() error {
 	if err != nil {
 		tx.conn.MarkBroken()
 	}
-	if tx.writable {
-		tx.db.Stats.Rollbacks.Add(1)
-	}
-	for _, f := range tx.onRollback {
-		f()
+	tx.db.Stats.Rollbacks.Add(1)
+	tx.end(false)
+	return Wrap(nil, "rollback", err)
+}
+
+// end gives the connection back and runs the hooks of the outcome:
+// rollback hooks while the connection is still held, commit hooks after
+// it is released, end hooks last.
+func (tx *Tx) end(committed bool) {
+	if !committed {
+		for _, f := range tx.onRollback {
+			f()
+		}
 	}
 	tx.db.release(tx.conn, tx.writable)
+	if committed {
+		for _, f := range tx.onCommit {
+			f()
+		}
+	}
 	for _, f := range tx.onEnd {
 		f()
 	}
-	return Wrap(nil, "rollback", err)
 }
 
 // noTx reports the error of ending a transaction that SQLite already ended.
