@@ -106,9 +106,18 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 	})
 }
 
-// foreignRowsSQL counts the rows of a data table that format 2 would refuse.
-func foreignRowsSQL(t ttl.Tables) string {
-	return `SELECT count(*) FROM ` + t.Data + ` WHERE typeof(key) <> 'blob' OR typeof(value) <> 'blob' OR length(key) NOT BETWEEN 1 AND 65536`
+// checkUpgradable refuses a data table holding rows that format 2 would
+// refuse, and reports whether the column family has TTL tables. Both
+// upgrade steps that change the table's shape ask it first.
+func checkUpgradable(ctx context.Context, c *engine.Conn, t ttl.Tables) (ttlOn bool, err error) {
+	n, err := count(ctx, c, `SELECT count(*) FROM `+t.Data+` WHERE typeof(key) <> 'blob' OR typeof(value) <> 'blob' OR length(key) NOT BETWEEN 1 AND 65536`)
+	if err != nil {
+		return false, err
+	}
+	if n > 0 {
+		return false, foreignRowsError(n)
+	}
+	return t.Enabled(ctx, c)
 }
 
 // upgradeCF converts one column family: (a) add the checksum column and
@@ -133,12 +142,7 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 			return nil // done by an earlier, interrupted run
 		}
 		sh := newShape(name, true, false)
-		if n, err := count(ctx, c, foreignRowsSQL(sh.t)); err != nil {
-			return err
-		} else if n > 0 {
-			return foreignRowsError(n)
-		}
-		on, err := sh.t.Enabled(ctx, c)
+		on, err := checkUpgradable(ctx, c, sh.t)
 		if err != nil {
 			return err
 		}
@@ -189,12 +193,7 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 			return err
 		}
 		sh := newShape(name, true, true)
-		if n, err := count(ctx, c, foreignRowsSQL(sh.t)); err != nil {
-			return err
-		} else if n > 0 {
-			return foreignRowsError(n)
-		}
-		on, err := sh.t.Enabled(ctx, c)
+		on, err := checkUpgradable(ctx, c, sh.t)
 		if err != nil {
 			return err
 		}
