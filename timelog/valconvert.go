@@ -1,7 +1,6 @@
 package timelog
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -75,7 +74,7 @@ func (l *Log) convertValues(ctx context.Context) error {
 					return fmt.Errorf("%w: row %x in a values table of one row per value", ErrCorrupt, e.Key)
 				}
 				last = be.Uint64(e.Key)
-				p.add(last, bytes.Clone(e.Value), false)
+				p.add(last, e.Value, false) // the iteration hands out copies: no clone
 				n++
 				size += len(e.Value)
 				if n == chunkRows || size >= convertChunkBytes {
