@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/snkv-go/snkv/kvstore"
 )
 
 // One writer per log. Inside a process a registry refuses a second writable
@@ -33,10 +35,11 @@ func lockPath(dbPath, name string) string {
 	return dbPath + ".timelog-" + hex.EncodeToString(sum[:8]) + ".lock"
 }
 
-// acquireLock takes the writer lock of log name. dbPath is "" for an
-// in-memory store, identified by id instead.
-func acquireLock(dbPath, id, name string) (*writerLock, error) {
-	key := id + "\x00" + name
+// acquireLock takes the writer lock of log name of store (an in-memory
+// store, whose Path is "", is identified by its address instead).
+func acquireLock(store *kvstore.Store, name string) (*writerLock, error) {
+	dbPath := store.Path()
+	key := fmt.Sprintf("%p", store) + "\x00" + name
 	if dbPath != "" {
 		abs, err := filepath.Abs(dbPath)
 		if err != nil {

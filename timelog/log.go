@@ -77,8 +77,7 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	l.mem = newMemtable(cfg.memRecs)
 	ctx := context.Background()
 	if !l.readOnly {
-		id := fmt.Sprintf("%p", store)
-		if l.lock, err = acquireLock(store.Path(), id, name); err != nil {
+		if l.lock, err = acquireLock(store, name); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +205,7 @@ func ForceDrop(ctx context.Context, store *kvstore.Store, name string) error {
 	if err := validateName(name); err != nil {
 		return err
 	}
-	lock, err := acquireLock(store.Path(), fmt.Sprintf("%p", store), name)
+	lock, err := acquireLock(store, name)
 	if err != nil {
 		return err
 	}
