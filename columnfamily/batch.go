@@ -105,7 +105,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 	var puts, dels uint64
 	err := cf.m.env.update(ctx, cf.tx, cf.m.name+": apply batch", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
-		if err := cf.current(ctx, c); err != nil {
+		if err := cf.verify(ctx, tx); err != nil {
 			return err
 		}
 		sh := cf.m.w()
@@ -118,7 +118,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			var err error
 			switch op.kind {
 			case opPut:
-				_, err = c.Exec(ctx, sh.q.put, op.key, nonNil(op.value), cf.m.nameArg, cf.m.stampArg, sh.sum(op.key, op.value, false))
+				_, err = c.Exec(ctx, sh.q.upsert, op.key, nonNil(op.value), nil, nil, sh.sum(op.key, op.value, false))
 				puts++
 			case opPutTTL:
 				err = cf.putExpiringIn(ctx, c, op.key, op.value, exps[i])

@@ -319,6 +319,7 @@ func (r *Registry) Drop(ctx context.Context, name string) error {
 // retires only the state it saw here.
 func (r *Registry) dropTables(tx *engine.Tx, stored string) error {
 	ctx, c := tx.Ctx(), tx.Conn()
+	tx.ForgetVerified() // handles of this column family must check again
 	for _, q := range ttl.TablesFor(stored).DropSQL() {
 		if err := c.ExecScript(ctx, q); err != nil {
 			return err

@@ -154,6 +154,21 @@ func (cf *ColumnFamily) current(ctx context.Context, c *engine.Conn) error {
 	return nil
 }
 
+// verify is current, run once per write transaction: the transaction
+// holds the file's write lock, so only the transaction itself can drop the
+// column family after the check, and a drop forgets every check made
+// (engine.Tx.ForgetVerified).
+func (cf *ColumnFamily) verify(ctx context.Context, tx *engine.Tx) error {
+	if tx.Verified(cf.m) {
+		return nil
+	}
+	if err := cf.current(ctx, tx.Conn()); err != nil {
+		return err
+	}
+	tx.MarkVerified(cf.m)
+	return nil
+}
+
 // readConn returns the connection a read runs on: the transaction's, or an
 // idle reader (give it back with doneRead).
 func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
@@ -376,7 +391,16 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 		return cf.errf(ctx, "put", err)
 	}
 	sh := cf.m.w()
-	n, err := c.Exec(ctx, sh.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, false))
+	var n int64
+	if cf.tx != nil {
+		// In a transaction the column family is checked once, and each
+		// put is a plain upsert.
+		if err = cf.verify(ctx, cf.tx); err == nil {
+			n, err = c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sh.sum(key, value, false))
+		}
+	} else {
+		n, err = c.Exec(ctx, sh.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, false))
+	}
 	if err == nil && n == 0 {
 		err = cf.gone()
 	}

@@ -17,10 +17,16 @@ type shape struct {
 
 type queries struct {
 	get, exists, put, insert, del, delLive, lazyDel, count string
-	current                                                string // is the catalog row still this column family's?
-	setKey, setIndex, delKey, delIndex                     string
-	setCrc, flipTTL                                        string
-	scans                                                  [3][3][2]string
+	// upsert is put without the catalog check, for a write transaction
+	// that has checked the column family already (ColumnFamily.verify).
+	// A put with the check is an INSERT … SELECT, which SQLite runs with a
+	// statement journal (a copy of every page it changes, for a rollback
+	// of the statement alone); a single-row INSERT … VALUES needs none.
+	upsert                             string
+	current                            string // is the catalog row still this column family's?
+	setKey, setIndex, delKey, delIndex string
+	setCrc, flipTTL                    string
+	scans                              [3][3][2]string
 }
 
 // Column positions in the results of the read queries. With a checksum
@@ -43,16 +49,19 @@ func newShape(name string, crc, v2 bool) *shape {
 	stillThere := ` WHERE EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4)`
 	put := `INSERT INTO ` + t.Data + ` (key, value) SELECT ?1, ?2` + stillThere + ` ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 	insert := `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`
+	upsert := `INSERT INTO ` + t.Data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 	scan := `SELECT key, value, expire_ms`
 	if crc {
 		sel, exists, scan = `SELECT value, expire_ms, crc, ecrc`, `SELECT expire_ms, ecrc`, `SELECT key, value, expire_ms, crc, ecrc`
 		put = `INSERT INTO ` + t.Data + ` (key, value, crc) SELECT ?1, ?2, ?5` + stillThere + ` ON CONFLICT (key) DO UPDATE SET value = excluded.value, crc = excluded.crc`
 		insert = `INSERT INTO ` + t.Data + ` (key, value, crc) VALUES (?1, ?2, ?5) ON CONFLICT (key) DO NOTHING`
+		upsert = `INSERT INTO ` + t.Data + ` (key, value, crc) VALUES (?1, ?2, ?5) ON CONFLICT (key) DO UPDATE SET value = excluded.value, crc = excluded.crc`
 	}
 	sh.q = queries{
 		get:     sel + ` FROM ` + t.View + ` WHERE key = ?1`,
 		exists:  exists + ` FROM ` + t.View + ` WHERE key = ?1`,
 		put:     put,
+		upsert:  upsert,
 		current: `SELECT count(*) FROM ` + catalog + ` WHERE name = ?1 AND created_ms = ?2`,
 		insert:  insert,
 		del:     `DELETE FROM ` + t.Data + ` WHERE key = ?1`,

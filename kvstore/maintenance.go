@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -99,7 +100,15 @@ func (s *Store) Vacuum(ctx context.Context) error {
 	if err := s.usable(ctx); err != nil {
 		return err
 	}
-	err := s.db.WithWriter(ctx, func(c *engine.Conn) error { return c.ExecScript(ctx, "VACUUM") })
+	err := s.db.WithWriter(ctx, func(c *engine.Conn) error {
+		// VACUUM builds a temporary copy of the whole file: on disk, not in
+		// the writer's in-memory temporary storage.
+		if err := c.ExecScript(ctx, engine.VacuumTempStore); err != nil {
+			return err
+		}
+		err := c.ExecScript(ctx, "VACUUM")
+		return errors.Join(err, c.ExecScript(context.Background(), engine.WriterTempStore))
+	})
 	return engine.Wrap(ctx, "vacuum", err)
 }
 

@@ -157,6 +157,14 @@ func fileURI(path string) (string, error) {
 	return "file:" + (&url.URL{Path: p}).EscapedPath(), nil
 }
 
+// WriterTempStore is the writer's temp_store setting, and VacuumTempStore
+// the one VACUUM runs with (its temporary copy of the whole file belongs on
+// disk, not in memory).
+const (
+	WriterTempStore = "PRAGMA temp_store = MEMORY"
+	VacuumTempStore = "PRAGMA temp_store = DEFAULT"
+)
+
 func (db *DB) newConn(writer bool) (*Conn, error) {
 	c, err := openConn(db.dsn)
 	if err != nil {
@@ -182,6 +190,16 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 			pragmas = append(pragmas, fmt.Sprintf("PRAGMA page_size = %d", cfg.PageSize))
 		}
 		pragmas = append(pragmas, "PRAGMA synchronous = "+cfg.Sync)
+		// The writer's statement journals stay in memory. A statement that
+		// may fail part way through (an upsert whose update fires the
+		// checksum trigger) copies each page it changes to a statement
+		// journal; one that outgrows 64 KiB (a page split) is moved to a
+		// temporary file and stays a file until the transaction ends, so
+		// every later statement's copy became a write system call: half
+		// the CPU time of a bulk load. The only other temporary storage a
+		// writer uses is VACUUM's copy of the file, which Store.Vacuum
+		// runs with temp_store back at its default (VacuumTempStore).
+		pragmas = append(pragmas, WriterTempStore)
 		switch {
 		case cfg.AutoCheckpoint > 0:
 			pragmas = append(pragmas, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", cfg.AutoCheckpoint))

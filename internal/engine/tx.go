@@ -22,6 +22,9 @@ type Tx struct {
 	onRollback []func()
 	onEnd      []func()
 	open       map[io.Closer]struct{} // cursors reading in the transaction
+	// verified holds what callers checked once in this (write)
+	// transaction and need not check again: see Verified.
+	verified map[any]struct{}
 }
 
 // Begin starts a transaction. A writable one waits for the in-process writer
@@ -91,6 +94,35 @@ func (tx *Tx) Check(write bool) error {
 	}
 	return nil
 }
+
+// Verified reports whether MarkVerified(k) was called in this transaction
+// since its last ForgetVerified. A write transaction holds the file's write
+// lock, so a fact about the schema or the catalog that it checked stays true
+// until the transaction itself changes them (and calls ForgetVerified):
+// layers above use it to check once per transaction what a lone statement
+// would check on every call. A read-only transaction verifies nothing.
+func (tx *Tx) Verified(k any) bool {
+	if !tx.writable {
+		return false
+	}
+	_, ok := tx.verified[k]
+	return ok
+}
+
+// MarkVerified records that k has been checked in this transaction.
+func (tx *Tx) MarkVerified(k any) {
+	if !tx.writable {
+		return
+	}
+	if tx.verified == nil {
+		tx.verified = make(map[any]struct{})
+	}
+	tx.verified[k] = struct{}{}
+}
+
+// ForgetVerified forgets every MarkVerified of the transaction: a caller
+// that changes the schema or the catalog calls it.
+func (tx *Tx) ForgetVerified() { clear(tx.verified) }
 
 // Detacher is a tracked cursor that can stop reading the connection: it
 // copies the rows it has not reached yet, so that the transaction's next
