@@ -3,6 +3,7 @@
 #   make demo       run the demo program (a store in a temporary directory)
 #   make snkv       build the command-line tool into ./bin/snkv
 #   make test       gofmt check, go vet, and every test with -race in -short mode
+#   make test-sql   every test (-short) with the B-tree fast path built out (tag snkv_nofast)
 #   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
 #   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
@@ -17,7 +18,7 @@ FUZZTIME ?= 60s
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo snkv test test-long fuzz bench bench-timelog cross fmt vet
+.PHONY: all demo snkv test test-sql test-long fuzz bench bench-timelog cross fmt vet
 
 all: test
 
@@ -31,6 +32,12 @@ test: vet
 	@out="$$(gofmt -l .)"; \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) test -race -short ./...
+
+# The same suite with writes through SQL statements only, so that the
+# fallback every build can be made with stays tested.
+test-sql:
+	$(GO) vet -tags snkv_nofast ./...
+	$(GO) test -short -tags snkv_nofast ./...
 
 test-long: vet
 	$(GO) test -race -timeout 30m ./...

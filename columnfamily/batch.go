@@ -118,7 +118,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			var err error
 			switch op.kind {
 			case opPut:
-				_, err = c.Exec(ctx, sh.q.upsert, op.key, nonNil(op.value), nil, nil, sh.sum(op.key, op.value, false))
+				_, err = cf.upsert(ctx, c, sh, op.key, op.value)
 				puts++
 			case opPutTTL:
 				err = cf.putExpiringIn(ctx, c, op.key, op.value, exps[i])

@@ -169,6 +169,21 @@ func (cf *ColumnFamily) verify(ctx context.Context, tx *engine.Tx) error {
 	return nil
 }
 
+// upsert writes key's row, with no TTL, inside a write transaction that
+// has verified the column family: below the SQL layer when the engine can
+// (it writes the same bytes), else with the upsert statement. It reports
+// the rows changed, which is always 1.
+func (cf *ColumnFamily) upsert(ctx context.Context, c *engine.Conn, sh *shape, key, value []byte) (int64, error) {
+	var sum int64
+	if sh.t.Crc {
+		sum = dataSum(key, value, false)
+	}
+	if ok, err := c.Upsert(sh.t.CF, key, value, sum, sh.t.Crc); ok || err != nil {
+		return 1, err
+	}
+	return c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sh.sum(key, value, false))
+}
+
 // readConn returns the connection a read runs on: the transaction's, or an
 // idle reader (give it back with doneRead).
 func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
@@ -396,7 +411,7 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 		// In a transaction the column family is checked once, and each
 		// put is a plain upsert.
 		if err = cf.verify(ctx, cf.tx); err == nil {
-			n, err = c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sh.sum(key, value, false))
+			n, err = cf.upsert(ctx, c, sh, key, value)
 		}
 	} else {
 		n, err = c.Exec(ctx, sh.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, false))

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/snkv-go/snkv/internal/btree"
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -66,6 +67,10 @@ type Conn struct {
 	bufN  int
 	broke bool // a statement failed in a way that leaves the connection unusable
 	hold  holdState
+	fast  *btree.Conn // writes below the SQL layer (fast.go)
+	// aborted is set when a fast-path write failed part way and rolled the
+	// transaction back; Begin clears it.
+	aborted error
 }
 
 func openConn(dsn string) (*Conn, error) {
@@ -96,12 +101,19 @@ func openConn(dsn string) (*Conn, error) {
 		return nil, err
 	}
 	sqlite3.Xsqlite3_extended_result_codes(tls, c.db, 1)
+	if btree.Enabled {
+		c.fast = btree.New(tls, c.db)
+	}
 	return c, nil
 }
 
 var errNoMem = &Error{code: sqlite3.SQLITE_NOMEM, msg: "snkv: out of memory (SQLITE_NOMEM)"}
 
 func (c *Conn) close() error {
+	if c.fast != nil {
+		c.fast.Close()
+		c.fast = nil
+	}
 	for q, s := range c.stmts {
 		sqlite3.Xsqlite3_finalize(c.tls, s.p)
 		delete(c.stmts, q)

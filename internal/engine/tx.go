@@ -47,6 +47,7 @@ func (db *DB) Begin(ctx context.Context, writable bool) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.aborted = nil
 	if err = c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		_ = c.Control(context.Background(), "ROLLBACK")
 		db.ReleaseWriter(c)
@@ -85,6 +86,9 @@ func (tx *Tx) Check(write bool) error {
 	tx.mu.Unlock()
 	if done {
 		return ErrTxDone
+	}
+	if err := tx.conn.Aborted(); err != nil && tx.writable {
+		return err
 	}
 	if write && !tx.writable {
 		return ErrReadOnlyTx
@@ -224,6 +228,12 @@ func (tx *Tx) Commit() error {
 		// Nothing to commit: ReleaseRead ends or keeps the snapshot.
 		tx.end(true)
 		return nil
+	}
+	if err := tx.conn.Aborted(); err != nil {
+		// A write failed part way and SQLite's transaction is gone.
+		tx.db.Stats.Rollbacks.Add(1)
+		tx.end(false)
+		return err
 	}
 	err := tx.conn.Control(context.Background(), "COMMIT")
 	if err != nil {

@@ -1,0 +1,7 @@
+package btree
+
+// Exported for the tests of package btree_test.
+var (
+	VarintLen    = varintLen
+	AppendVarint = appendVarint
+)

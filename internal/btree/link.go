@@ -1,0 +1,45 @@
+//go:build !snkv_nofast
+
+package btree
+
+import (
+	_ "unsafe" // go:linkname
+
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite's internal functions this package calls, as modernc.org/sqlite/lib
+// defines them. Each signature must match the pinned version exactly; a
+// changed one fails to link, and TestLinkedSymbols says which (see
+// docs/upgrading.md).
+
+//go:linkname btreeCursorSize modernc.org/sqlite/lib._sqlite3BtreeCursorSize
+func btreeCursorSize(tls *libc.TLS) int32
+
+//go:linkname btreeCursorZero modernc.org/sqlite/lib._sqlite3BtreeCursorZero
+func btreeCursorZero(tls *libc.TLS, p uintptr)
+
+//go:linkname btreeCursor modernc.org/sqlite/lib._sqlite3BtreeCursor
+func btreeCursor(tls *libc.TLS, p uintptr, iTable sqlite3.TPgno, wrFlag int32, pKeyInfo uintptr, pCur uintptr) int32
+
+//go:linkname btreeCloseCursor modernc.org/sqlite/lib._sqlite3BtreeCloseCursor
+func btreeCloseCursor(tls *libc.TLS, pCur uintptr) int32
+
+//go:linkname btreeInsert modernc.org/sqlite/lib._sqlite3BtreeInsert
+func btreeInsert(tls *libc.TLS, pCur uintptr, pX uintptr, flags int32, seekResult int32) int32
+
+//go:linkname btreeGetMeta modernc.org/sqlite/lib._sqlite3BtreeGetMeta
+func btreeGetMeta(tls *libc.TLS, p uintptr, idx int32, pMeta uintptr)
+
+//go:linkname btreeTxnState modernc.org/sqlite/lib._sqlite3BtreeTxnState
+func btreeTxnState(tls *libc.TLS, p uintptr) int32
+
+//go:linkname findTable modernc.org/sqlite/lib._sqlite3FindTable
+func findTable(tls *libc.TLS, db uintptr, zName uintptr, zDatabase uintptr) uintptr
+
+//go:linkname keyInfoAlloc modernc.org/sqlite/lib._sqlite3KeyInfoAlloc
+func keyInfoAlloc(tls *libc.TLS, db uintptr, N int32, X int32) uintptr
+
+//go:linkname keyInfoUnref modernc.org/sqlite/lib._sqlite3KeyInfoUnref
+func keyInfoUnref(tls *libc.TLS, p uintptr)

@@ -1,0 +1,22 @@
+//go:build snkv_nofast
+
+package btree
+
+import "modernc.org/libc"
+
+// Enabled reports whether the fast path is built in: not in this build
+// (the tag snkv_nofast), where every write runs its SQL statement.
+const Enabled = false
+
+// Conn is the fast path of one connection; in this build it never takes a
+// write.
+type Conn struct{}
+
+// New returns a fast path that is never used.
+func New(*libc.TLS, uintptr) *Conn { return &Conn{} }
+
+// Close does nothing.
+func (c *Conn) Close() {}
+
+// Upsert always reports that the caller must run its SQL statement.
+func (c *Conn) Upsert(string, []byte, []byte, int64, bool) (bool, error) { return false, nil }

@@ -1,0 +1,107 @@
+package btree
+
+// AppendRecord appends to dst the SQLite record of a column family row:
+// key and value as BLOBs and, when withCrc is set, crc as an INTEGER. The
+// bytes are those SQLite's OP_MakeRecord writes for the same values in a
+// file of schema format 4 (every file SQLite has created since 3.3): the
+// header size, one serial type per column, then the column bodies. keyOff
+// is where the key's bytes start in the result.
+func AppendRecord(dst, key, value []byte, crc int64, withCrc bool) (rec []byte, keyOff int) {
+	tk := uint64(len(key))*2 + 12
+	tv := uint64(len(value))*2 + 12
+	nHdr := varintLen(tk) + varintLen(tv)
+	var ti uint64
+	var nInt int
+	if withCrc {
+		ti, nInt = intSerial(crc)
+		nHdr += varintLen(ti)
+	}
+	// The header's size includes the varint that holds it.
+	if nHdr <= 126 {
+		nHdr++
+	} else {
+		n := varintLen(uint64(nHdr))
+		nHdr += n
+		if n < varintLen(uint64(nHdr)) {
+			nHdr++
+		}
+	}
+	dst = appendVarint(dst, uint64(nHdr))
+	dst = appendVarint(dst, tk)
+	dst = appendVarint(dst, tv)
+	if withCrc {
+		dst = appendVarint(dst, ti)
+	}
+	keyOff = len(dst)
+	dst = append(dst, key...)
+	dst = append(dst, value...)
+	for i := nInt - 1; i >= 0; i-- {
+		dst = append(dst, byte(crc>>(8*i)))
+	}
+	return dst, keyOff
+}
+
+// intSerial returns SQLite's serial type for the integer v and the number
+// of body bytes it takes: the smallest of 1, 2, 3, 4, 6 and 8 bytes that
+// holds it, or none for 0 and 1 (types 8 and 9).
+func intSerial(v int64) (serial uint64, size int) {
+	u := uint64(v)
+	if v < 0 {
+		u = ^u
+	}
+	switch {
+	case v == 0 || v == 1:
+		return 8 + uint64(v), 0
+	case u <= 127:
+		return 1, 1
+	case u <= 32767:
+		return 2, 2
+	case u <= 8388607:
+		return 3, 3
+	case u <= 2147483647:
+		return 4, 4
+	case u <= 140737488355327:
+		return 5, 6
+	}
+	return 6, 8
+}
+
+// varintLen is the length of v as an SQLite varint.
+func varintLen(v uint64) int {
+	n := 1
+	for v >>= 7; v != 0 && n < 9; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// appendVarint appends v as an SQLite varint: big-endian groups of 7 bits
+// with the high bit set on every byte but the last, and a ninth byte that
+// carries 8 bits.
+func appendVarint(dst []byte, v uint64) []byte {
+	if v <= 0x7f {
+		return append(dst, byte(v))
+	}
+	if v > 0x00ffffffffffffff {
+		var b [9]byte
+		b[8] = byte(v)
+		v >>= 8
+		for i := 7; i >= 0; i-- {
+			b[i] = byte(v&0x7f) | 0x80
+			v >>= 7
+		}
+		return append(dst, b[:]...)
+	}
+	var b [9]byte
+	n := 0
+	for v != 0 {
+		b[n] = byte(v&0x7f) | 0x80
+		v >>= 7
+		n++
+	}
+	b[0] &= 0x7f
+	for i := n - 1; i >= 0; i-- {
+		dst = append(dst, b[i])
+	}
+	return dst
+}

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/snkv-go/snkv/internal/btree"
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// FastPath reports whether writes can go below the SQL layer in this
+// build (package btree): false in a build with the tag snkv_nofast.
+const FastPath = btree.Enabled
+
+// fastWrites counts the writes that went through the fast path.
+var fastWrites atomic.Uint64
+
+// FastWrites returns how many writes of the process went through the fast
+// path, for tests that say which path runs.
+func FastWrites() uint64 { return fastWrites.Load() }
+
+// fastOff turns the fast path off for the whole process (SetFastPath).
+var fastOff atomic.Bool
+
+// SetFastPath turns the fast path on or off for every connection of the
+// process and returns whether it was on. It is for tests and benchmarks
+// that compare the two paths; a build with the tag snkv_nofast has none to
+// turn on.
+func SetFastPath(on bool) (was bool) { return !fastOff.Swap(!on) && FastPath }
+
+// Upsert writes the row (key, value, crc) of the column family table name
+// straight into its B-tree when it can, as
+//
+//	INSERT INTO name (key, value[, crc]) VALUES (…)
+//	  ON CONFLICT (key) DO UPDATE SET value = excluded.value[, crc = excluded.crc]
+//
+// would (withCrc: the table has the checksum column). ok is false when it
+// cannot (not in a write transaction, a schema another connection changed
+// since this one parsed it, a table with triggers of its own, a build
+// without the fast path): nothing was written and the caller runs its SQL
+// statement. A failure part way through rolls the whole transaction back,
+// as SQLite does after an I/O error, and the connection refuses every
+// later statement of the transaction (Aborted).
+func (c *Conn) Upsert(name string, key, value []byte, crc int64, withCrc bool) (ok bool, err error) {
+	if c.fast == nil || fastOff.Load() {
+		return false, nil
+	}
+	ok, err = c.fast.Upsert(name, key, value, crc, withCrc)
+	if ok && err == nil {
+		fastWrites.Add(1)
+	}
+	if err != nil {
+		rc := int32(sqlite3.SQLITE_ERROR)
+		if e, isErr := err.(*btree.Error); isErr {
+			rc = int32(e.Code)
+		}
+		err = c.abort(rc)
+	}
+	return ok, err
+}
+
+// abort rolls back the connection's transaction after a write that failed
+// part way and records why, for Aborted.
+func (c *Conn) abort(rc int32) error {
+	err := &Error{code: int(rc), msg: fmt.Sprintf("%s (%d)", libc.GoString(sqlite3.Xsqlite3_errstr(c.tls, rc)), rc)}
+	c.aborted = fmt.Errorf("%w: it was rolled back after a write failed: %w", ErrTxDone, err)
+	if z, zerr := c.cString("ROLLBACK"); zerr == nil {
+		sqlite3.Xsqlite3_exec(c.tls, c.db, z, 0, 0, 0)
+		sqlite3.Xsqlite3_free(c.tls, z)
+	}
+	return err
+}
+
+// Aborted returns the error that rolled back the connection's current
+// transaction behind its owner's back (abort), or nil.
+func (c *Conn) Aborted() error { return c.aborted }
