@@ -125,7 +125,15 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 				puts++
 			case opDelete:
 				var n int64
-				n, err = c.Exec(ctx, sh.q.del, op.key)
+				ok, found, ferr := c.Delete(sh.t.CF, op.key, sh.t.Crc)
+				switch {
+				case ferr != nil:
+					err = ferr
+				case ok && found:
+					n = 1
+				case !ok:
+					n, err = c.Exec(ctx, sh.q.del, op.key)
+				}
 				dels += uint64(n)
 			}
 			if err != nil {

@@ -184,6 +184,24 @@ func (cf *ColumnFamily) upsert(ctx context.Context, c *engine.Conn, sh *shape, k
 	return c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sh.sum(key, value, false))
 }
 
+// deleteInTx deletes key below the SQL layer when the handle is bound to a
+// write transaction and the engine can (a column family without TTL
+// tables, whose keys never expire): fast reports whether it did.
+func (cf *ColumnFamily) deleteInTx(ctx context.Context, c *engine.Conn, key []byte) (n int64, fast bool, err error) {
+	if cf.tx == nil || !engine.FastPath {
+		return 0, false, nil
+	}
+	if err := cf.verify(ctx, cf.tx); err != nil {
+		return 0, true, err
+	}
+	sh := cf.m.w()
+	ok, found, err := c.Delete(sh.t.CF, key, sh.t.Crc)
+	if found {
+		n = 1
+	}
+	return n, ok || err != nil, err
+}
+
 // readConn returns the connection a read runs on: the transaction's, or an
 // idle reader (give it back with doneRead).
 func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
@@ -498,15 +516,18 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "delete", err)
 	}
-	now := ttl.Encode(cf.nowMs())
-	q := &cf.m.w().q
-	n, err := c.Exec(ctx, q.delLive, key, now, cf.m.nameArg, cf.m.stampArg)
-	if err == nil && n == 0 {
-		err = cf.current(ctx, c)
-	}
-	if err == nil && n == 0 {
-		// Missing, or expired: an expired key goes all the same.
-		_, err = c.Exec(ctx, q.lazyDel, key, now)
+	n, fast, err := cf.deleteInTx(ctx, c, key)
+	if !fast && err == nil {
+		now := ttl.Encode(cf.nowMs())
+		q := &cf.m.w().q
+		n, err = c.Exec(ctx, q.delLive, key, now, cf.m.nameArg, cf.m.stampArg)
+		if err == nil && n == 0 {
+			err = cf.current(ctx, c)
+		}
+		if err == nil && n == 0 {
+			// Missing, or expired: an expired key goes all the same.
+			_, err = c.Exec(ctx, q.lazyDel, key, now)
+		}
 	}
 	cf.doneWrite(c, err)
 	if err != nil {

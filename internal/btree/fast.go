@@ -35,7 +35,7 @@ type Conn struct {
 
 	// C memory the calls share: a cursor, the payload descriptor, the key's
 	// Mem, a 4-byte out value, and the record buffer.
-	cur, payload, mem, out uintptr
+	cur, payload, mem, out, unpacked uintptr
 	keyInfo                uintptr
 	buf                    uintptr
 	bufN                   int
@@ -59,7 +59,7 @@ func New(tls *libc.TLS, db uintptr) *Conn {
 
 // Close frees the C memory the fast path holds.
 func (c *Conn) Close() {
-	for _, p := range []*uintptr{&c.cur, &c.payload, &c.mem, &c.out, &c.buf} {
+	for _, p := range []*uintptr{&c.cur, &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf} {
 		if *p != 0 {
 			sqlite3.Xsqlite3_free(c.tls, *p)
 			*p = 0
@@ -90,8 +90,9 @@ func (c *Conn) init() bool {
 	c.payload = alloc(int(unsafe.Sizeof(sqlite3.TBtreePayload{})))
 	c.mem = alloc(int(unsafe.Sizeof(sqlite3.TMem{})))
 	c.out = alloc(8)
+	c.unpacked = alloc(int(unsafe.Sizeof(sqlite3.TUnpackedRecord{})))
 	c.keyInfo = keyInfoAlloc(c.tls, c.db, 1, 2)
-	if c.cur == 0 || c.payload == 0 || c.mem == 0 || c.out == 0 || c.keyInfo == 0 {
+	if c.cur == 0 || c.payload == 0 || c.mem == 0 || c.out == 0 || c.unpacked == 0 || c.keyInfo == 0 {
 		c.Close()
 		return false
 	}
@@ -222,13 +223,7 @@ func (c *Conn) Upsert(name string, key, value []byte, crc int64, withCrc bool) (
 	}
 	copy(unsafe.Slice((*byte)(cptr(p)), len(c.rec)), c.rec)
 
-	m := (*sqlite3.TMem)(cptr(c.mem))
-	*m = sqlite3.TMem{}
-	m.Fz = p + uintptr(keyOff)
-	m.Fn = int32(len(key))
-	m.Fflags = memBlob
-	m.Fenc = encUTF8
-	m.Fdb = c.db
+	c.keyMem(p+uintptr(keyOff), len(key))
 	x := (*sqlite3.TBtreePayload)(cptr(c.payload))
 	*x = sqlite3.TBtreePayload{}
 	x.FpKey = p
@@ -272,3 +267,64 @@ func (c *Conn) releaseBuf() {
 }
 
 func (c *Conn) err(rc int32) error { return &Error{Code: int(rc)} }
+
+// keyMem points the shared Mem at n bytes of key at p (C memory), as a
+// BLOB: the one field a look-up compares.
+func (c *Conn) keyMem(p uintptr, n int) {
+	m := (*sqlite3.TMem)(cptr(c.mem))
+	*m = sqlite3.TMem{}
+	m.Fz = p
+	m.Fn = int32(n)
+	m.Fflags = memBlob
+	m.Fenc = encUTF8
+	m.Fdb = c.db
+}
+
+// Delete removes the row of key from the WITHOUT ROWID table name, as
+// DELETE FROM name WHERE key = ? does, and reports whether there was one.
+// ok and err are as Upsert's.
+func (c *Conn) Delete(name string, key []byte, withCrc bool) (ok, found bool, err error) {
+	if !c.init() {
+		return false, false, nil
+	}
+	bt, ok := c.writable()
+	if !ok {
+		return false, false, nil
+	}
+	cols := 2
+	if withCrc {
+		cols = 3
+	}
+	t, ok := c.lookup(name, cols)
+	if !ok {
+		return false, false, nil
+	}
+	p, err := c.record(len(key))
+	if err != nil {
+		return true, false, err
+	}
+	copy(unsafe.Slice((*byte)(cptr(p)), len(key)), key)
+	c.keyMem(p, len(key))
+	r := (*sqlite3.TUnpackedRecord)(cptr(c.unpacked))
+	*r = sqlite3.TUnpackedRecord{}
+	r.FpKeyInfo = c.keyInfo
+	r.FaMem = c.mem
+	r.FnField = 1
+
+	btreeCursorZero(c.tls, c.cur)
+	if rc := btreeCursor(c.tls, bt, t.root, btreeWrCsr, c.keyInfo, c.cur); rc != sqlite3.SQLITE_OK {
+		return true, false, c.err(rc)
+	}
+	*(*int32)(cptr(c.out)) = 1
+	rc := btreeIndexMoveto(c.tls, c.cur, c.unpacked, c.out)
+	if rc == sqlite3.SQLITE_OK && *(*int32)(cptr(c.out)) == 0 {
+		found = true
+		rc = btreeDelete(c.tls, c.cur, 0)
+	}
+	btreeCloseCursor(c.tls, c.cur)
+	c.releaseBuf()
+	if rc != sqlite3.SQLITE_OK {
+		return true, false, c.err(rc)
+	}
+	return true, found, nil
+}

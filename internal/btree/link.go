@@ -43,3 +43,9 @@ func keyInfoAlloc(tls *libc.TLS, db uintptr, N int32, X int32) uintptr
 
 //go:linkname keyInfoUnref modernc.org/sqlite/lib._sqlite3KeyInfoUnref
 func keyInfoUnref(tls *libc.TLS, p uintptr)
+
+//go:linkname btreeIndexMoveto modernc.org/sqlite/lib._sqlite3BtreeIndexMoveto
+func btreeIndexMoveto(tls *libc.TLS, pCur uintptr, pIdxKey uintptr, pRes uintptr) int32
+
+//go:linkname btreeDelete modernc.org/sqlite/lib._sqlite3BtreeDelete
+func btreeDelete(tls *libc.TLS, pCur uintptr, flags sqlite3.Tu8) int32

@@ -20,3 +20,6 @@ func (c *Conn) Close() {}
 
 // Upsert always reports that the caller must run its SQL statement.
 func (c *Conn) Upsert(string, []byte, []byte, int64, bool) (bool, error) { return false, nil }
+
+// Delete always reports that the caller must run its SQL statement.
+func (c *Conn) Delete(string, []byte, bool) (ok, found bool, err error) { return false, false, nil }

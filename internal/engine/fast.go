@@ -47,17 +47,34 @@ func (c *Conn) Upsert(name string, key, value []byte, crc int64, withCrc bool) (
 		return false, nil
 	}
 	ok, err = c.fast.Upsert(name, key, value, crc, withCrc)
-	if ok && err == nil {
-		fastWrites.Add(1)
+	return ok, c.fastDone(ok, err)
+}
+
+// Delete removes the row of key from the column family table name
+// straight from its B-tree when it can, as DELETE FROM name WHERE key = ?
+// would, and reports whether there was one. ok and err are as Upsert's.
+func (c *Conn) Delete(name string, key []byte, withCrc bool) (ok, found bool, err error) {
+	if c.fast == nil || fastOff.Load() {
+		return false, false, nil
 	}
-	if err != nil {
-		rc := int32(sqlite3.SQLITE_ERROR)
-		if e, isErr := err.(*btree.Error); isErr {
-			rc = int32(e.Code)
+	ok, found, err = c.fast.Delete(name, key, withCrc)
+	return ok, found, c.fastDone(ok, err)
+}
+
+// fastDone counts a fast-path write and turns its failure into the
+// transaction's abort.
+func (c *Conn) fastDone(ok bool, err error) error {
+	if err == nil {
+		if ok {
+			fastWrites.Add(1)
 		}
-		err = c.abort(rc)
+		return nil
 	}
-	return ok, err
+	rc := int32(sqlite3.SQLITE_ERROR)
+	if e, isErr := err.(*btree.Error); isErr {
+		rc = int32(e.Code)
+	}
+	return c.abort(rc)
 }
 
 // abort rolls back the connection's transaction after a write that failed

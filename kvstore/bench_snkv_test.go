@@ -1,0 +1,163 @@
+package kvstore_test
+
+// SNKV's own benchmark (tests/test_benchmark.c of the C store our design
+// comes from, v0.8), re-made against kvstore with zero Options: the same
+// keys, values, transaction shapes and counts, in the same order on one
+// store, then the bulk insert on a fresh one. Each phase reports its
+// operations per second as a metric, so one run gives the whole table:
+//
+//	go test -run '^$' -bench SNKVWorkload -benchtime 1x -count 3 ./kvstore/
+//
+// SNKV_BENCH_RECORDS sets the record count (default 1,000,000, as the C
+// benchmark). docs/benchmarks.md has the figures beside the C program's and
+// the steps to build it.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/iterator"
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	snkvBatch   = 1000
+	snkvReads   = 50_000
+	snkvUpdates = 10_000
+	snkvDeletes = 5_000
+	snkvMixed   = 20_000
+)
+
+func snkvRecords() int {
+	if n, err := strconv.Atoi(os.Getenv("SNKV_BENCH_RECORDS")); err == nil && n > 0 {
+		return n
+	}
+	return 1_000_000
+}
+
+func BenchmarkSNKVWorkload(b *testing.B) {
+	n := snkvRecords()
+	ctx := context.Background()
+	rates := map[string][]float64{}
+	phase := func(name string, ops int, fn func()) {
+		t := time.Now()
+		fn()
+		rates[name] = append(rates[name], float64(ops)/time.Since(t).Seconds())
+	}
+	for b.Loop() {
+		dir := b.TempDir()
+		db, err := kvstore.Open(filepath.Join(dir, "benchmark_kv.db"), kvstore.Options{})
+		require.NoError(b, err)
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+		key := func(i int) []byte { return fmt.Appendf(nil, "key_%08d", i) }
+
+		phase("seqwrite", n, func() {
+			for i := 0; i < n; i += snkvBatch {
+				require.NoError(b, db.Update(ctx, func(tx *kvstore.Tx) error {
+					for j := i; j < min(i+snkvBatch, n); j++ {
+						v := fmt.Appendf(nil, "value_%08d_with_some_additional_data_to_make_it_realistic", j)
+						if err := tx.Put(key(j), v); err != nil {
+							return err
+						}
+					}
+					return nil
+				}))
+			}
+		})
+		phase("randread", snkvReads, func() {
+			for range snkvReads {
+				if _, err := db.Get(key(rng.IntN(n))); err != nil && err != kvstore.ErrNotFound {
+					b.Fatal(err)
+				}
+			}
+		})
+		count := 0
+		phase("scan", n, func() {
+			for e, err := range db.Scan(iterator.Options{Borrow: true}) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = e.Key, e.Value
+				count++
+			}
+		})
+		require.Equal(b, n, count)
+		phase("update", snkvUpdates, func() {
+			require.NoError(b, db.Update(ctx, func(tx *kvstore.Tx) error {
+				for range snkvUpdates {
+					i := rng.IntN(n)
+					if err := tx.Put(key(i), fmt.Appendf(nil, "updated_value_%08d", i)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		})
+		phase("delete", snkvDeletes, func() {
+			require.NoError(b, db.Update(ctx, func(tx *kvstore.Tx) error {
+				for range snkvDeletes {
+					if err := tx.Delete(key(rng.IntN(n))); err != nil && err != kvstore.ErrNotFound {
+						return err
+					}
+				}
+				return nil
+			}))
+		})
+		phase("exists", snkvReads, func() {
+			for range snkvReads {
+				if _, err := db.Exists(key(rng.IntN(n))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		phase("mixed", snkvMixed, func() {
+			require.NoError(b, db.Update(ctx, func(tx *kvstore.Tx) error {
+				for range snkvMixed {
+					i, op := rng.IntN(n), rng.IntN(100)
+					var err error
+					switch {
+					case op < 70:
+						_, err = tx.Get(key(i))
+					case op < 90:
+						err = tx.Put(key(i), fmt.Appendf(nil, "mixed_value_%08d", i))
+					default:
+						err = tx.Delete(key(i))
+					}
+					if err != nil && err != kvstore.ErrNotFound {
+						return err
+					}
+				}
+				return nil
+			}))
+		})
+		require.NoError(b, db.Close())
+
+		bulk, err := kvstore.Open(filepath.Join(dir, "benchmark_bulk.db"), kvstore.Options{})
+		require.NoError(b, err)
+		phase("bulk", n, func() {
+			require.NoError(b, bulk.Update(ctx, func(tx *kvstore.Tx) error {
+				for i := range n {
+					if err := tx.Put(fmt.Appendf(nil, "bulk_key_%08d", i), fmt.Appendf(nil, "bulk_value_%08d", i)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		})
+		require.NoError(b, bulk.Close())
+	}
+	for _, name := range []string{"seqwrite", "randread", "scan", "update", "delete", "exists", "mixed", "bulk"} {
+		var sum float64
+		for _, r := range rates[name] {
+			sum += r
+		}
+		b.ReportMetric(sum/float64(len(rates[name])), name+"-ops/s")
+	}
+}
