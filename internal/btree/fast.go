@@ -36,10 +36,10 @@ type Conn struct {
 	// C memory the calls share: a cursor, the payload descriptor, the key's
 	// Mem, a 4-byte out value, and the record buffer.
 	cur, payload, mem, out, unpacked uintptr
-	keyInfo                uintptr
-	buf                    uintptr
-	bufN                   int
-	rec                    []byte // Go-side record, reused
+	keyInfo                          uintptr
+	buf                              uintptr
+	bufN                             int
+	rec                              []byte // Go-side record, reused
 
 	gen    int32 // the schema generation tables was filled for
 	tables map[string]table
