@@ -143,7 +143,12 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 	s.scanned = true
 	sh := s.cf.m.r()
 	q := sh.q.scans[boundKind(lo, 1, 2)][boundKind(hi, 1, 2)][d]
-	rows, err := s.conn.Query(s.ctx, q, lo.Key, hi.Key)
+	spec := &engine.ScanSpec{Table: sh.t.CF, Absent: sh.t.KeysName, Cols: 2, Fields: scanFields[:3],
+		Lo: lo.Key, LoIncl: lo.Inclusive, Hi: hi.Key, HiIncl: hi.Inclusive, Desc: desc}
+	if sh.t.Crc {
+		spec.Cols, spec.Fields = 3, scanFields[:]
+	}
+	rows, err := s.conn.QueryScan(s.ctx, q, spec, lo.Key, hi.Key)
 	if err != nil {
 		return nil, s.cf.errf(s.ctx, "iterate", err)
 	}
@@ -162,6 +167,12 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 	s.cur = r
 	return r, nil
 }
+
+// scanFields maps the columns of a scan statement (key, value, expire_ms,
+// crc, ecrc) to the fields of a data row's record (key, value, crc) for a
+// scan read from the B-tree, which the engine does only for a column
+// family without TTL tables: expire_ms and ecrc are NULL for all its rows.
+var scanFields = [...]int{0, 1, -1, 2, -1}
 
 // Detach implements engine.Detacher: before the transaction the source
 // reads in writes, the open scan's remaining rows are copied and its

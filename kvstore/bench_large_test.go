@@ -270,6 +270,18 @@ func BenchmarkReadLarge(b *testing.B) {
 		cpu.report(b, b.N)
 		reportKeys(b, b.N*largeN)
 	})
+	// The borrowing scan's baseline: sql.RawBytes, no copies.
+	b.Run("Scan/baseline-raw", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := startCPU()
+		for b.Loop() {
+			if n := scanSQLRaw(b, scan); n != largeN {
+				b.Fatalf("scanned %d keys, want %d", n, largeN)
+			}
+		}
+		cpu.report(b, b.N)
+		reportKeys(b, b.N*largeN)
+	})
 	for _, f := range []struct {
 		name   string
 		borrow bool
@@ -296,20 +308,25 @@ func BenchmarkReadLarge(b *testing.B) {
 			reportKeys(b, keys)
 		})
 	}
-	b.Run("PrefixScan/baseline", func(b *testing.B) {
-		b.ReportAllocs()
-		keys := 0
-		cpu := startCPU()
-		for i := 0; b.Loop(); i++ {
-			p, want := d.prefix(i)
-			end := binary.BigEndian.AppendUint16(nil, binary.BigEndian.Uint16(p)+1)
-			n := scanSQL(b, prefix, p, end)
-			if n != want {
-				b.Fatalf("prefix scan gave %d keys, want %d", n, want)
+	for _, f := range []struct {
+		name string
+		scan func(*testing.B, *sql.Stmt, ...any) int
+	}{{"baseline", scanSQL}, {"baseline-raw", scanSQLRaw}} {
+		b.Run("PrefixScan/"+f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			keys := 0
+			cpu := startCPU()
+			for i := 0; b.Loop(); i++ {
+				p, want := d.prefix(i)
+				end := binary.BigEndian.AppendUint16(nil, binary.BigEndian.Uint16(p)+1)
+				n := f.scan(b, prefix, p, end)
+				if n != want {
+					b.Fatalf("prefix scan gave %d keys, want %d", n, want)
+				}
+				keys += n
 			}
-			keys += n
-		}
-		cpu.report(b, b.N)
-		reportKeys(b, keys)
-	})
+			cpu.report(b, b.N)
+			reportKeys(b, keys)
+		})
+	}
 }

@@ -158,3 +158,131 @@ func dumpTable(t *testing.T, path, table string) []string {
 	}))
 	return out
 }
+
+// TestFastPathScansReadWhatSQLReads compares scans with random bounds
+// (inclusive and exclusive, open, prefixes), in both orders, read from the
+// B-tree and read with SQL, on keys and values of every size.
+func TestFastPathScansReadWhatSQLReads(t *testing.T) {
+	if !engine.FastPath {
+		t.Skip("built with snkv_nofast: there is one path only")
+	}
+	was := engine.SetFastPath(true)
+	t.Cleanup(func() { engine.SetFastPath(was) })
+	db, err := kvstore.Open(filepath.Join(t.TempDir(), "s.db"), kvstore.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var b kvstore.Batch
+	for i := range 3000 {
+		k := fmt.Appendf(nil, "%04d", rng.IntN(10000))
+		if i%50 == 0 {
+			k = append(k, bytes.Repeat([]byte{0xff}, rng.IntN(3000))...)
+		}
+		v := fmt.Appendf(nil, "v%d", i)
+		switch i % 20 {
+		case 0:
+			v = nil
+		case 1:
+			v = bytes.Repeat([]byte{byte(i)}, 5000+rng.IntN(9000))
+		}
+		b.Put(k, v)
+	}
+	require.NoError(t, db.Apply(context.Background(), &b))
+	read := func(opts kvstore.IterOptions, fast bool) (keys, values []string) {
+		engine.SetFastPath(fast)
+		defer engine.SetFastPath(true)
+		before := engine.FastScans()
+		for e, err := range db.Scan(opts) {
+			require.NoError(t, err)
+			keys = append(keys, string(e.Key))
+			values = append(values, string(e.Value))
+		}
+		if !fast {
+			require.Equal(t, before, engine.FastScans(), "the SQL side read below SQL")
+		}
+		return keys, values
+	}
+	bound := func() []byte {
+		if rng.IntN(5) == 0 {
+			return nil
+		}
+		return fmt.Appendf(nil, "%04d", rng.IntN(10000))
+	}
+	fastBefore := engine.FastScans()
+	for range 200 {
+		opts := kvstore.IterOptions{Reverse: rng.IntN(2) == 0, Borrow: rng.IntN(2) == 0}
+		if rng.IntN(4) == 0 {
+			opts.Prefix = fmt.Appendf(nil, "%02d", rng.IntN(100))
+		} else {
+			opts.Start, opts.End = bound(), bound()
+		}
+		fk, fv := read(opts, true)
+		sk, sv := read(opts, false)
+		require.Equal(t, sk, fk, "keys of %+v", opts)
+		require.Equal(t, sv, fv, "values of %+v", opts)
+	}
+	// Cursors: a seek, then steps both ways (each step past a turn
+	// repositions with an exclusive bound).
+	walk := func(fast bool, seek []byte, steps []bool) []string {
+		engine.SetFastPath(fast)
+		defer engine.SetFastPath(true)
+		c, err := db.Cursor(kvstore.IterOptions{})
+		require.NoError(t, err)
+		defer c.Close()
+		var out []string
+		ok := c.Seek(seek)
+		for _, next := range steps {
+			if !ok {
+				out = append(out, "-")
+				ok = c.First()
+				continue
+			}
+			out = append(out, string(c.Key())+"="+fmt.Sprint(len(c.Value())))
+			if next {
+				ok = c.Next()
+			} else {
+				ok = c.Prev()
+			}
+		}
+		require.NoError(t, c.Err())
+		return out
+	}
+	for range 100 {
+		seek := fmt.Appendf(nil, "%04d", rng.IntN(10000))
+		steps := make([]bool, 30)
+		for i := range steps {
+			steps[i] = rng.IntN(3) > 0
+		}
+		require.Equal(t, walk(false, seek, steps), walk(true, seek, steps), "walk from %s", seek)
+	}
+	require.Greater(t, engine.FastScans(), fastBefore+100, "scans went through the fast path")
+}
+
+// A transaction that gives a column family its TTL tables (and their
+// triggers) and then writes it again must take SQL: the fast path would
+// not fire the triggers that drop the key's TTL.
+func TestFastPathSeesSchemaChangesOfItsOwnTx(t *testing.T) {
+	db, err := kvstore.Open(filepath.Join(t.TempDir(), "t.db"), kvstore.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.Update(context.Background(), func(tx *kvstore.Tx) error {
+		require.NoError(t, tx.Put([]byte("a"), []byte("1")))               // no TTL tables yet
+		require.NoError(t, tx.PutTTL([]byte("b"), []byte("2"), time.Hour)) // creates them
+		require.NoError(t, tx.Put([]byte("b"), []byte("3")))               // must drop b's TTL
+		require.NoError(t, tx.Delete([]byte("a")))                         // must go through the trigger
+		require.NoError(t, tx.PutTTL([]byte("c"), []byte("4"), time.Hour))
+		return nil
+	}))
+	d, err := db.TTL([]byte("b"))
+	require.NoError(t, err)
+	require.Equal(t, kvstore.NoTTL, d, "the put after PutTTL made b permanent")
+	rep, err := db.CheckIntegrity(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, rep.Problems)
+	var keys []string
+	for e, err := range db.All() {
+		require.NoError(t, err)
+		keys = append(keys, string(e.Key))
+	}
+	require.Equal(t, []string{"b", "c"}, keys)
+}

@@ -41,8 +41,11 @@ type Conn struct {
 	bufN                             int
 	rec                              []byte // Go-side record, reused
 
-	gen    int32 // the schema generation tables was filled for
-	tables map[string]table
+	// tables caches what lookup and exists found, for one schema: its
+	// generation (a reload from the file makes a new one) and its cookie
+	// (a change this connection makes itself keeps the generation).
+	gen, cookie int32
+	tables      map[string]table
 }
 
 // table is what the fast path knows of one table in one schema generation.
@@ -127,10 +130,7 @@ func (c *Conn) writable() (uintptr, bool) {
 	if *(*int32)(cptr(c.out)) != schema.Fschema_cookie {
 		return 0, false
 	}
-	if schema.FiGeneration != c.gen {
-		clear(c.tables)
-		c.gen = schema.FiGeneration
-	}
+	c.current(schema)
 	return bt, true
 }
 
@@ -327,4 +327,13 @@ func (c *Conn) Delete(name string, key []byte, withCrc bool) (ok, found bool, er
 		return true, false, c.err(rc)
 	}
 	return true, found, nil
+}
+
+// current empties the table cache when the schema is not the one it was
+// filled for.
+func (c *Conn) current(schema *sqlite3.TSchema) {
+	if schema.FiGeneration != c.gen || schema.Fschema_cookie != c.cookie {
+		clear(c.tables)
+		c.gen, c.cookie = schema.FiGeneration, schema.Fschema_cookie
+	}
 }

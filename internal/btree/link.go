@@ -49,3 +49,27 @@ func btreeIndexMoveto(tls *libc.TLS, pCur uintptr, pIdxKey uintptr, pRes uintptr
 
 //go:linkname btreeDelete modernc.org/sqlite/lib._sqlite3BtreeDelete
 func btreeDelete(tls *libc.TLS, pCur uintptr, flags sqlite3.Tu8) int32
+
+//go:linkname btreeFirst modernc.org/sqlite/lib._sqlite3BtreeFirst
+func btreeFirst(tls *libc.TLS, pCur uintptr, pRes uintptr) int32
+
+//go:linkname btreeLast modernc.org/sqlite/lib._sqlite3BtreeLast
+func btreeLast(tls *libc.TLS, pCur uintptr, pRes uintptr) int32
+
+//go:linkname btreeNext modernc.org/sqlite/lib._sqlite3BtreeNext
+func btreeNext(tls *libc.TLS, pCur uintptr, flags int32) int32
+
+//go:linkname btreePrevious modernc.org/sqlite/lib._sqlite3BtreePrevious
+func btreePrevious(tls *libc.TLS, pCur uintptr, flags int32) int32
+
+//go:linkname btreeEof modernc.org/sqlite/lib._sqlite3BtreeEof
+func btreeEof(tls *libc.TLS, pCur uintptr) int32
+
+//go:linkname btreePayloadSize modernc.org/sqlite/lib._sqlite3BtreePayloadSize
+func btreePayloadSize(tls *libc.TLS, pCur uintptr) sqlite3.Tu32
+
+//go:linkname btreePayloadFetch modernc.org/sqlite/lib._sqlite3BtreePayloadFetch
+func btreePayloadFetch(tls *libc.TLS, pCur uintptr, pAmt uintptr) uintptr
+
+//go:linkname btreePayload modernc.org/sqlite/lib._sqlite3BtreePayload
+func btreePayload(tls *libc.TLS, pCur uintptr, offset sqlite3.Tu32, amt sqlite3.Tu32, pBuf uintptr) int32

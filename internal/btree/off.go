@@ -23,3 +23,20 @@ func (c *Conn) Upsert(string, []byte, []byte, int64, bool) (bool, error) { retur
 
 // Delete always reports that the caller must run its SQL statement.
 func (c *Conn) Delete(string, []byte, bool) (ok, found bool, err error) { return false, false, nil }
+
+// Scan is a B-tree scan; this build never opens one.
+type Scan struct{}
+
+// OpenScan always reports that the caller must read with SQL.
+func (c *Conn) OpenScan(string, int, string, []byte, bool, []byte, bool, bool, int) (*Scan, bool, error) {
+	return nil, false, nil
+}
+
+// Next reports the end.
+func (s *Scan) Next() (bool, error) { return false, nil }
+
+// Field is never called: no scan is ever open.
+func (s *Scan) Field(int) *Field { return &Field{Kind: KindNull} }
+
+// Close does nothing.
+func (s *Scan) Close() {}

@@ -105,3 +105,103 @@ func appendVarint(dst []byte, v uint64) []byte {
 	}
 	return dst
 }
+
+// Storage classes of a record field, as SQLite numbers them
+// (SQLITE_INTEGER … SQLITE_NULL).
+const (
+	KindInt   = 1
+	KindFloat = 2
+	KindText  = 3
+	KindBlob  = 4
+	KindNull  = 5
+)
+
+// Field is one decoded field of a record: its storage class, and its
+// bytes (BLOB, TEXT) or integer value.
+type Field struct {
+	Kind  int
+	Bytes []byte
+	Int   int64
+}
+
+// ParseRecord decodes the first len(out) fields of the SQLite record rec
+// into out (a record with fewer fields leaves the rest NULL, as SQLite
+// reads a column added after the row was written). Bytes point into rec.
+// It reports false for a record that is not well formed.
+func ParseRecord(rec []byte, out []Field) bool {
+	hdr, n := readVarint(rec)
+	if n == 0 || hdr > uint64(len(rec)) || hdr < uint64(n) {
+		return false
+	}
+	h, body := n, int(hdr)
+	for i := range out {
+		if h >= int(hdr) {
+			out[i] = Field{Kind: KindNull}
+			continue
+		}
+		t, n := readVarint(rec[h:int(hdr)])
+		if n == 0 {
+			return false
+		}
+		h += n
+		var size int
+		f := Field{}
+		switch {
+		case t == 0:
+			f.Kind = KindNull
+		case t <= 6:
+			size = [...]int{0, 1, 2, 3, 4, 6, 8}[t]
+			f.Kind = KindInt
+		case t == 7:
+			size, f.Kind = 8, KindFloat
+		case t == 8 || t == 9:
+			f.Kind, f.Int = KindInt, int64(t-8)
+		case t >= 12:
+			size = int((t - 12) / 2)
+			f.Kind = KindBlob
+			if t&1 == 1 {
+				f.Kind = KindText
+			}
+		default:
+			return false // 10 and 11 are reserved
+		}
+		if size > len(rec)-body {
+			return false
+		}
+		b := rec[body : body+size : body+size]
+		body += size
+		switch f.Kind {
+		case KindInt:
+			if size > 0 {
+				v := int64(int8(b[0]))
+				for _, c := range b[1:] {
+					v = v<<8 | int64(c)
+				}
+				f.Int = v
+			}
+		case KindBlob, KindText:
+			f.Bytes = b
+		}
+		out[i] = f
+	}
+	return true
+}
+
+// readVarint decodes an SQLite varint at the start of b and returns it
+// and its length, 0 for a truncated one.
+func readVarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < 9; i++ {
+		if i >= len(b) {
+			return 0, 0
+		}
+		if i == 8 {
+			return v<<8 | uint64(b[i]), 9
+		}
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i]&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return v, 9
+}

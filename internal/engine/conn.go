@@ -523,6 +523,11 @@ type Rows struct {
 	// changed: the statement was compiled for this run (first use on the
 	// connection, or SQLite recompiled it after a schema change).
 	changed bool
+	// fast, when set, yields the rows instead of the statement, which only
+	// holds the transaction open (QueryScan); cols maps each column of the
+	// statement to a field of the table's record (-1: NULL).
+	fast *btree.Scan
+	cols []int
 }
 
 // SchemaChanged reports whether the query was compiled for this run: its
@@ -535,6 +540,9 @@ func (r *Rows) SchemaChanged() bool { return r.changed }
 // Next advances to the next row; it returns false at the end or on error
 // (see Err).
 func (r *Rows) Next() bool {
+	if r.fast != nil {
+		return r.nextFast()
+	}
 	if r.ahead {
 		r.ahead = false
 		return true
@@ -554,12 +562,18 @@ func (r *Rows) Next() bool {
 }
 
 func (r *Rows) colType(i int) int32 {
+	if r.fast != nil {
+		return int32(r.field(i).Kind)
+	}
 	return sqlite3.Xsqlite3_column_type(r.conn.tls, r.s.p, int32(i))
 }
 
 // raw returns column i of the current row, a blob or a text, as bytes in
 // SQLite's memory; nil for NULL or a number.
 func (r *Rows) raw(i int) []byte {
+	if r.fast != nil {
+		return r.fieldBytes(i)
+	}
 	c := r.conn
 	var p uintptr
 	switch r.colType(i) {
@@ -594,6 +608,12 @@ func (r *Rows) Bytes(i int) []byte {
 // text, and NULL or an empty value as an empty, non-nil slice. For columns
 // that hold blobs (keys and values) on the hot path of scans.
 func (r *Rows) Blob(i int) []byte {
+	if r.fast != nil {
+		if b := r.fieldBytes(i); len(b) > 0 {
+			return b
+		}
+		return []byte{}
+	}
 	c := r.conn
 	p := sqlite3.Xsqlite3_column_blob(c.tls, r.s.p, int32(i))
 	n := sqlite3.Xsqlite3_column_bytes(c.tls, r.s.p, int32(i))
@@ -610,6 +630,9 @@ func (r *Rows) RawBytes(i int) []byte { return r.raw(i) }
 
 // Int returns column i of the current row as an int64 (0 for NULL).
 func (r *Rows) Int(i int) int64 {
+	if r.fast != nil {
+		return r.field(i).Int
+	}
 	return sqlite3.Xsqlite3_column_int64(r.conn.tls, r.s.p, int32(i))
 }
 
@@ -635,6 +658,10 @@ func (r *Rows) Err() error { return r.err }
 // Close releases the statement for reuse. It returns the error that
 // stopped Next, if any, as Err does.
 func (r *Rows) Close() error {
+	if r.fast != nil {
+		r.fast.Close()
+		r.fast = nil
+	}
 	if r.s == nil {
 		return r.err
 	}
@@ -693,6 +720,16 @@ func (r *Rows) Kind(i int) int { return int(r.colType(i)) }
 // only matters to a connection shared by threads; a Conn is used by one
 // goroutine at a time.
 func (r *Rows) RawBlob(i int) ([]byte, int) {
+	if r.fast != nil {
+		f := r.field(i)
+		if f.Kind != KindBlob {
+			return nil, f.Kind
+		}
+		if f.Bytes == nil {
+			return []byte{}, f.Kind
+		}
+		return f.Bytes, f.Kind
+	}
 	c := r.conn
 	v := sqlite3.Xsqlite3_column_value(c.tls, r.s.p, int32(i))
 	k := sqlite3.Xsqlite3_value_type(c.tls, v)
@@ -711,6 +748,10 @@ func (r *Rows) RawBlob(i int) ([]byte, int) {
 // its storage class as Kind does, with one look-up of the column (see
 // RawBlob).
 func (r *Rows) IntKind(i int) (int64, int) {
+	if r.fast != nil {
+		f := r.field(i)
+		return f.Int, f.Kind
+	}
 	c := r.conn
 	v := sqlite3.Xsqlite3_column_value(c.tls, r.s.p, int32(i))
 	k := sqlite3.Xsqlite3_value_type(c.tls, v)

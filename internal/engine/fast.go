@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -92,3 +94,109 @@ func (c *Conn) abort(rc int32) error {
 // Aborted returns the error that rolled back the connection's current
 // transaction behind its owner's back (abort), or nil.
 func (c *Conn) Aborted() error { return c.aborted }
+
+// ScanSpec describes a column family scan that may be read straight from
+// the table's B-tree (QueryScan): the table, its column count, the TTL key
+// table whose existence rules the fast path out, the bounds, the order, and
+// for each column of the SQL statement the record field it reads (-1: a
+// column that is NULL for every row of a table without TTL, such as the
+// view's expiry).
+type ScanSpec struct {
+	Table, Absent  string
+	Cols           int
+	Lo, Hi         []byte
+	LoIncl, HiIncl bool
+	Desc           bool
+	Fields         []int
+}
+
+// QueryScan runs query as Query does and, when the fast path can read the
+// same rows from spec's table (package btree), yields them from a B-tree
+// cursor instead: the statement, stepped once, only keeps the transaction
+// open and the schema checked until Close. The rows, their order, their
+// columns and their bytes are the statement's.
+func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args ...any) (*Rows, error) {
+	r, err := c.Query(ctx, query, args...)
+	if err != nil || r.done || c.fast == nil || fastOff.Load() {
+		return r, err
+	}
+	nf := 0
+	for _, f := range spec.Fields {
+		nf = max(nf, f+1)
+	}
+	sc, ok, err := c.fast.OpenScan(spec.Table, spec.Cols, spec.Absent, spec.Lo, spec.LoIncl, spec.Hi, spec.HiIncl, spec.Desc, nf)
+	if err != nil {
+		return nil, errors.Join(c.fastErr(err), r.Close())
+	}
+	if ok {
+		r.fast, r.cols, r.ahead = sc, spec.Fields, false
+		fastScans.Add(1)
+	}
+	return r, nil
+}
+
+// fastScans counts the scans read through the fast path.
+var fastScans atomic.Uint64
+
+// FastScans returns how many scans of the process were read through the
+// fast path, for tests that say which path runs.
+func FastScans() uint64 { return fastScans.Load() }
+
+// fastErr is the Error of a failed fast-path read.
+func (c *Conn) fastErr(err error) error {
+	rc := int32(sqlite3.SQLITE_ERROR)
+	if e, isErr := err.(*btree.Error); isErr {
+		rc = int32(e.Code)
+	}
+	return &Error{code: int(rc), msg: fmt.Sprintf("%s (%d)", libc.GoString(sqlite3.Xsqlite3_errstr(c.tls, rc)), rc)}
+}
+
+// nextFast is Next for rows read through the fast path.
+func (r *Rows) nextFast() bool {
+	if r.done {
+		return false
+	}
+	var err error
+	if r.ctx != nil && r.ctx.Done() != nil {
+		err = r.ctx.Err()
+	}
+	if err == nil {
+		var ok bool
+		if ok, err = r.fast.Next(); ok {
+			return true
+		}
+		if err != nil {
+			err = r.conn.fastErr(err)
+		}
+	}
+	r.done, r.err = true, err
+	// The cursor goes before the statement that holds the transaction it
+	// reads in; resetting the statement releases the read lock now rather
+	// than at Close, as for rows read with SQL.
+	r.fast.Close()
+	r.conn.reset(r.s)
+	return false
+}
+
+var nullField = btree.Field{Kind: KindNull}
+
+// field returns the record field that column i of a fast row reads.
+func (r *Rows) field(i int) *btree.Field {
+	if i >= len(r.cols) || r.cols[i] < 0 {
+		return &nullField
+	}
+	return r.fast.Field(r.cols[i])
+}
+
+// fieldBytes returns column i of a fast row as raw does: the bytes of a
+// BLOB or TEXT, nil for anything else.
+func (r *Rows) fieldBytes(i int) []byte {
+	f := r.field(i)
+	if f.Kind != KindBlob && f.Kind != KindText {
+		return nil
+	}
+	if f.Bytes == nil {
+		return []byte{}
+	}
+	return f.Bytes
+}

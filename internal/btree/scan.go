@@ -1,0 +1,252 @@
+//go:build !snkv_nofast
+
+package btree
+
+import (
+	"bytes"
+	"unsafe"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Scan reads the rows of a column family table in key order straight from
+// its B-tree, inside the read (or write) transaction the connection has
+// open. The bytes of a row point into SQLite's memory and are valid until
+// the next call of Next or Close.
+type Scan struct {
+	c        *Conn
+	cur      uintptr // the cursor, C memory of its own (scans nest)
+	out      uintptr // 4 bytes for out values
+	buf      uintptr // a record that spills to overflow pages is copied here
+	bufN     int
+	started  bool
+	done     bool
+	desc     bool
+	lo, hi   []byte
+	loIncl   bool
+	hiIncl   bool
+	fields   []Field
+	rowBytes []byte
+}
+
+// readable reports whether the connection has a read (or write)
+// transaction open on a current schema, and returns the main Btree*.
+func (c *Conn) readable() (uintptr, bool) {
+	bt, sp := c.mainDb()
+	if bt == 0 || sp == 0 || btreeTxnState(c.tls, bt) < sqlite3.SQLITE_TXN_READ {
+		return 0, false
+	}
+	schema := (*sqlite3.TSchema)(cptr(sp))
+	if schema.FschemaFlags&dbSchemaLoaded == 0 {
+		return 0, false
+	}
+	btreeGetMeta(c.tls, bt, metaSchemaVer, c.out)
+	if *(*int32)(cptr(c.out)) != schema.Fschema_cookie {
+		return 0, false
+	}
+	c.current(schema)
+	return bt, true
+}
+
+// OpenScan opens a scan of table name (a WITHOUT ROWID table of cols
+// columns, with no trigger but the checksum trigger) over the keys from lo
+// to hi (nil: open; loIncl, hiIncl: the bound itself included), ascending
+// or descending, provided table absent does not exist (a column family's
+// TTL key table: with one, its rows must be read through the view that
+// joins their expiry). ok is false when the fast path cannot read it now:
+// the caller reads with its SQL statement, which it has stepped once so
+// that the transaction and a current schema are in place.
+func (c *Conn) OpenScan(name string, cols int, absent string, lo []byte, loIncl bool, hi []byte, hiIncl bool, desc bool, fields int) (s *Scan, ok bool, err error) {
+	if !c.init() {
+		return nil, false, nil
+	}
+	bt, ok := c.readable()
+	if !ok {
+		return nil, false, nil
+	}
+	t, ok := c.lookup(name, cols)
+	if !ok || c.exists(absent) {
+		return nil, false, nil
+	}
+	s = &Scan{c: c, desc: desc, lo: lo, hi: hi, loIncl: loIncl, hiIncl: hiIncl, fields: make([]Field, fields)}
+	s.cur = sqlite3.Xsqlite3_malloc64(c.tls, uint64(btreeCursorSize(c.tls)))
+	s.out = sqlite3.Xsqlite3_malloc64(c.tls, 8)
+	if s.cur == 0 || s.out == 0 {
+		s.Close()
+		return nil, false, nil
+	}
+	btreeCursorZero(c.tls, s.cur)
+	if rc := btreeCursor(c.tls, bt, t.root, 0, c.keyInfo, s.cur); rc != sqlite3.SQLITE_OK {
+		sqlite3.Xsqlite3_free(c.tls, s.cur)
+		s.cur = 0
+		s.Close()
+		return nil, true, c.err(rc)
+	}
+	return s, true, nil
+}
+
+// exists reports whether table name is in the connection's schema
+// (cached for the schema generation).
+func (c *Conn) exists(name string) bool {
+	key := "\x00" + name
+	if t, ok := c.tables[key]; ok {
+		return t.ok
+	}
+	z := cstr(c, name)
+	zMain := cstr(c, "main")
+	found := z != 0 && zMain != 0 && findTable(c.tls, c.db, z, zMain) != 0
+	sqlite3.Xsqlite3_free(c.tls, z)
+	sqlite3.Xsqlite3_free(c.tls, zMain)
+	if z == 0 || zMain == 0 {
+		return true // cannot tell: take the SQL path
+	}
+	if c.tables == nil {
+		c.tables = make(map[string]table)
+	}
+	c.tables[key] = table{ok: found}
+	return found
+}
+
+// cstr copies s to C memory with a terminating NUL (0 when out of memory).
+func cstr(c *Conn, s string) uintptr {
+	z := sqlite3.Xsqlite3_malloc64(c.tls, uint64(len(s)+1))
+	if z == 0 {
+		return 0
+	}
+	b := unsafe.Slice((*byte)(cptr(z)), len(s)+1)
+	copy(b, s)
+	b[len(s)] = 0
+	return z
+}
+
+// seek positions the cursor on the first row of the scan.
+func (s *Scan) seek() int32 {
+	tls := s.c.tls
+	res := (*int32)(cptr(s.out))
+	*res = 0
+	bound, incl := s.lo, s.loIncl
+	if s.desc {
+		bound, incl = s.hi, s.hiIncl
+	}
+	if bound == nil {
+		if s.desc {
+			return btreeLast(tls, s.cur, s.out)
+		}
+		return btreeFirst(tls, s.cur, s.out)
+	}
+	p, err := s.c.record(len(bound))
+	if err != nil {
+		return sqlite3.SQLITE_NOMEM
+	}
+	copy(unsafe.Slice((*byte)(cptr(p)), len(bound)), bound)
+	s.c.keyMem(p, len(bound))
+	r := (*sqlite3.TUnpackedRecord)(cptr(s.c.unpacked))
+	*r = sqlite3.TUnpackedRecord{}
+	r.FpKeyInfo = s.c.keyInfo
+	r.FaMem = s.c.mem
+	r.FnField = 1
+	*res = 0
+	if rc := btreeIndexMoveto(tls, s.cur, s.c.unpacked, s.out); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	if btreeEof(tls, s.cur) != 0 {
+		return sqlite3.SQLITE_OK
+	}
+	switch c := *res; {
+	case !s.desc && (c < 0 || c == 0 && !incl):
+		return btreeNext(tls, s.cur, 0)
+	case s.desc && (c > 0 || c == 0 && !incl):
+		return btreePrevious(tls, s.cur, 0)
+	}
+	return sqlite3.SQLITE_OK
+}
+
+// Next steps to the next row of the scan; false at the end.
+func (s *Scan) Next() (bool, error) {
+	if s.done {
+		return false, nil
+	}
+	tls := s.c.tls
+	var rc int32
+	if !s.started {
+		s.started = true
+		rc = s.seek()
+	} else if s.desc {
+		rc = btreePrevious(tls, s.cur, 0)
+	} else {
+		rc = btreeNext(tls, s.cur, 0)
+	}
+	if rc == sqlite3.SQLITE_DONE || rc == sqlite3.SQLITE_OK && btreeEof(tls, s.cur) != 0 {
+		s.done = true
+		return false, nil
+	}
+	if rc != sqlite3.SQLITE_OK {
+		s.done = true
+		return false, s.c.err(rc)
+	}
+	rec, rc := s.payload()
+	if rc != sqlite3.SQLITE_OK {
+		s.done = true
+		return false, s.c.err(rc)
+	}
+	if !ParseRecord(rec, s.fields) {
+		s.done = true
+		return false, s.c.err(sqlite3.SQLITE_CORRUPT)
+	}
+	// The end bound (the key is field 0).
+	key := s.fields[0].Bytes
+	if s.desc && s.lo != nil {
+		if c := bytes.Compare(key, s.lo); c < 0 || c == 0 && !s.loIncl {
+			s.done = true
+			return false, nil
+		}
+	} else if !s.desc && s.hi != nil {
+		if c := bytes.Compare(key, s.hi); c > 0 || c == 0 && !s.hiIncl {
+			s.done = true
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// payload returns the current row's record: on its page when it fits, or
+// copied whole out of its overflow pages.
+func (s *Scan) payload() ([]byte, int32) {
+	tls := s.c.tls
+	size := int(btreePayloadSize(tls, s.cur))
+	p := btreePayloadFetch(tls, s.cur, s.out)
+	if local := int(*(*uint32)(cptr(s.out))); p != 0 && local >= size {
+		return unsafe.Slice((*byte)(cptr(p)), size), sqlite3.SQLITE_OK
+	}
+	if size > s.bufN {
+		q := sqlite3.Xsqlite3_realloc64(tls, s.buf, uint64(size))
+		if q == 0 {
+			return nil, sqlite3.SQLITE_NOMEM
+		}
+		s.buf, s.bufN = q, size
+	}
+	if rc := btreePayload(tls, s.cur, 0, sqlite3.Tu32(size), s.buf); rc != sqlite3.SQLITE_OK {
+		return nil, rc
+	}
+	return unsafe.Slice((*byte)(cptr(s.buf)), size), sqlite3.SQLITE_OK
+}
+
+// Field returns field i of the current row.
+func (s *Scan) Field(i int) *Field { return &s.fields[i] }
+
+// Close closes the cursor and frees the scan's memory.
+func (s *Scan) Close() {
+	tls := s.c.tls
+	if s.cur != 0 {
+		btreeCloseCursor(tls, s.cur)
+		sqlite3.Xsqlite3_free(tls, s.cur)
+		s.cur = 0
+	}
+	for _, p := range []*uintptr{&s.out, &s.buf} {
+		if *p != 0 {
+			sqlite3.Xsqlite3_free(tls, *p)
+			*p = 0
+		}
+	}
+	s.done = true
+}
