@@ -125,7 +125,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 				puts++
 			case opDelete:
 				var n int64
-				ok, found, ferr := c.Delete(sh.t.CF, op.key, sh.t.Crc)
+				ok, found, ferr := c.Delete(&sh.fast, op.key, true)
 				switch {
 				case ferr != nil:
 					err = ferr

@@ -178,7 +178,7 @@ func (cf *ColumnFamily) upsert(ctx context.Context, c *engine.Conn, sh *shape, k
 	if sh.t.Crc {
 		sum = dataSum(key, value, false)
 	}
-	if ok, err := c.Upsert(sh.t.CF, key, value, sum, sh.t.Crc); ok || err != nil {
+	if ok, err := c.Upsert(&sh.fast, key, value, sum); ok || err != nil {
 		return 1, err
 	}
 	return c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sh.sum(key, value, false))
@@ -195,7 +195,9 @@ func (cf *ColumnFamily) deleteInTx(ctx context.Context, c *engine.Conn, key []by
 		return 0, true, err
 	}
 	sh := cf.m.w()
-	ok, found, err := c.Delete(sh.t.CF, key, sh.t.Crc)
+	// A key with a TTL may have expired: that delete reports ErrNotFound,
+	// which the SQL statements decide.
+	ok, found, err := c.Delete(&sh.fast, key, false)
 	if found {
 		n = 1
 	}
@@ -275,7 +277,7 @@ func (cf *ColumnFamily) update(op string, fn func(ctx context.Context, c *engine
 		return err
 	}
 	return cf.m.env.update(context.Background(), cf.tx, cf.m.name+": "+op, func(ctx context.Context, tx *engine.Tx) error {
-		if err := cf.current(ctx, tx.Conn()); err != nil {
+		if err := cf.verify(ctx, tx); err != nil {
 			return err
 		}
 		return fn(ctx, tx.Conn(), tx)

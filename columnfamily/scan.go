@@ -143,10 +143,10 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 	s.scanned = true
 	sh := s.cf.m.r()
 	q := sh.q.scans[boundKind(lo, 1, 2)][boundKind(hi, 1, 2)][d]
-	spec := &engine.ScanSpec{Table: sh.t.CF, Absent: sh.t.KeysName, Cols: 2, Fields: scanFields[:3],
+	spec := &engine.ScanSpec{Tables: &sh.fast, Fields: scanFields[:3],
 		Lo: lo.Key, LoIncl: lo.Inclusive, Hi: hi.Key, HiIncl: hi.Inclusive, Desc: desc}
 	if sh.t.Crc {
-		spec.Cols, spec.Fields = 3, scanFields[:]
+		spec.Fields = scanFields[:]
 	}
 	rows, err := s.conn.QueryScan(s.ctx, q, spec, lo.Key, hi.Key)
 	if err != nil {

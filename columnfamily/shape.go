@@ -11,8 +11,9 @@ import (
 // 1, format 2, or a version-1 table part way through Upgrade) and the SQL
 // that goes with it.
 type shape struct {
-	t ttl.Tables // names, and the Crc and V2 layout flags
-	q queries
+	t    ttl.Tables // names, and the Crc and V2 layout flags
+	q    queries
+	fast engine.Tables // the same names, for writes and scans below SQL
 }
 
 type queries struct {
@@ -42,6 +43,10 @@ func newShape(name string, crc, v2 bool) *shape {
 	t := ttl.TablesFor(name)
 	t.Crc, t.V2 = crc, v2
 	sh := &shape{t: t}
+	sh.fast = engine.Tables{Data: t.CF, Crc: crc, V2: v2, Keys: t.KeysName, Expiry: t.ExpiryName,
+		CrcTrigger:  ChecksumTriggerPrefix + name,
+		TTLTriggers: [3]string{t.OnInsertName, t.OnUpdateName, t.OnDeleteName}}
+	sh.t.Fast = &sh.fast
 	sel, exists := `SELECT value, expire_ms`, `SELECT expire_ms`
 	// A single put checks, in the same statement, that the column family
 	// is still the one this handle was opened on (name ?3, stamp ?4; see

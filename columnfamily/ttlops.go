@@ -16,6 +16,9 @@ func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engin
 	// may be stale (another process may have dropped and recreated the
 	// column family), and the answer costs one look-up in sqlite_schema.
 	m := cf.m
+	if tx.Verified(ttlOn{m}) {
+		return nil
+	}
 	t := m.w().t
 	on, err := t.Enabled(ctx, c)
 	if err != nil {
@@ -30,8 +33,13 @@ func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engin
 		tx.OnRollback(func() { m.ttl.Store(false) })
 	}
 	m.ttl.Store(true)
+	tx.MarkVerified(ttlOn{m})
 	return nil
 }
+
+// ttlOn is the engine.Tx.Verified key of "the column family's TTL tables
+// exist": asked once per write transaction.
+type ttlOn struct{ m *meta }
 
 // setExpiry gives key (whose data row exists) the expiry newMs, replacing
 // oldMs (-1: none known), creating the TTL tables if needed.
@@ -114,7 +122,13 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 // transaction that has already made sure the TTL tables exist.
 func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
 	sh := cf.m.w()
-	if _, err := c.Exec(ctx, sh.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, true)); err != nil {
+	if sh.t.Crc && sh.t.V2 {
+		exp := ttl.Encode(expMs)
+		if ok, err := c.PutTTL(&sh.fast, key, value, dataSum(key, value, true), exp, rowSum(key, exp)); ok || err != nil {
+			return err
+		}
+	}
+	if _, err := c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sh.sum(key, value, true)); err != nil {
 		return err
 	}
 	return cf.writeExpiry(ctx, c, key, -1, expMs)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,8 +30,9 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 	t.Cleanup(func() { engine.SetFastPath(was) })
 	ctx := context.Background()
 	dir := t.TempDir()
+	clk := kvstore.NewManualClock(time.Unix(1_800_000_000, 0))
 	open := func(name string) *kvstore.Store {
-		db, err := kvstore.Open(filepath.Join(dir, name), kvstore.Options{})
+		db, err := kvstore.Open(filepath.Join(dir, name), kvstore.Options{Clock: clk})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
 		return db
@@ -72,12 +74,16 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 	type op struct {
 		cf   int
 		del  bool
+		ttl  time.Duration // a PutTTL
 		k, v []byte
 	}
 	for round := range 60 {
 		ops := make([]op, 1+rng.IntN(200))
 		for i := range ops {
 			ops[i] = op{cf: rng.IntN(3), del: rng.IntN(6) == 0, k: key(), v: value()}
+			if !ops[i].del && rng.IntN(3) == 0 {
+				ops[i].ttl = time.Duration(1+rng.IntN(120)) * time.Second
+			}
 		}
 		batch := round%3 == 2
 		for _, db := range []*kvstore.Store{fast, slow} {
@@ -87,9 +93,12 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 				if batch {
 					var b kvstore.Batch
 					for _, o := range ops {
-						if o.del {
+						switch {
+						case o.del:
 							b.Delete(o.k)
-						} else {
+						case o.ttl > 0:
+							b.PutTTL(o.k, o.v, o.ttl)
+						default:
 							b.Put(o.k, o.v)
 						}
 					}
@@ -103,17 +112,34 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 						}
 						continue
 					}
-					if err := h.Put(o.k, o.v); err != nil {
-						return err
+					put := h.Put(o.k, o.v)
+					if o.ttl > 0 {
+						put = h.PutTTL(o.k, o.v, o.ttl)
+					}
+					if put != nil {
+						return put
 					}
 				}
 				return nil
 			})
 			require.NoError(t, err)
+			if round%4 == 3 {
+				// Purges, in batches and in the transaction, of what the
+				// clock's advance expired.
+				for _, cf := range cfs[db] {
+					_, err := cf.PurgeExpiredN(ctx, 50)
+					require.NoError(t, err)
+				}
+				require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+					_, err := tx.CF(cfs[db][1]).PurgeExpired(ctx)
+					return err
+				}))
+			}
 			if db == slow {
 				require.Equal(t, before, engine.FastWrites(), "the SQL side wrote below SQL")
 			}
 		}
+		clk.Advance(time.Duration(rng.IntN(30)) * time.Second)
 	}
 	engine.SetFastPath(true)
 	require.Greater(t, engine.FastWrites(), uint64(2000), "the fast side's puts went below SQL")
@@ -125,10 +151,12 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 	}
 	require.NoError(t, fast.Close())
 	require.NoError(t, slow.Close())
-	for _, table := range []string{"default", "users", "expiring"} {
+	for _, table := range []string{"default", "users", "expiring",
+		"__snkv_ttl_k__default", "__snkv_ttl_e__default", "__snkv_ttl_k__users", "__snkv_ttl_e__users",
+		"__snkv_ttl_k__expiring", "__snkv_ttl_e__expiring"} {
 		a := dumpTable(t, filepath.Join(dir, "fast.db"), table)
 		b := dumpTable(t, filepath.Join(dir, "sql.db"), table)
-		require.Greater(t, len(a), 10, table)
+		require.NotEmpty(t, a, table)
 		require.Equal(t, b, a, "table %q differs between the paths", table)
 	}
 }
@@ -149,10 +177,20 @@ func dumpTable(t *testing.T, path, table string) []string {
 			require.Equal(t, "ok", string(rows.Bytes(0)))
 		}
 		require.NoError(t, rows.Close())
-		rows, err = c.Query(context.Background(), `SELECT typeof(key), hex(key), typeof(value), hex(value), typeof(crc), crc FROM `+engine.Quote(table)+` ORDER BY key`)
+		rows, err = c.Query(context.Background(), `SELECT count(*) FROM pragma_table_info(?1)`, table)
+		require.NoError(t, err)
+		require.True(t, rows.Next())
+		cols := int(rows.Int(0))
+		require.NoError(t, rows.Close())
+		// Every column with its storage class, in key order.
+		rows, err = c.Query(context.Background(), `SELECT * FROM `+engine.Quote(table)+` ORDER BY 1, 2`)
 		require.NoError(t, err)
 		for rows.Next() {
-			out = append(out, fmt.Sprintf("%s %s %s %s %s %d", rows.Bytes(0), rows.Bytes(1), rows.Bytes(2), rows.Bytes(3), rows.Bytes(4), rows.Int(5)))
+			var line strings.Builder
+			for i := range cols {
+				fmt.Fprintf(&line, "%d:%x:%d ", rows.Kind(i), rows.Bytes(i), rows.Int(i))
+			}
+			out = append(out, line.String())
 		}
 		return rows.Close()
 	}))

@@ -56,6 +56,12 @@ func (t Tables) PurgeOnce(ctx context.Context, c *engine.Conn, nowMs int64, limi
 // index rows that lost their partner.
 func (t Tables) purgeOnceV2(ctx context.Context, c *engine.Conn, nowMs int64, limit int) (n int, more bool, err error) {
 	hi := Encode(nowMs + 1)
+	if t.Fast != nil {
+		// The same deletes, straight in the B-trees (engine.Conn.Purge).
+		if ok, n, more, err := c.Purge(t.Fast, hi, limit); ok || err != nil {
+			return n, more, err
+		}
+	}
 	var lastExp, lastKey []byte // the limit-th expired entry, when there is one
 	if limit > 0 {
 		rows, err := c.Query(ctx, `SELECT expire_ms, key FROM `+t.Expiry+` WHERE expire_ms < ?1 ORDER BY expire_ms, key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))

@@ -45,6 +45,9 @@ type Tables struct {
 	// INSERT trigger besides the UPDATE and DELETE ones. Without it the
 	// objects have the version-1 layout.
 	V2 bool
+	// Fast, when set, names the same objects for the engine's fast path,
+	// which PurgeOnce tries before its SQL statements.
+	Fast *engine.Tables
 }
 
 // TablesFor returns the object names of column family cf, with the

@@ -3,6 +3,7 @@
 package btree
 
 import (
+	"bytes"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -24,8 +25,16 @@ const (
 	encUTF8        = sqlite3.SQLITE_UTF8
 )
 
-// maxCachedBuf: a record buffer grown past it is freed after the write.
+// maxCachedBuf: a buffer grown past it is freed after the call.
 const maxCachedBuf = 64 << 10
+
+// The write cursors a call may hold at once, one per table.
+const (
+	curData = iota
+	curKeys
+	curExpiry
+	nCursors
+)
 
 // Conn is the fast path of one SQLite connection. Like the connection, it
 // is used by one goroutine at a time.
@@ -33,25 +42,36 @@ type Conn struct {
 	tls *libc.TLS
 	db  uintptr // sqlite3*
 
-	// C memory the calls share: a cursor, the payload descriptor, the key's
-	// Mem, a 4-byte out value, and the record buffer.
-	cur, payload, mem, out, unpacked uintptr
-	keyInfo                          uintptr
-	buf                              uintptr
-	bufN                             int
-	rec                              []byte // Go-side record, reused
+	// C memory the calls share: write cursors, the payload descriptor, two
+	// Mems (the fields a look-up compares), an unpacked record, an out
+	// value, and buffers for a record and for a look-up's key.
+	cur                    [nCursors]uintptr
+	open                   [nCursors]bool
+	payload, mem, unpacked uintptr
+	out                    uintptr
+	keyInfo1, keyInfo2     uintptr // one key field (data, keys), two (expiry)
+	buf, kbuf              cbuf
+	rec                    []byte // Go-side record, reused
+	oldExp                 [8]byte
 
-	// tables caches what lookup and exists found, for one schema: its
-	// generation (a reload from the file makes a new one) and its cookie
-	// (a change this connection makes itself keeps the generation).
+	// tables caches what resolve found, for one schema: its generation (a
+	// reload from the file makes a new one) and its cookie (a change this
+	// connection makes itself keeps the generation).
 	gen, cookie int32
-	tables      map[string]table
+	tables      map[string]resolved
 }
 
-// table is what the fast path knows of one table in one schema generation.
-type table struct {
-	root sqlite3.TPgno
-	ok   bool // a WITHOUT ROWID table of the expected shape, no foreign trigger
+// resolved is what the fast path found of a Table in one schema.
+type resolved struct {
+	ok                 bool // the fast path may read and write it
+	ttl                bool // its TTL tables and triggers exist
+	data, keys, expiry sqlite3.TPgno
+}
+
+// cbuf is a growable buffer in C memory.
+type cbuf struct {
+	p uintptr
+	n int
 }
 
 // New returns the fast path of the connection db (a sqlite3*), which tls
@@ -62,44 +82,82 @@ func New(tls *libc.TLS, db uintptr) *Conn {
 
 // Close frees the C memory the fast path holds.
 func (c *Conn) Close() {
-	for _, p := range []*uintptr{&c.cur, &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf} {
+	c.closeCursors()
+	for _, p := range []*uintptr{&c.cur[0], &c.cur[1], &c.cur[2], &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf.p, &c.kbuf.p} {
 		if *p != 0 {
 			sqlite3.Xsqlite3_free(c.tls, *p)
 			*p = 0
 		}
 	}
-	if c.keyInfo != 0 {
-		keyInfoUnref(c.tls, c.keyInfo)
-		c.keyInfo = 0
+	for _, k := range []*uintptr{&c.keyInfo1, &c.keyInfo2} {
+		if *k != 0 {
+			keyInfoUnref(c.tls, *k)
+			*k = 0
+		}
 	}
-	c.bufN = 0
+	c.buf.n, c.kbuf.n = 0, 0
 }
 
 func cptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
 
+// bytesAt is n bytes of C memory at p.
+func bytesAt(p uintptr, n int) []byte { return unsafe.Slice((*byte)(cptr(p)), n) }
+
 // init allocates the C memory the calls share.
 func (c *Conn) init() bool {
-	if c.cur != 0 {
+	if c.payload != 0 {
 		return true
 	}
 	alloc := func(n int) uintptr {
 		p := sqlite3.Xsqlite3_malloc64(c.tls, uint64(n))
 		if p != 0 {
-			clear(unsafe.Slice((*byte)(cptr(p)), n))
+			clear(bytesAt(p, n))
 		}
 		return p
 	}
-	c.cur = alloc(int(btreeCursorSize(c.tls)))
+	ok := true
+	for i := range c.cur {
+		c.cur[i] = alloc(int(btreeCursorSize(c.tls)))
+		ok = ok && c.cur[i] != 0
+	}
 	c.payload = alloc(int(unsafe.Sizeof(sqlite3.TBtreePayload{})))
-	c.mem = alloc(int(unsafe.Sizeof(sqlite3.TMem{})))
-	c.out = alloc(8)
+	c.mem = alloc(2 * int(unsafe.Sizeof(sqlite3.TMem{})))
 	c.unpacked = alloc(int(unsafe.Sizeof(sqlite3.TUnpackedRecord{})))
-	c.keyInfo = keyInfoAlloc(c.tls, c.db, 1, 2)
-	if c.cur == 0 || c.payload == 0 || c.mem == 0 || c.out == 0 || c.unpacked == 0 || c.keyInfo == 0 {
+	c.out = alloc(8)
+	c.keyInfo1 = keyInfoAlloc(c.tls, c.db, 1, 2)
+	c.keyInfo2 = keyInfoAlloc(c.tls, c.db, 2, 0)
+	if !ok || c.payload == 0 || c.mem == 0 || c.unpacked == 0 || c.out == 0 || c.keyInfo1 == 0 || c.keyInfo2 == 0 {
 		c.Close()
 		return false
 	}
 	return true
+}
+
+// grow returns b's memory, at least n bytes.
+func (c *Conn) grow(b *cbuf, n int) (uintptr, int32) {
+	if n > b.n {
+		size := max(n, 2*b.n, 256)
+		p := sqlite3.Xsqlite3_realloc64(c.tls, b.p, uint64(size))
+		if p == 0 {
+			return 0, sqlite3.SQLITE_NOMEM
+		}
+		b.p, b.n = p, size
+	}
+	return b.p, sqlite3.SQLITE_OK
+}
+
+// shrink frees buffers grown past maxCachedBuf, so that one large value
+// does not pin its size for the connection's life.
+func (c *Conn) shrink() {
+	for _, b := range []*cbuf{&c.buf, &c.kbuf} {
+		if b.n > maxCachedBuf {
+			sqlite3.Xsqlite3_free(c.tls, b.p)
+			*b = cbuf{}
+		}
+	}
+	if cap(c.rec) > maxCachedBuf {
+		c.rec = nil
+	}
 }
 
 // mainDb returns the main database's Btree* and Schema*.
@@ -109,17 +167,14 @@ func (c *Conn) mainDb() (bt, schema uintptr) {
 	return main.FpBt, main.FpSchema
 }
 
-// writable reports whether the connection is in a write transaction on a
-// parsed schema that is current, and returns the main Btree*. A schema
-// changed by another connection since it was parsed, or not parsed yet,
-// means no: the caller's SQL statement reloads it.
-func (c *Conn) writable() (uintptr, bool) {
-	d := (*sqlite3.Tsqlite3)(cptr(c.db))
-	if d.FautoCommit != 0 {
-		return 0, false
-	}
+// inTx reports whether the connection has a transaction of at least level
+// (SQLITE_TXN_READ, SQLITE_TXN_WRITE) open on a parsed schema that is
+// current, and returns the main Btree*. A schema changed by another
+// connection since it was parsed, or not parsed yet, means no: the
+// caller's SQL statement reloads it.
+func (c *Conn) inTx(level int32) (uintptr, bool) {
 	bt, sp := c.mainDb()
-	if bt == 0 || sp == 0 || btreeTxnState(c.tls, bt) != txnWrite {
+	if bt == 0 || sp == 0 || btreeTxnState(c.tls, bt) < level {
 		return 0, false
 	}
 	schema := (*sqlite3.TSchema)(cptr(sp))
@@ -130,148 +185,152 @@ func (c *Conn) writable() (uintptr, bool) {
 	if *(*int32)(cptr(c.out)) != schema.Fschema_cookie {
 		return 0, false
 	}
-	c.current(schema)
+	if schema.FiGeneration != c.gen || schema.Fschema_cookie != c.cookie {
+		clear(c.tables)
+		c.gen, c.cookie = schema.FiGeneration, schema.Fschema_cookie
+	}
 	return bt, true
 }
 
-// lookup returns what the fast path knows of table name in the current
-// schema generation, finding it in the parsed schema on first use.
-func (c *Conn) lookup(name string, cols int) (table, bool) {
-	if t, ok := c.tables[name]; ok {
-		return t, t.ok
+// writable is inTx for a write: the connection must be in a write
+// transaction (never a lone statement, which commits on its own).
+func (c *Conn) writable() (uintptr, bool) {
+	if (*sqlite3.Tsqlite3)(cptr(c.db)).FautoCommit != 0 {
+		return 0, false
 	}
-	var t table
-	z := sqlite3.Xsqlite3_malloc64(c.tls, uint64(len(name)+1))
-	if z == 0 {
-		return t, false
-	}
-	b := unsafe.Slice((*byte)(cptr(z)), len(name)+1)
-	copy(b, name)
-	b[len(name)] = 0
-	zMain := sqlite3.Xsqlite3_malloc64(c.tls, 5)
-	if zMain == 0 {
-		sqlite3.Xsqlite3_free(c.tls, z)
-		return t, false
-	}
-	copy(unsafe.Slice((*byte)(cptr(zMain)), 5), "main\x00")
-	p := findTable(c.tls, c.db, z, zMain)
-	sqlite3.Xsqlite3_free(c.tls, zMain)
-	sqlite3.Xsqlite3_free(c.tls, z)
-	if p != 0 {
-		tab := (*sqlite3.TTable)(cptr(p))
-		t.root = tab.Ftnum
-		t.ok = tab.FtabFlags&tfWithoutRowid != 0 && tab.FeTabType == tabTypNorm &&
-			int(tab.FnCol) == cols && t.root > 1 && onlyOwnTrigger(tab.FpTrigger, name)
-	}
-	if c.tables == nil {
-		c.tables = make(map[string]table)
-	}
-	c.tables[name] = t
-	return t, t.ok
+	return c.inTx(txnWrite)
 }
 
-// CrcTriggerPrefix is the name prefix of the checksum trigger on a column
-// family table: an AFTER UPDATE trigger, which an insert into the B-tree
-// does not fire, as the INSERT … ON CONFLICT DO UPDATE of a new value does
-// not either (its WHEN clause requires an unchanged checksum).
-const CrcTriggerPrefix = "__snkv_crc__"
+// findTable returns the Table* of name in the main schema, or 0.
+func (c *Conn) findTable(name string) uintptr {
+	z := cstr(c, name)
+	zMain := cstr(c, "main")
+	var p uintptr
+	if z != 0 && zMain != 0 {
+		p = findTable(c.tls, c.db, z, zMain)
+	}
+	sqlite3.Xsqlite3_free(c.tls, z)
+	sqlite3.Xsqlite3_free(c.tls, zMain)
+	return p
+}
 
-// onlyOwnTrigger reports whether the triggers of table name (a linked list
-// of Trigger*) are at most its checksum trigger. Any other trigger (the TTL
-// triggers, or one a user added) means the SQL statement must run.
-func onlyOwnTrigger(p uintptr, name string) bool {
-	for ; p != 0; p = (*sqlite3.TTrigger)(cptr(p)).FpNext {
-		if libc.GoString((*sqlite3.TTrigger)(cptr(p)).FzName) != CrcTriggerPrefix+name {
-			return false
+// cstr copies s to C memory with a terminating NUL (0 when out of memory).
+func cstr(c *Conn, s string) uintptr {
+	z := sqlite3.Xsqlite3_malloc64(c.tls, uint64(len(s)+1))
+	if z == 0 {
+		return 0
+	}
+	b := bytesAt(z, len(s)+1)
+	copy(b, s)
+	b[len(s)] = 0
+	return z
+}
+
+// shape checks that Table* p is a WITHOUT ROWID table of cols columns and
+// returns its root page (0: no), and its triggers' names.
+func shape(p uintptr, cols int) (sqlite3.TPgno, []string) {
+	if p == 0 {
+		return 0, nil
+	}
+	tab := (*sqlite3.TTable)(cptr(p))
+	if tab.FtabFlags&tfWithoutRowid == 0 || tab.FeTabType != tabTypNorm || int(tab.FnCol) != cols || tab.Ftnum <= 1 {
+		return 0, nil
+	}
+	var trig []string
+	for t := tab.FpTrigger; t != 0; t = (*sqlite3.TTrigger)(cptr(t)).FpNext {
+		trig = append(trig, libc.GoString((*sqlite3.TTrigger)(cptr(t)).FzName))
+	}
+	return tab.Ftnum, trig
+}
+
+// resolve finds t's tables in the current schema (cached for it) and says
+// whether the fast path may use them: the data table of the expected shape
+// with no trigger but t's own, and either no TTL state at all or the whole
+// format-2 TTL state (both tables, all three triggers).
+func (c *Conn) resolve(t *Table) resolved {
+	if r, ok := c.tables[t.Data]; ok {
+		return r
+	}
+	var r resolved
+	cols := 2
+	if t.Crc {
+		cols = 3
+	}
+	root, trig := shape(c.findTable(t.Data), cols)
+	nTTL, foreign := 0, false
+	for _, name := range trig {
+		switch name {
+		case t.CrcTrigger:
+		case t.TTLTriggers[0], t.TTLTriggers[1], t.TTLTriggers[2]:
+			nTTL++
+		default:
+			foreign = true
 		}
 	}
-	return true
+	keys, expiry := c.findTable(t.Keys), c.findTable(t.Expiry)
+	switch {
+	case root == 0 || foreign:
+	case keys == 0 && expiry == 0 && nTTL == 0:
+		r = resolved{ok: true, data: root}
+	case keys != 0 && expiry != 0 && nTTL == 3 && t.V2 && t.Crc:
+		kroot, ktrig := shape(keys, 3)
+		eroot, etrig := shape(expiry, 2)
+		if kroot != 0 && eroot != 0 && len(ktrig) == 0 && len(etrig) == 0 {
+			r = resolved{ok: true, ttl: true, data: root, keys: kroot, expiry: eroot}
+		}
+	}
+	if c.tables == nil {
+		c.tables = make(map[string]resolved)
+	}
+	c.tables[t.Data] = r
+	return r
 }
 
-// Upsert writes the row (key, value, crc) into the WITHOUT ROWID table
-// name, replacing the row of the same key, as
-//
-//	INSERT INTO name (key, value, crc) VALUES (?, ?, ?)
-//	  ON CONFLICT (key) DO UPDATE SET value = excluded.value, crc = excluded.crc
-//
-// does (without crc for a table of two columns, withCrc unset). ok is
-// false when the fast path cannot be used now (see the package comment):
-// nothing was done and the caller runs the statement. An error means the
-// B-tree may have been changed part way: the caller must roll the whole
-// transaction back, as SQLite itself does after an I/O error.
-func (c *Conn) Upsert(name string, key, value []byte, crc int64, withCrc bool) (ok bool, err error) {
+// begin checks that a write may go below SQL now and resolves t.
+func (c *Conn) begin(t *Table) (uintptr, resolved, bool) {
 	if !c.init() {
-		return false, nil
+		return 0, resolved{}, false
 	}
 	bt, ok := c.writable()
 	if !ok {
-		return false, nil
+		return 0, resolved{}, false
 	}
-	cols := 2
-	if withCrc {
-		cols = 3
-	}
-	t, ok := c.lookup(name, cols)
-	if !ok {
-		return false, nil
-	}
-	var keyOff int
-	c.rec, keyOff = AppendRecord(c.rec[:0], key, value, crc, withCrc)
-	p, err := c.record(len(c.rec))
-	if err != nil {
-		return true, err
-	}
-	copy(unsafe.Slice((*byte)(cptr(p)), len(c.rec)), c.rec)
-
-	c.keyMem(p+uintptr(keyOff), len(key))
-	x := (*sqlite3.TBtreePayload)(cptr(c.payload))
-	*x = sqlite3.TBtreePayload{}
-	x.FpKey = p
-	x.FnKey = int64(len(c.rec))
-	x.FaMem = c.mem
-	x.FnMem = 1
-
-	btreeCursorZero(c.tls, c.cur)
-	if rc := btreeCursor(c.tls, bt, t.root, btreeWrCsr, c.keyInfo, c.cur); rc != sqlite3.SQLITE_OK {
-		return true, c.err(rc)
-	}
-	rc := btreeInsert(c.tls, c.cur, c.payload, 0, 0)
-	btreeCloseCursor(c.tls, c.cur)
-	c.releaseBuf()
-	if rc != sqlite3.SQLITE_OK {
-		return true, c.err(rc)
-	}
-	return true, nil
+	r := c.resolve(t)
+	return bt, r, r.ok
 }
 
-// record returns C memory of at least n bytes for a record.
-func (c *Conn) record(n int) (uintptr, error) {
-	if n > c.bufN {
-		p := sqlite3.Xsqlite3_realloc64(c.tls, c.buf, uint64(max(n, 2*c.bufN, 256)))
-		if p == 0 {
-			return 0, &Error{Code: sqlite3.SQLITE_NOMEM}
+// cursor opens write cursor i on root page root.
+func (c *Conn) cursor(bt uintptr, i int, root sqlite3.TPgno, keyInfo uintptr) int32 {
+	btreeCursorZero(c.tls, c.cur[i])
+	rc := btreeCursor(c.tls, bt, root, btreeWrCsr, keyInfo, c.cur[i])
+	c.open[i] = rc == sqlite3.SQLITE_OK
+	return rc
+}
+
+// closeCursors closes the cursors a call opened.
+func (c *Conn) closeCursors() {
+	for i, o := range c.open {
+		if o {
+			btreeCloseCursor(c.tls, c.cur[i])
+			c.open[i] = false
 		}
-		c.buf, c.bufN = p, max(n, 2*c.bufN, 256)
-	}
-	return c.buf, nil
-}
-
-// releaseBuf frees a record buffer grown past maxCachedBuf, so that one
-// large value does not pin its size for the connection's life.
-func (c *Conn) releaseBuf() {
-	if c.bufN > maxCachedBuf {
-		sqlite3.Xsqlite3_free(c.tls, c.buf)
-		c.buf, c.bufN = 0, 0
-		c.rec = nil
 	}
 }
 
-func (c *Conn) err(rc int32) error { return &Error{Code: int(rc)} }
+// end closes the call's cursors, frees oversized buffers, and turns rc
+// into the call's error.
+func (c *Conn) end(rc int32) error {
+	c.closeCursors()
+	c.shrink()
+	if rc != sqlite3.SQLITE_OK {
+		return &Error{Code: int(rc)}
+	}
+	return nil
+}
 
-// keyMem points the shared Mem at n bytes of key at p (C memory), as a
-// BLOB: the one field a look-up compares.
-func (c *Conn) keyMem(p uintptr, n int) {
-	m := (*sqlite3.TMem)(cptr(c.mem))
+// setMem points Mem i at n bytes at p (C memory), as a BLOB.
+func (c *Conn) setMem(i int, p uintptr, n int) {
+	m := (*sqlite3.TMem)(cptr(c.mem + uintptr(i)*unsafe.Sizeof(sqlite3.TMem{})))
 	*m = sqlite3.TMem{}
 	m.Fz = p
 	m.Fn = int32(n)
@@ -280,60 +339,287 @@ func (c *Conn) keyMem(p uintptr, n int) {
 	m.Fdb = c.db
 }
 
-// Delete removes the row of key from the WITHOUT ROWID table name, as
-// DELETE FROM name WHERE key = ? does, and reports whether there was one.
-// ok and err are as Upsert's.
-func (c *Conn) Delete(name string, key []byte, withCrc bool) (ok, found bool, err error) {
-	if !c.init() {
-		return false, false, nil
+// seek positions cursor i on the row whose first len(fields) fields equal
+// fields (BLOBs), and reports whether there is one; res is the cursor's
+// position relative to them otherwise (<0: on a smaller row).
+func (c *Conn) seek(i int, keyInfo uintptr, fields ...[]byte) (found bool, res int32, rc int32) {
+	n := 0
+	for _, f := range fields {
+		n += len(f)
 	}
-	bt, ok := c.writable()
-	if !ok {
-		return false, false, nil
+	p, rc := c.grow(&c.kbuf, n)
+	if rc != sqlite3.SQLITE_OK {
+		return false, 0, rc
 	}
-	cols := 2
-	if withCrc {
-		cols = 3
+	off := 0
+	for j, f := range fields {
+		copy(bytesAt(p+uintptr(off), len(f)), f)
+		c.setMem(j, p+uintptr(off), len(f))
+		off += len(f)
 	}
-	t, ok := c.lookup(name, cols)
-	if !ok {
-		return false, false, nil
-	}
-	p, err := c.record(len(key))
-	if err != nil {
-		return true, false, err
-	}
-	copy(unsafe.Slice((*byte)(cptr(p)), len(key)), key)
-	c.keyMem(p, len(key))
 	r := (*sqlite3.TUnpackedRecord)(cptr(c.unpacked))
 	*r = sqlite3.TUnpackedRecord{}
-	r.FpKeyInfo = c.keyInfo
+	r.FpKeyInfo = keyInfo
 	r.FaMem = c.mem
-	r.FnField = 1
-
-	btreeCursorZero(c.tls, c.cur)
-	if rc := btreeCursor(c.tls, bt, t.root, btreeWrCsr, c.keyInfo, c.cur); rc != sqlite3.SQLITE_OK {
-		return true, false, c.err(rc)
-	}
-	*(*int32)(cptr(c.out)) = 1
-	rc := btreeIndexMoveto(c.tls, c.cur, c.unpacked, c.out)
-	if rc == sqlite3.SQLITE_OK && *(*int32)(cptr(c.out)) == 0 {
-		found = true
-		rc = btreeDelete(c.tls, c.cur, 0)
-	}
-	btreeCloseCursor(c.tls, c.cur)
-	c.releaseBuf()
+	r.FnField = sqlite3.Tu16(len(fields))
+	*(*int32)(cptr(c.out)) = 0
+	rc = btreeIndexMoveto(c.tls, c.cur[i], c.unpacked, c.out)
+	res = *(*int32)(cptr(c.out))
 	if rc != sqlite3.SQLITE_OK {
-		return true, false, c.err(rc)
+		return false, 0, rc
 	}
-	return true, found, nil
+	return res == 0 && btreeEof(c.tls, c.cur[i]) == 0, res, rc
 }
 
-// current empties the table cache when the schema is not the one it was
-// filled for.
-func (c *Conn) current(schema *sqlite3.TSchema) {
-	if schema.FiGeneration != c.gen || schema.Fschema_cookie != c.cookie {
-		clear(c.tables)
-		c.gen, c.cookie = schema.FiGeneration, schema.Fschema_cookie
+// insert writes c.rec (fields at offs, lens: the nKey fields a look-up
+// compares) through cursor i, replacing the row with the same key fields.
+func (c *Conn) insert(i int, offs, lens []int) int32 {
+	p, rc := c.grow(&c.buf, len(c.rec))
+	if rc != sqlite3.SQLITE_OK {
+		return rc
 	}
+	copy(bytesAt(p, len(c.rec)), c.rec)
+	for j := range offs {
+		c.setMem(j, p+uintptr(offs[j]), lens[j])
+	}
+	x := (*sqlite3.TBtreePayload)(cptr(c.payload))
+	*x = sqlite3.TBtreePayload{}
+	x.FpKey = p
+	x.FnKey = int64(len(c.rec))
+	x.FaMem = c.mem
+	x.FnMem = sqlite3.Tu16(len(offs))
+	return btreeInsert(c.tls, c.cur[i], c.payload, 0, 0)
+}
+
+// upsertData writes the data row (key, value, crc) through cursor curData.
+func (c *Conn) upsertData(t *Table, key, value []byte, crc int64) int32 {
+	var off int
+	c.rec, off = AppendRecord(c.rec[:0], key, value, crc, t.Crc)
+	return c.insert(curData, []int{off}, []int{len(key)})
+}
+
+// Upsert writes the row (key, value, crc) of t's data table, replacing
+// the row of the same key, as
+//
+//	INSERT INTO data (key, value[, crc]) VALUES (?, ?[, ?])
+//	  ON CONFLICT (key) DO UPDATE SET value = excluded.value[, crc = excluded.crc]
+//
+// does, the effect of the TTL triggers included (the key's TTL rows are
+// removed). ok is false when the fast path cannot be used now (see the
+// package comment): nothing was done and the caller runs the statement. An
+// error means the B-trees may have been changed part way: the caller must
+// roll the whole transaction back, as SQLite itself does after an I/O
+// error.
+func (c *Conn) Upsert(t *Table, key, value []byte, crc int64) (ok bool, err error) {
+	bt, r, ok := c.begin(t)
+	if !ok {
+		return false, nil
+	}
+	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	if rc == sqlite3.SQLITE_OK && r.ttl {
+		rc = c.clearTTL(bt, r, key)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.upsertData(t, key, value, crc)
+	}
+	return true, c.end(rc)
+}
+
+// openTTL opens the cursors on the TTL tables.
+func (c *Conn) openTTL(bt uintptr, r resolved) int32 {
+	if rc := c.cursor(bt, curKeys, r.keys, c.keyInfo1); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return c.cursor(bt, curExpiry, r.expiry, c.keyInfo2)
+}
+
+// clearTTL removes key's TTL rows, as the TTL triggers' body does:
+//
+//	DELETE FROM expiry WHERE expire_ms = (SELECT expire_ms FROM keys WHERE key = k) AND key = k;
+//	DELETE FROM keys WHERE key = k;
+func (c *Conn) clearTTL(bt uintptr, r resolved, key []byte) int32 {
+	if !c.open[curKeys] {
+		if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	found, _, rc := c.seek(curKeys, c.keyInfo1, key)
+	if rc != sqlite3.SQLITE_OK || !found {
+		return rc
+	}
+	var f [2]Field
+	rec, rc := c.row(curKeys)
+	if rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	if !ParseRecord(rec, f[:]) {
+		return sqlite3.SQLITE_CORRUPT
+	}
+	exp := f[1].Bytes
+	hasExp := f[1].Kind == KindBlob
+	if hasExp {
+		n := copy(c.oldExp[:], exp)
+		exp = c.oldExp[:n]
+		if len(f[1].Bytes) > len(c.oldExp) {
+			exp = bytes.Clone(f[1].Bytes)
+		}
+	}
+	if rc := btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	if !hasExp {
+		return sqlite3.SQLITE_OK // no expiry row can match a NULL
+	}
+	found, _, rc = c.seek(curExpiry, c.keyInfo2, exp, key)
+	if rc == sqlite3.SQLITE_OK && found {
+		rc = btreeDelete(c.tls, c.cur[curExpiry], 0)
+	}
+	return rc
+}
+
+// row returns the record under cursor i: on its page, or copied out of
+// its overflow pages into c.buf.
+func (c *Conn) row(i int) ([]byte, int32) {
+	size := int(btreePayloadSize(c.tls, c.cur[i]))
+	p := btreePayloadFetch(c.tls, c.cur[i], c.out)
+	if local := int(*(*uint32)(cptr(c.out))); p != 0 && local >= size {
+		return bytesAt(p, size), sqlite3.SQLITE_OK
+	}
+	q, rc := c.grow(&c.buf, size)
+	if rc != sqlite3.SQLITE_OK {
+		return nil, rc
+	}
+	if rc := btreePayload(c.tls, c.cur[i], 0, sqlite3.Tu32(size), q); rc != sqlite3.SQLITE_OK {
+		return nil, rc
+	}
+	return bytesAt(q, size), sqlite3.SQLITE_OK
+}
+
+// Delete removes the row of key from t's data table, as
+// DELETE FROM data WHERE key = ? does (the TTL triggers' effect included),
+// and reports whether there was one. A column family with TTL tables is
+// done below SQL only with withTTL set: a caller whose delete depends on
+// the key's expiry runs SQL. ok and err are as Upsert's.
+func (c *Conn) Delete(t *Table, key []byte, withTTL bool) (ok, found bool, err error) {
+	bt, r, ok := c.begin(t)
+	if !ok || r.ttl && !withTTL {
+		return false, false, nil
+	}
+	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	if rc == sqlite3.SQLITE_OK {
+		found, _, rc = c.seek(curData, c.keyInfo1, key)
+	}
+	if rc == sqlite3.SQLITE_OK && found {
+		rc = btreeDelete(c.tls, c.cur[curData], 0)
+		if rc == sqlite3.SQLITE_OK && r.ttl {
+			rc = c.clearTTL(bt, r, key)
+		}
+	}
+	return true, found, c.end(rc)
+}
+
+// PutTTL writes the data row (key, value, crc) of t and gives key the
+// expiry exp (8 bytes) with the key index checksum keyCrc, replacing any
+// TTL it had: what the data upsert (whose trigger clears the old TTL rows)
+// followed by
+//
+//	INSERT OR REPLACE INTO keys (key, expire_ms, crc) VALUES (?, ?, ?);
+//	INSERT OR REPLACE INTO expiry (expire_ms, key) VALUES (?, ?);
+//
+// writes. t must have its TTL tables already (ok is false otherwise). ok
+// and err are as Upsert's.
+func (c *Conn) PutTTL(t *Table, key, value []byte, crc int64, exp []byte, keyCrc int64) (ok bool, err error) {
+	bt, r, ok := c.begin(t)
+	if !ok || !r.ttl {
+		return false, nil
+	}
+	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.clearTTL(bt, r, key)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.upsertData(t, key, value, crc)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		var off int
+		c.rec, off = AppendRecord(c.rec[:0], key, exp, keyCrc, true)
+		rc = c.insert(curKeys, []int{off}, []int{len(key)})
+	}
+	if rc == sqlite3.SQLITE_OK {
+		var off int
+		c.rec, off = AppendRecord(c.rec[:0], exp, key, 0, false)
+		rc = c.insert(curExpiry, []int{off, off + len(exp)}, []int{len(exp), len(key)})
+	}
+	return true, c.end(rc)
+}
+
+// Purge deletes up to limit keys whose expiry index entry sorts below hi,
+// in index order, as the set-based SQL purge does: a data row goes (and
+// its key index row with it) only when its key index row agrees with the
+// expiry entry that names it, and every expiry entry in the range goes.
+// n counts the data rows deleted; more reports that the limit stopped it
+// at an expired entry. ok and err are as Upsert's.
+func (c *Conn) Purge(t *Table, hi []byte, limit int) (ok bool, n int, more bool, err error) {
+	bt, r, ok := c.begin(t)
+	if !ok || !r.ttl {
+		return false, 0, false, nil
+	}
+	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.openTTL(bt, r)
+	}
+	var f [2]Field
+	var exp, key []byte
+	for seen := 0; rc == sqlite3.SQLITE_OK; seen++ {
+		if limit > 0 && seen == limit {
+			more = true
+			break
+		}
+		rc = btreeFirst(c.tls, c.cur[curExpiry], c.out)
+		if rc != sqlite3.SQLITE_OK || btreeEof(c.tls, c.cur[curExpiry]) != 0 {
+			break
+		}
+		var rec []byte
+		if rec, rc = c.row(curExpiry); rc != sqlite3.SQLITE_OK {
+			break
+		}
+		if !ParseRecord(rec, f[:]) {
+			rc = sqlite3.SQLITE_CORRUPT
+			break
+		}
+		if bytes.Compare(f[0].Bytes, hi) >= 0 {
+			break
+		}
+		exp, key = append(exp[:0], f[0].Bytes...), append(key[:0], f[1].Bytes...)
+		if rc = btreeDelete(c.tls, c.cur[curExpiry], 0); rc != sqlite3.SQLITE_OK {
+			break
+		}
+		var found bool
+		if found, _, rc = c.seek(curKeys, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
+			continue
+		}
+		var krec []byte
+		if krec, rc = c.row(curKeys); rc != sqlite3.SQLITE_OK {
+			break
+		}
+		if !ParseRecord(krec, f[:]) {
+			rc = sqlite3.SQLITE_CORRUPT
+			break
+		}
+		if f[1].Kind != KindBlob || !bytes.Equal(f[1].Bytes, exp) {
+			continue // a key index row that disagrees: the key stays
+		}
+		if found, _, rc = c.seek(curData, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
+			continue // no data row: nothing for the trigger to do
+		}
+		if rc = btreeDelete(c.tls, c.cur[curData], 0); rc != sqlite3.SQLITE_OK {
+			break
+		}
+		n++
+		// The DELETE trigger: the key index row (its expiry row is gone).
+		if found, _, rc = c.seek(curKeys, c.keyInfo1, key); rc == sqlite3.SQLITE_OK && found {
+			rc = btreeDelete(c.tls, c.cur[curKeys], 0)
+		}
+	}
+	return true, n, more, c.end(rc)
 }

@@ -19,16 +19,24 @@ func New(*libc.TLS, uintptr) *Conn { return &Conn{} }
 func (c *Conn) Close() {}
 
 // Upsert always reports that the caller must run its SQL statement.
-func (c *Conn) Upsert(string, []byte, []byte, int64, bool) (bool, error) { return false, nil }
+func (c *Conn) Upsert(*Table, []byte, []byte, int64) (bool, error) { return false, nil }
 
 // Delete always reports that the caller must run its SQL statement.
-func (c *Conn) Delete(string, []byte, bool) (ok, found bool, err error) { return false, false, nil }
+func (c *Conn) Delete(*Table, []byte, bool) (ok, found bool, err error) { return false, false, nil }
+
+// PutTTL always reports that the caller must run its SQL statements.
+func (c *Conn) PutTTL(*Table, []byte, []byte, int64, []byte, int64) (bool, error) { return false, nil }
+
+// Purge always reports that the caller must run its SQL statements.
+func (c *Conn) Purge(*Table, []byte, int) (ok bool, n int, more bool, err error) {
+	return false, 0, false, nil
+}
 
 // Scan is a B-tree scan; this build never opens one.
 type Scan struct{}
 
 // OpenScan always reports that the caller must read with SQL.
-func (c *Conn) OpenScan(string, int, string, []byte, bool, []byte, bool, bool, int) (*Scan, bool, error) {
+func (c *Conn) OpenScan(*Table, []byte, bool, []byte, bool, bool, int) (*Scan, bool, error) {
 	return nil, false, nil
 }
 

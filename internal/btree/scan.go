@@ -29,43 +29,23 @@ type Scan struct {
 	rowBytes []byte
 }
 
-// readable reports whether the connection has a read (or write)
-// transaction open on a current schema, and returns the main Btree*.
-func (c *Conn) readable() (uintptr, bool) {
-	bt, sp := c.mainDb()
-	if bt == 0 || sp == 0 || btreeTxnState(c.tls, bt) < sqlite3.SQLITE_TXN_READ {
-		return 0, false
-	}
-	schema := (*sqlite3.TSchema)(cptr(sp))
-	if schema.FschemaFlags&dbSchemaLoaded == 0 {
-		return 0, false
-	}
-	btreeGetMeta(c.tls, bt, metaSchemaVer, c.out)
-	if *(*int32)(cptr(c.out)) != schema.Fschema_cookie {
-		return 0, false
-	}
-	c.current(schema)
-	return bt, true
-}
-
-// OpenScan opens a scan of table name (a WITHOUT ROWID table of cols
-// columns, with no trigger but the checksum trigger) over the keys from lo
-// to hi (nil: open; loIncl, hiIncl: the bound itself included), ascending
-// or descending, provided table absent does not exist (a column family's
-// TTL key table: with one, its rows must be read through the view that
-// joins their expiry). ok is false when the fast path cannot read it now:
-// the caller reads with its SQL statement, which it has stepped once so
-// that the transaction and a current schema are in place.
-func (c *Conn) OpenScan(name string, cols int, absent string, lo []byte, loIncl bool, hi []byte, hiIncl bool, desc bool, fields int) (s *Scan, ok bool, err error) {
+// OpenScan opens a scan of t's data table over the keys from lo to hi
+// (nil: open; loIncl, hiIncl: the bound itself included), ascending or
+// descending, reading the first fields fields of each row. It reads only
+// a column family without TTL tables, whose rows are those of its read
+// view. ok is false when the fast path cannot read it now: the caller
+// reads with its SQL statement, which it has stepped once so that a
+// transaction and a current schema are in place.
+func (c *Conn) OpenScan(t *Table, lo []byte, loIncl bool, hi []byte, hiIncl bool, desc bool, fields int) (s *Scan, ok bool, err error) {
 	if !c.init() {
 		return nil, false, nil
 	}
-	bt, ok := c.readable()
+	bt, ok := c.inTx(sqlite3.SQLITE_TXN_READ)
 	if !ok {
 		return nil, false, nil
 	}
-	t, ok := c.lookup(name, cols)
-	if !ok || c.exists(absent) {
+	r := c.resolve(t)
+	if !r.ok || r.ttl {
 		return nil, false, nil
 	}
 	s = &Scan{c: c, desc: desc, lo: lo, hi: hi, loIncl: loIncl, hiIncl: hiIncl, fields: make([]Field, fields)}
@@ -76,47 +56,13 @@ func (c *Conn) OpenScan(name string, cols int, absent string, lo []byte, loIncl 
 		return nil, false, nil
 	}
 	btreeCursorZero(c.tls, s.cur)
-	if rc := btreeCursor(c.tls, bt, t.root, 0, c.keyInfo, s.cur); rc != sqlite3.SQLITE_OK {
+	if rc := btreeCursor(c.tls, bt, r.data, 0, c.keyInfo1, s.cur); rc != sqlite3.SQLITE_OK {
 		sqlite3.Xsqlite3_free(c.tls, s.cur)
 		s.cur = 0
 		s.Close()
-		return nil, true, c.err(rc)
+		return nil, true, &Error{Code: int(rc)}
 	}
 	return s, true, nil
-}
-
-// exists reports whether table name is in the connection's schema
-// (cached for the schema generation).
-func (c *Conn) exists(name string) bool {
-	key := "\x00" + name
-	if t, ok := c.tables[key]; ok {
-		return t.ok
-	}
-	z := cstr(c, name)
-	zMain := cstr(c, "main")
-	found := z != 0 && zMain != 0 && findTable(c.tls, c.db, z, zMain) != 0
-	sqlite3.Xsqlite3_free(c.tls, z)
-	sqlite3.Xsqlite3_free(c.tls, zMain)
-	if z == 0 || zMain == 0 {
-		return true // cannot tell: take the SQL path
-	}
-	if c.tables == nil {
-		c.tables = make(map[string]table)
-	}
-	c.tables[key] = table{ok: found}
-	return found
-}
-
-// cstr copies s to C memory with a terminating NUL (0 when out of memory).
-func cstr(c *Conn, s string) uintptr {
-	z := sqlite3.Xsqlite3_malloc64(c.tls, uint64(len(s)+1))
-	if z == 0 {
-		return 0
-	}
-	b := unsafe.Slice((*byte)(cptr(z)), len(s)+1)
-	copy(b, s)
-	b[len(s)] = 0
-	return z
 }
 
 // seek positions the cursor on the first row of the scan.
@@ -134,15 +80,15 @@ func (s *Scan) seek() int32 {
 		}
 		return btreeFirst(tls, s.cur, s.out)
 	}
-	p, err := s.c.record(len(bound))
-	if err != nil {
-		return sqlite3.SQLITE_NOMEM
+	p, rc := s.c.grow(&s.c.kbuf, len(bound))
+	if rc != sqlite3.SQLITE_OK {
+		return rc
 	}
-	copy(unsafe.Slice((*byte)(cptr(p)), len(bound)), bound)
-	s.c.keyMem(p, len(bound))
+	copy(bytesAt(p, len(bound)), bound)
+	s.c.setMem(0, p, len(bound))
 	r := (*sqlite3.TUnpackedRecord)(cptr(s.c.unpacked))
 	*r = sqlite3.TUnpackedRecord{}
-	r.FpKeyInfo = s.c.keyInfo
+	r.FpKeyInfo = s.c.keyInfo1
 	r.FaMem = s.c.mem
 	r.FnField = 1
 	*res = 0
@@ -182,16 +128,16 @@ func (s *Scan) Next() (bool, error) {
 	}
 	if rc != sqlite3.SQLITE_OK {
 		s.done = true
-		return false, s.c.err(rc)
+		return false, &Error{Code: int(rc)}
 	}
 	rec, rc := s.payload()
 	if rc != sqlite3.SQLITE_OK {
 		s.done = true
-		return false, s.c.err(rc)
+		return false, &Error{Code: int(rc)}
 	}
 	if !ParseRecord(rec, s.fields) {
 		s.done = true
-		return false, s.c.err(sqlite3.SQLITE_CORRUPT)
+		return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
 	}
 	// The end bound (the key is field 0).
 	key := s.fields[0].Bytes

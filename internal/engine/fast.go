@@ -31,36 +31,68 @@ var fastOff atomic.Bool
 // turn on.
 func SetFastPath(on bool) (was bool) { return !fastOff.Swap(!on) && FastPath }
 
-// Upsert writes the row (key, value, crc) of the column family table name
-// straight into its B-tree when it can, as
+// Tables names a column family's tables and the triggers of its data
+// table, for the fast path (package btree describes when it is taken).
+type Tables = btree.Table
+
+// Upsert writes the row (key, value, crc) of t's data table straight into
+// its B-tree when it can, as
 //
-//	INSERT INTO name (key, value[, crc]) VALUES (…)
+//	INSERT INTO data (key, value[, crc]) VALUES (…)
 //	  ON CONFLICT (key) DO UPDATE SET value = excluded.value[, crc = excluded.crc]
 //
-// would (withCrc: the table has the checksum column). ok is false when it
-// cannot (not in a write transaction, a schema another connection changed
-// since this one parsed it, a table with triggers of its own, a build
-// without the fast path): nothing was written and the caller runs its SQL
-// statement. A failure part way through rolls the whole transaction back,
-// as SQLite does after an I/O error, and the connection refuses every
-// later statement of the transaction (Aborted).
-func (c *Conn) Upsert(name string, key, value []byte, crc int64, withCrc bool) (ok bool, err error) {
+// would, with the effect of the column family's TTL triggers (the key's
+// TTL rows removed). ok is false when it cannot (not in a write
+// transaction, a schema another connection changed since this one parsed
+// it, a trigger the fast path does not account for, a build without the
+// fast path): nothing was written and the caller runs its SQL statement.
+// A failure part way through rolls the whole transaction back, as SQLite
+// does after an I/O error, and the connection refuses every later
+// statement of the transaction (Aborted).
+func (c *Conn) Upsert(t *Tables, key, value []byte, crc int64) (ok bool, err error) {
 	if c.fast == nil || fastOff.Load() {
 		return false, nil
 	}
-	ok, err = c.fast.Upsert(name, key, value, crc, withCrc)
+	ok, err = c.fast.Upsert(t, key, value, crc)
 	return ok, c.fastDone(ok, err)
 }
 
-// Delete removes the row of key from the column family table name
-// straight from its B-tree when it can, as DELETE FROM name WHERE key = ?
-// would, and reports whether there was one. ok and err are as Upsert's.
-func (c *Conn) Delete(name string, key []byte, withCrc bool) (ok, found bool, err error) {
+// Delete removes the row of key from t's data table straight from its
+// B-tree when it can, as DELETE FROM data WHERE key = ? would (TTL
+// triggers included), and reports whether there was one. A column family
+// with TTL tables goes below SQL only with withTTL set. ok and err are as
+// Upsert's.
+func (c *Conn) Delete(t *Tables, key []byte, withTTL bool) (ok, found bool, err error) {
 	if c.fast == nil || fastOff.Load() {
 		return false, false, nil
 	}
-	ok, found, err = c.fast.Delete(name, key, withCrc)
+	ok, found, err = c.fast.Delete(t, key, withTTL)
 	return ok, found, c.fastDone(ok, err)
+}
+
+// PutTTL writes the data row (key, value, crc) and the key's TTL rows
+// (expiry exp, 8 bytes; key index checksum keyCrc) straight into the three
+// B-trees when it can, as the data upsert followed by the key and expiry
+// index INSERT OR REPLACE statements would. The TTL tables must exist. ok
+// and err are as Upsert's.
+func (c *Conn) PutTTL(t *Tables, key, value []byte, crc int64, exp []byte, keyCrc int64) (ok bool, err error) {
+	if c.fast == nil || fastOff.Load() {
+		return false, nil
+	}
+	ok, err = c.fast.PutTTL(t, key, value, crc, exp, keyCrc)
+	return ok, c.fastDone(ok, err)
+}
+
+// Purge removes, below SQL when it can, up to limit keys (limit <= 0: all)
+// whose expiry index entry sorts below hi, as the set-based purge
+// statements would: n data rows removed, more when the limit stopped it.
+// ok and err are as Upsert's.
+func (c *Conn) Purge(t *Tables, hi []byte, limit int) (ok bool, n int, more bool, err error) {
+	if c.fast == nil || fastOff.Load() {
+		return false, 0, false, nil
+	}
+	ok, n, more, err = c.fast.Purge(t, hi, limit)
+	return ok, n, more, c.fastDone(ok, err)
 }
 
 // fastDone counts a fast-path write and turns its failure into the
@@ -96,14 +128,12 @@ func (c *Conn) abort(rc int32) error {
 func (c *Conn) Aborted() error { return c.aborted }
 
 // ScanSpec describes a column family scan that may be read straight from
-// the table's B-tree (QueryScan): the table, its column count, the TTL key
-// table whose existence rules the fast path out, the bounds, the order, and
-// for each column of the SQL statement the record field it reads (-1: a
+// the table's B-tree (QueryScan): the column family's tables (one with TTL
+// tables is read with SQL), the bounds, the order, and for each column of the SQL statement the record field it reads (-1: a
 // column that is NULL for every row of a table without TTL, such as the
 // view's expiry).
 type ScanSpec struct {
-	Table, Absent  string
-	Cols           int
+	Tables         *Tables
 	Lo, Hi         []byte
 	LoIncl, HiIncl bool
 	Desc           bool
@@ -124,7 +154,7 @@ func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args
 	for _, f := range spec.Fields {
 		nf = max(nf, f+1)
 	}
-	sc, ok, err := c.fast.OpenScan(spec.Table, spec.Cols, spec.Absent, spec.Lo, spec.LoIncl, spec.Hi, spec.HiIncl, spec.Desc, nf)
+	sc, ok, err := c.fast.OpenScan(spec.Tables, spec.Lo, spec.LoIncl, spec.Hi, spec.HiIncl, spec.Desc, nf)
 	if err != nil {
 		return nil, errors.Join(c.fastErr(err), r.Close())
 	}

@@ -25,12 +25,18 @@ func fastDB(t *testing.T) *DB {
 	return db
 }
 
+// tablesOf names the objects of a column family table called name.
+func tablesOf(name string) *Tables {
+	return &Tables{Data: name, Crc: true, V2: true, Keys: "__snkv_ttl_k__" + name, Expiry: "__snkv_ttl_e__" + name,
+		CrcTrigger: "__snkv_crc__" + name, TTLTriggers: [3]string{"__snkv_ttl_ti__" + name, "__snkv_ttl_tu__" + name, "__snkv_ttl_td__" + name}}
+}
+
 // upsertIn runs one Upsert in a write transaction and commits it.
 func upsertIn(t *testing.T, db *DB, table string, k, v string, crc int64) bool {
 	t.Helper()
 	tx, err := db.Begin(context.Background(), true)
 	require.NoError(t, err)
-	ok, err := tx.Conn().Upsert(table, []byte(k), []byte(v), crc, true)
+	ok, err := tx.Conn().Upsert(tablesOf(table), []byte(k), []byte(v), crc)
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
 	return ok
@@ -69,7 +75,7 @@ func TestFastPathRuns(t *testing.T) {
 func TestFastPathNeedsWriteTx(t *testing.T) {
 	db := fastDB(t)
 	withWriter(t, db, func(c *Conn) {
-		ok, err := c.Upsert("t", []byte("k"), []byte("v"), 1, true)
+		ok, err := c.Upsert(tablesOf("t"), []byte("k"), []byte("v"), 1)
 		require.NoError(t, err)
 		require.False(t, ok)
 	})
@@ -118,12 +124,12 @@ func TestFastPathStaleSchema(t *testing.T) {
 
 	tx, err := db.Begin(context.Background(), true)
 	require.NoError(t, err)
-	ok, err := tx.Conn().Upsert("t", []byte("b"), []byte("2"), 8, true)
+	ok, err := tx.Conn().Upsert(tablesOf("t"), []byte("b"), []byte("2"), 8)
 	require.NoError(t, err)
 	require.False(t, ok, "stale schema: must decline")
 	_, err = tx.Conn().Exec(context.Background(), `INSERT INTO "t" (key, value, crc) VALUES (?1, ?2, ?3)`, []byte("b"), []byte("2"), int64(8))
 	require.NoError(t, err)
-	ok, err = tx.Conn().Upsert("t", []byte("c"), []byte("3"), 9, true)
+	ok, err = tx.Conn().Upsert(tablesOf("t"), []byte("c"), []byte("3"), 9)
 	require.NoError(t, err)
 	require.True(t, ok, "schema reloaded by the statement")
 	require.NoError(t, tx.Commit())
