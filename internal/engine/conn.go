@@ -101,7 +101,7 @@ func openConn(dsn string) (*Conn, error) {
 		return nil, err
 	}
 	sqlite3.Xsqlite3_extended_result_codes(tls, c.db, 1)
-	if btree.Enabled {
+	if btree.Enabled && btree.Compatible() == nil {
 		c.fast = btree.New(tls, c.db)
 	}
 	return c, nil
