@@ -7,6 +7,7 @@
 #   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
 #   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
+#   make bench-snkv SNKV's own benchmark re-made in Go, three runs (docs/benchmarks.md)
 #   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M)
 #   make cross      CGO_ENABLED=0 builds for every supported platform
 #   make fmt        gofmt -w the tree
@@ -18,7 +19,7 @@ FUZZTIME ?= 60s
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo snkv test test-sql test-long fuzz bench bench-timelog cross fmt vet
+.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-timelog cross fmt vet
 
 all: test
 
@@ -49,6 +50,9 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./kvstore/
+
+bench-snkv:
+	$(GO) test -run '^$$' -bench SNKVWorkload -benchtime 1x -count 3 -timeout 30m ./kvstore/
 
 bench-timelog:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./timelog/
