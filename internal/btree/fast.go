@@ -47,6 +47,12 @@ type Conn struct {
 	// value, and buffers for a record and for a look-up's key.
 	cur                    [nCursors]uintptr
 	open                   [nCursors]bool
+	// Each open cursor's root page and key info: a cursor stays open from
+	// one call to the next on the same table (Release closes it), so that
+	// a run of writes in key order finds its place without descending
+	// from the root (SQLite's own shortcut for a cursor on the last leaf).
+	openRoot [nCursors]sqlite3.TPgno
+	openKI   [nCursors]uintptr
 	payload, mem, unpacked uintptr
 	out                    uintptr
 	keyInfo1, keyInfo2     uintptr // one key field (data, keys), two (expiry)
@@ -186,6 +192,7 @@ func (c *Conn) inTx(level int32) (uintptr, bool) {
 		return 0, false
 	}
 	if schema.FiGeneration != c.gen || schema.Fschema_cookie != c.cookie {
+		c.Release()
 		clear(c.tables)
 		c.gen, c.cookie = schema.FiGeneration, schema.Fschema_cookie
 	}
@@ -299,15 +306,24 @@ func (c *Conn) begin(t *Table) (uintptr, resolved, bool) {
 	return bt, r, r.ok
 }
 
-// cursor opens write cursor i on root page root.
+// cursor opens write cursor i on root page root, or keeps the one a
+// previous call left open there.
 func (c *Conn) cursor(bt uintptr, i int, root sqlite3.TPgno, keyInfo uintptr) int32 {
+	if c.open[i] {
+		if c.openRoot[i] == root && c.openKI[i] == keyInfo {
+			return sqlite3.SQLITE_OK
+		}
+		btreeCloseCursor(c.tls, c.cur[i])
+		c.open[i] = false
+	}
 	btreeCursorZero(c.tls, c.cur[i])
 	rc := btreeCursor(c.tls, bt, root, btreeWrCsr, keyInfo, c.cur[i])
 	c.open[i] = rc == sqlite3.SQLITE_OK
+	c.openRoot[i], c.openKI[i] = root, keyInfo
 	return rc
 }
 
-// closeCursors closes the cursors a call opened.
+// closeCursors closes the cursors calls left open.
 func (c *Conn) closeCursors() {
 	for i, o := range c.open {
 		if o {
@@ -317,12 +333,19 @@ func (c *Conn) closeCursors() {
 	}
 }
 
-// end closes the call's cursors, frees oversized buffers, and turns rc
-// into the call's error.
+// Release closes the write cursors the fast path keeps open between
+// calls. The connection calls it before every SQL statement it runs (a
+// statement may drop or clear a table, and COMMIT and ROLLBACK end the
+// transaction the cursors belong to), so that they live only across a
+// run of fast-path calls.
+func (c *Conn) Release() { c.closeCursors() }
+
+// end frees oversized buffers and turns rc into the call's error; a
+// failed call closes its cursors.
 func (c *Conn) end(rc int32) error {
-	c.closeCursors()
 	c.shrink()
 	if rc != sqlite3.SQLITE_OK {
+		c.closeCursors()
 		return &Error{Code: int(rc)}
 	}
 	return nil
@@ -438,10 +461,8 @@ func (c *Conn) openTTL(bt uintptr, r resolved) int32 {
 //	DELETE FROM expiry WHERE expire_ms = (SELECT expire_ms FROM keys WHERE key = k) AND key = k;
 //	DELETE FROM keys WHERE key = k;
 func (c *Conn) clearTTL(bt uintptr, r resolved, key []byte) int32 {
-	if !c.open[curKeys] {
-		if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
-			return rc
-		}
+	if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
+		return rc
 	}
 	found, _, rc := c.seek(curKeys, c.keyInfo1, key)
 	if rc != sqlite3.SQLITE_OK || !found {

@@ -18,6 +18,9 @@ func New(*libc.TLS, uintptr) *Conn { return &Conn{} }
 // Close does nothing.
 func (c *Conn) Close() {}
 
+// Release does nothing: this build keeps no cursor.
+func (c *Conn) Release() {}
+
 // Upsert always reports that the caller must run its SQL statement.
 func (c *Conn) Upsert(*Table, []byte, []byte, int64) (bool, error) { return false, nil }
 

@@ -111,11 +111,20 @@ func (c *Conn) fastDone(ok bool, err error) error {
 	return c.abort(rc)
 }
 
+// releaseFast closes the cursors the fast path keeps open across its
+// calls: every SQL statement the connection runs comes after it.
+func (c *Conn) releaseFast() {
+	if c.fast != nil {
+		c.fast.Release()
+	}
+}
+
 // abort rolls back the connection's transaction after a write that failed
 // part way and records why, for Aborted.
 func (c *Conn) abort(rc int32) error {
 	err := &Error{code: int(rc), msg: fmt.Sprintf("%s (%d)", libc.GoString(sqlite3.Xsqlite3_errstr(c.tls, rc)), rc)}
 	c.aborted = fmt.Errorf("%w: it was rolled back after a write failed: %w", ErrTxDone, err)
+	c.releaseFast()
 	if z, zerr := c.cString("ROLLBACK"); zerr == nil {
 		sqlite3.Xsqlite3_exec(c.tls, c.db, z, 0, 0, 0)
 		sqlite3.Xsqlite3_free(c.tls, z)
