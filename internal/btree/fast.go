@@ -45,14 +45,14 @@ type Conn struct {
 	// C memory the calls share: write cursors, the payload descriptor, two
 	// Mems (the fields a look-up compares), an unpacked record, an out
 	// value, and buffers for a record and for a look-up's key.
-	cur                    [nCursors]uintptr
-	open                   [nCursors]bool
+	cur  [nCursors]uintptr
+	open [nCursors]bool
 	// Each open cursor's root page and key info: a cursor stays open from
 	// one call to the next on the same table (Release closes it), so that
 	// a run of writes in key order finds its place without descending
 	// from the root (SQLite's own shortcut for a cursor on the last leaf).
-	openRoot [nCursors]sqlite3.TPgno
-	openKI   [nCursors]uintptr
+	openRoot               [nCursors]sqlite3.TPgno
+	openKI                 [nCursors]uintptr
 	payload, mem, unpacked uintptr
 	out                    uintptr
 	keyInfo1, keyInfo2     uintptr // one key field (data, keys), two (expiry)
