@@ -65,6 +65,8 @@ type Conn struct {
 	// connection makes itself keeps the generation).
 	gen, cookie int32
 	tables      map[string]resolved
+	last        *Table // the Table resolve saw last, and what it found
+	lastR       resolved
 }
 
 // resolved is what the fast path found of a Table in one schema.
@@ -194,6 +196,7 @@ func (c *Conn) inTx(level int32) (uintptr, bool) {
 	if schema.FiGeneration != c.gen || schema.Fschema_cookie != c.cookie {
 		c.Release()
 		clear(c.tables)
+		c.last = nil
 		c.gen, c.cookie = schema.FiGeneration, schema.Fschema_cookie
 	}
 	return bt, true
@@ -255,7 +258,11 @@ func shape(p uintptr, cols int) (sqlite3.TPgno, []string) {
 // with no trigger but t's own, and either no TTL state at all or the whole
 // format-2 TTL state (both tables, all three triggers).
 func (c *Conn) resolve(t *Table) resolved {
+	if t == c.last && c.last != nil {
+		return c.lastR
+	}
 	if r, ok := c.tables[t.Data]; ok {
+		c.last, c.lastR = t, r
 		return r
 	}
 	var r resolved
@@ -290,6 +297,7 @@ func (c *Conn) resolve(t *Table) resolved {
 		c.tables = make(map[string]resolved)
 	}
 	c.tables[t.Data] = r
+	c.last, c.lastR = t, r
 	return r
 }
 
@@ -405,20 +413,32 @@ func (c *Conn) insert(i int, offs, lens []int) int32 {
 	for j := range offs {
 		c.setMem(j, p+uintptr(offs[j]), lens[j])
 	}
+	return c.insertAt(i, p, len(c.rec), len(offs))
+}
+
+// insertAt writes the n-byte record at p through cursor i; the first
+// nMem Mems hold its key fields.
+func (c *Conn) insertAt(i int, p uintptr, n, nMem int) int32 {
 	x := (*sqlite3.TBtreePayload)(cptr(c.payload))
 	*x = sqlite3.TBtreePayload{}
 	x.FpKey = p
-	x.FnKey = int64(len(c.rec))
+	x.FnKey = int64(n)
 	x.FaMem = c.mem
-	x.FnMem = sqlite3.Tu16(len(offs))
+	x.FnMem = sqlite3.Tu16(nMem)
 	return btreeInsert(c.tls, c.cur[i], c.payload, 0, 0)
 }
 
-// upsertData writes the data row (key, value, crc) through cursor curData.
+// upsertData writes the data row (key, value, crc) through cursor curData,
+// building its record straight in C memory.
 func (c *Conn) upsertData(t *Table, key, value []byte, crc int64) int32 {
-	var off int
-	c.rec, off = AppendRecord(c.rec[:0], key, value, crc, t.Crc)
-	return c.insert(curData, []int{off}, []int{len(key)})
+	n := RecordSize(key, value, crc, t.Crc)
+	p, rc := c.grow(&c.buf, n)
+	if rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	off := PutRecord(bytesAt(p, n), key, value, crc, t.Crc)
+	c.setMem(0, p+uintptr(off), len(key))
+	return c.insertAt(curData, p, n, 1)
 }
 
 // Upsert writes the row (key, value, crc) of t's data table, replacing

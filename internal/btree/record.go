@@ -66,6 +66,75 @@ func intSerial(v int64) (serial uint64, size int) {
 	return 6, 8
 }
 
+// RecordSize returns the length of AppendRecord's record for the same
+// arguments.
+func RecordSize(key, value []byte, crc int64, withCrc bool) int {
+	h, _ := header(len(key), len(value), crc, withCrc)
+	n := h + len(key) + len(value)
+	if withCrc {
+		_, size := intSerial(crc)
+		n += size
+	}
+	return n
+}
+
+// header returns the record header's size and the serial types of its
+// fields.
+func header(nKey, nValue int, crc int64, withCrc bool) (int, [3]uint64) {
+	t := [3]uint64{uint64(nKey)*2 + 12, uint64(nValue)*2 + 12}
+	nHdr := varintLen(t[0]) + varintLen(t[1])
+	if withCrc {
+		t[2], _ = intSerial(crc)
+		nHdr += varintLen(t[2])
+	}
+	if nHdr <= 126 {
+		return nHdr + 1, t
+	}
+	n := varintLen(uint64(nHdr))
+	nHdr += n
+	if n < varintLen(uint64(nHdr)) {
+		nHdr++
+	}
+	return nHdr, t
+}
+
+// PutRecord writes AppendRecord's record into dst, which must hold
+// RecordSize bytes, and returns where the key starts.
+func PutRecord(dst, key, value []byte, crc int64, withCrc bool) (keyOff int) {
+	nHdr, t := header(len(key), len(value), crc, withCrc)
+	i := putVarint(dst, uint64(nHdr))
+	i += putVarint(dst[i:], t[0])
+	i += putVarint(dst[i:], t[1])
+	if withCrc {
+		i += putVarint(dst[i:], t[2])
+	}
+	keyOff = i
+	i += copy(dst[i:], key)
+	i += copy(dst[i:], value)
+	if withCrc {
+		_, size := intSerial(crc)
+		for j := size - 1; j >= 0; j-- {
+			dst[i] = byte(crc >> (8 * j))
+			i++
+		}
+	}
+	return keyOff
+}
+
+// putVarint writes v as an SQLite varint at the start of dst and returns
+// its length.
+func putVarint(dst []byte, v uint64) int {
+	switch {
+	case v <= 0x7f:
+		dst[0] = byte(v)
+		return 1
+	case v <= 0x3fff:
+		dst[0], dst[1] = byte(v>>7)|0x80, byte(v&0x7f)
+		return 2
+	}
+	return copy(dst, appendVarint(nil, v))
+}
+
 // varintLen is the length of v as an SQLite varint.
 func varintLen(v uint64) int {
 	n := 1

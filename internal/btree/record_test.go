@@ -38,6 +38,11 @@ func TestAppendRecordMatchesSQLite(t *testing.T) {
 				require.NoError(t, err)
 				rec, off := btree.AppendRecord(nil, k, v, crc, true)
 				require.Equal(t, k, rec[off:off+len(k)])
+				// PutRecord, which writes in place, writes the same bytes.
+				require.Equal(t, len(rec), btree.RecordSize(k, v, crc, true))
+				put := make([]byte, len(rec))
+				require.Equal(t, off, btree.PutRecord(put, k, v, crc, true))
+				require.Equal(t, rec, put)
 				page := tablePage(t, c)
 				// A record too large for one cell keeps its head on the
 				// page (at least 480 bytes on a 4 KiB page) and the rest

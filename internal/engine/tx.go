@@ -25,6 +25,7 @@ type Tx struct {
 	// verified holds what callers checked once in this (write)
 	// transaction and need not check again: see Verified.
 	verified map[any]struct{}
+	lastVer  any // the key MarkVerified saw last: most calls ask for it again
 }
 
 // Begin starts a transaction. A writable one waits for the in-process writer
@@ -109,6 +110,9 @@ func (tx *Tx) Verified(k any) bool {
 	if !tx.writable {
 		return false
 	}
+	if tx.lastVer == k && k != nil {
+		return true
+	}
 	_, ok := tx.verified[k]
 	return ok
 }
@@ -122,11 +126,15 @@ func (tx *Tx) MarkVerified(k any) {
 		tx.verified = make(map[any]struct{})
 	}
 	tx.verified[k] = struct{}{}
+	tx.lastVer = k
 }
 
 // ForgetVerified forgets every MarkVerified of the transaction: a caller
 // that changes the schema or the catalog calls it.
-func (tx *Tx) ForgetVerified() { clear(tx.verified) }
+func (tx *Tx) ForgetVerified() {
+	clear(tx.verified)
+	tx.lastVer = nil
+}
 
 // Detacher is a tracked cursor that can stop reading the connection: it
 // copies the rows it has not reached yet, so that the transaction's next
