@@ -198,7 +198,13 @@ type Field struct {
 // reads a column added after the row was written). Bytes point into rec.
 // It reports false for a record that is not well formed.
 func ParseRecord(rec []byte, out []Field) bool {
-	hdr, n := readVarint(rec)
+	if len(rec) == 0 {
+		return false
+	}
+	hdr, n := uint64(rec[0]), 1
+	if hdr >= 0x80 {
+		hdr, n = readVarint(rec)
+	}
 	if n == 0 || hdr > uint64(len(rec)) || hdr < uint64(n) {
 		return false
 	}
@@ -208,18 +214,24 @@ func ParseRecord(rec []byte, out []Field) bool {
 			out[i] = Field{Kind: KindNull}
 			continue
 		}
-		t, n := readVarint(rec[h:int(hdr)])
-		if n == 0 {
-			return false
+		var t uint64
+		if b := rec[h]; b < 0x80 {
+			t = uint64(b)
+			h++
+		} else {
+			var n int
+			if t, n = readVarint(rec[h:int(hdr)]); n == 0 {
+				return false
+			}
+			h += n
 		}
-		h += n
 		var size int
 		f := Field{}
 		switch {
 		case t == 0:
 			f.Kind = KindNull
 		case t <= 6:
-			size = [...]int{0, 1, 2, 3, 4, 6, 8}[t]
+			size = intSizes[t]
 			f.Kind = KindInt
 		case t == 7:
 			size, f.Kind = 8, KindFloat
@@ -255,6 +267,9 @@ func ParseRecord(rec []byte, out []Field) bool {
 	}
 	return true
 }
+
+// intSizes are the body sizes of the integer serial types 0 to 6.
+var intSizes = [7]int{0, 1, 2, 3, 4, 6, 8}
 
 // readVarint decodes an SQLite varint at the start of b and returns it
 // and its length, 0 for a truncated one.

@@ -83,3 +83,31 @@ func TestVarintLengths(t *testing.T) {
 		require.Len(t, btree.AppendVarint(nil, tc.v), tc.n, "varint bytes of %d", tc.v)
 	}
 }
+
+// ParseRecord reads back what AppendRecord writes, fields past the record's
+// end read as NULL, and a truncated or malformed record is refused, never
+// read past its end.
+func TestParseRecord(t *testing.T) {
+	for _, crc := range []int64{0, 1, -1, 300, -70000, 1 << 40, -1 << 62} {
+		for _, n := range []int{0, 1, 57, 58, 300, 9000} {
+			k, v := bytes.Repeat([]byte{'k'}, 1+n/3), bytes.Repeat([]byte{'v'}, n)
+			rec, _ := btree.AppendRecord(nil, k, v, crc, true)
+			f := make([]btree.Field, 4)
+			require.True(t, btree.ParseRecord(rec, f))
+			require.Equal(t, btree.KindBlob, f[0].Kind)
+			require.Equal(t, k, f[0].Bytes)
+			require.Equal(t, btree.KindBlob, f[1].Kind)
+			require.Equal(t, len(v), len(f[1].Bytes))
+			require.Equal(t, btree.KindInt, f[2].Kind)
+			require.Equal(t, crc, f[2].Int)
+			require.Equal(t, btree.KindNull, f[3].Kind, "a field past the record's end")
+			for cut := range len(rec) {
+				require.False(t, btree.ParseRecord(rec[:cut], f[:3]), "record cut at %d of %d", cut, len(rec))
+			}
+		}
+	}
+	// Reserved serial types 10 and 11, and a header longer than the record.
+	require.False(t, btree.ParseRecord([]byte{2, 10}, make([]btree.Field, 1)))
+	require.False(t, btree.ParseRecord([]byte{2, 11}, make([]btree.Field, 1)))
+	require.False(t, btree.ParseRecord([]byte{5, 12}, make([]btree.Field, 1)))
+}
