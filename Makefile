@@ -3,7 +3,9 @@
 #   make demo       run the demo program (a store in a temporary directory)
 #   make snkv       build the command-line tool into ./bin/snkv
 #   make test       gofmt check, go vet, and every test with -race in -short mode
-#   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
+#   make test-long  every test with -race, slow ones included (soak, crash loops, the LiteFS
+#                   replica tests), then fuzzing; under CI=true it first installs fuse3 and
+#                   litefs when missing (scripts/install-litefs.sh)
 #   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
 #   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M)
@@ -33,6 +35,7 @@ test: vet
 	$(GO) test -race -short ./...
 
 test-long: vet
+	@if [ "$$CI" = "true" ]; then bash scripts/install-litefs.sh; fi
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) fuzz
 
