@@ -40,40 +40,23 @@ func (s liteRun) String() string {
 		float64(s.steps)/s.writing.Seconds(), s.scans, s.maxSeen, s.median.Round(time.Millisecond), s.worst.Round(time.Millisecond))
 }
 
-// runLiteWrites writes steps from+1 on through p for about d while a
-// goroutine checks r in a loop, pausing between scans, and fails the test if
-// a scan is not a consistent prefix. It returns the last step written.
-func runLiteWrites(t testing.TB, p, r *liteStore, acks *ackLog, from int, d, pause time.Duration) (int, liteRun) {
+// runLiteWrites writes steps from+1 on through p for about d while
+// readers goroutines check r in a loop, pausing between scans, and fails the
+// test if a scan is not a consistent prefix. It returns the last step
+// written.
+func runLiteWrites(t testing.TB, p, r *liteStore, acks *ackLog, from int, d, pause time.Duration, readers int) (int, liteRun) {
 	t.Helper()
 	ctx := context.Background()
 	var (
+		mu      sync.Mutex
 		samples []lagSample
 		stop    = make(chan struct{})
 		wg      sync.WaitGroup
 	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(pause):
-			}
-			begin := time.Now()
-			acked := int(acks.acked.Load())
-			n, err := r.check(ctx)
-			if err != nil {
-				t.Errorf("replica scan while writing: %v", err)
-				return
-			}
-			s := lagSample{seen: n, acked: acked}
-			if n < acked {
-				s.stale = begin.Sub(acks.when(n + 1))
-			}
-			samples = append(samples, s)
-		}
-	}()
+	for range readers {
+		wg.Add(1)
+		go readLoop(t, r, acks, pause, stop, &wg, &mu, &samples)
+	}
 	start := time.Now()
 	i := from
 	for time.Since(start) < d {
@@ -95,6 +78,32 @@ func runLiteWrites(t testing.TB, p, r *liteStore, acks *ackLog, from int, d, pau
 		st.maxSeen = max(st.maxSeen, s.seen)
 	}
 	return i, st
+}
+
+// readLoop is one reader of runLiteWrites.
+func readLoop(t testing.TB, r *liteStore, acks *ackLog, pause time.Duration, stop chan struct{}, wg *sync.WaitGroup, mu *sync.Mutex, samples *[]lagSample) {
+	defer wg.Done()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(pause):
+		}
+		begin := time.Now()
+		acked := int(acks.acked.Load())
+		n, err := r.check(context.Background())
+		if err != nil {
+			t.Errorf("replica scan while writing: %v", err)
+			return
+		}
+		s := lagSample{seen: n, acked: acked}
+		if n < acked {
+			s.stale = begin.Sub(acks.when(n + 1))
+		}
+		mu.Lock()
+		*samples = append(*samples, s)
+		mu.Unlock()
+	}
 }
 
 // TestLiteFSReplica runs a LiteFS primary and replica and checks what a
@@ -120,7 +129,7 @@ func TestLiteFSReplica(t *testing.T) {
 
 	// Phase 1: the primary writes as fast as it can; the replica's store
 	// scans in a loop, and each scan must be a consistent prefix.
-	written, st := runLiteWrites(t, p, r, acks, 1, liteWriteFor, liteScanPause)
+	written, st := runLiteWrites(t, p, r, acks, 1, liteWriteFor, liteScanPause, 1)
 	t.Logf("%s", st)
 
 	// Phase 2: the writes have stopped; the long-lived store, and a store

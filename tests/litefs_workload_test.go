@@ -65,27 +65,30 @@ func openLiteStore(t testing.TB, path string, opts kvstore.Options) *liteStore {
 
 // write commits step i.
 func (s *liteStore) write(ctx context.Context, i int) error {
-	return s.db.Update(ctx, func(tx *kvstore.Tx) error {
-		if i%batchEvery != 0 {
-			if err := tx.Put(wKey(i), stepVal(i)); err != nil {
-				return err
-			}
-			return tx.CF(s.ttlCF).PutTTL(tKey(i), stepVal(i), ttlOf(i))
-		}
-		var w, tt, b kvstore.Batch
-		w.Put(wKey(i), stepVal(i))
-		tt.PutTTL(tKey(i), stepVal(i), ttlOf(i))
-		for j := range batchKeys {
-			b.Put(bKey(i, j), stepVal(i))
-		}
-		if err := tx.Apply(ctx, &w); err != nil {
+	return s.db.Update(ctx, func(tx *kvstore.Tx) error { return s.writeIn(ctx, tx, i) })
+}
+
+// writeIn writes step i in tx.
+func (s *liteStore) writeIn(ctx context.Context, tx *kvstore.Tx, i int) error {
+	if i%batchEvery != 0 {
+		if err := tx.Put(wKey(i), stepVal(i)); err != nil {
 			return err
 		}
-		if err := tx.CF(s.ttlCF).Apply(ctx, &tt); err != nil {
-			return err
-		}
-		return tx.CF(s.batchCF).Apply(ctx, &b)
-	})
+		return tx.CF(s.ttlCF).PutTTL(tKey(i), stepVal(i), ttlOf(i))
+	}
+	var w, tt, b kvstore.Batch
+	w.Put(wKey(i), stepVal(i))
+	tt.PutTTL(tKey(i), stepVal(i), ttlOf(i))
+	for j := range batchKeys {
+		b.Put(bKey(i, j), stepVal(i))
+	}
+	if err := tx.Apply(ctx, &w); err != nil {
+		return err
+	}
+	if err := tx.CF(s.ttlCF).Apply(ctx, &tt); err != nil {
+		return err
+	}
+	return tx.CF(s.batchCF).Apply(ctx, &b)
 }
 
 // check reads the store in one read transaction and returns the n such
