@@ -35,9 +35,11 @@ func TestLiteFSMeasureLag(t *testing.T) {
 	type variant struct {
 		hold, pause time.Duration
 		readers     int
+		maxReaders  int // the replica store's Options.MaxReaders
 	}
 	variants := []variant{
-		{0, 0, 1}, {-1, 0, 1}, {0, 10 * time.Millisecond, 1}, {-1, 10 * time.Millisecond, 1}, {-1, 0, 4},
+		{0, 0, 1, 0}, {-1, 0, 1, 0}, {0, 10 * time.Millisecond, 1, 0}, {-1, 10 * time.Millisecond, 1, 0},
+		{-1, 0, 4, 0}, {-1, 0, 4, 1}, {0, 0, 4, 1},
 	}
 	const rounds = 3
 	var lines []string
@@ -46,13 +48,13 @@ func TestLiteFSMeasureLag(t *testing.T) {
 			if round%2 == 1 { // alternate the order
 				v = variants[len(variants)-1-k]
 			}
-			db := fmt.Sprintf("lag-%d-%d-%d-%d.db", round, int64(v.hold), int64(v.pause), v.readers)
+			db := fmt.Sprintf("lag-%d-%d-%d-%d-%d.db", round, int64(v.hold), int64(v.pause), v.readers, v.maxReaders)
 			p := openLiteStore(t, c.primary.path(db), kvstore.Options{})
 			require.NoError(t, p.write(context.Background(), 1))
 			pos, _, err := readPos(c.primary, db)
 			require.NoError(t, err)
 			waitPos(t, c.replica, db, pos, liteConvergeBound)
-			r := openLiteStore(t, c.replica.path(db), kvstore.Options{ReadOnly: true, ReadHold: v.hold})
+			r := openLiteStore(t, c.replica.path(db), kvstore.Options{ReadOnly: true, ReadHold: v.hold, MaxReaders: v.maxReaders})
 			acks := &ackLog{}
 			acks.ack(1)
 			written, st := runLiteWrites(t, p, r, acks, 1, 3*time.Second, v.pause, v.readers)
@@ -68,8 +70,8 @@ func TestLiteFSMeasureLag(t *testing.T) {
 				}
 				time.Sleep(time.Millisecond)
 			}
-			line := fmt.Sprintf("ReadHold %v, pause %v, %d readers: %s; caught up %v after the writes (applied %v)",
-				v.hold, v.pause, v.readers, st, time.Since(stopped).Round(time.Millisecond), applied.Round(time.Millisecond))
+			line := fmt.Sprintf("ReadHold %v, pause %v, %d readers, MaxReaders %d: %s; caught up %v after the writes (applied %v)",
+				v.hold, v.pause, v.readers, v.maxReaders, st, time.Since(stopped).Round(time.Millisecond), applied.Round(time.Millisecond))
 			t.Log(line)
 			lines = append(lines, line)
 			require.NoError(t, r.db.Close())

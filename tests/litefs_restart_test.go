@@ -40,7 +40,9 @@ func testLiteFSPrimaryRestart(t *testing.T, sig syscall.Signal, appFirst bool) {
 	pos, _, err := readPos(c.primary, liteDB)
 	require.NoError(t, err)
 	waitPos(t, c.replica, liteDB, pos, liteConvergeBound)
-	r := openLiteStore(t, c.replica.path(liteDB), kvstore.Options{ReadOnly: true})
+	// The replica's store runs with the settings docs/replication.md
+	// recommends for a replica that must stay current.
+	r := openLiteStore(t, c.replica.path(liteDB), kvstore.Options{ReadOnly: true, ReadHold: -1, MaxReaders: 1})
 	defer r.db.Close()
 
 	// Write until a write fails: the application is stopped, or litefs

@@ -14,8 +14,9 @@ import (
 
 // liteConvergeBound is how long a replica may take to hold every
 // acknowledged write once the writes stop. Measured on the 2-core
-// development machine after 4 s of unthrottled writes (docs/replication.md):
-// 0.1–3.6 s; the bound leaves room for a loaded CI machine.
+// development machine after 3–4 s of unthrottled writes, over 25 runs with
+// several replica settings (docs/replication.md): 2 ms–1.5 s; the bound
+// leaves room for a loaded CI machine.
 const liteConvergeBound = 30 * time.Second
 
 // liteWriteFor is how long the primary writes while the replica reads.
