@@ -50,23 +50,25 @@ func (s *liteStore) nextStep(ctx context.Context) (int, error) {
 // read-only store on the replica checks consistent prefixes as in
 // TestLiteFSReplica.
 //
-// It is not part of the suite: on LiteFS v0.5.14 it fails intermittently
-// (docs/replication.md, "What does not work"): taking the halt lock times out
-// after LiteFS's 10 s with EIO, stalling the primary's writes meanwhile, and
-// the replica's read-only store has failed a read with SQLITE_IOERR_IN_PAGE.
-// It stays as the reproduction:
+// It is not part of the suite: on LiteFS v0.5.14 the subtests with a
+// reader fail in most runs (docs/replication.md, "What does not work"):
+// taking the halt lock times out after LiteFS's 10 s with EIO, stalling the
+// primary's writes meanwhile, and the replica's read-only store fails a read
+// with SQLITE_PROTOCOL or SQLITE_IOERR_IN_PAGE. Without the reader it has
+// held. It stays as the reproduction:
 //
-//	SNKV_LITEFS_HALT=1 go test -run TestLiteFSHaltLockWrites -count 5 -v ./tests/
+//	SNKV_LITEFS_HALT=1 go test -run TestLiteFSHaltLockWrites -count 3 -v ./tests/
 func TestLiteFSHaltLockWrites(t *testing.T) {
 	if os.Getenv("SNKV_LITEFS_HALT") != "1" {
 		t.Skip("write forwarding through LiteFS's halt lock does not hold (docs/replication.md): set SNKV_LITEFS_HALT=1 to reproduce")
 	}
+	t.Run("no reader", func(t *testing.T) { testLiteFSHaltLockWrites(t, false, 0) })
 	for _, hold := range []time.Duration{0, -1} {
-		t.Run(fmt.Sprintf("reader ReadHold %v", hold), func(t *testing.T) { testLiteFSHaltLockWrites(t, hold) })
+		t.Run(fmt.Sprintf("reader ReadHold %v", hold), func(t *testing.T) { testLiteFSHaltLockWrites(t, true, hold) })
 	}
 }
 
-func testLiteFSHaltLockWrites(t *testing.T, readHold time.Duration) {
+func testLiteFSHaltLockWrites(t *testing.T, reader bool, readHold time.Duration) {
 	c := startLiteCluster(t)
 	ctx := context.Background()
 	p := openLiteStore(t, c.primary.path(liteDB), kvstore.Options{})
@@ -95,7 +97,11 @@ func testLiteFSHaltLockWrites(t *testing.T, readHold time.Duration) {
 	)
 	acks := &ackLog{} // not used for lag here: two writers
 	wg.Add(1)
-	go readLoop(t, r, acks, liteScanPause, stop, &wg, &mu, &samples)
+	if reader {
+		go readLoop(t, r, acks, liteScanPause, stop, &wg, &mu, &samples)
+	} else {
+		wg.Done()
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
