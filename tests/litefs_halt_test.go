@@ -95,10 +95,9 @@ func testLiteFSHaltLockWrites(t *testing.T, reader bool, readHold time.Duration)
 		mu      sync.Mutex
 		samples []lagSample
 	)
-	acks := &ackLog{} // not used for lag here: two writers
 	wg.Add(1)
 	if reader {
-		go readLoop(t, r, acks, liteScanPause, stop, &wg, &mu, &samples)
+		go readLoop(t, r, nil, liteScanPause, stop, &wg, &mu, &samples)
 	} else {
 		wg.Done()
 	}
