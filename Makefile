@@ -4,7 +4,9 @@
 #   make snkv       build the command-line tool into ./bin/snkv
 #   make test       gofmt check, go vet, and every test with -race in -short mode
 #   make test-sql   every test (-short) with the B-tree fast path built out (tag snkv_nofast)
-#   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
+#   make test-long  every test with -race, slow ones included (soak, crash loops, the LiteFS
+#                   replica tests), then fuzzing; under CI=true it first installs fuse3 and
+#                   litefs when missing (scripts/install-litefs.sh)
 #   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
 #   make bench-snkv SNKV's own benchmark re-made in Go, three runs (docs/benchmarks.md)
@@ -41,6 +43,7 @@ test-sql:
 	$(GO) test -short -tags snkv_nofast ./...
 
 test-long: vet
+	@if [ "$$CI" = "true" ]; then bash scripts/install-litefs.sh; fi
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) fuzz
 
