@@ -63,7 +63,7 @@ func TestReadOnlyFile(t *testing.T) {
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 	}
 	r := asUser(t, dir, "get", path, "user:1")
-	require.Equal(t, "alice\n", r.stdout)
+	require.Equal(t, "alice", r.stdout)
 
 	for _, args := range [][]string{
 		{"put", path, "k", "v"}, {"del", path, "user:1"}, {"expire", path, "user:1", "5m"},
