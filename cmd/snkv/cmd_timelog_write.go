@@ -22,14 +22,19 @@ const appendBatch = 4096
 // (manual maintenance: nothing runs in the background), runs fn and closes
 // the log, which flushes what fn appended. A missing log is created only
 // when create is set (with values: a values log).
-func (a *app) withWritableLog(path, name string, create, values bool, fn func(l *timelog.Log) error) error {
+func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func(l *timelog.Log) error) error {
+	create := canCreate && a.create
 	return a.withStore(path, true, func(db *kvstore.Store) (err error) {
 		names, err := timelog.List(db)
 		if err != nil {
 			return err
 		}
 		if !slices.Contains(names, name) && !create {
-			return notFound{fmt.Sprintf("time-series log %q does not exist (see 'snkv timelog ls'; pass --create to create it)", name)}
+			hint := ""
+			if canCreate {
+				hint = "; pass --create to create it"
+			}
+			return notFound{fmt.Sprintf("time-series log %q does not exist (see 'snkv timelog ls'%s)", name, hint)}
 		}
 		l, err := timelog.Open(db, name, timelog.Options{Maintenance: timelog.Manual, Values: values})
 		switch {
@@ -80,19 +85,24 @@ keeps what was appended before it. --json prints {"log","appended"}.`,
 			}
 			ctx := cmd.Context()
 			var n int64
-			err = a.withWritableLog(args[0], args[1], a.create, values, func(l *timelog.Log) error {
+			err = a.withWritableLog(args[0], args[1], true, values, func(l *timelog.Log) error {
 				if len(args) == 4 {
 					ts, err := parseTimestamp("TS", args[2], perSec)
 					if err != nil {
 						return err
 					}
-					if err := a.appendOne(l, ts, args[3], 1); err != nil {
+					if err := a.appendOne(l, ts, args[3], 0); err != nil {
 						return err
 					}
 					n = 1
 					return nil
 				}
-				return a.appendStdin(ctx, l, perSec, &n)
+				err := a.appendStdin(ctx, l, perSec, &n)
+				var ie interruptError
+				if err != nil && n > 0 && !errors.As(err, &ie) {
+					err = fmt.Errorf("%w (the %d records before it are appended)", err, n)
+				}
+				return err
 			})
 			if err == nil && a.json {
 				return a.emit(map[string]any{"log": args[1], "appended": n})
@@ -104,7 +114,7 @@ keeps what was appended before it. --json prints {"log","appended"}.`,
 	return c
 }
 
-// appendOne appends the record of one line (or of the arguments): a
+// appendOne appends the record of one line (line 0: of the arguments): a
 // handle, or in a values log a value.
 func (a *app) appendOne(l *timelog.Log, ts int64, field string, line int) error {
 	if l.Values() {
@@ -117,7 +127,7 @@ func (a *app) appendOne(l *timelog.Log, ts int64, field string, line int) error 
 	}
 	h, err := strconv.ParseUint(field, 10, 64)
 	if err != nil {
-		return usagef("line %d: bad HANDLE %q: want an unsigned integer (the log stores handles, not values)", line, field)
+		return usagef("bad HANDLE %q: want an unsigned integer (the log stores handles, not values)", field)
 	}
 	return l.Append(ts, h)
 }
@@ -157,36 +167,46 @@ func (a *app) appendStdin(ctx context.Context, l *timelog.Log, perSec int64, n *
 		}
 		for _, b := range c.lines {
 			line++
-			b = bytes.TrimRight(b, "\r\n")
-			if len(bytes.TrimSpace(b)) == 0 {
-				continue
-			}
-			tsField, rest, ok := cutField(b)
-			if !ok {
-				return usagef("line %d: want \"TS HANDLE\" or \"TS VALUE\", got %q", line, showText(b))
-			}
-			ts, err := parseTimestamp("TS", string(tsField), perSec)
-			if err != nil {
-				return fmt.Errorf("line %d: %w", line, err)
-			}
-			if l.Values() {
-				if err := a.appendOne(l, ts, string(rest), line); err != nil {
-					return fmt.Errorf("line %d: %w", line, err)
+			if err := a.appendLine(l, b, line, perSec, &batch, flushBatch, n); err != nil {
+				if ferr := flushBatch(); ferr != nil {
+					return ferr
 				}
-				*n++
-				continue
-			}
-			h, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64)
-			if err != nil {
-				return usagef("line %d: bad HANDLE %q: want an unsigned integer", line, showText(rest))
-			}
-			if batch = append(batch, timelog.Record{Ts: ts, Handle: h}); len(batch) == appendBatch {
-				if err := flushBatch(); err != nil {
-					return err
-				}
+				return err
 			}
 		}
 	}
+}
+
+// appendLine parses one line of stdin and appends it (a values log) or
+// adds it to batch, handing a full batch to flushBatch.
+func (a *app) appendLine(l *timelog.Log, b []byte, line int, perSec int64, batch *[]timelog.Record, flushBatch func() error, n *int64) error {
+	b = bytes.TrimRight(b, "\r\n")
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	tsField, rest, ok := cutField(b)
+	if !ok {
+		return usagef("line %d: want \"TS HANDLE\" or \"TS VALUE\", got %q", line, showText(b))
+	}
+	ts, err := parseTimestamp("TS", string(tsField), perSec)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", line, err)
+	}
+	if l.Values() {
+		if err := a.appendOne(l, ts, string(rest), line); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		*n++
+		return nil
+	}
+	h, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64)
+	if err != nil {
+		return usagef("line %d: bad HANDLE %q: want an unsigned integer", line, showText(rest))
+	}
+	if *batch = append(*batch, timelog.Record{Ts: ts, Handle: h}); len(*batch) == appendBatch {
+		return flushBatch()
+	}
+	return nil
 }
 
 // cutField splits a line at its first tab, or else its first space, after
