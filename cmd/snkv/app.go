@@ -83,13 +83,16 @@ const rootLong = `snkv inspects and operates snkv stores: SQLite files written b
 github.com/snkv-go/snkv key-value library.
 
 Every command takes the store FILE first, then its own arguments; flags may
-come anywhere. --cf selects the column family (default: "default").
+come anywhere. --cf selects the column family (default: "default"). With
+SNKV_DB set, FILE comes from it and is left out of the arguments. A flag a
+command does not use is refused.
 
-Read commands (ls, get, exists, ttl, scan, cf list, stats, check, export,
-backup, timelog) open the store read-only: they never write to it, and are
-safe to run next to an application that has it open. They also work on a
-file you may not write. Write commands need write access to the file and its
-directory (for the -wal and -shm files).
+Read commands (ls, get, exists, ttl, scan, count, cf list, stats, check,
+export, backup, and timelog ls, count, range, tail, stats) open the store
+read-only: they never write to it, and are safe to run next to an
+application that has it open. They also work on a file you may not write.
+Write commands need write access to the file and its directory (for the
+-wal and -shm files).
 
 A missing FILE is never created unless you pass --create. A SQLite database
 of another application is refused; --adopt turns it into a store, adding
@@ -97,16 +100,21 @@ snkv's tables beside the existing ones.
 
 Keys and values are given as arguments (as text; with --hex or --base64
 decoded first), with --value-file, or as '-' to read them from stdin.
-Binary keys and values are shown escaped: printable ASCII as is, a
-backslash as \\, any other byte as \xNN. --json prints JSON (one object per
-line for listings); there a key or value that is valid UTF-8 is a string,
-anything else is base64 under "key_base64" / "value_base64".
+Tables show keys and values as text: valid UTF-8 as it is, a backslash as
+\\, anything that cannot be shown safely as \xNN; --escape shows every
+byte that is not printable ASCII as \xNN. 'get' of one key writes its
+exact bytes when stdout is not a terminal. --json prints JSON (one object
+per line for listings); there a key or value that is valid UTF-8 is a
+string, anything else is base64 under "key_base64" / "value_base64".
+Listings stream, in bounded memory.
 
 Exit codes:
   0  success
   1  error
   2  usage error (unknown command or flag, wrong arguments, bad encoding)
-  3  the key, the column family or the time-series log does not exist`
+  3  the key, the column family or the time-series log does not exist
+  4  the store is damaged ('snkv check' lists what, 'snkv repair' mends
+     hidden objects)`
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{

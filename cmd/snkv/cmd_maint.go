@@ -171,7 +171,7 @@ view, triggers, TTL tables) with the definitions snkv wrote, and the
 agreement of each column family's data, key index and expiry index. Prints
 "ok" and how many rows it read, verified and found without a checksum
 (written by another tool, or a version-1 store: not a problem), or the
-problems found and exits 1 ("snkv repair" mends damaged hidden objects).`,
+problems found and exits 4 ("snkv repair" mends damaged hidden objects).`,
 		Example: `  snkv check app.db`,
 		Args:    nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {

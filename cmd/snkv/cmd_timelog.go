@@ -46,7 +46,6 @@ func (a *app) timelogCommand() *cobra.Command {
 		Use:     "timelog",
 		Short:   "Time-series logs: ls, count, range, tail, stats, append, delete-before, compact",
 		Long:    timelogLong,
-		GroupID: "read",
 	})
 	c.PersistentFlags().StringVar(&f.unit, "time-unit", "", "`UNIT` of the log's timestamps: s, ms, us or ns since the Unix epoch (shows RFC 3339 too, accepts RFC 3339 bounds)")
 	for _, sub := range []*cobra.Command{
