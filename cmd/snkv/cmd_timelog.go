@@ -19,9 +19,12 @@ const ctxCheckEvery = 4096
 const timelogLong = `Read the time-series logs of the store (package timelog): logs of records
 (timestamp, handle), both 64-bit integers.
 
-Every timelog command opens the store and the log read-only: it is safe next
-to an application writing the log, and sees what that application has
-flushed (records still in its memory buffer are not visible yet).
+ls, count, range, tail and stats open the store and the log read-only: they
+are safe next to an application writing the log, and see what that
+application has flushed (records still in its memory buffer are not visible
+yet). append, delete-before and compact write: they take the log's writer
+lock for the command, and fail while an application has the log open for
+writing.
 
 Timestamps are opaque int64 values to the library, so they are printed and
 read as integers, in whatever unit the application uses. Give --time-unit
@@ -43,9 +46,9 @@ type timelogFlags struct {
 func (a *app) timelogCommand() *cobra.Command {
 	var f timelogFlags
 	c := group(&cobra.Command{
-		Use:     "timelog",
-		Short:   "Time-series logs: ls, count, range, tail, stats, append, delete-before, compact",
-		Long:    timelogLong,
+		Use:   "timelog",
+		Short: "Time-series logs: ls, count, range, tail, stats, append, delete-before, compact",
+		Long:  timelogLong,
 	})
 	c.PersistentFlags().StringVar(&f.unit, "time-unit", "", "`UNIT` of the log's timestamps: s, ms, us or ns since the Unix epoch (shows RFC 3339 too, accepts RFC 3339 bounds)")
 	for _, sub := range []*cobra.Command{
