@@ -331,6 +331,7 @@ func nargs(min, max int) cobra.PositionalArgs {
 // completeCF completes --cf with the column families of the store named by
 // the first argument, opened read-only.
 func (a *app) completeCF(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	args = withDefaultStore(args)
 	if len(args) == 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -341,6 +342,15 @@ func (a *app) completeCF(cmd *cobra.Command, args []string, _ string) ([]string,
 	defer db.Close()
 	names, _ := db.ListColumnFamilies()
 	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// withDefaultStore puts the store of SNKV_DB, when it is set, in front of
+// the arguments a completion function sees (the command's own FILE).
+func withDefaultStore(args []string) []string {
+	if path := os.Getenv(dbEnv); path != "" {
+		return append([]string{path}, args...)
+	}
+	return args
 }
 
 // cfChanged reports whether --cf was given (commands that act on every

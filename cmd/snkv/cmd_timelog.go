@@ -471,6 +471,7 @@ func (a *app) lsLogs(ctx context.Context, db *kvstore.Store) error {
 // by the first argument, opened read-only (the first argument itself is a
 // file name).
 func completeLog(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	args = withDefaultStore(args)
 	switch len(args) {
 	case 0:
 		return nil, cobra.ShellCompDirectiveDefault

@@ -58,6 +58,11 @@ func TestDefaultStore(t *testing.T) {
 	r = cliEnv(t, env, "get", "--help")
 	require.Equal(t, 0, r.code)
 	require.Contains(t, r.stdout, "snkv get KEY...")
+
+	// Shell completion knows the store too.
+	r = cliEnv(t, env, "__complete", "get", "--cf", "")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, []string{"default", "empty", "sessions", ":4"}, lines(r.stdout))
 }
 
 // TestVersion prints the module and the SQLite version compiled in.
