@@ -193,9 +193,10 @@ func (a *app) rootCommand() *cobra.Command {
 	return root
 }
 
-// globalFlags are the flags every command parses (they are the root's);
-// each command names the ones it uses, and refuses the others.
-var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape"}
+// globalFlags are the flags every command parses (the root's, and
+// timelog's --time-unit for its subcommands); each command names the ones
+// it uses, and refuses the others.
+var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "time-unit"}
 
 // takes records the global flags c uses (a comma-separated list; --create
 // is taken by every command that opens a store, so it is not listed).

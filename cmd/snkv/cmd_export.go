@@ -95,7 +95,7 @@ leaves no PATH behind.`,
 					total = -1 // a spinner: the selected keys are not counted
 				}
 				bar := a.progress(total, "exporting", "keys")
-				n, err := a.export(ctx, db, cfs, w, ks, tsv, bar)
+				n, at, err := a.export(ctx, db, cfs, w, ks, tsv, bar)
 				bar.done()
 				if ferr := w.Flush(); err == nil {
 					err = ferr
@@ -110,7 +110,7 @@ leaves no PATH behind.`,
 					if interrupted(ctx, err) {
 						return interruptedf("interrupted after exporting %d keys: the export is incomplete", n)
 					}
-					return readError(db, a.cf, err)
+					return readError(db, at, err)
 				}
 				return a.exportSummary(outPath != "", n, len(cfs))
 			})
@@ -194,15 +194,16 @@ func (t *atomicFile) abort() {
 }
 
 // export writes the selected keys of cfs to w from one read transaction,
-// as JSON Lines or TSV, and returns how many it wrote. The command's clock
-// is fixed, so an expiry computed as now + the time left is the stored
-// one, to the millisecond.
-func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, sel keySel, tsv bool, bar *progress) (int64, error) {
+// as JSON Lines or TSV, and returns how many it wrote and the column
+// family it was at (the one an error is about). The command's clock is
+// fixed, so an expiry computed as now + the time left is the stored one,
+// to the millisecond.
+func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, sel keySel, tsv bool, bar *progress) (n int64, at string, err error) {
 	sink := &app{out: w}
-	var n int64
 	var line []byte
-	err := db.View(ctx, func(tx *kvstore.Tx) error {
+	err = db.View(ctx, func(tx *kvstore.Tx) error {
 		for _, cf := range cfs {
+			at = cf.Name()
 			h := tx.CF(cf)
 			ttlOn := cf.HasTTL()
 			written := 0
@@ -254,7 +255,7 @@ func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.Colu
 		}
 		return nil
 	})
-	return n, err
+	return n, at, err
 }
 
 // exportSummary reports an export: on stdout when the data went to a file,

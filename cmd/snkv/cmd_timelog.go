@@ -52,9 +52,9 @@ func (a *app) timelogCommand() *cobra.Command {
 	})
 	c.PersistentFlags().StringVar(&f.unit, "time-unit", "", "`UNIT` of the log's timestamps: s, ms, us or ns since the Unix epoch (shows RFC 3339 too, accepts RFC 3339 bounds)")
 	for _, sub := range []*cobra.Command{
-		takes(a.timelogCountCommand(&f), "json"), takes(a.timelogRangeCommand(&f), "json,escape"),
-		takes(a.timelogTailCommand(&f), "json,escape"), takes(a.timelogStatsCommand(&f), "json,escape"),
-		takes(a.timelogAppendCommand(&f), "json"), takes(a.timelogDeleteBeforeCommand(&f), "json"),
+		takes(a.timelogCountCommand(&f), "json,time-unit"), takes(a.timelogRangeCommand(&f), "json,escape,time-unit"),
+		takes(a.timelogTailCommand(&f), "json,escape,time-unit"), takes(a.timelogStatsCommand(&f), "json,escape,time-unit"),
+		takes(a.timelogAppendCommand(&f), "json,time-unit,hex,base64"), takes(a.timelogDeleteBeforeCommand(&f), "json,time-unit"),
 		takes(a.timelogCompactCommand(), "json"),
 	} {
 		sub.ValidArgsFunction = completeLog

@@ -36,6 +36,8 @@ func TestGoldenTimelogWrite(t *testing.T) {
 		{name: "tlw-compact", args: "timelog compact FILE cpu"},
 		{name: "tlw-ls-after", args: "timelog ls FILE"},
 		{name: "tlw-compact-missing", args: "timelog compact FILE nope", code: 3},
+		{name: "tlw-usage-ls-time-unit", args: "timelog ls FILE --time-unit s", code: 2},
+		{name: "tlw-usage-bad-ts", args: "timelog append FILE mem soon 1", code: 2},
 	})
 }
 
