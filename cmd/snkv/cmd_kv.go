@@ -55,7 +55,7 @@ key does not exist (or has expired).`,
 			})
 		},
 	}
-	c.Flags().BoolVar(&raw, "raw", false, "write the exact bytes (the default when stdout is not a terminal; kept for earlier scripts)")
+	c.Flags().BoolVar(&raw, "raw", false, "kept for earlier scripts: the exact bytes are the default when stdout is not a terminal, and a terminal never gets them")
 	return c
 }
 
