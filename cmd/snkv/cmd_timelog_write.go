@@ -29,12 +29,18 @@ func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func
 		if err != nil {
 			return err
 		}
-		if !slices.Contains(names, name) && !create {
+		exists := slices.Contains(names, name)
+		switch {
+		case !exists && !create:
 			hint := ""
 			if canCreate {
 				hint = "; pass --create to create it"
 			}
 			return notFound{fmt.Sprintf("time-series log %q does not exist (see 'snkv timelog ls'%s)", name, hint)}
+		case exists && values:
+			// Asked of an existing log, Values would add a values table
+			// to a log of handles.
+			return usagef("--values applies when --create creates the log; %q exists already", name)
 		}
 		l, err := timelog.Open(db, name, timelog.Options{Maintenance: timelog.Manual, Values: values})
 		switch {

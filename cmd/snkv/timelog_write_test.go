@@ -27,6 +27,7 @@ func TestGoldenTimelogWrite(t *testing.T) {
 		{name: "tlw-append-half", args: "timelog append FILE mem 5", code: 2},
 		{name: "tlw-range", args: "timelog range FILE mem"},
 		{name: "tlw-values-create", args: "timelog append FILE ev --create --values --time-unit s 2030-01-02T03:04:05Z disk-full"},
+		{name: "tlw-values-existing", args: "timelog append FILE mem --create --values 9 x", code: 2},
 		{name: "tlw-values-stdin", args: "timelog append FILE ev", stdin: "1893553446\tnaïve\ttab\n1893553447 two words\n"},
 		{name: "tlw-values-range", args: "timelog range FILE ev --time-unit s"},
 		{name: "tlw-values-json", args: "timelog range FILE ev --reverse --json"},
