@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
@@ -84,7 +83,23 @@ func (a *app) withLog(ctx context.Context, path, name string, fn func(l *timelog
 	})
 }
 
-func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *timelog.Log, s *timelog.Snapshot) error) (err error) {
+func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *timelog.Log, s *timelog.Snapshot) error) error {
+	return withReadLog(db, name, func(l *timelog.Log) (err error) {
+		s, err := l.SnapshotContext(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := s.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+		return fn(l, s)
+	})
+}
+
+// withReadLog opens the log name of db read-only and runs fn on it.
+func withReadLog(db *kvstore.Store, name string, fn func(l *timelog.Log) error) (err error) {
 	l, err := timelog.Open(db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual})
 	switch {
 	case errors.Is(err, timelog.ErrNotFound):
@@ -99,16 +114,7 @@ func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *t
 			err = cerr
 		}
 	}()
-	s, err := l.SnapshotContext(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := s.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	return fn(l, s)
+	return fn(l)
 }
 
 // summarize reads what ls and stats show of a log from one snapshot.
@@ -353,29 +359,26 @@ values too.`,
 				return err
 			}
 			ctx := cmd.Context()
-			return a.withLog(ctx, args[0], args[1], func(l *timelog.Log, s *timelog.Snapshot) error {
-				var last []timelog.Entry
-				if f.n > 0 {
-					for e, err := range entries(s, l.Values(), math.MinInt64, math.MaxInt64, true) {
-						if err != nil {
-							return err
-						}
-						if last = append(last, e); len(last) == f.n {
-							break
-						}
-					}
-				}
-				slices.Reverse(last)
-				out := a.recordWriter(l, perSec)
-				for _, e := range last {
-					if err := out.write(e); err != nil {
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				return withReadLog(db, args[1], func(l *timelog.Log) error {
+					// The snapshot is closed before any following: a
+					// snapshot holds a read transaction, which would keep
+					// the writer's checkpoints from emptying the WAL.
+					last, err := lastEntries(ctx, l, f.n)
+					if err != nil {
 						return err
 					}
-				}
-				if !follow {
-					return out.end(ctx, nil, len(last))
-				}
-				return a.follow(ctx, l, s, out, last)
+					out := a.recordWriter(l, perSec)
+					for _, e := range last {
+						if err := out.write(e); err != nil {
+							return err
+						}
+					}
+					if !follow {
+						return out.end(ctx, nil, len(last))
+					}
+					return a.follow(ctx, l, out, last)
+				})
 			})
 		},
 	}
