@@ -19,3 +19,6 @@ func writable(path string) error {
 	}
 	return nil
 }
+
+// ownedByOther is "": file ownership is not told apart here.
+func ownedByOther(string) string { return "" }

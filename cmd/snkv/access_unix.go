@@ -5,6 +5,10 @@ package main
 import (
 	"errors"
 	"io/fs"
+	"os"
+	"os/user"
+	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,4 +27,23 @@ func writable(path string) error {
 		return errors.New("the file system is read-only")
 	}
 	return err
+}
+
+// ownedByOther names the owner of the file at path when it is not this
+// process's user ("root"), for a message that says whom to ask; "" when
+// this user owns it or it cannot be told.
+func ownedByOther(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) == os.Getuid() {
+		return ""
+	}
+	id := strconv.FormatUint(uint64(st.Uid), 10)
+	if u, err := user.LookupId(id); err == nil {
+		return u.Username
+	}
+	return "uid " + id
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -234,7 +235,7 @@ func checkWritable(path string) error {
 // the user may not write (a read-only open of the store while the file was
 // read-only leaves them so). It returns nil when no such file is there.
 func readOnlyCompanions(path string) error {
-	var stale []string
+	var stale, owners []string
 	for _, suffix := range []string{"-shm", "-wal"} {
 		p := path + suffix
 		if _, err := os.Lstat(p); err != nil {
@@ -242,13 +243,19 @@ func readOnlyCompanions(path string) error {
 		}
 		if err := writable(p); err != nil {
 			stale = append(stale, p)
+			if o := ownedByOther(p); o != "" && !slices.Contains(owners, o) {
+				owners = append(owners, o)
+			}
 		}
 	}
 	if len(stale) == 0 {
 		return nil
 	}
-	files := strings.Join(stale, " and ")
-	return fmt.Errorf("%s: cannot write to the store: %s beside it cannot be written by you (left so by a read-only open while the store file was read-only): make it writable (chmod u+w %s) and run the command again; a -shm file may instead be deleted when no program has the store open", path, files, strings.Join(stale, " "))
+	who := "make it writable (chmod u+w " + strings.Join(stale, " ") + ")"
+	if len(owners) > 0 {
+		who = "its owner (" + strings.Join(owners, ", ") + ") can give you write access to it"
+	}
+	return fmt.Errorf("%s: cannot write to the store: %s beside it cannot be written by you (a read-only open of the store while its file was read-only leaves it so): %s, then run the command again; a -shm file may instead be deleted when no program has the store open", path, strings.Join(stale, " and "), who)
 }
 
 // explainOpen turns an error of kvstore.Open into a message that says what
