@@ -126,8 +126,8 @@ func (a *app) rootCommand() *cobra.Command {
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				msg := fmt.Sprintf("unknown command %q", args[0])
-				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-					msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+				if s := closest(args[0], cmd.SuggestionsFor(args[0])); s != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				}
 				return usageError{fmt.Errorf("%s", msg)}
 			}
@@ -146,6 +146,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Version: versionText(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.SuggestionsMinimumDistance = 2
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.err)
