@@ -130,9 +130,14 @@ func dirExists(path string) error {
 	return nil
 }
 
-// options returns the store options of the command.
+// options returns the store options of the command. The file is read
+// without a memory mapping (MmapSize -1): a command streams through the
+// store once, which is as fast through reads (measured on a 40 MiB store:
+// scan --json 0.52-0.74 s either way), and the pages it maps would add up
+// to the mapping's size (256 MiB by default) to its resident memory (110
+// MiB with the mapping, 22-26 MiB without, on that store).
 func (a *app) options(readOnly bool) kvstore.Options {
-	return kvstore.Options{ReadOnly: readOnly, Adopt: a.adopt && !readOnly, Clock: a.clock}
+	return kvstore.Options{ReadOnly: readOnly, Adopt: a.adopt && !readOnly, Clock: a.clock, MmapSize: -1}
 }
 
 // inspect reads the file's header and refuses what is not an snkv store
