@@ -21,7 +21,7 @@ func (a *app) importCommand() *cobra.Command {
 	var batch int
 	c := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Load keys from JSON Lines (the export format)",
+		Short: "Load keys from JSON Lines (the export format) or tab-separated text",
 		Long: `Load keys written by 'snkv export' from stdin, or from --in, creating
 missing column families. Values replace existing ones; a key keeps exactly
 the expiry it was exported with, and keys already expired when the import
