@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
@@ -21,6 +24,15 @@ const nowEnv = "SNKV_CLI_NOW"
 type app struct {
 	in       io.Reader
 	out, err io.Writer
+	// stdout is the process's stdout when out writes to it (through a
+	// buffer that run flushes), for the terminal test; nil otherwise.
+	stdout *os.File
+	outBuf *bufio.Writer
+
+	// storePath is the store the command opened, for messages.
+	storePath string
+	// escapeOut is --escape: binary-safe ASCII escaping everywhere.
+	escapeOut bool
 
 	cf       string // --cf
 	json     bool   // --json
@@ -39,6 +51,14 @@ type app struct {
 
 func newApp(in io.Reader, out, errw io.Writer) *app {
 	a := &app{in: in, out: out, err: errw}
+	if f, ok := out.(*os.File); ok {
+		a.stdout = f
+	}
+	// Output is buffered (a scan of millions of keys would otherwise make
+	// a system call per line) and flushed when the command ends, before
+	// any error message, and by commands that wait (timelog tail -f).
+	a.outBuf = bufio.NewWriterSize(out, 1<<16)
+	a.out = a.outBuf
 	now := time.Now()
 	if v := os.Getenv(nowEnv); v != "" {
 		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
@@ -53,6 +73,9 @@ func newApp(in io.Reader, out, errw io.Writer) *app {
 	return a
 }
 
+// flushOut writes what is buffered for stdout.
+func (a *app) flushOut() error { return a.outBuf.Flush() }
+
 // nowMs is the command's time in milliseconds since the Unix epoch.
 func (a *app) nowMs() int64 { return a.clock.Now().UnixMilli() }
 
@@ -60,13 +83,16 @@ const rootLong = `snkv inspects and operates snkv stores: SQLite files written b
 github.com/snkv-go/snkv key-value library.
 
 Every command takes the store FILE first, then its own arguments; flags may
-come anywhere. --cf selects the column family (default: "default").
+come anywhere. --cf selects the column family (default: "default"). With
+SNKV_DB set, FILE comes from it and is left out of the arguments. A flag a
+command does not use is refused.
 
-Read commands (ls, get, exists, ttl, scan, cf list, stats, check, export,
-backup, timelog) open the store read-only: they never write to it, and are
-safe to run next to an application that has it open. They also work on a
-file you may not write. Write commands need write access to the file and its
-directory (for the -wal and -shm files).
+Read commands (ls, get, exists, ttl, scan, count, cf list, stats, check,
+export, backup, and timelog ls, count, range, tail, stats) open the store
+read-only: they never write to it, and are safe to run next to an
+application that has it open. They also work on a file you may not write.
+Write commands need write access to the file and its directory (for the
+-wal and -shm files).
 
 A missing FILE is never created unless you pass --create. A SQLite database
 of another application is refused; --adopt turns it into a store, adding
@@ -74,16 +100,21 @@ snkv's tables beside the existing ones.
 
 Keys and values are given as arguments (as text; with --hex or --base64
 decoded first), with --value-file, or as '-' to read them from stdin.
-Binary keys and values are shown escaped: printable ASCII as is, a
-backslash as \\, any other byte as \xNN. --json prints JSON (one object per
-line for listings); there a key or value that is valid UTF-8 is a string,
-anything else is base64 under "key_base64" / "value_base64".
+Tables show keys and values as text: valid UTF-8 as it is, a backslash as
+\\, anything that cannot be shown safely as \xNN; --escape shows every
+byte that is not printable ASCII as \xNN. 'get' of one key writes its
+exact bytes when stdout is not a terminal. --json prints JSON (one object
+per line for listings); there a key or value that is valid UTF-8 is a
+string, anything else is base64 under "key_base64" / "value_base64".
+Listings stream, in bounded memory.
 
 Exit codes:
   0  success
   1  error
   2  usage error (unknown command or flag, wrong arguments, bad encoding)
-  3  the key, the column family or the time-series log does not exist`
+  3  the key, the column family or the time-series log does not exist
+  4  the store is damaged ('snkv check' lists what, 'snkv repair' mends
+     hidden objects)`
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
@@ -95,8 +126,8 @@ func (a *app) rootCommand() *cobra.Command {
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				msg := fmt.Sprintf("unknown command %q", args[0])
-				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-					msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+				if s := closest(args[0], cmd.SuggestionsFor(args[0])); s != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				}
 				return usageError{fmt.Errorf("%s", msg)}
 			}
@@ -104,12 +135,18 @@ func (a *app) rootCommand() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkGlobals(cmd); err != nil {
+				return err
+			}
 			if a.hexIn && a.base64In {
 				return usagef("--hex and --base64 exclude each other")
 			}
 			return a.clockErr
 		},
+		Version: versionText(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SuggestionsMinimumDistance = 2
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.err)
@@ -122,29 +159,161 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.BoolVar(&a.adopt, "adopt", false, "turn a SQLite database of another application into a store")
 	pf.BoolVar(&a.hexIn, "hex", false, "keys, values and bounds given as arguments are hex")
 	pf.BoolVar(&a.base64In, "base64", false, "keys, values and bounds given as arguments are base64")
+	pf.BoolVar(&a.escapeOut, "escape", false, "show keys and values with every byte that is not printable ASCII as \\xNN")
 	_ = root.RegisterFlagCompletionFunc("cf", a.completeCF)
 
 	root.AddGroup(
 		&cobra.Group{ID: "read", Title: "Read commands (open the store read-only):"},
 		&cobra.Group{ID: "write", Title: "Write commands:"},
 	)
+	const key = "cf,json,hex,base64"
 	for _, c := range []*cobra.Command{
-		a.lsCommand(), a.getCommand(), a.existsCommand(), a.ttlCommand(), a.scanCommand(),
-		a.statsCommand(), a.checkCommand(), a.exportCommand(), a.backupCommand(),
+		takes(a.lsCommand(), "json,escape"), takes(a.getCommand(), key+",escape"),
+		takes(a.existsCommand(), key), takes(a.ttlCommand(), key),
+		takes(a.scanCommand(), key+",escape"), takes(a.countCommand(), key),
+		takes(a.statsCommand(), "json"), takes(a.checkCommand(), "json"),
+		takes(a.exportCommand(), key), takes(a.backupCommand(), "json"),
 	} {
 		c.GroupID = "read"
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{
-		a.putCommand(), a.delCommand(), a.expireCommand(), a.persistCommand(),
-		a.purgeCommand(), a.checkpointCommand(), a.vacuumCommand(), a.importCommand(),
-		a.repairCommand(), a.upgradeCommand(),
+		takes(a.putCommand(), key+",adopt"), takes(a.delCommand(), key),
+		takes(a.expireCommand(), key), takes(a.persistCommand(), key),
+		takes(a.purgeCommand(), "cf,json,escape"), takes(a.checkpointCommand(), "json"),
+		takes(a.vacuumCommand(), "json"), takes(a.importCommand(), "cf,json,escape,adopt"),
+		takes(a.repairCommand(), "json"), takes(a.upgradeCommand(), "json"),
 	} {
 		c.GroupID = "write"
 		root.AddCommand(c)
 	}
 	root.AddCommand(a.cfCommand(), a.timelogCommand())
+	if path := os.Getenv(dbEnv); path != "" {
+		defaultStore(root, path)
+	}
 	return root
+}
+
+// globalFlags are the flags every command parses (the root's, and
+// timelog's --time-unit for its subcommands); each command names the ones
+// it uses, and refuses the others.
+var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "time-unit"}
+
+// takes records the global flags c uses (a comma-separated list; --create
+// is taken by every command that opens a store, so it is not listed).
+func takes(c *cobra.Command, flags string) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations["globals"] = flags + ",create"
+	return c
+}
+
+// checkGlobals refuses a global flag that cmd does not use, rather than
+// ignoring it: 'snkv ls --cf sessions' lists every column family, which is
+// not what was asked.
+func checkGlobals(cmd *cobra.Command) error {
+	taken := strings.Split(cmd.Annotations["globals"], ",")
+	for _, name := range globalFlags {
+		f := cmd.Flags().Lookup(name)
+		if f != nil && f.Changed && !slices.Contains(taken, name) {
+			return usagef("%s does not take --%s (see 'snkv %s --help')", cmdName(cmd), name, cmdName(cmd))
+		}
+	}
+	return nil
+}
+
+// group makes c a group of subcommands: run alone or with a name that is
+// none of them, it fails with the list of its subcommands and, for a
+// misspelt one, the closest ("did you mean ...").
+func group(c *cobra.Command) *cobra.Command {
+	c.Args = cobra.ArbitraryArgs
+	c.SuggestionsMinimumDistance = 2
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		list := strings.Join(names, ", ")
+		if len(args) == 0 {
+			return usagef("%s: missing subcommand (%s)", cmdName(cmd), list)
+		}
+		msg := fmt.Sprintf("%s: unknown subcommand %q", cmdName(cmd), args[0])
+		if s := closest(args[0], cmd.SuggestionsFor(args[0])); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return usagef("%s; the subcommands are %s", msg, list)
+	}
+	return c
+}
+
+// closest returns the candidate nearest to typed in edit distance (the
+// first of equals), or "" when there is none.
+func closest(typed string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(typed), strings.ToLower(c)); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// cmdName is the command's path without the program's name ("cf drop").
+func cmdName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// dbEnv names the environment variable of the default store: when it is
+// set, every command takes its FILE from it, and FILE is left out of the
+// arguments.
+const dbEnv = "SNKV_DB"
+
+// defaultStore makes every command under c that takes FILE first take it
+// from path instead.
+func defaultStore(c *cobra.Command, path string) {
+	for _, sub := range c.Commands() {
+		defaultStore(sub, path)
+	}
+	use := strings.Fields(c.Use)
+	if len(use) < 2 || use[1] != "FILE" || c.RunE == nil {
+		return
+	}
+	c.Use = strings.Join(append(use[:1:1], use[2:]...), " ")
+	check, run := c.Args, c.RunE
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		err := check(cmd, append([]string{path}, args...))
+		if err != nil {
+			return usagef("%s (%s=%s gives FILE: leave it out, or unset %s to name the file)", err, dbEnv, path, dbEnv)
+		}
+		return nil
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		return run(cmd, append([]string{path}, args...))
+	}
 }
 
 // args returns a cobra argument check that reports a usage error unless
@@ -153,9 +322,9 @@ func nargs(min, max int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		switch {
 		case len(args) < min:
-			return usagef("%s: missing arguments (usage: %s)", cmd.Name(), cmd.UseLine())
+			return usagef("%s: missing arguments (usage: %s)", cmdName(cmd), cmd.UseLine())
 		case max >= 0 && len(args) > max:
-			return usagef("%s: too many arguments (usage: %s)", cmd.Name(), cmd.UseLine())
+			return usagef("%s: too many arguments (usage: %s)", cmdName(cmd), cmd.UseLine())
 		}
 		return nil
 	}
@@ -164,6 +333,7 @@ func nargs(min, max int) cobra.PositionalArgs {
 // completeCF completes --cf with the column families of the store named by
 // the first argument, opened read-only.
 func (a *app) completeCF(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	args = withDefaultStore(args)
 	if len(args) == 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -174,6 +344,15 @@ func (a *app) completeCF(cmd *cobra.Command, args []string, _ string) ([]string,
 	defer db.Close()
 	names, _ := db.ListColumnFamilies()
 	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// withDefaultStore puts the store of SNKV_DB, when it is set, in front of
+// the arguments a completion function sees (the command's own FILE).
+func withDefaultStore(args []string) []string {
+	if path := os.Getenv(dbEnv); path != "" {
+		return append([]string{path}, args...)
+	}
+	return args
 }
 
 // cfChanged reports whether --cf was given (commands that act on every

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver: plays another application's SQLite files
 )
@@ -121,7 +120,7 @@ func TestCreate(t *testing.T) {
 	r := cli(t, nil, "put", path, "--create", "k", "v")
 	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, nil, "get", path, "k")
-	require.Equal(t, result{"v\n", "", 0}, r)
+	require.Equal(t, result{"v", "", 0}, r, "get writes the exact bytes to a pipe")
 
 	empty := filepath.Join(t.TempDir(), "empty.db")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
@@ -143,7 +142,7 @@ func TestAdopt(t *testing.T) {
 	r := cli(t, nil, "put", path, "--adopt", "k", "v")
 	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, nil, "get", path, "k")
-	require.Equal(t, result{"v\n", "", 0}, r)
+	require.Equal(t, result{"v", "", 0}, r)
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	defer db.Close()
@@ -153,7 +152,7 @@ func TestAdopt(t *testing.T) {
 }
 
 // TestCorruptFile damages a store's pages: check reports it with exit code
-// 1 and a message, and no command shows a stack trace.
+// 4 (damaged) and a message, and no command shows a stack trace.
 func TestCorruptFile(t *testing.T) {
 	path := fixture(t)
 	b, err := os.ReadFile(path)
@@ -164,7 +163,7 @@ func TestCorruptFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, b, 0o644))
 
 	r := cli(t, nil, "check", path)
-	require.Equal(t, 1, r.code)
+	require.Equal(t, exitDamaged, r.code, r.stderr)
 	require.Contains(t, r.stderr, path)
 	require.Regexp(t, `damaged|malformed|corrupt`, r.stderr)
 	requireClean(t, r)
@@ -172,7 +171,7 @@ func TestCorruptFile(t *testing.T) {
 		r := cli(t, nil, args...)
 		require.NotEqual(t, 0, r.code, "%v", args)
 		require.NotEmpty(t, r.stderr)
+		require.NotContains(t, r.stderr, "snkv: snkv:")
 		requireClean(t, r)
 	}
-	_ = kvstore.ErrCorrupt
 }

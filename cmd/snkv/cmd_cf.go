@@ -9,14 +9,10 @@ import (
 )
 
 func (a *app) cfCommand() *cobra.Command {
-	c := &cobra.Command{
+	c := group(&cobra.Command{
 		Use:   "cf",
-		Short: "Create, drop and list column families",
-		Args:  nargs(0, 0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("cf: missing subcommand (create, drop or list)")
-		},
-	}
+		Short: "Create, drop, clear and list column families",
+	})
 	var force bool
 	create := &cobra.Command{
 		Use:     "create FILE NAME",
@@ -99,12 +95,41 @@ cannot be dropped. Exit code 3 if it does not exist.`,
 				}
 				t := a.table("COLUMN FAMILY")
 				for _, n := range names {
-					t.row(escape([]byte(n)))
+					t.row(a.show([]byte(n)))
 				}
 				return t.flush()
 			})
 		},
 	}
-	c.AddCommand(create, drop, list)
+	clear := &cobra.Command{
+		Use:   "clear FILE NAME",
+		Short: "Delete every key of a column family, keeping the column family",
+		Long: `Delete every key of column family NAME (expired ones and TTL state
+included) in one transaction; the column family stays, empty. Exit code 3 if
+it does not exist. --json prints {"cf","cleared"} with the number of keys
+that were stored.`,
+		Example: `  snkv cf clear app.db sessions`,
+		Args:    nargs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				cf, err := openCF(db, args[1])
+				if err != nil {
+					return err
+				}
+				kc, err := db.CountKeys(cmd.Context(), cf.Name())
+				if err != nil {
+					return err
+				}
+				if err := cf.Clear(); err != nil {
+					return err
+				}
+				if a.json {
+					return a.emit(map[string]any{"cf": cf.Name(), "cleared": kc.Stored})
+				}
+				return nil
+			})
+		},
+	}
+	c.AddCommand(takes(create, "json,adopt"), takes(drop, "json"), takes(list, "json,escape"), takes(clear, "json"))
 	return c
 }

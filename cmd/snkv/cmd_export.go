@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) exportCommand() *cobra.Command {
-	var outPath string
+	var outPath, format string
+	var sel keyRange
 	c := &cobra.Command{
 		Use:   "export FILE",
-		Short: "Write every key as JSON Lines (read-only)",
+		Short: "Write keys as JSON Lines or tab-separated text (read-only)",
 		Long: `Write the keys of every column family (or only of --cf) as JSON Lines, on
 stdout or into the new file --out, from one consistent snapshot. Each line is
 one key:
@@ -28,15 +31,44 @@ else is standard base64 under "key_base64"/"value_base64". "expire_ms" is the
 absolute expiry in milliseconds since the Unix epoch, present only for a key
 with a TTL. An empty column family is written as {"cf":"name"} alone, so that
 it survives a round trip. Keys already expired are not written.
-'snkv import' reads this format back.`,
+'snkv import' reads this format back.
+
+--prefix, --start/--end and --match select keys as scan does, in each
+column family exported.
+
+--format tsv writes one column family (--cf, or the default one) as
+tab-separated lines KEY, VALUE and, for a key with a TTL, EXPIRE_MS. In KEY
+and VALUE a backslash is written \\, a tab \t, a newline \n, a carriage
+return \r, and any other control character or byte that is not UTF-8 \xNN.
+
+--out writes to a temporary file beside PATH (mode 0600) and gives it the
+name PATH only when the export is complete: an interrupted or failed export
+leaves no PATH behind.`,
 		Example: `  snkv export app.db > app.jsonl
-  snkv export app.db --cf sessions --out sessions.jsonl`,
+  snkv export app.db --cf sessions --out sessions.jsonl
+  snkv export app.db --prefix user: --format tsv > users.tsv`,
 		Args: nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			tsv, err := parseFormat(format)
+			if err != nil {
+				return err
+			}
+			ks, err := a.selection(cmd, sel)
+			if err != nil {
+				return err
+			}
+			if outPath != "" {
+				if _, err := os.Lstat(outPath); err == nil {
+					return fmt.Errorf("--out %s: the file already exists", outPath)
+				}
+				if err := dirExists(outPath); err != nil {
+					return fmt.Errorf("--out %s: %w", outPath, err)
+				}
+			}
 			return a.withStore(args[0], false, func(db *kvstore.Store) (err error) {
 				names := []string{a.cf}
-				if !cfChanged(cmd) {
+				if !cfChanged(cmd) && !tsv {
 					if names, err = db.ListColumnFamilies(); err != nil {
 						return err
 					}
@@ -50,73 +82,160 @@ it survives a round trip. Keys already expired are not written.
 					total += kc.Live
 				}
 				dst := a.out
+				var out *atomicFile
 				if outPath != "" {
-					f, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-					if err != nil {
-						if errors.Is(err, os.ErrExist) {
-							return fmt.Errorf("--out %s: the file already exists", outPath)
-						}
-						return fmt.Errorf("--out: %w", err)
+					if out, err = createAtomic(outPath); err != nil {
+						return err
 					}
-					defer func() {
-						if cerr := f.Close(); err == nil && cerr != nil {
-							err = cerr
-						}
-						if err != nil {
-							_ = os.Remove(outPath) // never leave a partial export behind
-						}
-					}()
-					dst = f
+					defer out.abort() // no-op once committed
+					dst = out.f
 				}
 				w := bufio.NewWriterSize(dst, 1<<16)
+				if ks.any() {
+					total = -1 // a spinner: the selected keys are not counted
+				}
 				bar := a.progress(total, "exporting", "keys")
-				n, err := a.export(ctx, db, cfs, w, bar)
+				n, at, err := a.export(ctx, db, cfs, w, ks, tsv, bar)
 				bar.done()
 				if ferr := w.Flush(); err == nil {
 					err = ferr
 				}
+				if err == nil && out != nil {
+					err = out.commit()
+				}
 				if err != nil {
-					if interrupted(ctx, err) {
-						return fmt.Errorf("interrupted after exporting %d keys: the export is incomplete", n)
+					if interrupted(ctx, err) && outPath != "" {
+						return interruptedf("interrupted after exporting %d keys: the export is incomplete, and %s was not written", n, outPath)
 					}
-					return err
+					if interrupted(ctx, err) {
+						return interruptedf("interrupted after exporting %d keys: the export is incomplete", n)
+					}
+					return readError(db, at, err)
 				}
 				return a.exportSummary(outPath != "", n, len(cfs))
 			})
 		},
 	}
+	sel.add(c)
 	c.Flags().StringVar(&outPath, "out", "", "write into the new file `PATH` instead of stdout")
+	c.Flags().StringVar(&format, "format", "jsonl", "`FORMAT` of the lines: jsonl or tsv")
 	return c
 }
 
-// export writes the keys of cfs to w from one read transaction and returns
-// how many it wrote. The command's clock is fixed, so an expiry computed as
-// now + the time left is the stored one, to the millisecond.
-func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, bar *progress) (int64, error) {
+// parseFormat reads --format: jsonl (false) or tsv (true).
+func parseFormat(s string) (tsv bool, err error) {
+	switch s {
+	case "jsonl", "json":
+		return false, nil
+	case "tsv":
+		return true, nil
+	}
+	return false, usagef("bad --format %q: want jsonl or tsv", s)
+}
+
+// atomicFile is a file written under a temporary name beside its final
+// one and renamed to it only once complete.
+type atomicFile struct {
+	f         *os.File
+	path      string
+	committed bool
+}
+
+// createAtomic creates the temporary file for path.
+func createAtomic(path string) (*atomicFile, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	return &atomicFile{f: f, path: path}, nil
+}
+
+// commit syncs and closes the temporary file and gives it its name,
+// refusing to replace a file created there meanwhile.
+func (t *atomicFile) commit() error {
+	tmp := t.f.Name()
+	if err := t.f.Sync(); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := t.f.Close(); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	// A hard link never replaces an existing file; where the file system
+	// has no links, check and rename.
+	err := os.Link(tmp, t.path)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("--out %s: the file was created by someone else during the export; the export is not written", t.path)
+	case err != nil:
+		if _, serr := os.Lstat(t.path); serr == nil {
+			return fmt.Errorf("--out %s: the file was created by someone else during the export; the export is not written", t.path)
+		}
+		if err := os.Rename(tmp, t.path); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	default:
+		_ = os.Remove(tmp)
+	}
+	t.committed = true
+	return nil
+}
+
+// abort removes the temporary file unless it was committed.
+func (t *atomicFile) abort() {
+	if t.committed {
+		return
+	}
+	_ = t.f.Close()
+	_ = os.Remove(t.f.Name())
+}
+
+// export writes the selected keys of cfs to w from one read transaction,
+// as JSON Lines or TSV, and returns how many it wrote and the column
+// family it was at (the one an error is about). The command's clock is
+// fixed, so an expiry computed as now + the time left is the stored one,
+// to the millisecond.
+func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, sel keySel, tsv bool, bar *progress) (n int64, at string, err error) {
 	sink := &app{out: w}
-	var n int64
-	err := db.View(ctx, func(tx *kvstore.Tx) error {
+	var line []byte
+	err = db.View(ctx, func(tx *kvstore.Tx) error {
 		for _, cf := range cfs {
+			at = cf.Name()
 			h := tx.CF(cf)
 			ttlOn := cf.HasTTL()
 			written := 0
-			for e, err := range h.All() {
+			for e, err := range h.Scan(sel.opts) {
 				if err != nil {
 					return err
 				}
-				r := newRecord(cf.Name(), e.Key, e.Value)
+				if !sel.keeps(e.Key) {
+					continue
+				}
+				var exp *int64
 				if ttlOn {
 					d, err := h.TTL(e.Key)
 					if err != nil {
 						return err
 					}
 					if d != kvstore.NoTTL {
-						exp := a.nowMs() + d.Milliseconds()
-						r.ExpireMs = &exp
+						ms := a.nowMs() + d.Milliseconds()
+						exp = &ms
 					}
 				}
-				if err := sink.emit(r); err != nil {
-					return err
+				if tsv {
+					line = appendTSV(line[:0], e.Key, e.Value, exp)
+					if _, err := w.Write(line); err != nil {
+						return err
+					}
+				} else {
+					r := newRecord(cf.Name(), e.Key, e.Value)
+					r.ExpireMs = exp
+					if err := sink.emit(r); err != nil {
+						return err
+					}
 				}
 				written++
 				n++
@@ -128,7 +247,7 @@ func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.Colu
 				}
 			}
 			bar.add(written % 1024)
-			if written == 0 {
+			if written == 0 && !tsv && !sel.any() {
 				if err := sink.emit(record{CF: cf.Name()}); err != nil {
 					return err
 				}
@@ -136,7 +255,7 @@ func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.Colu
 		}
 		return nil
 	})
-	return n, err
+	return n, at, err
 }
 
 // exportSummary reports an export: on stdout when the data went to a file,

@@ -17,11 +17,11 @@ import (
 )
 
 func (a *app) importCommand() *cobra.Command {
-	var inPath string
+	var inPath, format string
 	var batch int
 	c := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Load keys from JSON Lines (the export format)",
+		Short: "Load keys from JSON Lines (the export format) or tab-separated text",
 		Long: `Load keys written by 'snkv export' from stdin, or from --in, creating
 missing column families. Values replace existing ones; a key keeps exactly
 the expiry it was exported with, and keys already expired when the import
@@ -33,16 +33,31 @@ and stops, leaving the column families imported before it. This needs each
 column family's lines together, as export writes them. --batch N commits
 every N keys instead (lines of column families may then be mixed).
 
+--format tsv reads tab-separated lines (KEY, VALUE, optional EXPIRE_MS, with
+the escapes 'snkv export --format tsv' writes) into the column family of
+--cf, created if missing.
+
+With --in FILE the progress bar shows the share of the file read.
+
 Ctrl-C stops at a batch boundary: what was committed stays, the batch in
 progress is rolled back, and the summary says what was imported.`,
 		Example: `  snkv import app.db < app.jsonl
-  snkv import new.db --create --in app.jsonl --batch 10000`,
+  snkv import new.db --create --in app.jsonl --batch 10000
+  printf 'k1\tv1\nk2\tv2\n' | snkv import app.db --format tsv --cf imported`,
 		Args: nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if batch < 0 {
 				return usagef("--batch must not be negative")
 			}
+			tsv, err := parseFormat(format)
+			if err != nil {
+				return err
+			}
+			if cfChanged(cmd) && !tsv {
+				return usagef("import: --cf applies to --format tsv; JSON Lines name their column family in each line")
+			}
 			src := a.in
+			var size int64 = -1
 			if inPath != "" && inPath != "-" {
 				f, err := os.Open(inPath)
 				if err != nil {
@@ -50,10 +65,18 @@ progress is rolled back, and the summary says what was imported.`,
 				}
 				defer f.Close()
 				src = f
+				if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+					size = fi.Size()
+				}
 			}
 			return a.withStore(args[0], true, func(db *kvstore.Store) error {
-				im := &importer{a: a, db: db, ctx: cmd.Context(), batch: batch, seen: map[string]bool{}}
-				im.bar = a.progress(-1, "importing", "keys")
+				im := &importer{a: a, db: db, ctx: cmd.Context(), batch: batch, seen: map[string]bool{}, tsv: tsv}
+				if size >= 0 {
+					im.byBytes = true
+					im.bar = a.progressBytes(size, "importing")
+				} else {
+					im.bar = a.progress(-1, "importing", "keys")
+				}
 				runErr := im.run(src)
 				im.bar.done()
 				if sumErr := im.summary(); sumErr != nil && runErr == nil {
@@ -64,6 +87,7 @@ progress is rolled back, and the summary says what was imported.`,
 		},
 	}
 	c.Flags().StringVar(&inPath, "in", "", "read from `PATH` instead of stdin")
+	c.Flags().StringVar(&format, "format", "jsonl", "`FORMAT` of the lines: jsonl or tsv")
 	c.Flags().IntVar(&batch, "batch", 0, "commit every `N` keys (0: each column family in one transaction)")
 	return c
 }
@@ -77,11 +101,13 @@ type cfTally struct {
 
 // importer is the state of one import.
 type importer struct {
-	a     *app
-	db    *kvstore.Store
-	ctx   context.Context
-	batch int
-	bar   *progress
+	a       *app
+	db      *kvstore.Store
+	ctx     context.Context
+	batch   int
+	bar     *progress
+	tsv     bool // lines are tab-separated, for the column family of --cf
+	byBytes bool // the bar counts bytes of the input, not keys
 
 	tallies []*cfTally
 	seen    map[string]bool // column families met so far, by folded name
@@ -152,17 +178,22 @@ func (im *importer) run(src io.Reader) error {
 		if c.err != nil {
 			return im.fail(line, fmt.Errorf("reading the input: %w", c.err))
 		}
+		read := 0
 		for _, b := range c.lines {
 			if im.ctx.Err() != nil {
 				return im.interrupt()
 			}
 			line++
+			read += len(b)
 			if err := im.line(line, b); err != nil {
 				if interrupted(im.ctx, err) {
 					return im.interrupt()
 				}
 				return im.fail(line, err)
 			}
+		}
+		if im.byBytes {
+			im.bar.add(read)
 		}
 	}
 	if err := im.commit(); err != nil {
@@ -176,6 +207,9 @@ func (im *importer) run(src io.Reader) error {
 
 // line applies one line of input.
 func (im *importer) line(n int, b []byte) error {
+	if im.tsv {
+		return im.tsvLine(b)
+	}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
 		return nil
@@ -212,7 +246,29 @@ func (im *importer) line(n int, b []byte) error {
 	if !hasValue {
 		return fmt.Errorf(`missing "value"`)
 	}
-	if rec.ExpireMs != nil && *rec.ExpireMs <= im.a.nowMs() {
+	return im.put(key, value, rec.ExpireMs)
+}
+
+// tsvLine applies a tab-separated line to the column family of --cf.
+func (im *importer) tsvLine(b []byte) error {
+	b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+	if len(b) == 0 {
+		return nil
+	}
+	key, value, exp, err := parseTSV(b)
+	if err != nil {
+		return err
+	}
+	if err := im.switchTo(im.a.cf); err != nil {
+		return err
+	}
+	return im.put(key, value, exp)
+}
+
+// put writes one key into the current column family, or skips it if its
+// expiry has passed.
+func (im *importer) put(key, value []byte, expireMs *int64) (err error) {
+	if expireMs != nil && *expireMs <= im.a.nowMs() {
 		im.tally.skipped++
 		return nil
 	}
@@ -223,8 +279,8 @@ func (im *importer) line(n int, b []byte) error {
 		}
 		im.tx, im.h = tx, tx.CF(im.cur)
 	}
-	if rec.ExpireMs != nil {
-		err = im.h.PutExpireAt(key, value, time.UnixMilli(*rec.ExpireMs))
+	if expireMs != nil {
+		err = im.h.PutExpireAt(key, value, time.UnixMilli(*expireMs))
 	} else {
 		err = im.h.Put(key, value)
 	}
@@ -232,7 +288,7 @@ func (im *importer) line(n int, b []byte) error {
 		return err
 	}
 	im.pending++
-	if im.pending%1024 == 0 {
+	if im.pending%1024 == 0 && !im.byBytes {
 		im.bar.add(1024)
 	}
 	if im.batch > 0 && im.pending >= int64(im.batch) {
@@ -288,7 +344,9 @@ func (im *importer) commit() error {
 		return err
 	}
 	im.tally.imported += im.pending
-	im.bar.add(int(im.pending % 1024))
+	if !im.byBytes {
+		im.bar.add(int(im.pending % 1024))
+	}
 	im.pending = 0
 	return nil
 }
@@ -350,7 +408,7 @@ func (im *importer) summary() error {
 	}
 	t := im.a.table("COLUMN FAMILY", "IMPORTED", "SKIPPED EXPIRED")
 	for _, c := range im.tallies {
-		t.row(escape([]byte(c.name)), itoa(c.imported), itoa(c.skipped))
+		t.row(im.a.show([]byte(c.name)), itoa(c.imported), itoa(c.skipped))
 	}
 	t.row("total", itoa(imported), itoa(skipped))
 	return t.flush()

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"os"
+	"strings"
 	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
@@ -13,37 +15,123 @@ import (
 func (a *app) getCommand() *cobra.Command {
 	var raw bool
 	c := &cobra.Command{
-		Use:   "get FILE KEY",
-		Short: "Print the value of a key (read-only)",
-		Long: `Print the value of KEY in the column family of --cf, escaped (printable
-ASCII as is, other bytes as \xNN). --raw writes the exact bytes instead, when
-stdout is not a terminal. --json prints {"cf","key","value","expire_ms","ttl_ms"}.
-Exit code 3 if the key does not exist (or has expired).`,
+		Use:   "get FILE KEY...",
+		Short: "Print the value of one or more keys (read-only)",
+		Long: `Print the value of KEY in the column family of --cf.
+
+When stdout is not a terminal (a pipe or a file), the value's exact bytes
+are written, with no newline added, so that 'snkv get app.db k > v.json'
+copies the value. On a terminal it is shown as text: valid UTF-8 as it is,
+anything that cannot be shown (control characters, bytes that are not
+UTF-8) as \xNN, a backslash as \\, then a newline. --escape shows it that
+way anywhere, with every non-ASCII byte as \xNN.
+
+With several keys, one read shows them all, from one snapshot: a table
+KEY VALUE (escaped as on a terminal), or with --json one object per key;
+the keys that do not exist are named on stderr (exit code 3).
+--json prints {"cf","key","value","expire_ms","ttl_ms"}. Exit code 3 if a
+key does not exist (or has expired).`,
 		Example: `  snkv get app.db user:1
-  snkv get app.db --cf blobs --hex 00ff --raw > blob.bin`,
-		Args: nargs(2, 2),
+  snkv get app.db user:1 user:2 user:3
+  snkv get app.db --cf blobs --hex 00ff > blob.bin`,
+		Args: nargs(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.onKey(args, false, func(cf *kvstore.ColumnFamily, key []byte) error {
-				v, d, err := cf.GetTTL(key)
+			if raw && a.escapeOut {
+				return usagef("--raw and --escape exclude each other")
+			}
+			keys, err := a.keyArgs(args[1:])
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
 				if err != nil {
-					return keyError(cf, key, err)
-				}
-				if a.json {
-					r := newRecord(cf.Name(), key, v)
-					a.setTTL(&r, d)
-					return a.emit(r)
-				}
-				if raw && !a.stdoutIsTerminal() {
-					_, err := a.out.Write(v)
 					return err
 				}
-				_, err = fmt.Fprintln(a.out, escape(v))
-				return err
+				if len(keys) == 1 {
+					return a.getOne(cf, keys[0])
+				}
+				return a.getMany(cmd.Context(), db, cf, keys)
 			})
 		},
 	}
-	c.Flags().BoolVar(&raw, "raw", false, "write the value's exact bytes, without escaping or newline (not to a terminal)")
+	c.Flags().BoolVar(&raw, "raw", false, "kept for earlier scripts: the exact bytes are the default when stdout is not a terminal, and a terminal never gets them")
 	return c
+}
+
+// keyArgs decodes the KEY arguments ('-' reads one of them from stdin).
+func (a *app) keyArgs(args []string) ([][]byte, error) {
+	in := a.inputs()
+	keys := make([][]byte, len(args))
+	for i, s := range args {
+		k, err := in.arg("KEY", s)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = k
+	}
+	return keys, nil
+}
+
+// getOne prints the value of one key.
+func (a *app) getOne(cf *kvstore.ColumnFamily, key []byte) error {
+	v, d, err := cf.GetTTL(key)
+	if err != nil {
+		return keyError(cf, key, err)
+	}
+	if a.json {
+		r := newRecord(cf.Name(), key, v)
+		a.setTTL(&r, d)
+		return a.emit(r)
+	}
+	if !a.escapeOut && !a.stdoutIsTerminal() {
+		_, err := a.out.Write(v)
+		return err
+	}
+	_, err = fmt.Fprintln(a.out, a.show(v))
+	return err
+}
+
+// getMany prints the values of several keys read in one transaction, and
+// names the missing ones.
+func (a *app) getMany(ctx context.Context, db *kvstore.Store, cf *kvstore.ColumnFamily, keys [][]byte) error {
+	var t *table
+	if !a.json {
+		t = a.table("KEY", "VALUE")
+	}
+	var missing []string
+	err := db.View(ctx, func(tx *kvstore.Tx) error {
+		h := tx.CF(cf)
+		for _, key := range keys {
+			v, d, err := h.GetTTL(key)
+			if errors.Is(err, kvstore.ErrNotFound) {
+				missing = append(missing, fmt.Sprintf("%q", showText(key)))
+				continue
+			}
+			if err != nil {
+				return keyError(cf, key, err)
+			}
+			if a.json {
+				r := newRecord(cf.Name(), key, v)
+				a.setTTL(&r, d)
+				if err := a.emit(r); err != nil {
+					return err
+				}
+				continue
+			}
+			t.row(a.show(key), a.show(v))
+		}
+		return nil
+	})
+	if t != nil {
+		if ferr := t.flush(); err == nil {
+			err = ferr
+		}
+	}
+	if err == nil && len(missing) > 0 {
+		err = notFound{fmt.Sprintf("%d of %d keys not found in column family %q: %s", len(missing), len(keys), cf.Name(), strings.Join(missing, ", "))}
+	}
+	return err
 }
 
 // setTTL fills the expiry fields of a record from the time a key has left.
@@ -58,8 +146,7 @@ func (a *app) setTTL(r *record, d time.Duration) {
 
 // stdoutIsTerminal reports whether stdout is a terminal.
 func (a *app) stdoutIsTerminal() bool {
-	f, ok := a.out.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return a.stdout != nil && term.IsTerminal(int(a.stdout.Fd()))
 }
 
 func (a *app) putCommand() *cobra.Command {
@@ -78,7 +165,7 @@ key is permanent.`,
   snkv put app.db --cf blobs --hex 00ff --value-file blob.bin`,
 		Args: nargs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			exp, err := expiryFlags(ttlFlag, atFlag)
+			exp, err := a.expiryFlags(ttlFlag, atFlag)
 			if err != nil {
 				return err
 			}
@@ -140,21 +227,61 @@ key is permanent.`,
 
 func (a *app) delCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:     "del FILE KEY",
+		Use:     "del FILE KEY...",
 		Aliases: []string{"delete", "rm"},
-		Short:   "Delete a key",
-		Long:    `Delete KEY from the column family of --cf. Exit code 3 if it does not exist.`,
-		Example: `  snkv del app.db user:1`,
-		Args:    nargs(2, 2),
+		Short:   "Delete one or more keys",
+		Long: `Delete the KEYs from the column family of --cf, all in one transaction.
+Exit code 3 if a key does not exist: the others are deleted all the same,
+and the message names the missing ones.`,
+		Example: `  snkv del app.db user:1
+  snkv del app.db --cf sessions tok1 tok2 tok3`,
+		Args: nargs(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.onKey(args, true, func(cf *kvstore.ColumnFamily, key []byte) error {
-				if err := cf.Delete(key); err != nil {
-					return keyError(cf, key, err)
+			keys, err := a.keyArgs(args[1:])
+			if err != nil {
+				return err
+			}
+			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+				cf, err := a.columnFamily(db)
+				if err != nil {
+					return err
+				}
+				var missing []string
+				var deleted [][]byte
+				err = db.Update(cmd.Context(), func(tx *kvstore.Tx) error {
+					missing, deleted = nil, nil
+					h := tx.CF(cf)
+					for _, key := range keys {
+						err := h.Delete(key)
+						switch {
+						case errors.Is(err, kvstore.ErrNotFound):
+							missing = append(missing, fmt.Sprintf("%q", showText(key)))
+						case err != nil:
+							return keyError(cf, key, err)
+						default:
+							deleted = append(deleted, key)
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					return err
 				}
 				if a.json {
-					return a.emit(newRecord(cf.Name(), key, nil))
+					for _, key := range deleted {
+						if err := a.emit(newRecord(cf.Name(), key, nil)); err != nil {
+							return err
+						}
+					}
 				}
-				return nil
+				switch {
+				case len(missing) == 0:
+					return nil
+				case len(keys) == 1:
+					return keyError(cf, keys[0], kvstore.ErrNotFound)
+				}
+				return notFound{fmt.Sprintf("%d of %d keys not found in column family %q: %s (the other %d were deleted)",
+					len(missing), len(keys), cf.Name(), strings.Join(missing, ", "), len(deleted))}
 			})
 		},
 	}
@@ -240,7 +367,7 @@ the key does not exist.`,
 				}
 				ttlFlag = args[2]
 			}
-			exp, err := expiryFlags(ttlFlag, atFlag)
+			exp, err := a.expiryFlags(ttlFlag, atFlag)
 			if err != nil {
 				return err
 			}

@@ -82,7 +82,7 @@ consistent.`,
 							return err
 						}
 					} else {
-						t.row(escape([]byte(j.cf.Name())), itoa(purged))
+						t.row(a.show([]byte(j.cf.Name())), itoa(purged))
 					}
 					if runErr != nil {
 						break
@@ -143,8 +143,8 @@ func (a *app) statsCommand() *cobra.Command {
 				t := a.table()
 				for _, r := range [][2]string{
 					{"file", db.Path()},
-					{"file size", itoa(st.FileSize)},
-					{"wal size", itoa(st.WALSize)},
+					{"file size", withSize(st.FileSize)},
+					{"wal size", withSize(st.WALSize)},
 					{"page size", itoa(st.PageSize)},
 					{"pages", itoa(st.PageCount)},
 					{"free pages", itoa(st.FreePages)},
@@ -171,7 +171,7 @@ view, triggers, TTL tables) with the definitions snkv wrote, and the
 agreement of each column family's data, key index and expiry index. Prints
 "ok" and how many rows it read, verified and found without a checksum
 (written by another tool, or a version-1 store: not a problem), or the
-problems found and exits 1 ("snkv repair" mends damaged hidden objects).`,
+problems found and exits 4 ("snkv repair" mends damaged hidden objects).`,
 		Example: `  snkv check app.db`,
 		Args:    nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -179,6 +179,9 @@ problems found and exits 1 ("snkv repair" mends damaged hidden objects).`,
 				bar := a.progress(-1, "checking every row", "")
 				rep, err := db.CheckIntegrity(cmd.Context())
 				bar.done()
+				if interrupted(cmd.Context(), err) {
+					return interruptedf("interrupted: the check did not finish (it changes nothing)")
+				}
 				if err != nil {
 					return err
 				}
@@ -195,7 +198,7 @@ problems found and exits 1 ("snkv repair" mends damaged hidden objects).`,
 					fmt.Fprintf(a.out, "ok: %d rows, %d verified, %d unverified\n", rep.Rows, rep.Verified, rep.Unverified)
 				}
 				if !ok {
-					return fmt.Errorf("%s: check failed: %s", args[0], strings.Join(rep.Problems, "; "))
+					return damagedError{err: fmt.Errorf("%s: check failed: %s", args[0], strings.Join(rep.Problems, "; "))}
 				}
 				return nil
 			})
@@ -220,6 +223,9 @@ Rows whose checksum fails are not mended. Prints one line per repair.`,
 					return err
 				}
 				if a.json {
+					if done == nil {
+						done = []string{}
+					}
 					return a.emit(map[string]any{"repairs": done})
 				}
 				if len(done) == 0 {
@@ -350,13 +356,46 @@ created by snkv.`,
 					return a.emit(map[string]any{"size_before": before, "size_after": after})
 				}
 				t := a.table("SIZE BEFORE", "SIZE AFTER")
-				t.row(itoa(before), itoa(after))
+				t.row(withSize(before), withSize(after))
 				return t.flush()
 			})
 		},
 	}
 	c.Flags().IntVar(&incremental, "incremental", -1, "return only up to `N` free pages (0: all) instead of rebuilding")
 	return c
+}
+
+// humanSize shows a byte count in binary units with three significant
+// digits ("43.9 KiB", "1.05 GiB"); below 1 KiB in bytes.
+func humanSize(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v := float64(n)
+	unit := ""
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"} {
+		v /= 1024
+		unit = u
+		if v < 1024 {
+			break
+		}
+	}
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f %s", v, unit)
+	case v < 100:
+		return fmt.Sprintf("%.1f %s", v, unit)
+	}
+	return fmt.Sprintf("%.0f %s", v, unit)
+}
+
+// withSize shows a byte count exactly, and in binary units when it is
+// 1 KiB or more: "45056 (44.0 KiB)".
+func withSize(n int64) string {
+	if n < 1024 {
+		return itoa(n)
+	}
+	return fmt.Sprintf("%d (%s)", n, humanSize(n))
 }
 
 // fileSize is the size of the file at path.
@@ -378,6 +417,9 @@ application writing to it meanwhile is not held up.`,
 		Example: `  snkv backup app.db /backups/app-2030-01-01.db`,
 		Args:    nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := dirExists(args[1]); err != nil {
+				return fmt.Errorf("%s: cannot write the backup: %w", args[1], err)
+			}
 			return a.withStore(args[0], false, func(db *kvstore.Store) error {
 				bar := a.progress(-1, "backing up", "")
 				err := db.Backup(cmd.Context(), args[1])
@@ -396,7 +438,7 @@ application writing to it meanwhile is not held up.`,
 					return a.emit(map[string]any{"dest": args[1], "size": size})
 				}
 				t := a.table("DEST", "SIZE")
-				t.row(args[1], itoa(size))
+				t.row(args[1], withSize(size))
 				return t.flush()
 			})
 		},

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"strconv"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
@@ -23,9 +18,12 @@ const ctxCheckEvery = 4096
 const timelogLong = `Read the time-series logs of the store (package timelog): logs of records
 (timestamp, handle), both 64-bit integers.
 
-Every timelog command opens the store and the log read-only: it is safe next
-to an application writing the log, and sees what that application has
-flushed (records still in its memory buffer are not visible yet).
+ls, count, range, tail and stats open the store and the log read-only: they
+are safe next to an application writing the log, and see what that
+application has flushed (records still in its memory buffer are not visible
+yet). append, delete-before and compact write: they take the log's writer
+lock for the command, and fail while an application has the log open for
+writing.
 
 Timestamps are opaque int64 values to the library, so they are printed and
 read as integers, in whatever unit the application uses. Give --time-unit
@@ -46,25 +44,22 @@ type timelogFlags struct {
 
 func (a *app) timelogCommand() *cobra.Command {
 	var f timelogFlags
-	c := &cobra.Command{
-		Use:     "timelog",
-		Short:   "Read time-series logs: ls, count, range, tail, stats (read-only)",
-		Long:    timelogLong,
-		GroupID: "read",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("timelog: unknown subcommand %q (ls, count, range, tail or stats)", args[0])
-			}
-			return usagef("timelog: missing subcommand (ls, count, range, tail or stats)")
-		},
-	}
+	c := group(&cobra.Command{
+		Use:   "timelog",
+		Short: "Time-series logs: ls, count, range, tail, stats, append, delete-before, compact",
+		Long:  timelogLong,
+	})
 	c.PersistentFlags().StringVar(&f.unit, "time-unit", "", "`UNIT` of the log's timestamps: s, ms, us or ns since the Unix epoch (shows RFC 3339 too, accepts RFC 3339 bounds)")
-	for _, sub := range []*cobra.Command{a.timelogCountCommand(&f), a.timelogRangeCommand(&f),
-		a.timelogTailCommand(&f), a.timelogStatsCommand(&f)} {
+	for _, sub := range []*cobra.Command{
+		takes(a.timelogCountCommand(&f), "json,time-unit"), takes(a.timelogRangeCommand(&f), "json,escape,time-unit"),
+		takes(a.timelogTailCommand(&f), "json,escape,time-unit"), takes(a.timelogStatsCommand(&f), "json,escape,time-unit"),
+		takes(a.timelogAppendCommand(&f), "json,time-unit,hex,base64"), takes(a.timelogDeleteBeforeCommand(&f), "json,time-unit"),
+		takes(a.timelogCompactCommand(), "json"),
+	} {
 		sub.ValidArgsFunction = completeLog
 		c.AddCommand(sub)
 	}
-	c.AddCommand(a.timelogLsCommand())
+	c.AddCommand(takes(a.timelogLsCommand(), "json,escape"))
 	return c
 }
 
@@ -88,7 +83,23 @@ func (a *app) withLog(ctx context.Context, path, name string, fn func(l *timelog
 	})
 }
 
-func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *timelog.Log, s *timelog.Snapshot) error) (err error) {
+func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *timelog.Log, s *timelog.Snapshot) error) error {
+	return withReadLog(db, name, func(l *timelog.Log) (err error) {
+		s, err := l.SnapshotContext(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := s.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+		return fn(l, s)
+	})
+}
+
+// withReadLog opens the log name of db read-only and runs fn on it.
+func withReadLog(db *kvstore.Store, name string, fn func(l *timelog.Log) error) (err error) {
 	l, err := timelog.Open(db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual})
 	switch {
 	case errors.Is(err, timelog.ErrNotFound):
@@ -103,16 +114,7 @@ func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *t
 			err = cerr
 		}
 	}()
-	s, err := l.SnapshotContext(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := s.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	return fn(l, s)
+	return fn(l)
 }
 
 // summarize reads what ls and stats show of a log from one snapshot.
@@ -172,7 +174,7 @@ timestamps.`,
 						if a.json {
 							return a.emit(sum)
 						}
-						t.row(escape([]byte(name)), itoa(sum.Records), itoa(sum.Stored), itoa(int64(sum.Pages)),
+						t.row(a.show([]byte(name)), itoa(sum.Records), itoa(sum.Stored), itoa(int64(sum.Pages)),
 							itoa(int64(sum.Tombstones)), optTs(sum.First), optTs(sum.Last))
 						return nil
 					})
@@ -268,101 +270,6 @@ func countInclusive(s *timelog.Snapshot, lo, hi int64) (int64, error) {
 	return all - before, err
 }
 
-// records writes the records seq yields as a table, or as JSON Lines:
-// {"log":NAME,"ts":N,"handle":N}, plus "time" (RFC 3339) with a time unit
-// when the timestamp has one. JSON lines are formatted by hand into one
-// buffer and streamed: a listing can run to millions of records. A table
-// keeps the records (16 bytes each) to align its columns, then writes them
-// the same way. The context is checked every ctxCheckEvery records.
-func (a *app) records(ctx context.Context, name string, perSec int64, seq func(yield func(timelog.Record) bool) error) error {
-	w := bufio.NewWriterSize(a.out, 1<<16)
-	var qname bytes.Buffer
-	enc := json.NewEncoder(&qname)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(name); err != nil {
-		return err
-	}
-	prefix := append(append([]byte(`{"log":`), bytes.TrimSuffix(qname.Bytes(), []byte("\n"))...), `,"ts":`...)
-
-	var n int // records seen
-	var kept []timelog.Record
-	var werr error
-	var buf []byte
-	err := seq(func(r timelog.Record) bool {
-		if n%ctxCheckEvery == ctxCheckEvery-1 && ctx.Err() != nil {
-			werr = ctx.Err()
-			return false
-		}
-		n++
-		if !a.json {
-			kept = append(kept, r)
-			return true
-		}
-		buf = append(buf[:0], prefix...)
-		buf = strconv.AppendInt(buf, r.Ts, 10)
-		buf = append(buf, `,"handle":`...)
-		buf = strconv.AppendUint(buf, r.Handle, 10)
-		if perSec > 0 {
-			if ts := formatTimestamp(r.Ts, perSec); ts != "" {
-				buf = append(append(append(buf, `,"time":"`...), ts...), '"')
-			}
-		}
-		buf = append(buf, "}\n"...)
-		_, werr = w.Write(buf)
-		return werr == nil
-	})
-	if err == nil && werr == nil && !a.json {
-		werr = writeRecordTable(w, kept, perSec)
-	}
-	if ferr := w.Flush(); werr == nil {
-		werr = ferr
-	}
-	if err == nil {
-		err = werr
-	}
-	if err != nil && interrupted(ctx, err) {
-		return fmt.Errorf("interrupted after %d records", n)
-	}
-	return err
-}
-
-// writeRecordTable writes recs in aligned columns TS, HANDLE (and TIME with
-// a time unit), two spaces apart, as the other tables are.
-func writeRecordTable(w *bufio.Writer, recs []timelog.Record, perSec int64) error {
-	tsW, hW := len("TS"), len("HANDLE")
-	var buf []byte
-	for _, r := range recs {
-		tsW = max(tsW, len(strconv.AppendInt(buf[:0], r.Ts, 10)))
-		hW = max(hW, len(strconv.AppendUint(buf[:0], r.Handle, 10)))
-	}
-	pad := func(b []byte, from, width int) []byte {
-		for range width - (len(b) - from) + 2 {
-			b = append(b, ' ')
-		}
-		return b
-	}
-	buf = pad(append(buf[:0], "TS"...), 0, tsW)
-	if perSec > 0 {
-		buf = append(pad(append(buf, "HANDLE"...), tsW+2, hW), "TIME"...)
-	} else {
-		buf = append(buf, "HANDLE"...)
-	}
-	if _, err := w.Write(append(buf, '\n')); err != nil {
-		return err
-	}
-	for _, r := range recs {
-		buf = pad(strconv.AppendInt(buf[:0], r.Ts, 10), 0, tsW)
-		buf = strconv.AppendUint(buf, r.Handle, 10)
-		if perSec > 0 {
-			buf = append(pad(buf, tsW+2, hW), orDash(formatTimestamp(r.Ts, perSec))...)
-		}
-		if _, err := w.Write(append(buf, '\n')); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -377,8 +284,9 @@ func (a *app) timelogRangeCommand(f *timelogFlags) *cobra.Command {
 		Long: `List the records of LOG with a timestamp in [--start, --end), in time order
 (records with equal timestamps in the order they were appended); --reverse
 lists them newest first, --limit stops after N. A bound left out is open.
-One snapshot is read throughout. A table holds the records (16 bytes each)
-until the last to align its columns; --json streams one object per record.`,
+One snapshot is read throughout. A values log shows each record's value
+too (a VALUE column, escaped as scan escapes; "value" or "value_base64" in
+JSON). Output streams: memory stays bounded however many records.`,
 		Example: `  snkv timelog range app.db cpu --start 1700000000000 --end 1700000060000
   snkv timelog range app.db cpu --time-unit ms --start 2023-11-14T22:13:20Z --end 2023-11-14T22:14:20Z
   snkv timelog range app.db cpu --reverse --limit 5 --json`,
@@ -394,33 +302,29 @@ until the last to align its columns; --json streams one object per record.`,
 			}
 			ctx := cmd.Context()
 			return a.withLog(ctx, args[0], args[1], func(l *timelog.Log, s *timelog.Snapshot) error {
-				return a.records(ctx, l.Name(), perSec, func(yield func(timelog.Record) bool) error {
+				out := a.recordWriter(l, perSec)
+				n := 0
+				err := func() error {
 					if empty {
 						return nil
 					}
-					it := s.Since(lo)
-					switch {
-					case hi < math.MaxInt64 && f.reverse:
-						it = s.RangeReverse(lo, hi+1)
-					case hi < math.MaxInt64:
-						it = s.Range(lo, hi+1)
-					case f.reverse:
-						it = s.SinceReverse(lo)
-					}
-					n := 0
-					for r, err := range it {
+					for e, err := range entries(s, l.Values(), lo, hi, f.reverse) {
 						if err != nil {
 							return err
 						}
-						if !yield(r) {
-							return nil
+						if err := out.write(e); err != nil {
+							return err
 						}
 						if n++; f.limit > 0 && n >= f.limit {
 							return nil
 						}
+						if n%ctxCheckEvery == 0 && ctx.Err() != nil {
+							return ctx.Err()
+						}
 					}
 					return nil
-				})
+				}()
+				return out.end(ctx, err, n)
 			})
 		},
 	}
@@ -432,13 +336,19 @@ until the last to align its columns; --json streams one object per record.`,
 }
 
 func (a *app) timelogTailCommand(f *timelogFlags) *cobra.Command {
+	var follow bool
 	c := &cobra.Command{
 		Use:   "tail FILE LOG",
-		Short: "List a log's newest records (read-only)",
+		Short: "List a log's newest records, and follow new ones with -f (read-only)",
 		Long: `List the N records of LOG with the largest timestamps (-n, default 10),
-oldest of them first, as tail does.`,
+oldest of them first, as tail does. With -f (--follow) it then waits, and
+prints each record flushed later with a timestamp at or after the last one
+shown, until Ctrl-C (which ends it with exit code 0). Records appended out
+of order, with an older timestamp, are not followed. A values log shows the
+values too.`,
 		Example: `  snkv timelog tail app.db cpu
-  snkv timelog tail app.db cpu -n 100 --time-unit ms`,
+  snkv timelog tail app.db cpu -n 100 --time-unit ms
+  snkv timelog tail app.db cpu -f`,
 		Args: nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.n < 0 {
@@ -449,31 +359,31 @@ oldest of them first, as tail does.`,
 				return err
 			}
 			ctx := cmd.Context()
-			return a.withLog(ctx, args[0], args[1], func(l *timelog.Log, s *timelog.Snapshot) error {
-				var last []timelog.Record
-				if f.n > 0 {
-					for r, err := range s.AllReverse() {
-						if err != nil {
+			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+				return withReadLog(db, args[1], func(l *timelog.Log) error {
+					// The snapshot is closed before any following: a
+					// snapshot holds a read transaction, which would keep
+					// the writer's checkpoints from emptying the WAL.
+					last, err := lastEntries(ctx, l, f.n)
+					if err != nil {
+						return err
+					}
+					out := a.recordWriter(l, perSec)
+					for _, e := range last {
+						if err := out.write(e); err != nil {
 							return err
 						}
-						if last = append(last, r); len(last) == f.n {
-							break
-						}
 					}
-				}
-				slices.Reverse(last)
-				return a.records(ctx, l.Name(), perSec, func(yield func(timelog.Record) bool) error {
-					for _, r := range last {
-						if !yield(r) {
-							break
-						}
+					if !follow {
+						return out.end(ctx, nil, len(last))
 					}
-					return nil
+					return a.follow(ctx, l, out, last)
 				})
 			})
 		},
 	}
 	c.Flags().IntVarP(&f.n, "lines", "n", 10, "show the newest `N` records")
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "then print new records as they are flushed, until Ctrl-C")
 	return c
 }
 
@@ -502,7 +412,7 @@ and last timestamps (in RFC 3339 too with --time-unit).`,
 				}
 				t := a.table()
 				rows := [][2]string{
-					{"log", escape([]byte(sum.Log))},
+					{"log", a.show([]byte(sum.Log))},
 					{"records", itoa(sum.Records)},
 					{"stored records", itoa(sum.Stored)},
 					{"pages", itoa(int64(sum.Pages))},
@@ -547,7 +457,7 @@ func (a *app) lsLogs(ctx context.Context, db *kvstore.Store) error {
 			if a.json {
 				return a.emit(map[string]any{"log": name, "records": n})
 			}
-			t.row(escape([]byte(name)), itoa(n))
+			t.row(a.show([]byte(name)), itoa(n))
 			return nil
 		})
 		if err != nil {
@@ -564,6 +474,7 @@ func (a *app) lsLogs(ctx context.Context, db *kvstore.Store) error {
 // by the first argument, opened read-only (the first argument itself is a
 // file name).
 func completeLog(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	args = withDefaultStore(args)
 	switch len(args) {
 	case 0:
 		return nil, cobra.ShellCompDirectiveDefault

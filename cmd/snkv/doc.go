@@ -1,8 +1,10 @@
 // Command snkv inspects and operates snkv stores from the shell: it lists
-// column families with their key counts, reads and writes keys (with TTLs),
-// scans ranges, creates and drops column families, purges expired keys,
-// checks, checkpoints, vacuums and backs up stores, moves whole stores in
-// and out as JSON Lines, and reads time-series logs (snkv timelog).
+// column families with their key counts, reads and writes keys (with TTLs,
+// one or several at a time), scans and counts ranges, prefixes and glob
+// patterns, creates, drops and clears column families, purges expired
+// keys, checks, repairs, checkpoints, vacuums and backs up stores, moves
+// keys in and out as JSON Lines or tab-separated text, and reads and
+// writes time-series logs (snkv timelog).
 //
 // Install it with
 //
@@ -19,6 +21,7 @@
 //
 // Read commands open the store read-only, so they are safe to run next to
 // an application that has the store open. Exit codes: 0 success, 1 error,
-// 2 usage error, 3 key, column family or time-series log not found. See
-// docs/cli.md for every command and the export format.
+// 2 usage error, 3 key, column family or time-series log not found, 4 the
+// store is damaged. See docs/cli.md for every command and the export
+// format.
 package main

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -86,6 +89,52 @@ func escape(b []byte) string {
 		}
 	}
 	return sb.String()
+}
+
+// showText shows bytes to a person: valid UTF-8 that can be shown as it
+// is, a backslash as \\, and every byte of anything else (control
+// characters, invisible format characters such as bidirectional overrides,
+// bytes that are not UTF-8) as \xNN, so that "naïve" reads as itself and
+// nothing a terminal would act on reaches it.
+func showText(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == '\\':
+			sb.WriteString(`\\`)
+		case r == utf8.RuneError && n <= 1, !unicode.IsPrint(r):
+			for _, c := range b[:n] {
+				fmt.Fprintf(&sb, `\x%02x`, c)
+			}
+		default:
+			sb.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+// show renders a key or value for a table or a line of text: showText, or
+// with --escape the ASCII-only escape.
+func (a *app) show(b []byte) string {
+	if a.escapeOut {
+		return escape(b)
+	}
+	return showText(b)
+}
+
+// jsonString returns s as a JSON string, without escaping HTML
+// characters.
+func jsonString(s string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // record is one key in JSON: a line of an export or import, of a scan, or

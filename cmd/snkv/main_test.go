@@ -94,6 +94,8 @@ func requireClean(t testing.TB, r result) {
 	for _, bad := range []string{"panic", "goroutine ", ".go:"} {
 		require.NotContains(t, r.stderr, bad, "stderr must hold a message, not a trace")
 	}
+	require.NotContains(t, r.stderr, ": snkv: ", "the library's prefix is not repeated inside the message")
+	require.NotContains(t, r.stderr, "snkv: snkv", "the message has one prefix")
 }
 
 // fixture writes a small store with the library: a default column family

@@ -3,34 +3,97 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-
+	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
 
+// tableWindow is how many rows a table reads ahead to size its columns;
+// later rows are written at once with those widths, so a table of any
+// length holds at most this many rows in memory.
+const tableWindow = 512
+
 // table writes rows aligned in columns, two spaces apart, headers first.
+// It streams: the first tableWindow rows set the column widths, and a
+// later cell wider than its column only shifts the rest of its own row.
 type table struct {
-	tw *tabwriter.Writer
+	w      io.Writer
+	window [][]string
+	widths []int
+	fixed  bool
+	err    error
 }
 
 func (a *app) table(headers ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(a.out, 0, 0, 2, ' ', 0)}
+	t := &table{w: a.out}
 	if len(headers) > 0 {
 		t.row(headers...)
 	}
 	return t
 }
 
+// row adds a row; an error of writing it is kept for flush.
 func (t *table) row(cells ...string) {
-	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+	if t.fixed {
+		t.write(cells)
+		return
+	}
+	t.window = append(t.window, cells)
+	if len(t.window) >= tableWindow {
+		t.release()
+	}
 }
 
-func (t *table) flush() error { return t.tw.Flush() }
+// release sizes the columns from the rows held and writes them.
+func (t *table) release() {
+	for _, r := range t.window {
+		for i, c := range r {
+			if i == len(t.widths) {
+				t.widths = append(t.widths, 0)
+			}
+			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range t.window {
+		t.write(r)
+	}
+	t.window, t.fixed = nil, true
+}
+
+func (t *table) write(cells []string) {
+	if t.err != nil {
+		return
+	}
+	var b strings.Builder
+	for i, c := range cells {
+		b.WriteString(c)
+		if i == len(cells)-1 {
+			break
+		}
+		pad := 2
+		if i < len(t.widths) {
+			pad += t.widths[i] - utf8.RuneCountInString(c)
+		}
+		for range max(pad, 2) {
+			b.WriteByte(' ')
+		}
+	}
+	b.WriteByte('\n')
+	_, t.err = io.WriteString(t.w, b.String())
+}
+
+// flush writes the rows still held and reports a write error.
+func (t *table) flush() error {
+	if !t.fixed {
+		t.release()
+	}
+	return t.err
+}
 
 // emit writes v as one line of JSON.
 func (a *app) emit(v any) error {
@@ -39,12 +102,37 @@ func (a *app) emit(v any) error {
 	return enc.Encode(v)
 }
 
-// formatTTL shows the time a key has left, or "permanent".
+// formatTTL shows the time a key has left, or "permanent", rounded for
+// people: to the minute from a day up ("6d23h59m"), to the second from a
+// minute up ("2h", "45m10s"), to the millisecond below ("59.971s"). --json
+// carries the exact milliseconds.
 func formatTTL(d time.Duration, permanent bool) string {
 	if permanent {
 		return "permanent"
 	}
-	return d.String()
+	switch {
+	case d >= 24*time.Hour-30*time.Second:
+		d = d.Round(time.Minute)
+	case d >= time.Minute:
+		d = d.Round(time.Second)
+	default:
+		return d.Round(time.Millisecond).String()
+	}
+	var b strings.Builder
+	if days := d / (24 * time.Hour); days > 0 {
+		fmt.Fprintf(&b, "%dd", days)
+		d -= days * 24 * time.Hour
+	}
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{{time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if n := d / u.unit; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			d -= n * u.unit
+		}
+	}
+	return b.String()
 }
 
 // formatExpiry shows an absolute expiry in UTC, to the millisecond.
@@ -79,6 +167,23 @@ func (a *app) progress(total int64, desc, unit string) *progress {
 		progressbar.OptionSetItsString(unit),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSpinnerType(14),
+		progressbar.OptionFullWidth(),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+// progressBytes starts a bar over total bytes of input, with the share
+// done, the bytes and the rate.
+func (a *app) progressBytes(total int64, desc string) *progress {
+	if !a.stderrIsTerminal() {
+		return &progress{}
+	}
+	return &progress{bar: progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(a.err),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionFullWidth(),
 		progressbar.OptionClearOnFinish(),
 	)}

@@ -29,8 +29,30 @@ func (a *app) withStore(path string, write bool, fn func(db *kvstore.Store) erro
 		if cerr := db.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("%s: closing the store: %w", path, cerr)
 		}
+		if write && errors.Is(err, kvstore.ErrReadOnly) {
+			// The file is writable (open checked it): SQLite refused
+			// because of a file beside it.
+			if cerr := readOnlyCompanions(path); cerr != nil {
+				err = cerr
+			}
+		}
 	}()
 	return fn(db)
+}
+
+// readError turns an error met while reading column family cf (a scan, a
+// count) into what it means. Such a read cannot miss a key, so ErrNotFound
+// there means a table or view of cf is gone: cf was dropped meanwhile, or,
+// if the catalog still lists it, its hidden objects are damaged (exit code
+// 4, with what to run).
+func readError(db *kvstore.Store, cf string, err error) error {
+	if err == nil || !errors.Is(err, kvstore.ErrNotFound) || errors.Is(err, kvstore.ErrCorrupt) {
+		return err
+	}
+	if _, oerr := db.OpenColumnFamily(cf); oerr != nil {
+		return err // dropped meanwhile: the library's own message says so
+	}
+	return damagedError{err: fmt.Errorf("column family %q is listed in the catalog but cannot be read: %s", cf, stripPrefixes(err.Error()))}
 }
 
 // columnFamily returns the handle of the column family named by --cf.
@@ -53,9 +75,9 @@ func openCF(db *kvstore.Store, name string) (*kvstore.ColumnFamily, error) {
 // names the key and the column family; other errors pass unchanged.
 func keyError(cf *kvstore.ColumnFamily, key []byte, err error) error {
 	if errors.Is(err, kvstore.ErrNotFound) {
-		return notFound{fmt.Sprintf("key %q not found in column family %q", escape(key), cf.Name())}
+		return notFound{fmt.Sprintf("key %q not found in column family %q", showText(key), cf.Name())}
 	}
-	if errors.Is(err, kvstore.ErrInvalidKey) || errors.Is(err, kvstore.ErrKeyTooLarge) {
+	if errors.Is(err, kvstore.ErrInvalidKey) || errors.Is(err, kvstore.ErrKeyTooLarge) || errors.Is(err, kvstore.ErrInvalidTTL) {
 		return usageError{err}
 	}
 	return err
@@ -64,18 +86,25 @@ func keyError(cf *kvstore.ColumnFamily, key []byte, err error) error {
 // parseDuration reads a TTL: a Go duration ("90s", "1h30m") or a number
 // of days ("7d").
 func parseDuration(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseFloat(days, 64)
-		if err == nil && n > 0 && n < 100000 {
-			return time.Duration(n * float64(24*time.Hour)), nil
+	orig := s
+	var days time.Duration
+	if ds, rest, ok := strings.Cut(s, "d"); ok {
+		n, err := strconv.ParseFloat(ds, 64)
+		if err != nil || n <= 0 || n >= 100000 {
+			return 0, usagef("bad duration %q: want for example 90s, 30m, 2h45m, 7d or 1d12h", orig)
 		}
+		days = time.Duration(n * float64(24*time.Hour))
+		if rest == "" {
+			return days, nil
+		}
+		s = rest
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, usagef("bad duration %q: want for example 90s, 30m, 2h45m or 7d", s)
+	if err != nil || (days > 0 && d < 0) {
+		return 0, usagef("bad duration %q: want for example 90s, 30m, 2h45m, 7d or 1d12h", orig)
 	}
-	if d <= 0 {
-		return 0, usagef("bad duration %q: a TTL must be positive", s)
+	if d += days; d <= 0 {
+		return 0, usagef("bad duration %q: a TTL must be positive", orig)
 	}
 	return d, nil
 }
@@ -96,8 +125,10 @@ type expiry struct {
 	at  time.Time
 }
 
-// expiryFlags reads --ttl and --expire-at (at most one of them).
-func expiryFlags(ttlFlag, atFlag string) (expiry, error) {
+// expiryFlags reads --ttl and --expire-at (at most one of them). An
+// --expire-at that is not after the command's clock is a usage error: the
+// key would be gone at once.
+func (a *app) expiryFlags(ttlFlag, atFlag string) (expiry, error) {
 	var e expiry
 	var err error
 	switch {
@@ -107,6 +138,9 @@ func expiryFlags(ttlFlag, atFlag string) (expiry, error) {
 		e.ttl, err = parseDuration(ttlFlag)
 	case atFlag != "":
 		e.at, err = parseExpireAt(atFlag)
+		if err == nil && !e.at.After(a.clock.Now()) {
+			err = usagef("--expire-at %s is not in the future (now is %s): the key would expire at once; 'snkv del' deletes a key", atFlag, a.clock.Now().UTC().Format(time.RFC3339))
+		}
 	}
 	return e, err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -32,21 +33,27 @@ func parseTimeUnit(s string) (int64, error) {
 // unit (perSec > 0) an RFC 3339 time converted to that unit. A time between
 // two units is rounded up, so that a record counts as inside [start, end)
 // exactly when its instant is.
+//
+// flag names the flag ("start": --start) or, in capitals, the argument
+// ("TS") the value came from, for messages.
 func parseTimestamp(flag, s string, perSec int64) (int64, error) {
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return v, nil
 	}
+	if flag != strings.ToUpper(flag) {
+		flag = "--" + flag
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return 0, usagef("bad --%s %q: want an integer timestamp (or an RFC 3339 time with --time-unit)", flag, s)
+		return 0, usagef("bad %s %q: want an integer timestamp (or an RFC 3339 time with --time-unit)", flag, s)
 	}
 	if perSec == 0 {
-		return 0, usagef("--%s %q: an RFC 3339 time needs --time-unit (s, ms, us or ns: the unit of the log's timestamps)", flag, s)
+		return 0, usagef("%s %q: an RFC 3339 time needs --time-unit (s, ms, us or ns: the unit of the log's timestamps)", flag, s)
 	}
 	sec, nsec := t.Unix(), int64(t.Nanosecond())
 	nsPerUnit := int64(1e9) / perSec
 	if sec > (math.MaxInt64-perSec)/perSec || sec < math.MinInt64/perSec+1 {
-		return 0, usagef("--%s %q: out of the range of int64 timestamps in that unit", flag, s)
+		return 0, usagef("%s %q: out of the range of int64 timestamps in that unit", flag, s)
 	}
 	v := sec*perSec + nsec/nsPerUnit
 	if nsec%nsPerUnit != 0 {

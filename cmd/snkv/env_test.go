@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// cliEnv runs the binary with extra environment variables.
+func cliEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(snkvBin, args...)
+	cmd.Env = append(append(os.Environ(), nowEnv+"="+t0.Format(time.RFC3339Nano)), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// TestDefaultStore sets SNKV_DB: every command takes its FILE from it and
+// FILE is left out of the arguments; a FILE given anyway is refused with a
+// message that says why.
+func TestDefaultStore(t *testing.T) {
+	path := fixture(t)
+	env := []string{dbEnv + "=" + path}
+	r := cliEnv(t, env, "get", "user:1")
+	require.Equal(t, result{"alice", "", 0}, r)
+	r = cliEnv(t, env, "put", "--cf", "sessions", "k", "v", "--ttl", "1h")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cliEnv(t, env, "count", "--cf", "sessions")
+	require.Equal(t, result{"4\n", "", 0}, r)
+	r = cliEnv(t, env, "cf", "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "sessions")
+	r = cliEnv(t, env, "timelog", "ls")
+	require.Equal(t, 0, r.code, r.stderr)
+	backup := filepath.Join(t.TempDir(), "b.db")
+	r = cliEnv(t, env, "backup", backup)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.FileExists(t, backup)
+
+	r = cliEnv(t, env, "ls", path)
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "too many arguments")
+	require.Contains(t, r.stderr, "SNKV_DB="+path+" gives FILE")
+	r = cliEnv(t, env, "get", "--help")
+	require.Equal(t, 0, r.code)
+	require.Contains(t, r.stdout, "snkv get KEY...")
+
+	// Shell completion knows the store too.
+	r = cliEnv(t, env, "__complete", "get", "--cf", "")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, []string{"default", "empty", "sessions", ":4"}, lines(r.stdout))
+}
+
+// TestVersion prints the module and the SQLite version compiled in.
+func TestVersion(t *testing.T) {
+	r := cli(t, nil, "--version")
+	require.Equal(t, 0, r.code, r.stderr)
+	ls := lines(r.stdout)
+	require.Len(t, ls, 3, r.stdout)
+	require.True(t, strings.HasPrefix(ls[0], "snkv: github.com/snkv-go/snkv "), ls[0])
+	require.Regexp(t, `^SQLite 3\.\d+\.\d+ \(modernc\.org/sqlite v\d+\.\d+\.\d+, pure Go\)$`, ls[1])
+	require.Regexp(t, `^go1\.\d+`, ls[2])
+}

@@ -1,0 +1,90 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// valueStore writes a store of n keys with values of size bytes, with the
+// binary.
+func valueStore(t *testing.T, n, size int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "values.db")
+	var in bytes.Buffer
+	v := strings.Repeat("x", size)
+	for i := range n {
+		fmt.Fprintf(&in, `{"cf":"default","key":"k%07d","value":"%s"}`+"\n", i, v)
+	}
+	r := cli(t, &in, "import", path, "--create", "--batch", "10000")
+	require.Equal(t, 0, r.code, r.stderr)
+	return path
+}
+
+// peakRSS runs the binary with args, its output thrown away, and returns
+// its peak resident memory in bytes: the high-water mark (VmHWM) of its
+// own address space, read from /proc while it runs. (The rusage of a
+// child started with vfork counts the parent's memory too.)
+func peakRSS(t *testing.T, args ...string) int64 {
+	t.Helper()
+	cmd := exec.Command(snkvBin, args...)
+	cmd.Stdout = io.Discard
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	var peak int64
+	for {
+		select {
+		case err := <-done:
+			require.NoError(t, err, stderr.String())
+			require.Positive(t, peak, "no sample of the process's memory")
+			return peak
+		default:
+		}
+		if b, err := os.ReadFile(status); err == nil {
+			// Only samples after the exec count: before it, the address
+			// space is the test's.
+			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cmd.Process.Pid)); err == nil && exe == snkvBin {
+				for _, line := range strings.Split(string(b), "\n") {
+					if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+						kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+						if err == nil {
+							peak = max(peak, kb<<10)
+						}
+					}
+				}
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestScanMemoryBounded compares the peak memory of listings of 40 MiB of
+// values with that of count, which reads the same rows (so the same pages
+// of the memory-mapped file) and keeps nothing: the table, the JSON lines
+// and the exports stream, so they stay within a few MiB of it, where
+// holding the rows would add the data's size or more.
+func TestScanMemoryBounded(t *testing.T) {
+	path := valueStore(t, 20_000, 2048)
+	base := peakRSS(t, "count", path, "--prefix", "k")
+	for _, args := range [][]string{{"scan"}, {"scan", "--json"}, {"export"}, {"export", "--format", "tsv"}} {
+		rss := peakRSS(t, append(args, path)...)
+		t.Logf("%v: peak RSS %d MiB, count: %d MiB", args, rss>>20, base>>20)
+		require.Less(t, rss, base+16<<20, "%v holds what it prints", args)
+		require.Less(t, rss, int64(40<<20), "%v: the whole run stays below the size of the values it lists", args)
+	}
+}
