@@ -196,74 +196,81 @@ type Field struct {
 // ParseRecord decodes the first len(out) fields of the SQLite record rec
 // into out (a record with fewer fields leaves the rest NULL, as SQLite
 // reads a column added after the row was written). Bytes point into rec.
-// It reports false for a record that is not well formed.
+// It reports false for a record that is not well formed. It is on the
+// per-row path of every scan: fields are written in place, and one-byte
+// varints (every header snkv writes, but for values of 58 bytes and more)
+// are read inline.
 func ParseRecord(rec []byte, out []Field) bool {
 	if len(rec) == 0 {
 		return false
 	}
-	hdr, n := uint64(rec[0]), 1
+	hdr, h := uint64(rec[0]), 1
 	if hdr >= 0x80 {
-		hdr, n = readVarint(rec)
+		if hdr, h = readVarint(rec); h == 0 {
+			return false
+		}
 	}
-	if n == 0 || hdr > uint64(len(rec)) || hdr < uint64(n) {
+	if hdr > uint64(len(rec)) || hdr < uint64(h) {
 		return false
 	}
-	h, body := n, int(hdr)
+	end := int(hdr)
+	body := end
 	for i := range out {
-		if h >= int(hdr) {
-			out[i] = Field{Kind: KindNull}
+		f := &out[i]
+		if h >= end {
+			f.Kind, f.Bytes, f.Int = KindNull, nil, 0
 			continue
 		}
-		var t uint64
-		if b := rec[h]; b < 0x80 {
-			t = uint64(b)
+		t := uint64(rec[h])
+		if t < 0x80 {
 			h++
 		} else {
 			var n int
-			if t, n = readVarint(rec[h:int(hdr)]); n == 0 {
+			if t, n = readVarint(rec[h:end]); n == 0 {
 				return false
 			}
 			h += n
 		}
-		var size int
-		f := Field{}
-		switch {
-		case t == 0:
-			f.Kind = KindNull
-		case t <= 6:
-			size = intSizes[t]
-			f.Kind = KindInt
-		case t == 7:
-			size, f.Kind = 8, KindFloat
-		case t == 8 || t == 9:
-			f.Kind, f.Int = KindInt, int64(t-8)
-		case t >= 12:
-			size = int((t - 12) / 2)
+		if t >= 12 {
+			size := (t - 12) >> 1
+			if size > uint64(len(rec)-body) {
+				return false
+			}
 			f.Kind = KindBlob
 			if t&1 == 1 {
 				f.Kind = KindText
 			}
+			f.Bytes, f.Int = rec[body:body+int(size):body+int(size)], 0
+			body += int(size)
+			continue
+		}
+		f.Bytes, f.Int = nil, 0
+		switch {
+		case t == 0:
+			f.Kind = KindNull
+		case t == 8 || t == 9:
+			f.Kind, f.Int = KindInt, int64(t-8)
+		case t == 7:
+			if len(rec)-body < 8 {
+				return false
+			}
+			f.Kind = KindFloat
+			body += 8
+		case t <= 6:
+			size := intSizes[t]
+			if size > len(rec)-body {
+				return false
+			}
+			b := rec[body : body+size]
+			v := int64(int8(b[0]))
+			for _, c := range b[1:] {
+				v = v<<8 | int64(c)
+			}
+			f.Kind, f.Int = KindInt, v
+			body += size
 		default:
 			return false // 10 and 11 are reserved
 		}
-		if size > len(rec)-body {
-			return false
-		}
-		b := rec[body : body+size : body+size]
-		body += size
-		switch f.Kind {
-		case KindInt:
-			if size > 0 {
-				v := int64(int8(b[0]))
-				for _, c := range b[1:] {
-					v = v<<8 | int64(c)
-				}
-				f.Int = v
-			}
-		case KindBlob, KindText:
-			f.Bytes = b
-		}
-		out[i] = f
 	}
 	return true
 }
