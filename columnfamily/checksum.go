@@ -146,9 +146,14 @@ func readValue(rows *engine.Rows, st *engine.Counters, key []byte, col, crcCol i
 func rawValue(rows *engine.Rows, key []byte, col int) ([]byte, error) {
 	v, k := rows.RawBlob(col)
 	if k != engine.KindBlob {
-		return nil, corruptRow(key, fmt.Sprintf("value is stored as %s, not a BLOB (written by another tool?)", kindName(k)))
+		return nil, badValueKind(key, k)
 	}
 	return v, nil
+}
+
+// badValueKind is the error of a value stored as another class than BLOB.
+func badValueKind(key []byte, k int) error {
+	return corruptRow(key, fmt.Sprintf("value is stored as %s, not a BLOB (written by another tool?)", kindName(k)))
 }
 
 // verifyRow checks the data row's checksum, column crcCol, against sum
@@ -194,7 +199,12 @@ func readExpiry(rows *engine.Rows, st *engine.Counters, key []byte, col, crcCol 
 // checkScanKey checks the key column of a scanned row: a BLOB of 1 byte to
 // MaxKeySize.
 func checkScanKey(rows *engine.Rows, col int) ([]byte, error) {
-	key, k := rows.RawBlob(col)
+	return scanKey(rows.RawBlob(col))
+}
+
+// scanKey checks a scanned key of storage class k: a BLOB of 1 byte to
+// MaxKeySize.
+func scanKey(key []byte, k int) ([]byte, error) {
 	if k != engine.KindBlob {
 		return nil, fmt.Errorf("%w: a key is stored as %s, not a BLOB (written by another tool?)", engine.ErrCorrupt, kindName(k))
 	}

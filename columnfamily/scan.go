@@ -285,17 +285,33 @@ func (r *scanRows) flushRead() {
 // they are in SQLite's memory, valid until the next step.
 func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err error) {
 	st := r.st
-	if key, err = checkScanKey(r.rows, scKey); err != nil {
-		return nil, nil, 0, err
-	}
-	if exp, err = readExpiry(r.rows, st, key, scExp, r.ecrcCol, r.strict); err != nil {
-		return nil, nil, 0, err
-	}
-	if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
-		return key, nil, exp, nil
-	}
-	if value, err = rawValue(r.rows, key, scValue); err != nil {
-		return nil, nil, 0, err
+	var kv []byte // key and value adjacent in memory, when known
+	if k, kk, v, vk, joined, fast := r.rows.FastRow(); fast {
+		// Read from the B-tree: a column family without TTL tables, whose
+		// rows have no expiry; key and value come in one call.
+		if key, err = scanKey(k, kk); err != nil {
+			return nil, nil, 0, err
+		}
+		if vk != engine.KindBlob {
+			return nil, nil, 0, badValueKind(key, vk)
+		}
+		value, exp, kv = v, -1, joined
+		if value == nil {
+			value = []byte{}
+		}
+	} else {
+		if key, err = checkScanKey(r.rows, scKey); err != nil {
+			return nil, nil, 0, err
+		}
+		if exp, err = readExpiry(r.rows, st, key, scExp, r.ecrcCol, r.strict); err != nil {
+			return nil, nil, 0, err
+		}
+		if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
+			return key, nil, exp, nil
+		}
+		if value, err = rawValue(r.rows, key, scValue); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	var sum int64
 	if copied {
@@ -308,6 +324,8 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 		if r.crcCol >= 0 {
 			sum = withTTL(joinedSum(n, buf), exp >= 0)
 		}
+	} else if r.crcCol >= 0 && kv != nil {
+		sum = withTTL(joinedSum(len(key), kv), exp >= 0) // one pass over both
 	} else if r.crcCol >= 0 {
 		sum = dataSum(key, value, exp >= 0)
 	}

@@ -5,3 +5,6 @@ var (
 	VarintLen    = varintLen
 	AppendVarint = appendVarint
 )
+
+// ParseRow is parseRow, for the tests of package btree_test.
+var ParseRow = parseRow

@@ -49,5 +49,8 @@ func (s *Scan) Next() (bool, error) { return false, nil }
 // Field is never called: no scan is ever open.
 func (s *Scan) Field(int) *Field { return &Field{Kind: KindNull} }
 
+// KeyValue is never called: no scan is ever open.
+func (s *Scan) KeyValue() []byte { return nil }
+
 // Close does nothing.
 func (s *Scan) Close() {}

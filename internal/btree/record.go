@@ -296,3 +296,69 @@ func readVarint(b []byte) (uint64, int) {
 	}
 	return v, 9
 }
+
+// parseRow is ParseRecord for the rows snkv writes: exactly three fields
+// (a BLOB key, a BLOB value, an integer checksum) whose serial types take
+// at most two bytes each, which covers every key and every value under 8
+// KiB. It also returns the key and value as one slice (they lie one after
+// the other in the record). It reports false for any other record, which
+// ParseRecord then reads.
+func parseRow(rec []byte, out []Field) (kv []byte, ok bool) {
+	if len(out) != 3 || len(rec) < 4 {
+		return nil, false
+	}
+	hdr := int(rec[0])
+	if hdr >= 0x80 || hdr > len(rec) {
+		return nil, false
+	}
+	var ts [3]int
+	h := 1
+	for i := range ts {
+		if h >= hdr {
+			return nil, false
+		}
+		b := int(rec[h])
+		if b < 0x80 {
+			ts[i] = b
+			h++
+			continue
+		}
+		if h+1 >= hdr || rec[h+1] >= 0x80 {
+			return nil, false
+		}
+		ts[i] = (b&0x7f)<<7 | int(rec[h+1])
+		h += 2
+	}
+	if h != hdr || ts[0] < 12 || ts[0]&1 == 1 || ts[1] < 12 || ts[1]&1 == 1 {
+		return nil, false
+	}
+	nk, nv := (ts[0]-12)>>1, (ts[1]-12)>>1
+	body := hdr + nk + nv
+	if body > len(rec) {
+		return nil, false
+	}
+	var crc int64
+	switch t := ts[2]; {
+	case t == 8 || t == 9:
+		if body != len(rec) {
+			return nil, false
+		}
+		crc = int64(t - 8)
+	case t >= 1 && t <= 6:
+		b := rec[body:]
+		if len(b) != intSizes[t] {
+			return nil, false
+		}
+		crc = int64(int8(b[0]))
+		for _, c := range b[1:] {
+			crc = crc<<8 | int64(c)
+		}
+	default:
+		return nil, false
+	}
+	k, v := hdr+nk, hdr+nk+nv
+	out[0].Kind, out[0].Bytes, out[0].Int = KindBlob, rec[hdr:k:k], 0
+	out[1].Kind, out[1].Bytes, out[1].Int = KindBlob, rec[k:v:v], 0
+	out[2].Kind, out[2].Bytes, out[2].Int = KindInt, nil, crc
+	return rec[hdr:v:v], true
+}

@@ -26,7 +26,7 @@ type Scan struct {
 	loIncl   bool
 	hiIncl   bool
 	fields   []Field
-	rowBytes []byte
+	kv       []byte // the current row's key and value, one after the other (nil: not known)
 }
 
 // OpenScan opens a scan of t's data table over the keys from lo to hi
@@ -135,9 +135,13 @@ func (s *Scan) Next() (bool, error) {
 		s.done = true
 		return false, &Error{Code: int(rc)}
 	}
-	if !ParseRecord(rec, s.fields) {
-		s.done = true
-		return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
+	var ok bool
+	if s.kv, ok = parseRow(rec, s.fields); !ok {
+		s.kv = nil
+		if !ParseRecord(rec, s.fields) {
+			s.done = true
+			return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
+		}
 	}
 	// The end bound (the key is field 0).
 	key := s.fields[0].Bytes
@@ -179,6 +183,11 @@ func (s *Scan) payload() ([]byte, int32) {
 
 // Field returns field i of the current row.
 func (s *Scan) Field(i int) *Field { return &s.fields[i] }
+
+// KeyValue returns the current row's key and value as one slice, the key
+// first (they lie one after the other in the record), or nil when the
+// record is not of the usual three-field form.
+func (s *Scan) KeyValue() []byte { return s.kv }
 
 // Close closes the cursor and frees the scan's memory.
 func (s *Scan) Close() {

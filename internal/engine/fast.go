@@ -239,3 +239,17 @@ func (r *Rows) fieldBytes(i int) []byte {
 	}
 	return f.Bytes
 }
+
+// FastRow returns the key and value of the current row of rows read
+// through the fast path (QueryScan), with their storage classes, in one
+// call, and kv, the key and the value as one slice when they lie one after
+// the other (nil otherwise): ok is false for rows read with SQL, whose
+// columns are read one by one. The row's other columns are read as usual
+// (Int, IntKind).
+func (r *Rows) FastRow() (key []byte, keyKind int, value []byte, valueKind int, kv []byte, ok bool) {
+	if r.fast == nil {
+		return nil, 0, nil, 0, nil, false
+	}
+	k, v := r.fast.Field(0), r.fast.Field(1)
+	return k.Bytes, k.Kind, v.Bytes, v.Kind, r.fast.KeyValue(), true
+}
