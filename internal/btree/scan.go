@@ -14,19 +14,19 @@ import (
 // open. The bytes of a row point into SQLite's memory and are valid until
 // the next call of Next or Close.
 type Scan struct {
-	c        *Conn
-	cur      uintptr // the cursor, C memory of its own (scans nest)
-	out      uintptr // 4 bytes for out values
-	buf      uintptr // a record that spills to overflow pages is copied here
-	bufN     int
-	started  bool
-	done     bool
-	desc     bool
-	lo, hi   []byte
-	loIncl   bool
-	hiIncl   bool
-	fields   []Field
-	kv       []byte // the current row's key and value, one after the other (nil: not known)
+	c       *Conn
+	cur     uintptr // the cursor, C memory of its own (scans nest)
+	out     uintptr // 4 bytes for out values
+	buf     uintptr // a record that spills to overflow pages is copied here
+	bufN    int
+	started bool
+	done    bool
+	desc    bool
+	lo, hi  []byte
+	loIncl  bool
+	hiIncl  bool
+	fields  []Field
+	kv      []byte // the current row's key and value, one after the other (nil: not known)
 }
 
 // OpenScan opens a scan of t's data table over the keys from lo to hi
