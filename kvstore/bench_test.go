@@ -195,14 +195,25 @@ func reportKeys(b *testing.B, keys int) {
 	b.ReportMetric(float64(keys)/b.Elapsed().Seconds(), "keys/s")
 }
 
-// scanSQL reads every row of a baseline query and returns how many it read.
-func scanSQL(b *testing.B, st *sql.Stmt, args ...any) int {
+// scanSQL reads every row of a baseline query into []byte (copies) and
+// returns how many it read.
+func scanSQL(b *testing.B, st *sql.Stmt, args ...any) int { return scanSQLAs[[]byte](b, st, args...) }
+
+// scanSQLRaw is scanSQL reading each row into sql.RawBytes: no copies, as
+// a borrowing scan of snkv.
+func scanSQLRaw(b *testing.B, st *sql.Stmt, args ...any) int {
+	return scanSQLAs[sql.RawBytes](b, st, args...)
+}
+
+// scanSQLAs reads every row of a baseline query into two T and returns
+// how many it read.
+func scanSQLAs[T any](b *testing.B, st *sql.Stmt, args ...any) int {
 	rows, err := st.Query(args...)
 	if err != nil {
 		b.Fatal(err)
 	}
 	n := 0
-	var k, v []byte
+	var k, v T
 	for rows.Next() {
 		if err := rows.Scan(&k, &v); err != nil {
 			b.Fatal(err)
