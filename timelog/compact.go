@@ -163,10 +163,10 @@ func (l *Log) compactTx(ctx context.Context, force bool) (bool, error) {
 				break
 			}
 		}
-		if err := w.addPages(all[:split], l.cfg.pageRecs); err != nil {
+		if err := w.addPages(all[:split], &l.cfg); err != nil {
 			return false, err
 		}
-		if err := w.addPages(all[split:], l.cfg.pageRecs); err != nil {
+		if err := w.addPages(all[split:], &l.cfg); err != nil {
 			return false, err
 		}
 		if err := w.removePages(sel.merge); err != nil {
@@ -181,7 +181,7 @@ func (l *Log) compactTx(ctx context.Context, force bool) (bool, error) {
 		if err := w.removePages([]pageInfo{p}); err != nil {
 			return false, err
 		}
-		if err := w.addPages(keep(buf), l.cfg.pageRecs); err != nil {
+		if err := w.addPages(keep(buf), &l.cfg); err != nil {
 			return false, err
 		}
 	}

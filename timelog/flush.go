@@ -103,7 +103,7 @@ func (l *Log) flushRun(ctx context.Context, r *run, seq uint64) error {
 		}
 		keep = append(keep, x)
 	}
-	if err := w.addPages(keep, l.cfg.pageRecs); err != nil {
+	if err := w.addPages(keep, &l.cfg); err != nil {
 		return err
 	}
 	for _, t := range r.tombs {

@@ -175,6 +175,7 @@ type writer struct {
 	checked map[uint64][]uint64
 	against []tomb // the deletes new pages are filtered against
 	removed []uint64
+	enc     pageEncoder
 }
 
 func newWriter(t tables, old *manifest, against ...[]tomb) *writer {
@@ -185,16 +186,17 @@ func newWriter(t tables, old *manifest, against ...[]tomb) *writer {
 	return w
 }
 
-// addPage writes recs (sorted, non-empty) as one new page.
-func (w *writer) addPage(recs []rec) error {
-	b, p := encodePage(recs)
+// addPage writes the longest prefix of recs (sorted, non-empty) that fits
+// c's page limits as one new page, and returns the records it took.
+func (w *writer) addPage(recs []rec, c *config) (int, error) {
+	b, p, n := w.enc.page(recs, c)
 	p.id = w.m.nextPage
 	w.m.nextPage++
 	if err := w.t.pages.Put(p.key(), b); err != nil {
-		return err
+		return 0, err
 	}
 	if err := w.t.meta.Put(p.summaryKey(), p.summary()); err != nil {
-		return err
+		return 0, err
 	}
 	w.m.pages = append(w.m.pages, p)
 	for _, t := range w.against {
@@ -202,14 +204,14 @@ func (w *writer) addPage(recs []rec) error {
 			w.checked[p.id] = append(w.checked[p.id], t.seq)
 		}
 	}
-	return nil
+	return n, nil
 }
 
-// addPages writes sorted recs as pages of at most per records.
-func (w *writer) addPages(recs []rec, per int) error {
+// addPages writes sorted recs as pages within c's limits.
+func (w *writer) addPages(recs []rec, c *config) error {
 	for len(recs) > 0 {
-		n := min(per, len(recs))
-		if err := w.addPage(recs[:n]); err != nil {
+		n, err := w.addPage(recs, c)
+		if err != nil {
 			return err
 		}
 		recs = recs[n:]
