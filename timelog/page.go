@@ -123,9 +123,15 @@ func checkPage(b []byte, want int) (int, error) {
 // checking the page (checkPage); a bad page is ErrCorrupt naming the log
 // and the page.
 func decodePage(dst []rec, b []byte, want int, name string, key []byte) ([]rec, error) {
+	return decodePageSpan(dst, b, want, name, key, fullSpan, denseAll)
+}
+
+// decodePageSpan is decodePage for the records with ts in q only: all of
+// them, or the first or last (mode; a fixed-layout page gives all).
+func decodePageSpan(dst []rec, b []byte, want int, name string, key []byte, q span, mode denseMode) ([]rec, error) {
 	n, err := checkPage(b, want)
 	if err == nil && b[3] == denseVersion {
-		dst, err = decodeDense(dst, b, n)
+		dst, err = decodeDense(dst, b, n, q, mode)
 	}
 	if err != nil {
 		return dst, fmt.Errorf("timelog %q, page %x: %w", name, key, err)
@@ -133,11 +139,16 @@ func decodePage(dst []rec, b []byte, want int, name string, key []byte) ([]rec, 
 	if b[3] == denseVersion {
 		return dst, nil
 	}
+	start := len(dst)
 	dst = growRecs(dst, n)
 	b = b[pageHeader:]
 	for i := 0; i < n; i++ {
 		r := b[i*recSize : i*recSize+recSize]
 		dst = append(dst, rec{ts: int64(be.Uint64(r)), seq: be.Uint64(r[8:]), h: be.Uint64(r[16:])})
+	}
+	if q != fullSpan {
+		in := clipRecs(dst[start:], q)
+		dst = dst[:start+copy(dst[start:], in)]
 	}
 	return dst, nil
 }

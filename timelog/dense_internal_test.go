@@ -1,0 +1,139 @@
+package timelog
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// denseRecs returns n sorted records: mostly growing timestamps and
+// sequence numbers with late ones, or (wild) any 64-bit values.
+func denseRecs(rng *rand.Rand, n int, wild bool) []rec {
+	recs := make([]rec, n)
+	for i := range recs {
+		r := rec{ts: int64(i / 2), seq: uint64(i + 1), h: uint64(i + 1)}
+		if rng.IntN(20) == 0 {
+			r.ts -= int64(rng.IntN(1024))
+		}
+		if wild {
+			r = rec{ts: int64(rng.Uint64()), seq: rng.Uint64(), h: rng.Uint64()}
+			switch rng.IntN(10) {
+			case 0:
+				r.ts = math.MinInt64
+			case 1:
+				r.ts = math.MaxInt64
+			case 2:
+				r.h = math.MaxUint64
+			}
+		}
+		recs[i] = r
+	}
+	slices.SortFunc(recs, cmpRec)
+	return recs
+}
+
+// Dense pages hold exactly the records given, cut by bytes (at least one
+// record a page, none above the limit unless it is a lone record), and a
+// decode of a span, or of its first or last record, starting from the
+// block index, gives what the whole page clipped to the span gives.
+func TestDensePageRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var e pageEncoder
+	for iter := range 300 {
+		wild := iter%3 == 0
+		recs := denseRecs(rng, 1+rng.IntN(3000), wild)
+		maxBytes := denseMinPage + rng.IntN(20000)
+		var got []rec
+		for rest := recs; len(rest) > 0; {
+			b, p, n := e.encode(rest, math.MaxInt, maxBytes)
+			require.Positive(t, n)
+			require.True(t, len(b) <= maxBytes || n == 1, "%d bytes, limit %d", len(b), maxBytes)
+			require.Equal(t, rest[0].ts, p.minTs)
+			require.Equal(t, rest[n-1].ts, p.maxTs)
+			k, err := checkPage(b, p.n)
+			require.NoError(t, err)
+			require.Equal(t, n, k)
+			page, err := decodeDense(nil, b, n, fullSpan, denseAll)
+			require.NoError(t, err)
+			require.Equal(t, rest[:n], page)
+			got = append(got, page...)
+			for range 5 {
+				lo := page[rng.IntN(n)].ts - int64(rng.IntN(3))
+				hi := lo + int64(rng.IntN(600))
+				if hi < lo {
+					hi = math.MaxInt64
+				}
+				q := span{lo, hi}
+				want := clipRecs(page, q)
+				all, err := decodeDense(nil, b, n, q, denseAll)
+				require.NoError(t, err)
+				require.Equal(t, len(want), len(all))
+				if len(want) > 0 {
+					require.Equal(t, want, all)
+				}
+				first, err := decodeDense(nil, b, n, q, denseFirst)
+				require.NoError(t, err)
+				last, err := decodeDense(nil, b, n, q, denseLast)
+				require.NoError(t, err)
+				if len(want) == 0 {
+					require.Empty(t, first)
+					require.Empty(t, last)
+					continue
+				}
+				require.Equal(t, []rec{want[0]}, first)
+				require.Equal(t, []rec{want[len(want)-1]}, last)
+			}
+			rest = rest[n:]
+		}
+		require.Equal(t, recs, got)
+	}
+}
+
+// A page whose block index disagrees with its records is corrupt to a
+// whole-page decode (IntegrityCheck, compaction, scans), even with a
+// checksum recomputed to match.
+func TestDensePageIndexChecked(t *testing.T) {
+	recs := denseRecs(rand.New(rand.NewPCG(1, 1)), 1000, false)
+	var e pageEncoder
+	b, p, n := e.encode(recs, math.MaxInt, 1<<20)
+	require.Equal(t, 1000, n)
+	d, err := parseDense(b, n)
+	require.NoError(t, err)
+	require.Equal(t, 3, d.entries())
+	idx := len(b) - len(d.idx)
+	for _, off := range []int{0, 8, 16, 24, 28, 32, denseEntry + 3} {
+		bad := slices.Clone(b)
+		bad[idx+off] ^= 1
+		be.PutUint32(bad[4:], pageSum(bad))
+		_, err := decodeDense(nil, bad, p.n, fullSpan, denseAll)
+		require.ErrorIs(t, err, ErrCorrupt, "index byte %d", off)
+	}
+}
+
+func BenchmarkDecodeDensePage(b *testing.B) {
+	recs := denseRecs(rand.New(rand.NewPCG(1, 1)), 8000, false)
+	var e pageEncoder
+	pg, p, n := e.encode(recs, math.MaxInt, 16<<10)
+	b.Logf("%d records, %d bytes", n, len(pg))
+	var dst []rec
+	b.Run("all", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var err error
+			if dst, err = decodeDense(dst[:0], pg, p.n, fullSpan, denseAll); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+	})
+	b.Run("last", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var err error
+			if dst, err = decodeDense(dst[:0], pg, p.n, fullSpan, denseLast); err != nil || len(dst) != 1 {
+				b.Fatal(err)
+			}
+		}
+	})
+}
