@@ -220,8 +220,9 @@ type reader struct {
 	pages []pageInfo
 	cur   []rec // the current cluster, merged, filtered, clipped
 	// first: only the first visible record in the walking direction is
-	// wanted (Min, Max, Next, Prev): a cluster of one page that no delete
-	// touches decodes only the block that holds it.
+	// wanted (Min, Max, Next, Prev): in a cluster no delete touches, each
+	// source gives only its first (last) record of the query, and a dense
+	// page decodes only the block that holds it.
 	first bool
 }
 
@@ -262,7 +263,7 @@ func (r *reader) load() error {
 	r.tombs = s.applicable(r.tombs, r.c.sp, minSeq)
 	sources := len(r.pages) + len(r.c.runs)
 	mode := denseAll
-	if r.first && sources == 1 && len(r.tombs) == 0 {
+	if r.first && len(r.tombs) == 0 {
 		mode = denseFirst
 		if r.it.rev {
 			mode = denseLast
@@ -278,7 +279,15 @@ func (r *reader) load() error {
 		}
 	}
 	for _, run := range r.c.runs {
-		buf = append(buf, clipRecs(run.recs, q)...)
+		in := clipRecs(run.recs, q)
+		switch {
+		case len(in) == 0 || mode == denseAll:
+		case mode == denseFirst:
+			in = in[:1]
+		default:
+			in = in[len(in)-1:]
+		}
+		buf = append(buf, in...)
 	}
 	if sources > 1 {
 		slices.SortFunc(buf, cmpRec)
