@@ -95,14 +95,20 @@ func (m *memtable) snapshot(id uint64) *run {
 // sortedCopy returns recs sorted by (ts, seq), in a new slice. Appends are
 // mostly in order: the records that keep up with the running maximum are
 // already sorted (their sequence numbers grow), so only the others are
-// sorted, then the two runs are merged: O(n + k log k) for k late records.
+// sorted, then the two runs are merged: O(n + k log k) for k late records,
+// and one copy of recs plus the late ones in memory.
 func sortedCopy(recs []rec) []rec {
-	inOrder := make([]rec, 0, len(recs))
+	inOrder := func(r rec, hi *int64, first *bool) bool {
+		if *first || r.ts >= *hi {
+			*hi, *first = r.ts, false
+			return true
+		}
+		return false
+	}
 	var late []rec
+	hi, first := int64(0), true
 	for _, r := range recs {
-		if len(inOrder) == 0 || r.ts >= inOrder[len(inOrder)-1].ts {
-			inOrder = append(inOrder, r)
-		} else {
+		if !inOrder(r, &hi, &first) {
 			late = append(late, r)
 		}
 	}
@@ -113,16 +119,17 @@ func sortedCopy(recs []rec) []rec {
 	}
 	slices.SortFunc(late, cmpRec)
 	out := make([]rec, 0, len(recs))
-	i, j := 0, 0
-	for i < len(inOrder) && j < len(late) {
-		if cmpRec(late[j], inOrder[i]) < 0 {
+	j := 0
+	hi, first = 0, true
+	for _, r := range recs {
+		if !inOrder(r, &hi, &first) {
+			continue
+		}
+		for j < len(late) && cmpRec(late[j], r) < 0 {
 			out = append(out, late[j])
 			j++
-		} else {
-			out = append(out, inOrder[i])
-			i++
 		}
+		out = append(out, r)
 	}
-	out = append(out, inOrder[i:]...)
 	return append(out, late[j:]...)
 }

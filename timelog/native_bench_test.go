@@ -166,3 +166,43 @@ func BenchmarkNative(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNativeMemory reports the memory one flush of a full 16 MiB
+// buffer of the workload allocates (one op: the flush), and what opening
+// and closing a snapshot over the flushed log and a half-full buffer
+// allocates (one op: Snapshot and Close).
+func BenchmarkNativeMemory(b *testing.B) {
+	const per = 16 << 20 / 24 // records in a full buffer
+	db := openBenchStore(b, b.TempDir(), "mem.db")
+	defer db.Close()
+	l, err := timelog.Open(db, "mem", timelog.Options{Maintenance: timelog.Manual, MemtableMaxBytes: 16 << 20, Busy: timelog.BusySilent})
+	require.NoError(b, err)
+	defer l.Close()
+	s := &nativeStream{rng: 12345}
+	batch := make([]timelog.Record, 4096)
+	fill := func(n int) {
+		for k := 0; k < n; k += len(batch) {
+			m := min(len(batch), n-k)
+			s.fill(batch[:m])
+			require.NoError(b, l.AppendBatch(batch[:m]))
+		}
+	}
+	b.Run("flush", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			fill(per - 4096)
+			b.StartTimer()
+			require.NoError(b, l.Flush(ctx))
+		}
+	})
+	fill(per / 2)
+	b.Run("snapshot", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			snap, err := l.Snapshot()
+			require.NoError(b, err)
+			require.NoError(b, snap.Close())
+		}
+	})
+}
