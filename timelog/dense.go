@@ -290,3 +290,57 @@ func decodeDense(dst []rec, b []byte, n int, q span, mode denseMode) ([]rec, err
 	}
 	return dst, nil
 }
+
+// decodeDenseTs decodes column c of len(dst) timestamp deltas into dst,
+// checking that the timestamps never decrease.
+func decodeDenseTs(dst []int64, c []byte) error {
+	var prev uint64
+	i := 0
+	for k := range dst {
+		var d uint64
+		if i < len(c) && c[i] < 0x80 {
+			d = uint64(c[i])
+			i++
+		} else {
+			var err error
+			if d, i, err = uvarintAt(c, i); err != nil {
+				return fmt.Errorf("%w: dense page timestamps: %w", ErrCorrupt, err)
+			}
+		}
+		v := prev + d
+		if k > 0 && int64(v) < int64(prev) {
+			return fmt.Errorf("%w: dense page timestamps out of order", ErrCorrupt)
+		}
+		dst[k] = int64(v)
+		prev = v
+	}
+	if i != len(c) {
+		return fmt.Errorf("%w: dense page timestamp column longer than %d records", ErrCorrupt, len(dst))
+	}
+	return nil
+}
+
+// decodeDenseHandles decodes column c of len(dst) zigzag handle deltas
+// into dst.
+func decodeDenseHandles(dst []uint64, c []byte) error {
+	var prev uint64
+	i := 0
+	for k := range dst {
+		var z uint64
+		if i < len(c) && c[i] < 0x80 {
+			z = uint64(c[i])
+			i++
+		} else {
+			var err error
+			if z, i, err = uvarintAt(c, i); err != nil {
+				return fmt.Errorf("%w: dense page handles: %w", ErrCorrupt, err)
+			}
+		}
+		prev += unzigzag(z)
+		dst[k] = prev
+	}
+	if i != len(c) {
+		return fmt.Errorf("%w: dense page handle column longer than %d records", ErrCorrupt, len(dst))
+	}
+	return nil
+}

@@ -89,6 +89,26 @@ func countOrCorrupt(t *testing.T, l *timelog.Log, want int, t1, t2 int64) {
 	require.EqualValues(t, want, n)
 }
 
+// readColumns returns the log's records read through ColumnsAll, or the
+// first error.
+func readColumns(l *timelog.Log) ([]timelog.Record, error) {
+	s, err := l.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var out []timelog.Record
+	for c, err := range s.ColumnsAll() {
+		if err != nil {
+			return out, err
+		}
+		for i := range c.Ts {
+			out = append(out, timelog.Record{Ts: c.Ts[i], Handle: c.Handles[i]})
+		}
+	}
+	return out, nil
+}
+
 // readAll returns the log's records, or the first error.
 func readAll(l *timelog.Log) ([]timelog.Record, error) {
 	var out []timelog.Record
@@ -117,6 +137,13 @@ func TestPageByteFlips(t *testing.T) {
 			v[i] ^= 0xFF
 			_, l := withPage(t, src, row.key, v)
 			got, err := readAll(l)
+			cols, cerr := readColumns(l)
+			if err == nil {
+				require.NoError(t, cerr, "page %d byte %d: Columns", pi, i)
+				require.Equal(t, want, cols, "page %d byte %d: Columns", pi, i)
+			} else {
+				checkCorrupt(t, cerr, "ColumnsAll")
+			}
 			if err == nil {
 				require.Equal(t, want, got, "page %d byte %d", pi, i)
 				n, err := l.Count()
