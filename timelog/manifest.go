@@ -190,13 +190,18 @@ func newWriter(t tables, old *manifest, against ...[]tomb) *writer {
 // c's page limits as one new page, and returns the records it took.
 func (w *writer) addPage(recs []rec, c *config) (int, error) {
 	b, p, n := w.enc.page(recs, c)
+	return n, w.putPage(b, p)
+}
+
+// putPage stores page b described by p under the next page id.
+func (w *writer) putPage(b []byte, p pageInfo) error {
 	p.id = w.m.nextPage
 	w.m.nextPage++
 	if err := w.t.pages.Put(p.key(), b); err != nil {
-		return 0, err
+		return err
 	}
 	if err := w.t.meta.Put(p.summaryKey(), p.summary()); err != nil {
-		return 0, err
+		return err
 	}
 	w.m.pages = append(w.m.pages, p)
 	for _, t := range w.against {
@@ -204,17 +209,58 @@ func (w *writer) addPage(recs []rec, c *config) (int, error) {
 			w.checked[p.id] = append(w.checked[p.id], t.seq)
 		}
 	}
-	return n, nil
+	return nil
 }
 
-// addPages writes sorted recs as pages within c's limits.
+// pipelineMin is the number of records from which addPages encodes pages
+// in a goroutine while it stores the ones before (about 8 dense pages of
+// a dense series).
+const pipelineMin = 40_000
+
+// encoded is a page encoded ahead of its store.
+type encoded struct {
+	b []byte
+	p pageInfo
+}
+
+// addPages writes sorted recs as pages within c's limits. Many records are
+// encoded by a goroutine a few pages ahead of the stores, so that the
+// encoding of a large flush overlaps SQLite's work on another core.
 func (w *writer) addPages(recs []rec, c *config) error {
-	for len(recs) > 0 {
-		n, err := w.addPage(recs, c)
-		if err != nil {
+	if len(recs) < pipelineMin {
+		for len(recs) > 0 {
+			n, err := w.addPage(recs, c)
+			if err != nil {
+				return err
+			}
+			recs = recs[n:]
+		}
+		return nil
+	}
+	pages := make(chan encoded, 4)
+	stop := make(chan struct{})
+	go func() {
+		defer close(pages)
+		var enc pageEncoder
+		for len(recs) > 0 {
+			b, p, n := enc.page(recs, c)
+			select {
+			case pages <- encoded{b, p}:
+			case <-stop:
+				return
+			}
+			recs = recs[n:]
+		}
+	}()
+	defer func() {
+		close(stop)
+		for range pages { // let the encoder end
+		}
+	}()
+	for e := range pages {
+		if err := w.putPage(e.b, e.p); err != nil {
 			return err
 		}
-		recs = recs[n:]
 	}
 	return nil
 }
