@@ -6,7 +6,8 @@
 #   make test-long  every test with -race, slow ones included (soak, crash loops), then fuzzing
 #   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
-#   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M)
+#   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M),
+#                       then the C Timelog workload (TIMELOG_NATIVE_N records, default 5M)
 #   make cross      CGO_ENABLED=0 builds for every supported platform
 #   make fmt        gofmt -w the tree
 #   make vet        go vet ./...
@@ -44,7 +45,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./kvstore/
 
 bench-timelog:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./timelog/
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkNative' -benchmem -benchtime 2s ./timelog/
+	$(GO) test -run '^$$' -bench '^BenchmarkNative' -benchmem -benchtime 1x ./timelog/
 
 cross:
 	@set -e; for p in $(PLATFORMS); do \
