@@ -54,15 +54,14 @@ type pageEncoder struct {
 }
 
 // encode writes the longest prefix of recs (sorted, non-empty) that fits
-// in maxRecs records and maxBytes bytes (at least one record, whatever
-// maxBytes) as one page, and returns the page, its description (id left to
+// in maxBytes bytes (at least one record, whatever maxBytes) as one page, and returns the page, its description (id left to
 // the caller) and the number of records it holds.
-func (e *pageEncoder) encode(recs []rec, maxRecs, maxBytes int) ([]byte, pageInfo, int) {
+func (e *pageEncoder) encode(recs []rec, maxBytes int) ([]byte, pageInfo, int) {
 	e.ts, e.seq, e.h, e.idx = e.ts[:0], e.seq[:0], e.h[:0], e.idx[:0]
 	p := pageInfo{minTs: recs[0].ts, n: 0, minSeq: math.MaxUint64, version: denseVersion}
 	size := denseHeader
 	var pt, ps, ph uint64
-	for _, r := range recs[:min(len(recs), maxRecs)] {
+	for _, r := range recs {
 		dt := uint64(r.ts) - pt
 		ds := zigzag(r.seq - ps)
 		dh := zigzag(r.h - ph)
@@ -107,14 +106,14 @@ func (e *pageEncoder) encode(recs []rec, maxRecs, maxBytes int) ([]byte, pageInf
 // page encodes the first page of recs within c's limits (see encode).
 func (e *pageEncoder) page(recs []rec, c *config) ([]byte, pageInfo, int) {
 	if f := testPageEncode.Load(); f != nil {
-		return (*f)(recs, c.pageRecs)
+		return (*f)(recs, c.PageMaxBytes)
 	}
-	return e.encode(recs, math.MaxInt, c.PageMaxBytes)
+	return e.encode(recs, c.PageMaxBytes)
 }
 
 // testPageEncode, set only by tests, replaces the page encoder (to write
 // pages of an older version).
-var testPageEncode atomic.Pointer[func(recs []rec, maxRecs int) ([]byte, pageInfo, int)]
+var testPageEncode atomic.Pointer[func(recs []rec, maxBytes int) ([]byte, pageInfo, int)]
 
 func appendUvarint(b []byte, v uint64) []byte {
 	for v >= 0x80 {

@@ -1,6 +1,7 @@
 package timelog
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -48,7 +49,7 @@ func TestDensePageRoundTrip(t *testing.T) {
 		maxBytes := denseMinPage + rng.IntN(20000)
 		var got []rec
 		for rest := recs; len(rest) > 0; {
-			b, p, n := e.encode(rest, math.MaxInt, maxBytes)
+			b, p, n := e.encode(rest, maxBytes)
 			require.Positive(t, n)
 			require.True(t, len(b) <= maxBytes || n == 1, "%d bytes, limit %d", len(b), maxBytes)
 			require.Equal(t, rest[0].ts, p.minTs)
@@ -98,7 +99,7 @@ func TestDensePageRoundTrip(t *testing.T) {
 func TestDensePageIndexChecked(t *testing.T) {
 	recs := denseRecs(rand.New(rand.NewPCG(1, 1)), 1000, false)
 	var e pageEncoder
-	b, p, n := e.encode(recs, math.MaxInt, 1<<20)
+	b, p, n := e.encode(recs, 1<<20)
 	require.Equal(t, 1000, n)
 	d, err := parseDense(b, n)
 	require.NoError(t, err)
@@ -116,7 +117,7 @@ func TestDensePageIndexChecked(t *testing.T) {
 func BenchmarkDecodeDensePage(b *testing.B) {
 	recs := denseRecs(rand.New(rand.NewPCG(1, 1)), 8000, false)
 	var e pageEncoder
-	pg, p, n := e.encode(recs, math.MaxInt, 16<<10)
+	pg, p, n := e.encode(recs, 16<<10)
 	b.Logf("%d records, %d bytes", n, len(pg))
 	var dst []rec
 	b.Run("all", func(b *testing.B) {
@@ -136,4 +137,39 @@ func BenchmarkDecodeDensePage(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A flush of more records than pipelineMin encodes its pages in a
+// goroutine ahead of the stores: the pages are the ones a plain loop
+// writes, in order, with consecutive ids.
+func TestAddPagesPipelined(t *testing.T) {
+	recs := denseRecs(rand.New(rand.NewPCG(3, 3)), pipelineMin*3, false)
+	c := &config{Options: Options{PageMaxBytes: 4096}}
+	var e pageEncoder
+	var want [][]byte
+	for rest := recs; len(rest) > 0; {
+		b, _, n := e.encode(rest, c.PageMaxBytes)
+		want = append(want, b)
+		rest = rest[n:]
+	}
+	require.Greater(t, len(want), 10)
+	var got [][]byte
+	require.NoError(t, encodeAhead(recs, c, func(e encoded) error {
+		got = append(got, e.b)
+		return nil
+	}))
+	require.Equal(t, want, got)
+
+	// An error from a store stops the encoder and comes back.
+	boom := errors.New("boom")
+	calls := 0
+	err := encodeAhead(recs, c, func(encoded) error {
+		calls++
+		if calls == 3 {
+			return boom
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, 3, calls)
 }

@@ -25,8 +25,8 @@ func SetConvertChunk(rows int, after func() error) (reset func()) {
 // (version 2) that logs written before dense pages hold, as that code
 // wrote them; the reset function restores dense pages.
 func WriteFixedPages() (reset func()) {
-	f := func(recs []rec, maxRecs int) ([]byte, pageInfo, int) {
-		n := min(len(recs), maxRecs)
+	f := func(recs []rec, maxBytes int) ([]byte, pageInfo, int) {
+		n := min(len(recs), max(1, (maxBytes-pageHeader)/recSize))
 		recs = recs[:n]
 		b := make([]byte, pageHeader+recSize*n)
 		copy(b, "TLP")

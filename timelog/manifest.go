@@ -237,6 +237,13 @@ func (w *writer) addPages(recs []rec, c *config) error {
 		}
 		return nil
 	}
+	return encodeAhead(recs, c, func(e encoded) error { return w.putPage(e.b, e.p) })
+}
+
+// encodeAhead encodes recs as pages within c's limits in a goroutine, a
+// few pages ahead of put, which it calls with each page in order. An error
+// from put stops the encoding and is returned.
+func encodeAhead(recs []rec, c *config, put func(encoded) error) error {
 	pages := make(chan encoded, 4)
 	stop := make(chan struct{})
 	go func() {
@@ -258,7 +265,7 @@ func (w *writer) addPages(recs []rec, c *config) error {
 		}
 	}()
 	for e := range pages {
-		if err := w.putPage(e.b, e.p); err != nil {
+		if err := put(e); err != nil {
 			return err
 		}
 	}

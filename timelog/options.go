@@ -123,7 +123,6 @@ const recSize = 24
 type config struct {
 	Options
 	memRecs     int // records (and deletes) in a full buffer
-	pageRecs    int // records in a full page of the fixed layout (tests write it)
 	interval    time.Duration
 	deletedFrac float64
 }
@@ -204,6 +203,5 @@ func (o Options) config(maxValue int) (config, error) {
 		return bad("negative ReleaseDrainLimit %d", o.ReleaseDrainLimit)
 	}
 	c.memRecs = max(1, c.MemtableMaxBytes/recSize)
-	c.pageRecs = (c.PageMaxBytes - pageHeader) / recSize // a fixed-layout page's
 	return c, nil
 }

@@ -196,3 +196,17 @@ func TestConvertPagesKill(t *testing.T) {
 	}
 	require.Positive(t, midway, "no kill landed inside the conversion")
 }
+
+// Background maintenance converts the pages of an older log on its own,
+// without a Compact request.
+func TestFixedPagesConvertedInBackground(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	want, _ := fixedLog(t, path, false, 40)
+	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	require.NoError(t, err)
+	defer db.Close()
+	l := openLog(t, db, "old", timelog.Options{MaintInterval: time.Millisecond, CompactOverlapPages: 1 << 20})
+	require.Eventually(t, func() bool { return l.Stats().FixedPages == 0 }, time.Minute, time.Millisecond)
+	require.Equal(t, want, collect(t, l.All()))
+	require.NoError(t, l.IntegrityCheck(ctx))
+}
