@@ -98,17 +98,14 @@ func (m *memtable) snapshot(id uint64) *run {
 // sorted, then the two runs are merged: O(n + k log k) for k late records,
 // and one copy of recs plus the late ones in memory.
 func sortedCopy(recs []rec) []rec {
-	inOrder := func(r rec, hi *int64, first *bool) bool {
-		if *first || r.ts >= *hi {
-			*hi, *first = r.ts, false
-			return true
-		}
-		return false
-	}
+	// A record is in order when it keeps up with the running maximum of
+	// the timestamps before it (the first one always does).
 	var late []rec
-	hi, first := int64(0), true
+	hi := int64(math.MinInt64)
 	for _, r := range recs {
-		if !inOrder(r, &hi, &first) {
+		if r.ts >= hi {
+			hi = r.ts
+		} else {
 			late = append(late, r)
 		}
 	}
@@ -118,18 +115,22 @@ func sortedCopy(recs []rec) []rec {
 		return out
 	}
 	slices.SortFunc(late, cmpRec)
-	out := make([]rec, 0, len(recs))
-	j := 0
-	hi, first = 0, true
+	out := make([]rec, len(recs))
+	o, j := 0, 0
+	hi = math.MinInt64
 	for _, r := range recs {
-		if !inOrder(r, &hi, &first) {
+		if r.ts < hi {
 			continue
 		}
-		for j < len(late) && cmpRec(late[j], r) < 0 {
-			out = append(out, late[j])
+		hi = r.ts
+		for j < len(late) && (late[j].ts < r.ts || (late[j].ts == r.ts && late[j].seq < r.seq)) {
+			out[o] = late[j]
+			o++
 			j++
 		}
-		out = append(out, r)
+		out[o] = r
+		o++
 	}
-	return append(out, late[j:]...)
+	copy(out[o:], late[j:])
+	return out
 }
