@@ -107,6 +107,9 @@ func (r *reader) direct(cb *colBuf) (ts []int64, hs []uint64, ok bool, err error
 		return nil, nil, false, err
 	}
 	n, err := checkPage(b, p.n)
+	if err == nil && b[3] != denseVersion {
+		err = fmt.Errorf("%w: page version %d, its summary says %d", ErrCorrupt, b[3], p.version)
+	}
 	var d densePage
 	if err == nil {
 		d, err = parseDense(b, n)

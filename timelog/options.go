@@ -55,10 +55,10 @@ type Options struct {
 	Busy BusyPolicy
 	// PageMaxBytes is the largest page (one SQLite row holding many
 	// records), header included. 0 means 16 KiB, or the store's
-	// MaxValueSize if that is lower; at least 50 (the largest one-record
+	// MaxValueSize if that is lower; at least 54 (the largest one-record
 	// page), at most 16 MiB and at most the store's MaxValueSize (Open
 	// fails with ErrInvalidOption above it, as it does on a store whose
-	// MaxValueSize is below 50). Pages are dense (docs/format.md): a record
+	// MaxValueSize is below 54). Pages are dense (docs/format.md): a record
 	// takes 3 to 30 bytes, about 3 for timestamps that mostly grow by a
 	// small step and handles that mostly do too, so a 16 KiB page holds
 	// about 5,000 such records. Larger pages scan a little faster; smaller
