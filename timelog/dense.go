@@ -54,8 +54,9 @@ type pageEncoder struct {
 }
 
 // encode writes the longest prefix of recs (sorted, non-empty) that fits
-// in maxBytes bytes (at least one record, whatever maxBytes) as one page, and returns the page, its description (id left to
-// the caller) and the number of records it holds.
+// in maxBytes bytes (at least one record, whatever maxBytes) as one page,
+// and returns the page, its description (id left to the caller) and the
+// number of records it holds.
 func (e *pageEncoder) encode(recs []rec, maxBytes int) ([]byte, pageInfo, int) {
 	e.ts, e.seq, e.h, e.idx = e.ts[:0], e.seq[:0], e.h[:0], e.idx[:0]
 	p := pageInfo{minTs: recs[0].ts, n: 0, minSeq: math.MaxUint64, version: denseVersion}
