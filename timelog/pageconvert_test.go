@@ -1,11 +1,15 @@
 package timelog_test
 
 import (
+	"cmp"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,4 +213,108 @@ func TestFixedPagesConvertedInBackground(t *testing.T) {
 	require.Eventually(t, func() bool { return l.Stats().FixedPages == 0 }, time.Minute, time.Millisecond)
 	require.Equal(t, want, collect(t, l.All()))
 	require.NoError(t, l.IntegrityCheck(ctx))
+}
+
+// fixtureStore unpacks testdata/v2-pages.db.gz, a store written by the
+// code before dense pages, into a temporary file and returns its path. It
+// holds the log "old" — 600 records appended in three flushes (records
+// i ≡ f mod 3 in flush f, timestamp i·7919 mod 600 − 300, handle
+// i·0x9E3779B97F4A7C15), with DeleteRange(100, 200) appended before the
+// second flush, 40 records a page — and the values log "oldvals": 150
+// values "value i" at timestamp i mod 97, 50 records a page.
+func fixtureStore(t *testing.T) string {
+	t.Helper()
+	f, err := os.Open("testdata/v2-pages.db.gz")
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	b, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "v2.db")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
+// fixtureWant returns what the fixture's logs hold: the records of "old"
+// and the (timestamp, value) pairs of "oldvals", in the order the logs
+// return them.
+func fixtureWant() ([]timelog.Record, []string) {
+	type seqRec struct {
+		timelog.Record
+		seq int
+	}
+	var all []seqRec
+	seq := 0
+	for f := range 3 {
+		for i := f; i < 600; i += 3 {
+			seq++
+			all = append(all, seqRec{timelog.Record{Ts: int64(i*7919%600) - 300, Handle: uint64(i) * 0x9E3779B97F4A7C15}, seq})
+		}
+		if f == 1 {
+			seq++
+			del := seq
+			all = slices.DeleteFunc(all, func(r seqRec) bool { return r.seq < del && r.Ts >= 100 && r.Ts < 200 })
+		}
+	}
+	slices.SortStableFunc(all, func(a, b seqRec) int { return cmp.Compare(a.Ts, b.Ts) })
+	recs := make([]timelog.Record, len(all))
+	for i, r := range all {
+		recs[i] = r.Record
+	}
+	var vals []string
+	for ts := range 97 {
+		for i := ts; i < 150; i += 97 {
+			vals = append(vals, fmt.Sprintf("%d=value %d", ts, i))
+		}
+	}
+	return recs, vals
+}
+
+// checkFixture requires db's logs to hold what fixtureWant says.
+func checkFixture(t *testing.T, db *kvstore.Store, o timelog.Options) {
+	t.Helper()
+	recs, vals := fixtureWant()
+	l := openLog(t, db, "old", o)
+	require.Equal(t, recs, collect(t, l.All()))
+	n, err := l.Count()
+	require.NoError(t, err)
+	require.EqualValues(t, len(recs), n)
+	require.NoError(t, l.Close())
+	v := openLog(t, db, "oldvals", o)
+	s, err := v.Snapshot()
+	require.NoError(t, err)
+	var got []string
+	for e, err := range s.AllValues() {
+		require.NoError(t, err)
+		got = append(got, fmt.Sprintf("%d=%s", e.Ts, e.Value))
+		one, err := s.Value(e.Handle)
+		require.NoError(t, err)
+		require.Equal(t, e.Value, one)
+	}
+	require.NoError(t, s.Close())
+	require.Equal(t, vals, got)
+	require.NoError(t, v.Close())
+}
+
+// A store written by the code before dense pages opens and reads
+// unchanged, read-only and writable; compaction converts every page, after
+// which both logs read the same, and the file passes IntegrityCheck.
+func TestWrittenBeforeDensePages(t *testing.T) {
+	path := fixtureStore(t)
+	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	require.NoError(t, err)
+	defer db.Close()
+	checkFixture(t, db, timelog.Options{ReadOnly: true})
+	checkFixture(t, db, manual(timelog.Options{}))
+	for _, name := range []string{"old", "oldvals"} {
+		l := openLog(t, db, name, manual(timelog.Options{}))
+		require.Positive(t, l.Stats().FixedPages, name)
+		compactAll(t, l)
+		require.Zero(t, l.Stats().FixedPages, name)
+		require.NoError(t, l.IntegrityCheck(ctx))
+		require.NoError(t, l.Close())
+	}
+	checkFixture(t, db, manual(timelog.Options{}))
+	require.NoError(t, db.IntegrityCheck(ctx))
 }
