@@ -66,6 +66,23 @@ func (m *memtable) add(r rec) {
 	m.view = nil
 }
 
+// addBatch appends batch with sequence numbers seq+1, seq+2, ...: add for
+// each record, in one pass.
+func (m *memtable) addBatch(batch []Record, seq uint64) {
+	n := len(m.recs)
+	m.recs = slices.Grow(m.recs, len(batch))[:n+len(batch)]
+	out := m.recs[n:]
+	for i, r := range batch {
+		out[i] = rec{ts: r.Ts, seq: seq + uint64(i) + 1, h: r.Handle}
+	}
+	if m.sorted == n { // the whole buffer was sorted: extend the prefix
+		for m.sorted < len(m.recs) && (m.sorted == 0 || m.recs[m.sorted-1].ts <= m.recs[m.sorted].ts) {
+			m.sorted++
+		}
+	}
+	m.view = nil
+}
+
 func (m *memtable) addTomb(t tomb) {
 	m.tombs = append(m.tombs, t)
 	m.view = nil
