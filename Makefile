@@ -10,7 +10,8 @@
 #   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
 #   make bench-snkv SNKV's own benchmark re-made in Go, three runs (docs/benchmarks.md)
-#   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M)
+#   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M),
+#                       then the C Timelog workload (TIMELOG_NATIVE_N records, default 5M)
 #   make cross      CGO_ENABLED=0 builds for every supported platform
 #   make fmt        gofmt -w the tree
 #   make vet        go vet ./...
@@ -58,7 +59,8 @@ bench-snkv:
 	$(GO) test -run '^$$' -bench SNKVWorkload -benchtime 1x -count 3 -timeout 30m ./kvstore/
 
 bench-timelog:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./timelog/
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkNative' -benchmem -benchtime 2s ./timelog/
+	$(GO) test -run '^$$' -bench '^BenchmarkNative' -benchmem -benchtime 1x ./timelog/
 
 cross:
 	@set -e; for p in $(PLATFORMS); do \

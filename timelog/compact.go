@@ -16,8 +16,12 @@ import (
 //     its start, cut at a timestamp so the part before the cut is final);
 //   - a page holding records hidden by a stored delete is rewritten without
 //     them (at most CompactMaxPages pages per step);
-//   - a stored delete that hides nothing any more is removed.
-// Removed records are announced after the commit.
+//   - a stored delete that hides nothing any more is removed;
+//   - pages of the fixed layout (version 2, written before dense pages)
+//     are rewritten as dense pages, a run of consecutive ones (at most
+//     CompactMaxPages) at a time, merged like a group.
+// Removed records are announced after the commit. Each step is one
+// transaction: a crash leaves the log as the last committed step left it.
 
 // selection is the work of one compaction step.
 type selection struct {
@@ -85,7 +89,26 @@ func (l *Log) choose(m *manifest, force bool) selection {
 			}
 		}
 	}
+	if len(sel.purge) == 0 {
+		sel.merge = fixedRun(m.pages, limit)
+	}
 	return sel
+}
+
+// fixedRun returns the first run of consecutive fixed-layout pages (at most
+// limit), nil if there is none.
+func fixedRun(pages []pageInfo, limit int) []pageInfo {
+	for i, p := range pages {
+		if p.version != fixedVersion {
+			continue
+		}
+		j := i + 1
+		for j < len(pages) && j-i < limit && pages[j].version == fixedVersion {
+			j++
+		}
+		return pages[i:j]
+	}
+	return nil
 }
 
 // minUnflushedSeq returns the lowest sequence number of a buffered record.
@@ -163,10 +186,10 @@ func (l *Log) compactTx(ctx context.Context, force bool) (bool, error) {
 				break
 			}
 		}
-		if err := w.addPages(all[:split], l.cfg.pageRecs); err != nil {
+		if err := w.addPages(all[:split], &l.cfg); err != nil {
 			return false, err
 		}
-		if err := w.addPages(all[split:], l.cfg.pageRecs); err != nil {
+		if err := w.addPages(all[split:], &l.cfg); err != nil {
 			return false, err
 		}
 		if err := w.removePages(sel.merge); err != nil {
@@ -181,7 +204,7 @@ func (l *Log) compactTx(ctx context.Context, force bool) (bool, error) {
 		if err := w.removePages([]pageInfo{p}); err != nil {
 			return false, err
 		}
-		if err := w.addPages(keep(buf), l.cfg.pageRecs); err != nil {
+		if err := w.addPages(keep(buf), &l.cfg); err != nil {
 			return false, err
 		}
 	}

@@ -92,8 +92,14 @@ func startChild(t *testing.T, path string, seed, first uint64) *crashChild {
 func startChildRun(t *testing.T, run, path string, seed, first uint64) *crashChild {
 	exe, err := os.Executable()
 	require.NoError(t, err)
+	return startChildRunEnv(t, exe, run, crashEnvPath+"="+path, crashEnvSeed+"="+fmt.Sprint(seed), crashEnvFirst+"="+fmt.Sprint(first))
+}
+
+// startChildRunEnv starts the test binary exe as a child running the tests
+// run matches, with env added to its environment.
+func startChildRunEnv(t *testing.T, exe, run string, env ...string) *crashChild {
 	cmd := exec.Command(exe, "-test.run="+run, "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), crashEnvPath+"="+path, crashEnvSeed+"="+fmt.Sprint(seed), crashEnvFirst+"="+fmt.Sprint(first))
+	cmd.Env = append(os.Environ(), env...)
 	c := &crashChild{cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &c.errb
 	out, err := cmd.StdoutPipe()
@@ -121,17 +127,28 @@ func startChildRun(t *testing.T, run, path string, seed, first uint64) *crashChi
 
 // waitFlushes waits until the child has reported n finished flushes.
 func (c *crashChild) waitFlushes(t *testing.T, n int) {
+	k := 0
+	c.waitLine(t, func(l string) bool {
+		if l == "F done" {
+			k++
+		}
+		return k >= n
+	})
+}
+
+// waitLine waits until ok returns true for a line of the child's output
+// (each line is passed once).
+func (c *crashChild) waitLine(t *testing.T, ok func(line string) bool) {
 	deadline := time.Now().Add(time.Minute)
+	seen := 0
 	for time.Now().Before(deadline) {
 		c.mu.Lock()
-		k := 0
-		for _, l := range c.lines {
-			if l == "F done" {
-				k++
-			}
+		found := false
+		for ; seen < len(c.lines) && !found; seen++ {
+			found = ok(c.lines[seen])
 		}
 		c.mu.Unlock()
-		if k >= n {
+		if found {
 			return
 		}
 		select {

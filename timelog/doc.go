@@ -4,7 +4,8 @@
 //
 // A Log buffers appends in memory, seals full buffers onto a bounded queue
 // and flushes each sealed buffer to SQLite in one transaction, as pages of
-// records sorted by time. Deletes are range tombstones with sequence
+// records sorted by time, each a few varint columns of differences (about
+// 3.5 bytes a record for a regular series). Deletes are range tombstones with sequence
 // numbers: a delete hides exactly the records written before it. Reads go
 // through snapshots, which see the flushed pages and the buffers at one
 // instant. Compaction rewrites overlapping pages into non-overlapping ones

@@ -94,16 +94,22 @@ func (l *Log) flushRun(ctx context.Context, r *run, seq uint64) error {
 		return err
 	}
 	w := newWriter(l.t.in(tx), old, old.tombs, r.tombs)
-	keep := make([]rec, 0, len(r.recs))
+	// keep is the buffer itself unless a delete hides some of it.
+	keep := r.recs
 	var dropped []rec
-	for _, x := range r.recs {
+	for i, x := range r.recs {
 		if hidden(r.tombs, x) || hidden(old.tombs, x) {
+			if len(dropped) == 0 {
+				keep = append(make([]rec, 0, len(r.recs)), r.recs[:i]...)
+			}
 			dropped = append(dropped, x)
 			continue
 		}
-		keep = append(keep, x)
+		if len(dropped) > 0 {
+			keep = append(keep, x)
+		}
 	}
-	if err := w.addPages(keep, l.cfg.pageRecs); err != nil {
+	if err := w.addPages(keep, &l.cfg); err != nil {
 		return err
 	}
 	for _, t := range r.tombs {

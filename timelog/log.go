@@ -288,10 +288,8 @@ func (l *Log) AppendBatch(batch []Record) error {
 	if need := len(l.mem.recs) + len(batch); need > cap(l.mem.recs) {
 		l.mem.recs = growRecs(l.mem.recs, len(batch))
 	}
-	for _, r := range batch {
-		l.seq++
-		l.mem.add(rec{ts: r.Ts, seq: l.seq, h: r.Handle})
-	}
+	l.mem.addBatch(batch, l.seq)
+	l.seq += uint64(len(batch))
 	return l.afterWrite()
 }
 

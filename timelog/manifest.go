@@ -175,6 +175,7 @@ type writer struct {
 	checked map[uint64][]uint64
 	against []tomb // the deletes new pages are filtered against
 	removed []uint64
+	enc     pageEncoder
 }
 
 func newWriter(t tables, old *manifest, against ...[]tomb) *writer {
@@ -185,9 +186,15 @@ func newWriter(t tables, old *manifest, against ...[]tomb) *writer {
 	return w
 }
 
-// addPage writes recs (sorted, non-empty) as one new page.
-func (w *writer) addPage(recs []rec) error {
-	b, p := encodePage(recs)
+// addPage writes the longest prefix of recs (sorted, non-empty) that fits
+// c's page limits as one new page, and returns the records it took.
+func (w *writer) addPage(recs []rec, c *config) (int, error) {
+	b, p, n := w.enc.page(recs, c)
+	return n, w.putPage(b, p)
+}
+
+// putPage stores page b described by p under the next page id.
+func (w *writer) putPage(b []byte, p pageInfo) error {
 	p.id = w.m.nextPage
 	w.m.nextPage++
 	if err := w.t.pages.Put(p.key(), b); err != nil {
@@ -205,14 +212,62 @@ func (w *writer) addPage(recs []rec) error {
 	return nil
 }
 
-// addPages writes sorted recs as pages of at most per records.
-func (w *writer) addPages(recs []rec, per int) error {
-	for len(recs) > 0 {
-		n := min(per, len(recs))
-		if err := w.addPage(recs[:n]); err != nil {
+// pipelineMin is the number of records from which addPages encodes pages
+// in a goroutine while it stores the ones before (about 8 dense pages of
+// a dense series).
+const pipelineMin = 40_000
+
+// encoded is a page encoded ahead of its store.
+type encoded struct {
+	b []byte
+	p pageInfo
+}
+
+// addPages writes sorted recs as pages within c's limits. Many records are
+// encoded by a goroutine a few pages ahead of the stores, so that the
+// encoding of a large flush overlaps SQLite's work on another core.
+func (w *writer) addPages(recs []rec, c *config) error {
+	if len(recs) < pipelineMin {
+		for len(recs) > 0 {
+			n, err := w.addPage(recs, c)
+			if err != nil {
+				return err
+			}
+			recs = recs[n:]
+		}
+		return nil
+	}
+	return encodeAhead(recs, c, func(e encoded) error { return w.putPage(e.b, e.p) })
+}
+
+// encodeAhead encodes recs as pages within c's limits in a goroutine, a
+// few pages ahead of put, which it calls with each page in order. An error
+// from put stops the encoding and is returned.
+func encodeAhead(recs []rec, c *config, put func(encoded) error) error {
+	pages := make(chan encoded, 4)
+	stop := make(chan struct{})
+	go func() {
+		defer close(pages)
+		var enc pageEncoder
+		for len(recs) > 0 {
+			b, p, n := enc.page(recs, c)
+			select {
+			case pages <- encoded{b, p}:
+			case <-stop:
+				return
+			}
+			recs = recs[n:]
+		}
+	}()
+	defer func() {
+		close(stop)
+		for range pages { // let the encoder end
+		}
+	}()
+	for e := range pages {
+		if err := put(e); err != nil {
 			return err
 		}
-		recs = recs[n:]
 	}
 	return nil
 }

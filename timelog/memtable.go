@@ -66,6 +66,23 @@ func (m *memtable) add(r rec) {
 	m.view = nil
 }
 
+// addBatch appends batch with sequence numbers seq+1, seq+2, ...: add for
+// each record, in one pass.
+func (m *memtable) addBatch(batch []Record, seq uint64) {
+	n := len(m.recs)
+	m.recs = slices.Grow(m.recs, len(batch))[:n+len(batch)]
+	out := m.recs[n:]
+	for i, r := range batch {
+		out[i] = rec{ts: r.Ts, seq: seq + uint64(i) + 1, h: r.Handle}
+	}
+	if m.sorted == n { // the whole buffer was sorted: extend the prefix
+		for m.sorted < len(m.recs) && (m.sorted == 0 || m.recs[m.sorted-1].ts <= m.recs[m.sorted].ts) {
+			m.sorted++
+		}
+	}
+	m.view = nil
+}
+
 func (m *memtable) addTomb(t tomb) {
 	m.tombs = append(m.tombs, t)
 	m.view = nil
@@ -95,13 +112,16 @@ func (m *memtable) snapshot(id uint64) *run {
 // sortedCopy returns recs sorted by (ts, seq), in a new slice. Appends are
 // mostly in order: the records that keep up with the running maximum are
 // already sorted (their sequence numbers grow), so only the others are
-// sorted, then the two runs are merged: O(n + k log k) for k late records.
+// sorted, then the two runs are merged: O(n + k log k) for k late records,
+// and one copy of recs plus the late ones in memory.
 func sortedCopy(recs []rec) []rec {
-	inOrder := make([]rec, 0, len(recs))
+	// A record is in order when it keeps up with the running maximum of
+	// the timestamps before it (the first one always does).
 	var late []rec
+	hi := int64(math.MinInt64)
 	for _, r := range recs {
-		if len(inOrder) == 0 || r.ts >= inOrder[len(inOrder)-1].ts {
-			inOrder = append(inOrder, r)
+		if r.ts >= hi {
+			hi = r.ts
 		} else {
 			late = append(late, r)
 		}
@@ -112,17 +132,22 @@ func sortedCopy(recs []rec) []rec {
 		return out
 	}
 	slices.SortFunc(late, cmpRec)
-	out := make([]rec, 0, len(recs))
-	i, j := 0, 0
-	for i < len(inOrder) && j < len(late) {
-		if cmpRec(late[j], inOrder[i]) < 0 {
-			out = append(out, late[j])
-			j++
-		} else {
-			out = append(out, inOrder[i])
-			i++
+	out := make([]rec, len(recs))
+	o, j := 0, 0
+	hi = math.MinInt64
+	for _, r := range recs {
+		if r.ts < hi {
+			continue
 		}
+		hi = r.ts
+		for j < len(late) && (late[j].ts < r.ts || (late[j].ts == r.ts && late[j].seq < r.seq)) {
+			out[o] = late[j]
+			o++
+			j++
+		}
+		out[o] = r
+		o++
 	}
-	out = append(out, inOrder[i:]...)
-	return append(out, late[j:]...)
+	copy(out[o:], late[j:])
+	return out
 }

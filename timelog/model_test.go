@@ -98,7 +98,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	appended := map[uint64]bool{}
 	opts := manual(timelog.Options{
 		MemtableMaxBytes:    24 * (4 + rng.IntN(40)),
-		PageMaxBytes:        8 + 24*(1+rng.IntN(16)),
+		PageMaxBytes:        54 + 8*rng.IntN(40), // 1 to about 100 records
 		SealedMaxRuns:       1 + rng.IntN(4),
 		Busy:                timelog.BusySilent,
 		CompactOverlapPages: 2 + rng.IntN(3),

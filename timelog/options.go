@@ -55,12 +55,16 @@ type Options struct {
 	Busy BusyPolicy
 	// PageMaxBytes is the largest page (one SQLite row holding many
 	// records), header included. 0 means 16 KiB, or the store's
-	// MaxValueSize if that is lower; at least 32 (one record), at most 16
-	// MiB and at most the store's MaxValueSize (Open fails with
-	// ErrInvalidOption above it, as it does on a store whose MaxValueSize
-	// is below 32). Larger pages scan a little faster; smaller ones make range
-	// reads cheaper (SQLite reads a large row whole to compare it on a
-	// B-tree descent, and a range read decodes at least one page).
+	// MaxValueSize if that is lower; at least 54 (the largest one-record
+	// page), at most 16 MiB and at most the store's MaxValueSize (Open
+	// fails with ErrInvalidOption above it, as it does on a store whose
+	// MaxValueSize is below 54). Pages are dense (docs/format.md): a record
+	// takes 3 to 30 bytes, about 3 for timestamps that mostly grow by a
+	// small step and handles that mostly do too, so a 16 KiB page holds
+	// about 5,000 such records. Larger pages scan a little faster; smaller
+	// ones make range reads cheaper (SQLite reads a large row whole to
+	// compare it on a B-tree descent, and a range read decodes at least one
+	// page).
 	PageMaxBytes int
 	// Maintenance selects Background (default) or Manual maintenance.
 	Maintenance MaintenanceMode
@@ -119,7 +123,6 @@ const recSize = 24
 type config struct {
 	Options
 	memRecs     int // records (and deletes) in a full buffer
-	pageRecs    int // records in a full page
 	interval    time.Duration
 	deletedFrac float64
 }
@@ -150,12 +153,12 @@ func (o Options) config(maxValue int) (config, error) {
 		return bad("unknown busy policy %d", o.Busy)
 	}
 	switch {
-	case maxValue < pageHeader+recSize:
-		return bad("the store's MaxValueSize %d is below the smallest page (%d bytes)", maxValue, pageHeader+recSize)
+	case maxValue < denseMinPage:
+		return bad("the store's MaxValueSize %d is below the smallest page (%d bytes)", maxValue, denseMinPage)
 	case o.PageMaxBytes == 0:
 		c.PageMaxBytes = min(16<<10, maxValue)
-	case o.PageMaxBytes < pageHeader+recSize || o.PageMaxBytes > 16<<20:
-		return bad("PageMaxBytes %d outside 32..16 MiB", o.PageMaxBytes)
+	case o.PageMaxBytes < denseMinPage || o.PageMaxBytes > 16<<20:
+		return bad("PageMaxBytes %d outside %d..16 MiB", o.PageMaxBytes, denseMinPage)
 	case o.PageMaxBytes > maxValue:
 		return bad("PageMaxBytes %d is above the store's MaxValueSize %d (a page is one row)", o.PageMaxBytes, maxValue)
 	}
@@ -200,6 +203,5 @@ func (o Options) config(maxValue int) (config, error) {
 		return bad("negative ReleaseDrainLimit %d", o.ReleaseDrainLimit)
 	}
 	c.memRecs = max(1, c.MemtableMaxBytes/recSize)
-	c.pageRecs = (c.PageMaxBytes - pageHeader) / recSize
 	return c, nil
 }

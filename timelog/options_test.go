@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,6 +53,23 @@ func TestOptionsPageAboveStoreMaxValueSize(t *testing.T) {
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
 	_, err = timelog.Open(tiny, "t", timelog.Options{PageMaxBytes: 32})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+
+	// The smallest page is the largest one-record dense page: 54 bytes.
+	_, err = timelog.Open(db, "p53", timelog.Options{PageMaxBytes: 53})
+	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+	l := openLog(t, db, "p54", manual(timelog.Options{PageMaxBytes: 54}))
+	extremes := []timelog.Record{{Ts: math.MinInt64, Handle: math.MaxUint64}, {Ts: math.MaxInt64, Handle: 1 << 63}, {Ts: 0, Handle: 0}}
+	require.NoError(t, l.AppendBatch(extremes))
+	require.NoError(t, l.Flush(ctx))
+	require.NoError(t, l.IntegrityCheck(ctx))
+	require.Equal(t, []timelog.Record{extremes[0], extremes[2], extremes[1]}, collect(t, l.All()))
+	require.GreaterOrEqual(t, l.Stats().Pages, 2, "a page of at most 54 bytes holds two of these at most")
+	pages, err := db.OpenHiddenTable(ctx, "timelog", "p54/pages")
+	require.NoError(t, err)
+	for e, err := range pages.All() {
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(e.Value), 54)
+	}
 }
 
 // ValueBlockBytes bounds every value block row; blocks of any size are

@@ -4,19 +4,20 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"math"
 )
 
-// Page encoding (docs/format.md): an 8-byte header, "TLP", the version
-// byte 2 and the page's CRC-32C as a big-endian uint32, then records of 24
-// bytes each (as many as the length says), sorted by (ts, seq): ts as a
-// big-endian two's-complement int64, seq and handle as big-endian uint64.
-// The CRC covers the first four bytes and the records. Version 1 (the
+// Page encodings (docs/format.md). Every page starts with an 8-byte
+// header: "TLP", the version byte and the page's CRC-32C as a big-endian
+// uint32, computed over the first four bytes and everything after the
+// header. Version 3 (dense.go) is written; version 2, records of 24 bytes
+// each (as many as the length says) sorted by (ts, seq) — ts as a
+// big-endian two's-complement int64, seq and handle as big-endian uint64 —
+// is still read, and compaction rewrites it as version 3. Version 1 (the
 // record count where the CRC now is) was never released; a page of any
-// version but 2 is corrupt.
+// other version is corrupt.
 const (
-	pageHeader  = 8
-	pageVersion = 2
+	pageHeader   = 8
+	fixedVersion = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -34,6 +35,7 @@ type pageInfo struct {
 	id             uint64
 	n              int
 	minSeq, maxSeq uint64
+	version        byte // the page's encoding: fixedVersion or denseVersion
 }
 
 func (p pageInfo) span() span { return span{p.minTs, p.maxTs} }
@@ -50,53 +52,41 @@ func (p pageInfo) key() []byte {
 // summaryKey is the page's row in the meta table.
 func (p pageInfo) summaryKey() []byte { return append([]byte(metaPagePrefix), p.key()...) }
 
-// summary encodes maxTs, n, minSeq and maxSeq (28 bytes).
+// summary encodes maxTs, n, minSeq and maxSeq (28 bytes), then the page's
+// version byte for a dense page (a 28-byte summary is a version 2 page's).
 func (p pageInfo) summary() []byte {
-	b := make([]byte, 28)
+	b := make([]byte, 28, 29)
 	be.PutUint64(b, uint64(p.maxTs))
 	be.PutUint32(b[8:], uint32(p.n))
 	be.PutUint64(b[12:], p.minSeq)
 	be.PutUint64(b[20:], p.maxSeq)
+	if p.version != fixedVersion {
+		b = append(b, p.version)
+	}
 	return b
 }
 
 func decodeSummary(key, val []byte) (pageInfo, error) {
-	if len(key) != len(metaPagePrefix)+16 || len(val) != 28 {
+	if len(key) != len(metaPagePrefix)+16 || len(val) < 28 || len(val) > 29 || (len(val) == 29 && val[28] != denseVersion) {
 		return pageInfo{}, fmt.Errorf("%w: page summary of %d/%d bytes", ErrCorrupt, len(key), len(val))
 	}
 	k := key[len(metaPagePrefix):]
 	p := pageInfo{
-		minTs:  int64(be.Uint64(k) ^ (1 << 63)),
-		id:     be.Uint64(k[8:]),
-		maxTs:  int64(be.Uint64(val)),
-		n:      int(be.Uint32(val[8:])),
-		minSeq: be.Uint64(val[12:]),
-		maxSeq: be.Uint64(val[20:]),
+		minTs:   int64(be.Uint64(k) ^ (1 << 63)),
+		id:      be.Uint64(k[8:]),
+		maxTs:   int64(be.Uint64(val)),
+		n:       int(be.Uint32(val[8:])),
+		minSeq:  be.Uint64(val[12:]),
+		maxSeq:  be.Uint64(val[20:]),
+		version: fixedVersion,
+	}
+	if len(val) == 29 {
+		p.version = denseVersion
 	}
 	if p.n <= 0 || p.minTs > p.maxTs || p.minSeq > p.maxSeq {
 		return pageInfo{}, fmt.Errorf("%w: page summary %+v", ErrCorrupt, p)
 	}
 	return p, nil
-}
-
-// encodePage writes recs (sorted, non-empty) as a page, and returns it with
-// its description (id left to the caller).
-func encodePage(recs []rec) ([]byte, pageInfo) {
-	b := make([]byte, pageHeader+recSize*len(recs))
-	copy(b, "TLP")
-	b[3] = pageVersion
-	p := pageInfo{minTs: recs[0].ts, maxTs: recs[len(recs)-1].ts, n: len(recs), minSeq: math.MaxUint64}
-	o := pageHeader
-	for _, r := range recs {
-		be.PutUint64(b[o:], uint64(r.ts))
-		be.PutUint64(b[o+8:], r.seq)
-		be.PutUint64(b[o+16:], r.h)
-		o += recSize
-		p.minSeq = min(p.minSeq, r.seq)
-		p.maxSeq = max(p.maxSeq, r.seq)
-	}
-	be.PutUint32(b[4:], pageSum(b))
-	return b, p
 }
 
 // checkPage validates a page (header, length, checksum) against its
@@ -105,12 +95,23 @@ func checkPage(b []byte, want int) (int, error) {
 	if len(b) < pageHeader || string(b[:3]) != "TLP" {
 		return 0, fmt.Errorf("%w: bad page header", ErrCorrupt)
 	}
-	if b[3] != pageVersion {
-		return 0, fmt.Errorf("%w: page version %d (this library reads version %d)", ErrCorrupt, b[3], pageVersion)
-	}
-	n := (len(b) - pageHeader) / recSize
-	if n == 0 || len(b) != pageHeader+n*recSize || (want >= 0 && n != want) {
-		return 0, fmt.Errorf("%w: page of %d bytes (summary says %d records)", ErrCorrupt, len(b), want)
+	var n int
+	switch b[3] {
+	case fixedVersion:
+		n = (len(b) - pageHeader) / recSize
+		if n == 0 || len(b) != pageHeader+n*recSize || (want >= 0 && n != want) {
+			return 0, fmt.Errorf("%w: page of %d bytes (summary says %d records)", ErrCorrupt, len(b), want)
+		}
+	case denseVersion:
+		if len(b) < denseHeader {
+			return 0, fmt.Errorf("%w: dense page of %d bytes", ErrCorrupt, len(b))
+		}
+		n = int(be.Uint32(b[8:]))
+		if n == 0 || (want >= 0 && n != want) {
+			return 0, fmt.Errorf("%w: dense page of %d records (summary says %d)", ErrCorrupt, n, want)
+		}
+	default:
+		return 0, fmt.Errorf("%w: page version %d (this library reads versions %d and %d)", ErrCorrupt, b[3], fixedVersion, denseVersion)
 	}
 	if got, stored := pageSum(b), be.Uint32(b[4:]); got != stored {
 		return 0, fmt.Errorf("%w: page checksum mismatch (stored %08x, computed %08x)", ErrCorrupt, stored, got)
@@ -122,15 +123,32 @@ func checkPage(b []byte, want int) (int, error) {
 // checking the page (checkPage); a bad page is ErrCorrupt naming the log
 // and the page.
 func decodePage(dst []rec, b []byte, want int, name string, key []byte) ([]rec, error) {
+	return decodePageSpan(dst, b, want, name, key, fullSpan, denseAll)
+}
+
+// decodePageSpan is decodePage for the records with ts in q only: all of
+// them, or the first or last (mode; a fixed-layout page gives all).
+func decodePageSpan(dst []rec, b []byte, want int, name string, key []byte, q span, mode denseMode) ([]rec, error) {
 	n, err := checkPage(b, want)
+	if err == nil && b[3] == denseVersion {
+		dst, err = decodeDense(dst, b, n, q, mode)
+	}
 	if err != nil {
 		return dst, fmt.Errorf("timelog %q, page %x: %w", name, key, err)
 	}
+	if b[3] == denseVersion {
+		return dst, nil
+	}
+	start := len(dst)
 	dst = growRecs(dst, n)
 	b = b[pageHeader:]
 	for i := 0; i < n; i++ {
 		r := b[i*recSize : i*recSize+recSize]
 		dst = append(dst, rec{ts: int64(be.Uint64(r)), seq: be.Uint64(r[8:]), h: be.Uint64(r[16:])})
+	}
+	if q != fullSpan {
+		in := clipRecs(dst[start:], q)
+		dst = dst[:start+copy(dst[start:], in)]
 	}
 	return dst, nil
 }

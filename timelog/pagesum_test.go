@@ -21,14 +21,18 @@ type pageRow struct{ key, value []byte }
 
 // flipStore writes a log "flip" of two overlapping flushes (so that
 // compaction has work) into a fresh store file, and returns the file, the
-// log's records and its page rows.
+// log's records and its page rows: the first flush as two pages of the
+// fixed layout that logs written before dense pages hold (4 and 1
+// records), the second as one dense page.
 func flipStore(t *testing.T) (string, []timelog.Record, []pageRow) {
 	t.Helper()
 	db, path := openStore(t)
 	l, err := timelog.Open(db, "flip", manual(timelog.Options{PageMaxBytes: 8 + 24*4}))
 	require.NoError(t, err)
 	require.NoError(t, l.AppendBatch(recs(1, 10, 3, 30, 5, 50, 7, 70, 9, 90)))
+	reset := timelog.WriteFixedPages()
 	require.NoError(t, l.Flush(ctx))
+	reset()
 	require.NoError(t, l.AppendBatch(recs(2, 20, 4, 40, 6, 60, -8, 80)))
 	require.NoError(t, l.Flush(ctx))
 	want := collect(t, l.All())
@@ -85,6 +89,26 @@ func countOrCorrupt(t *testing.T, l *timelog.Log, want int, t1, t2 int64) {
 	require.EqualValues(t, want, n)
 }
 
+// readColumns returns the log's records read through ColumnsAll, or the
+// first error.
+func readColumns(l *timelog.Log) ([]timelog.Record, error) {
+	s, err := l.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var out []timelog.Record
+	for c, err := range s.ColumnsAll() {
+		if err != nil {
+			return out, err
+		}
+		for i := range c.Ts {
+			out = append(out, timelog.Record{Ts: c.Ts[i], Handle: c.Handles[i]})
+		}
+	}
+	return out, nil
+}
+
 // readAll returns the log's records, or the first error.
 func readAll(l *timelog.Log) ([]timelog.Record, error) {
 	var out []timelog.Record
@@ -113,6 +137,13 @@ func TestPageByteFlips(t *testing.T) {
 			v[i] ^= 0xFF
 			_, l := withPage(t, src, row.key, v)
 			got, err := readAll(l)
+			cols, cerr := readColumns(l)
+			if err == nil {
+				require.NoError(t, cerr, "page %d byte %d: Columns", pi, i)
+				require.Equal(t, want, cols, "page %d byte %d: Columns", pi, i)
+			} else {
+				checkCorrupt(t, cerr, "ColumnsAll")
+			}
 			if err == nil {
 				require.Equal(t, want, got, "page %d byte %d", pi, i)
 				n, err := l.Count()
@@ -149,16 +180,32 @@ func TestPageByteFlips(t *testing.T) {
 }
 
 // A page of any other version, the never-released version 1 (the record
-// count where the checksum now is) included, is corrupt, never misread.
+// count where the checksum now is) included, is corrupt, never misread;
+// so is a fixed-layout page relabelled as dense, or the reverse.
 func TestPageOtherVersionIsCorrupt(t *testing.T) {
 	src, _, rows := flipStore(t)
-	row := rows[0]
+	var row, dense pageRow // a fixed-layout page and the dense one
+	for _, r := range rows {
+		if r.value[3] == 3 {
+			dense = r
+		} else if row.key == nil {
+			row = r
+		}
+	}
+	require.NotNil(t, dense.key)
+	require.EqualValues(t, 2, row.value[3])
 	n := (len(row.value) - 8) / 24
 	v1 := slices.Clone(row.value)
 	v1[3] = 1
 	binary.BigEndian.PutUint32(v1[4:], uint32(n))
-	for _, v := range [][]byte{v1, append([]byte("TLP\x03"), row.value[4:]...), append(bytes.Clone(row.value[:4]), row.value[:4]...)} {
-		_, l := withPage(t, src, row.key, v)
+	for _, c := range []pageRow{
+		{row.key, v1}, {row.key, append([]byte("TLP\x03"), row.value[4:]...)},
+		{row.key, append([]byte("TLP\x04"), row.value[4:]...)},
+		{dense.key, append([]byte("TLP\x02"), dense.value[4:]...)},
+		{dense.key, append([]byte("TLP\x04"), dense.value[4:]...)},
+		{row.key, append(bytes.Clone(row.value[:4]), row.value[:4]...)},
+	} {
+		_, l := withPage(t, src, c.key, c.value)
 		_, err := readAll(l)
 		checkCorrupt(t, err, "All")
 		countOrCorrupt(t, l, 4, 2, 6) // 2, 3, 4, 5: the end is exclusive

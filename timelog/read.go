@@ -217,7 +217,13 @@ type reader struct {
 	c     cluster
 	buf   []rec
 	tombs []tomb
+	pages []pageInfo
 	cur   []rec // the current cluster, merged, filtered, clipped
+	// first: only the first visible record in the walking direction is
+	// wanted (Min, Max, Next, Prev): in a cluster no delete touches, each
+	// source gives only its first (last) record of the query, and a dense
+	// page decodes only the block that holds it.
+	first bool
 }
 
 func (s *Snapshot) newReader(q span, rev bool) *reader {
@@ -244,38 +250,48 @@ func (r *reader) load() error {
 	q := r.it.q
 	s := r.it.s
 	buf := r.buf[:0]
-	sources := 0
 	minSeq := uint64(1<<64 - 1)
-	err := r.it.pagesOf(&r.c, func(p pageInfo) error {
-		start := len(buf)
+	r.pages = r.pages[:0]
+	_ = r.it.pagesOf(&r.c, func(p pageInfo) error {
+		r.pages = append(r.pages, p)
+		minSeq = min(minSeq, p.minSeq)
+		return nil
+	})
+	for _, run := range r.c.runs {
+		minSeq = min(minSeq, run.minSeq)
+	}
+	r.tombs = s.applicable(r.tombs, r.c.sp, minSeq)
+	sources := len(r.pages) + len(r.c.runs)
+	mode := denseAll
+	if r.first && len(r.tombs) == 0 {
+		mode = denseFirst
+		if r.it.rev {
+			mode = denseLast
+		}
+	}
+	for _, p := range r.pages {
 		b, err := r.pc.get(p)
 		if err != nil {
 			return err
 		}
-		if buf, err = decodePage(buf, b, p.n, s.l.name, p.key()); err != nil {
+		if buf, err = decodePageSpan(buf, b, p.n, s.l.name, p.key(), q, mode); err != nil {
 			return err
 		}
-		if p.minTs < q.lo || p.maxTs > q.hi {
-			in := clipRecs(buf[start:], q)
-			n := copy(buf[start:], in)
-			buf = buf[:start+n]
-		}
-		sources++
-		minSeq = min(minSeq, p.minSeq)
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	for _, run := range r.c.runs {
-		buf = append(buf, clipRecs(run.recs, q)...)
-		sources++
-		minSeq = min(minSeq, run.minSeq)
+		in := clipRecs(run.recs, q)
+		switch {
+		case len(in) == 0 || mode == denseAll:
+		case mode == denseFirst:
+			in = in[:1]
+		default:
+			in = in[len(in)-1:]
+		}
+		buf = append(buf, in...)
 	}
 	if sources > 1 {
 		slices.SortFunc(buf, cmpRec)
 	}
-	r.tombs = s.applicable(r.tombs, r.c.sp, minSeq)
 	if len(r.tombs) > 0 {
 		buf = slices.DeleteFunc(buf, func(x rec) bool { return hidden(r.tombs, x) })
 	}

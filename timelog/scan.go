@@ -132,6 +132,7 @@ func (s *Snapshot) first(q span, rev bool) (Record, bool, error) {
 		return Record{}, false, err
 	}
 	rd := s.newReader(q, rev)
+	rd.first = true
 	defer rd.close()
 	ok, err := rd.nextCluster()
 	if err != nil || !ok {

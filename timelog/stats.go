@@ -16,6 +16,7 @@ type Stats struct {
 	StoredRecords int64 // records in stored pages, hidden ones included
 	Tombstones    int   // stored deletes
 	Overlapping   int   // pages in groups of overlapping pages
+	FixedPages    int   // pages of the fixed 24-byte layout of older logs, which compaction rewrites as dense pages
 
 	BufferedRecords int // in the active buffer and the sealed queue
 	BufferedDeletes int
@@ -55,6 +56,11 @@ func (l *Log) Stats() Stats {
 		RetiredPending: l.ret.pendingCount(),
 		Released:       l.ret.released.Load(),
 		OpenSnapshots:  l.ret.openSnapshots(),
+	}
+	for _, p := range m.pages {
+		if p.version == fixedVersion {
+			s.FixedPages++
+		}
 	}
 	for _, g := range m.groups {
 		if g.end-g.start > 1 && dirty(m.pages[g.start:g.end]) {

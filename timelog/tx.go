@@ -51,9 +51,9 @@ func (w *TxWriter) appendRecs(batch []Record, seq uint64, extra func(t tables) e
 	}
 	sortRecs(recs)
 	return w.write(seq, func(t tables, next uint64) (uint64, error) {
+		var enc pageEncoder
 		for len(recs) > 0 {
-			n := min(len(recs), w.l.cfg.pageRecs)
-			b, p := encodePage(recs[:n])
+			b, p, n := enc.page(recs, &w.l.cfg)
 			p.id = next
 			next++
 			if err := t.pages.Put(p.key(), b); err != nil {

@@ -179,7 +179,7 @@ func TestValuesModelRandomized(t *testing.T) {
 	l := openLog(t, db, "vm", manual(timelog.Options{
 		Values:              true,
 		MemtableMaxBytes:    24 * (4 + rng.IntN(40)),
-		PageMaxBytes:        8 + 24*(1+rng.IntN(16)),
+		PageMaxBytes:        54 + 8*rng.IntN(40), // 1 to about 100 records
 		SealedMaxRuns:       1 + rng.IntN(4),
 		Busy:                timelog.BusySilent,
 		CompactOverlapPages: 2 + rng.IntN(3),
