@@ -175,19 +175,16 @@ func (s *Store) OpenColumnFamily(name string) (*ColumnFamily, error) {
 }
 
 // ColumnFamilyOrCreate opens the column family name, creating it if it does
-// not exist.
+// not exist. A concurrent CreateColumnFamily or DropColumnFamily of the same
+// name never makes it fail: when the column family is missing, the look-up
+// and the creation run in one write transaction. Like any handle, the one it
+// returns reports ErrNotFound once its column family is dropped. On a
+// read-only store a missing column family gives ErrNotFound.
 func (s *Store) ColumnFamilyOrCreate(name string) (*ColumnFamily, error) {
 	if s == nil {
 		return nil, errNilStore
 	}
-	cf, err := s.OpenColumnFamily(name)
-	if errors.Is(err, ErrNotFound) {
-		cf, err = s.CreateColumnFamily(name)
-		if errors.Is(err, ErrExists) { // created concurrently
-			cf, err = s.OpenColumnFamily(name)
-		}
-	}
-	return cf, err
+	return s.reg.OpenOrCreate(context.Background(), name)
 }
 
 // DropColumnFamily deletes a column family with all its keys and TTL state.
