@@ -281,7 +281,7 @@ func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*C
 // transaction found or made it.
 func (r *Registry) OpenOrCreate(ctx context.Context, name string) (*ColumnFamily, error) {
 	cf, err := r.Open(ctx, name)
-	if !errors.Is(err, engine.ErrNotFound) || r.env.DB.Config().ReadOnly {
+	if !errors.Is(err, engine.ErrNotFound) {
 		return cf, err
 	}
 	err = r.env.update(ctx, nil, "open or create column family", func(ctx context.Context, tx *engine.Tx) error {

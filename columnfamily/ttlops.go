@@ -17,7 +17,7 @@ func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engin
 	// column family), and the answer costs one look-up in sqlite_schema.
 	m := cf.m
 	t := m.w().t
-	on, err := t.Enabled(ctx, c)
+	on, err := t.EnabledWhole(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		}
 		c := cf.tx.Conn()
 		t := cf.m.w().t
-		on, err := t.Enabled(cf.tx.Ctx(), c)
+		on, err := t.EnabledWhole(cf.tx.Ctx(), c)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
@@ -281,7 +281,7 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		if err != nil {
 			return 0, err
 		}
-		on, err := cf.m.r().t.Enabled(ctx, c)
+		on, err := cf.m.r().t.EnabledWhole(ctx, c)
 		cf.db().ReleaseReader(c)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)

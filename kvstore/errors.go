@@ -32,9 +32,12 @@ var (
 	// written and the transaction stays usable.
 	ErrReadOnlyTx = engine.ErrReadOnlyTx
 	// ErrBusy: the write lock (or a connection) stayed taken for longer than
-	// Options.BusyTimeout.
+	// Options.BusyTimeout; or the schema kept changing while a statement
+	// was compiled (SQLite's SQLITE_SCHEMA, after 20 retries).
 	ErrBusy = engine.ErrBusy
-	// ErrCorrupt: the file is damaged or not a database at all.
+	// ErrCorrupt: the file is damaged or not a database at all; also a
+	// table, view or TTL table of snkv's dropped outside snkv (the message
+	// names it; Repair recreates it).
 	ErrCorrupt = engine.ErrCorrupt
 	// ErrNotStore: a SQLite database that is not an snkv store (see
 	// Options.Adopt).

@@ -179,7 +179,7 @@ func (s *Store) OpenColumnFamily(name string) (*ColumnFamily, error) {
 // name never makes it fail: when the column family is missing, the look-up
 // and the creation run in one write transaction. Like any handle, the one it
 // returns reports ErrNotFound once its column family is dropped. On a
-// read-only store a missing column family gives ErrNotFound.
+// read-only store a missing column family gives ErrReadOnly.
 func (s *Store) ColumnFamilyOrCreate(name string) (*ColumnFamily, error) {
 	if s == nil {
 		return nil, errNilStore
