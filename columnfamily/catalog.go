@@ -97,7 +97,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 			return err
 		}
 		v2 = true
-		return writeHeader(ctx, c, h, ttl.NowMs(r.env.Clock))
+		return writeHeader(ctx, c, h, ttl.StampMs(r.env.Clock))
 	}()
 	if err != nil {
 		_ = c.Control(context.Background(), "ROLLBACK")
@@ -256,7 +256,7 @@ func (r *Registry) Create(ctx context.Context, name string) (*ColumnFamily, erro
 // createOn creates the column family name inside tx and returns its handle.
 func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*ColumnFamily, error) {
 	c := tx.Conn()
-	stamp, err := createIn(ctx, c, name, ttl.NowMs(r.env.Clock))
+	stamp, err := createIn(ctx, c, name, ttl.StampMs(r.env.Clock))
 	if err != nil {
 		return nil, err
 	}

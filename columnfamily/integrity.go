@@ -330,7 +330,7 @@ func (r *Registry) Repair(ctx context.Context) ([]string, error) {
 				kind, what = k, fmt.Sprintf("catalog row of hidden table %q (kind %q) restored", name, k)
 			}
 			// A fresh creation stamp, as createIn gives one.
-			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, ?2, max(?3, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, kind, ttl.NowMs(r.env.Clock)); err != nil {
+			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, ?2, max(?3, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, kind, ttl.StampMs(r.env.Clock)); err != nil {
 				return err
 			}
 			done = append(done, what)

@@ -50,6 +50,13 @@ var (
 	// ErrInvalidTTL: a TTL that is zero or negative, or an expiry time that
 	// is zero or not in the future.
 	ErrInvalidTTL = engine.ErrInvalidTTL
+	// ErrClockRange: a TTL write whose expiry, counted from the store's
+	// Clock, falls before 1970-01-01 UTC (a clock set before the epoch) or
+	// at or past the latest expiry a file holds (a clock some 292 million
+	// years ahead). Expiries are stored as milliseconds since the epoch
+	// without a sign; nothing is written. Writes without TTL are not
+	// affected, and reads decide expiry correctly whatever the clock.
+	ErrClockRange = engine.ErrClockRange
 	// ErrInvalidOption: an Options field out of range.
 	ErrInvalidOption = engine.ErrInvalidOption
 	// ErrDiskFull: the disk (or the database's size limit) is full.

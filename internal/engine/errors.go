@@ -27,6 +27,7 @@ var (
 	ErrVersion         = errors.New("snkv: store format is newer than this library")
 	ErrCantOpen        = errors.New("snkv: cannot open database file")
 	ErrInvalidTTL      = errors.New("snkv: invalid TTL")
+	ErrClockRange      = errors.New("snkv: expiry outside the range a store can hold")
 	ErrInvalidOption   = errors.New("snkv: invalid option")
 	ErrDiskFull        = errors.New("snkv: disk full")
 	ErrIO              = errors.New("snkv: I/O error")
