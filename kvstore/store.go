@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -133,6 +134,20 @@ func (s *Store) Path() string {
 		return ""
 	}
 	return s.path
+}
+
+// FileMode returns the permission bits the store gives the files it
+// creates (Options.FileMode, or DefaultFileMode when that was 0); 0 for a
+// nil Store. Layers above use it for their own files beside the store
+// (the time series' lock files).
+func (s *Store) FileMode() os.FileMode {
+	if s == nil {
+		return 0
+	}
+	if s.opts.FileMode == 0 {
+		return DefaultFileMode
+	}
+	return s.opts.FileMode
 }
 
 // Default returns the handle of the default column family (nil for a nil

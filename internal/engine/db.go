@@ -28,6 +28,7 @@ type Config struct {
 	MaxReaders     int           // read connections at most
 	MmapSize       int64         // bytes of the file each connection maps; 0: no mapping
 	ReadHold       time.Duration // how long an idle reader keeps its read transaction; 0: never
+	FileMode       os.FileMode   // permission bits of the files snkv creates (store file, backups)
 }
 
 // DB is a writer connection plus a pool of reader connections on one file.
@@ -71,6 +72,14 @@ func Open(cfg Config) (*DB, error) {
 			return nil, err
 		}
 		st, err := os.Stat(cfg.Path)
+		if errors.Is(err, os.ErrNotExist) && !cfg.ReadOnly {
+			// A new store: made here with the mode asked for, so that SQLite
+			// (which gives -wal, -shm and -journal the store file's mode)
+			// never makes one with its own default.
+			if err = createFile(cfg.Path, db.fileMode()); err == nil {
+				st, err = os.Stat(cfg.Path)
+			}
+		}
 		switch {
 		case err == nil && st.IsDir():
 			return nil, fmt.Errorf("snkv: open %q: %w: is a directory", cfg.Path, ErrCantOpen)
@@ -98,11 +107,15 @@ func Open(cfg Config) (*DB, error) {
 		db.companions = existingCompanions(cfg.Path)
 	}
 	if !cfg.ReadOnly {
+		if err := staleCompanions(cfg.Path); err != nil {
+			return nil, err
+		}
 		w, err := db.newConn(true)
 		if err != nil {
 			db.removeNewCompanions()
 			return nil, Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
 		}
+		db.ownerWritableCompanions()
 		db.writer = make(chan *Conn, 1)
 		db.writer <- w
 	} else {
@@ -112,6 +125,7 @@ func Open(cfg Config) (*DB, error) {
 			db.removeNewCompanions()
 			return nil, err
 		}
+		db.ownerWritableCompanions()
 		db.ReleaseReader(r)
 	}
 	return db, nil
