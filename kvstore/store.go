@@ -66,23 +66,13 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.Open(cfg)
+	db, reg, err := openRegistry(path, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	env := &columnfamily.Env{DB: db, Clock: opts.Clock, MaxValueSize: opts.MaxValueSize}
-	if env.Clock == nil {
-		env.Clock = ttl.SystemClock
-	}
-	if env.MaxValueSize == 0 {
-		env.MaxValueSize = columnfamily.DefaultMaxValueSize
-	}
-	reg := columnfamily.NewRegistry(env)
 	ctx := context.Background()
-	if err := reg.Init(ctx, opts.Adopt); err != nil {
-		// Refused: close without the checkpoint Close does, so that the
-		// file and every file beside it stay as they were.
-		_ = db.Discard()
+	if err := db.EndProbe(); err != nil {
+		_ = db.Close()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
 	if opts.Upgrade && !opts.ReadOnly {
@@ -101,6 +91,39 @@ func Open(path string, opts Options) (*Store, error) {
 		s.startPurger(opts.PurgeInterval)
 	}
 	return s, nil
+}
+
+// openRegistry opens the file and checks its format (Registry.Init). A
+// file Init refuses is closed without the checkpoint Close does, so that it
+// and every file beside it stay as they were. A file that might be another
+// application's database is first read without touching its -shm (see
+// engine.DB.Probing); where another process holds it, that cannot be done,
+// and it is opened again the ordinary way.
+func openRegistry(path string, cfg engine.Config, opts Options) (*engine.DB, *columnfamily.Registry, error) {
+	for {
+		db, err := engine.Open(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		env := &columnfamily.Env{DB: db, Clock: opts.Clock, MaxValueSize: opts.MaxValueSize}
+		if env.Clock == nil {
+			env.Clock = ttl.SystemClock
+		}
+		if env.MaxValueSize == 0 {
+			env.MaxValueSize = columnfamily.DefaultMaxValueSize
+		}
+		reg := columnfamily.NewRegistry(env)
+		err = reg.Init(context.Background(), opts.Adopt)
+		if err == nil {
+			return db, reg, nil
+		}
+		probing := db.Probing()
+		_ = db.Discard()
+		if !probing || !(errors.Is(err, ErrBusy) || errors.Is(err, ErrIO)) {
+			return nil, nil, fmt.Errorf("snkv: open %q: %w", path, err)
+		}
+		cfg.NoProbe = true
+	}
 }
 
 // errNilStore is the error of a call on a nil *Store.
