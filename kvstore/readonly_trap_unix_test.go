@@ -108,6 +108,12 @@ func TestReadOnlyOpenLeavesNoTrap(t *testing.T) {
 			require.Contains(t, err.Error(), "remove it")
 			require.NoError(t, os.Remove(path+s))
 		}
+		// A -wal with frames holds commits: never advised to be removed.
+		require.NoError(t, os.WriteFile(path+"-wal", make([]byte, 4096), 0o444))
+		_, err = kvstore.Open(path, kvstore.Options{})
+		require.ErrorIs(t, err, kvstore.ErrReadOnly)
+		require.Contains(t, err.Error(), "do not remove it")
+		require.NoError(t, os.Remove(path+"-wal"))
 		db, err = kvstore.Open(path, kvstore.Options{})
 		require.NoError(t, err)
 		v, err = db.Get(b("k2"))

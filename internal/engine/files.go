@@ -78,8 +78,14 @@ func staleCompanions(path string) error {
 		if err != nil || writable(path+s) {
 			continue
 		}
-		return fmt.Errorf("snkv: open %q: %w: %s cannot be written by this process (mode %v), so no write could commit; it is left over from a read-only open (by an older version or another tool): when no process has the store open, remove it (SQLite makes it again), or make it writable (chmod u+w)",
-			path, ErrReadOnly, path+s, st.Mode().Perm())
+		// Only an index (-shm) or an empty WAL may go: a -wal with frames
+		// holds commits, a -journal the rollback of an interrupted one.
+		fix := "make it writable (chmod u+w); do not remove it: it holds data"
+		if s == "-shm" || (s == "-wal" && st.Size() == 0) {
+			fix = "when no process has the store open, remove it (SQLite makes it again), or make it writable (chmod u+w)"
+		}
+		return fmt.Errorf("snkv: open %q: %w: %s cannot be written by this process (mode %v), so no write could commit; it is left over from a read-only open (by an older version or another tool): %s",
+			path, ErrReadOnly, path+s, st.Mode().Perm(), fix)
 	}
 	return nil
 }
