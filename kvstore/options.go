@@ -135,8 +135,9 @@ type Options struct {
 	// permission bits only (no type, setuid, setgid or sticky bits) and
 	// include owner read and write (0600), else Open fails with
 	// ErrInvalidOption. Use 0640 or 0644 to let a group or everyone read
-	// the store (a reader needs to open the -shm file for writing: give
-	// it the same group and 0660 if readers run as other users).
+	// the store; readers running as other users share SQLite's WAL index
+	// (the -shm file) best with write access to it, so give them the
+	// files' group and 0660.
 	FileMode os.FileMode
 }
 
