@@ -39,7 +39,8 @@ const (
 )
 
 // Options configures Open. The zero value is a safe default: WAL journal,
-// synchronous=NORMAL, a 5 s busy timeout, 10 MiB values.
+// synchronous=NORMAL, a 5 s busy timeout, 10 MiB values, new files readable
+// and writable by their owner only (FileMode 0600).
 type Options struct {
 	// ReadOnly opens the store without write access; every write fails
 	// with ErrReadOnly. The file must exist and be an snkv store.
