@@ -71,7 +71,7 @@ func Wrap(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("snkv: %s: %w", op, ctx.Err())
 	}
 	if NoSuchTable(err) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("snkv: %s: %w: %s", op, ErrCorrupt, missingHint(err))
+		return fmt.Errorf("snkv: %s: %w: %s: %w", op, ErrCorrupt, missingHint(err), err)
 	}
 	if s := sentinelFor(err); s != nil && !errors.Is(err, s) {
 		return fmt.Errorf("snkv: %s: %w: %w", op, s, err)
@@ -134,5 +134,5 @@ func missingHint(err error) string {
 		n = strings.TrimPrefix(n, "main.")
 		name = fmt.Sprintf("%q", n)
 	}
-	return fmt.Sprintf("%s is missing from the file (dropped outside snkv?): IntegrityCheck reports it, Repair recreates it: %v", name, err)
+	return fmt.Sprintf("%s is missing from the file (dropped outside snkv?): IntegrityCheck reports it, Repair recreates it", name)
 }
