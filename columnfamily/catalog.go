@@ -2,6 +2,7 @@ package columnfamily
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -96,7 +97,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 			return err
 		}
 		v2 = true
-		return writeHeader(ctx, c, h, ttl.NowMs(r.env.Clock))
+		return writeHeader(ctx, c, h, ttl.StampMs(r.env.Clock))
 	}()
 	if err != nil {
 		_ = c.Control(context.Background(), "ROLLBACK")
@@ -242,24 +243,62 @@ func (r *Registry) Create(ctx context.Context, name string) (*ColumnFamily, erro
 		return nil, err
 	}
 	var cf *ColumnFamily
-	err := r.env.update(ctx, nil, "create column family", func(ctx context.Context, tx *engine.Tx) error {
+	err := r.env.update(ctx, nil, "create column family", func(ctx context.Context, tx *engine.Tx) (err error) {
+		cf, err = r.createOn(ctx, tx, name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cf, nil
+}
+
+// createOn creates the column family name inside tx and returns its handle.
+func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*ColumnFamily, error) {
+	c := tx.Conn()
+	stamp, err := createIn(ctx, c, name, ttl.StampMs(r.env.Clock))
+	if err != nil {
+		return nil, err
+	}
+	crc, v2, err := r.shapeOf(ctx, c, name)
+	if err != nil {
+		return nil, err
+	}
+	// A new table gets new shared state, never the state of a column
+	// family of the same name dropped a moment ago.
+	m := newMeta(r, name, stamp, crc, v2)
+	r.mu.Lock()
+	r.metas[foldName(name)] = m
+	r.mu.Unlock()
+	return &ColumnFamily{m: m}, nil
+}
+
+// OpenOrCreate returns the column family name, creating it if it does not
+// exist. The common case, an existing column family, is a look-up on a
+// reader; otherwise the look-up is repeated and the column family created
+// in one write transaction, so that a concurrent Drop or Create of the same
+// name can never make it fail: it returns the column family as that
+// transaction found or made it.
+func (r *Registry) OpenOrCreate(ctx context.Context, name string) (*ColumnFamily, error) {
+	cf, err := r.Open(ctx, name)
+	if !errors.Is(err, engine.ErrNotFound) {
+		return cf, err
+	}
+	err = r.env.update(ctx, nil, "open or create column family", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
-		stamp, err := createIn(ctx, c, name, ttl.NowMs(r.env.Clock))
-		if err != nil {
+		stored, stamp, err := lookup(ctx, c, name)
+		switch {
+		case err == nil:
+			m, err := r.metaFor(ctx, c, stored, stamp)
+			if err == nil {
+				cf = &ColumnFamily{m: m}
+			}
+			return err
+		case !errors.Is(err, engine.ErrNotFound):
 			return err
 		}
-		crc, v2, err := r.shapeOf(ctx, c, name)
-		if err != nil {
-			return err
-		}
-		// A new table gets new shared state, never the state of a column
-		// family of the same name dropped a moment ago.
-		m := newMeta(r, name, stamp, crc, v2)
-		r.mu.Lock()
-		r.metas[foldName(name)] = m
-		r.mu.Unlock()
-		cf = &ColumnFamily{m: m}
-		return nil
+		cf, err = r.createOn(ctx, tx, name)
+		return err
 	})
 	if err != nil {
 		return nil, err

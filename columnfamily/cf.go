@@ -101,6 +101,9 @@ func (cf *ColumnFamily) errf(ctx context.Context, op string, err error) error {
 	if err == nil || err == engine.ErrNotFound {
 		return err
 	}
+	if gone := cf.dropped(err); gone != nil {
+		return gone
+	}
 	return engine.Wrap(ctx, cf.m.name+": "+op, err)
 }
 

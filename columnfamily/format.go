@@ -3,7 +3,6 @@ package columnfamily
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/snkv-go/snkv/internal/engine"
 )
@@ -184,5 +183,5 @@ func writeHeader(ctx context.Context, c *engine.Conn, h header, nowMs int64) err
 // isReservedObject reports whether a schema object's name is one of snkv's
 // hidden names.
 func isReservedObject(name string) bool {
-	return len(name) >= 7 && strings.EqualFold(name[:7], "__snkv_")
+	return hasFoldedPrefix(name, "__snkv_")
 }

@@ -46,7 +46,7 @@ func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string) (*ColumnFamily
 	}
 	table := HiddenTableName(kind, name)
 	ctx, c := tx.Ctx(), tx.Conn()
-	stamp, err := createIn(ctx, c, table, ttl.NowMs(r.env.Clock))
+	stamp, err := createIn(ctx, c, table, ttl.StampMs(r.env.Clock))
 	if err != nil {
 		return nil, engine.Wrap(ctx, "create hidden table", err)
 	}

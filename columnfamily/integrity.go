@@ -42,14 +42,14 @@ func loadSchema(ctx context.Context, c *engine.Conn) (schemaObjects, error) {
 	}
 	for rows.Next() {
 		name := string(rows.RawBytes(1))
-		o.kinds[strings.ToLower(name)] = string(rows.RawBytes(0))
-		o.sql[strings.ToLower(name)] = string(rows.RawBytes(2))
-		o.names[strings.ToLower(name)] = name
+		o.kinds[foldName(name)] = string(rows.RawBytes(0))
+		o.sql[foldName(name)] = string(rows.RawBytes(2))
+		o.names[foldName(name)] = name
 	}
 	return o, rows.Close()
 }
 
-func (o schemaObjects) has(kind, name string) bool { return o.kinds[strings.ToLower(name)] == kind }
+func (o schemaObjects) has(kind, name string) bool { return o.kinds[foldName(name)] == kind }
 
 // catalogNames returns the names in the catalog.
 func catalogNames(ctx context.Context, c *engine.Conn) ([]string, error) {
@@ -119,7 +119,7 @@ func objectProblems(o schemaObjects, t ttl.Tables) []string {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		got, ok := o.sql[strings.ToLower(n)]
+		got, ok := o.sql[foldName(n)]
 		switch {
 		case !ok:
 			add("%q is missing", n)
@@ -137,7 +137,7 @@ func objectProblems(o schemaObjects, t ttl.Tables) []string {
 func orphans(o schemaObjects, listed []string) []string {
 	in := map[string]bool{}
 	for _, n := range listed {
-		in[strings.ToLower(n)] = true
+		in[foldName(n)] = true
 	}
 	var out []string
 	for folded, kind := range o.kinds {
@@ -330,7 +330,7 @@ func (r *Registry) Repair(ctx context.Context) ([]string, error) {
 				kind, what = k, fmt.Sprintf("catalog row of hidden table %q (kind %q) restored", name, k)
 			}
 			// A fresh creation stamp, as createIn gives one.
-			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, ?2, max(?3, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, kind, ttl.NowMs(r.env.Clock)); err != nil {
+			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, ?2, max(?3, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, kind, ttl.StampMs(r.env.Clock)); err != nil {
 				return err
 			}
 			done = append(done, what)
@@ -374,16 +374,16 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 		if err := exec("table recreated (empty: its rows were gone)", `DROP TABLE IF EXISTS `+t.Keys, `DROP TABLE IF EXISTS `+t.Expiry, q); err != nil {
 			return nil, err
 		}
-		o.kinds[strings.ToLower(name)] = "table"
-		delete(o.kinds, strings.ToLower(t.KeysName))
-		delete(o.kinds, strings.ToLower(t.ExpiryName))
+		o.kinds[foldName(name)] = "table"
+		delete(o.kinds, foldName(t.KeysName))
+		delete(o.kinds, foldName(t.ExpiryName))
 	}
 	crc, v2, err := readShape(ctx, c, name)
 	if err != nil {
 		return nil, err
 	}
 	t := newShape(name, crc, v2).t
-	if crc && o.sql[strings.ToLower(ChecksumTriggerPrefix+name)] != stored(ChecksumTriggerSQL(name)) {
+	if crc && o.sql[foldName(ChecksumTriggerPrefix+name)] != stored(ChecksumTriggerSQL(name)) {
 		if err := exec("checksum trigger recreated", `DROP TRIGGER IF EXISTS `+engine.Quote(ChecksumTriggerPrefix+name), ChecksumTriggerSQL(name)); err != nil {
 			return nil, err
 		}
@@ -413,7 +413,7 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 		want := expectedSQL(t, true)
 		var q []string
 		for i, n := range []string{t.OnUpdateName, t.OnDeleteName, t.OnInsertName}[:len(t.TriggersSQL())] {
-			if o.sql[strings.ToLower(n)] != want[n] {
+			if o.sql[foldName(n)] != want[n] {
 				q = append(q, `DROP TRIGGER IF EXISTS `+engine.Quote(n), t.TriggersSQL()[i])
 			}
 		}
@@ -441,7 +441,7 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 	if keys || exp {
 		want = t.TTLViewSQL()
 	}
-	cur := o.sql[strings.ToLower(t.ViewName)]
+	cur := o.sql[foldName(t.ViewName)]
 	if !o.has("view", t.ViewName) || cur != want {
 		if err := exec("read view recreated", `DROP VIEW IF EXISTS `+t.View, want); err != nil {
 			return nil, err

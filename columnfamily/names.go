@@ -33,14 +33,17 @@ func ValidateName(name string) error {
 	switch {
 	case strings.HasPrefix(name, "__"):
 		return fmt.Errorf("%w: %q: names starting with \"__\" are reserved", engine.ErrReservedName, name)
-	case len(name) >= 7 && strings.EqualFold(name[:7], "sqlite_"):
+	case hasFoldedPrefix(name, "sqlite_"):
 		return fmt.Errorf("%w: %q: names starting with \"sqlite_\" are reserved", engine.ErrReservedName, name)
 	}
 	return nil
 }
 
 // foldName is the registry key of a name: SQLite compares table names
-// without regard to ASCII case, so "Users" and "users" are one table.
+// without regard to ASCII case, so "Users" and "users" are one table; it
+// folds no other letter ("Ä" and "ä", "K" and the Kelvin sign are two
+// tables), so neither may any comparison of names here (never
+// strings.ToLower or strings.EqualFold).
 func foldName(name string) string {
 	b := []byte(name)
 	for i, c := range b {
@@ -99,4 +102,10 @@ func checkNameBytes(what, name string) error {
 		return fmt.Errorf("%w: %s contains NUL", engine.ErrInvalidName, what)
 	}
 	return nil
+}
+
+// hasFoldedPrefix reports whether name starts with prefix (lower-case
+// ASCII) without regard to ASCII case, as SQLite compares names.
+func hasFoldedPrefix(name, prefix string) bool {
+	return len(name) >= len(prefix) && foldName(name[:len(prefix)]) == prefix
 }

@@ -20,7 +20,7 @@ func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engin
 		return nil
 	}
 	t := m.w().t
-	on, err := t.Enabled(ctx, c)
+	on, err := t.EnabledWhole(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -278,7 +278,7 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		}
 		c := cf.tx.Conn()
 		t := cf.m.w().t
-		on, err := t.Enabled(cf.tx.Ctx(), c)
+		on, err := t.EnabledWhole(cf.tx.Ctx(), c)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
@@ -295,7 +295,7 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		if err != nil {
 			return 0, err
 		}
-		on, err := cf.m.r().t.Enabled(ctx, c)
+		on, err := cf.m.r().t.EnabledWhole(ctx, c)
 		cf.db().ReleaseReader(c)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)

@@ -116,6 +116,7 @@ func BenchmarkCFCount(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("Open/cfs=%d", n), func(b *testing.B) {
 			path := copyStore(b, cfCountStore(b, dir, n))
+			c0 := cpuNanos()
 			b.ResetTimer()
 			for b.Loop() {
 				db, err := kvstore.Open(path, kvstore.Options{})
@@ -126,12 +127,34 @@ func BenchmarkCFCount(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
+		})
+		// A further reader connection: the first read on a connection
+		// parses the whole schema, as Open's writer did. Each iteration
+		// holds one more cursor open, so the Get after it must open a new
+		// reader; GetWarm is the same Get on a reader that is already open.
+		// ReaderConnNoMmap: the same without memory mapping, so that
+		// rss-KiB/conn is the connection's own memory (its parsed schema)
+		// and not also the file pages it mapped (see Options.MmapSize).
+		b.Run(fmt.Sprintf("ReaderConn/cfs=%d", n), func(b *testing.B) { benchReaderConn(b, dir, n, 0) })
+		b.Run(fmt.Sprintf("ReaderConnNoMmap/cfs=%d", n), func(b *testing.B) { benchReaderConn(b, dir, n, -1) })
+		b.Run(fmt.Sprintf("GetWarm/cfs=%d", n), func(b *testing.B) {
+			db := openAt(b, copyStore(b, cfCountStore(b, dir, n)), kvstore.Options{ReadHold: -1})
+			_, _ = db.Get([]byte("k"))
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := db.Get([]byte("k")); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 		// The floor under Open: one SQLite connection that loads the
 		// schema (SQLite parses every CREATE statement of the file, per
 		// connection), then closes.
 		b.Run(fmt.Sprintf("OpenSchemaOnly/cfs=%d", n), func(b *testing.B) {
 			path := copyStore(b, cfCountStore(b, dir, n))
+			c0 := cpuNanos()
+			defer func() { b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op") }()
 			b.ResetTimer()
 			for b.Loop() {
 				raw, err := sql.Open("sqlite", path)
@@ -164,4 +187,57 @@ func benchCFCounts() []int {
 		}
 	}
 	return out
+}
+
+// residentBytes is the process's resident set size (Linux), or 0.
+func residentBytes() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// benchReaderConn is BenchmarkCFCount's ReaderConn: each iteration's Get
+// opens one more reader connection (every earlier one is held by a
+// cursor), with Options.MmapSize mmap.
+func benchReaderConn(b *testing.B, dir string, n int, mmap int64) {
+	db := openAt(b, copyStore(b, cfCountStore(b, dir, n)), kvstore.Options{MaxReaders: 1 << 20, ReadHold: -1, MmapSize: mmap})
+	var held []*kvstore.Cursor
+	defer func() {
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	var cpu int64
+	rss0 := residentBytes()
+	b.ResetTimer()
+	for b.Loop() {
+		c0 := cpuNanos()
+		if _, err := db.Get([]byte("k")); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuNanos() - c0
+		b.StopTimer()
+		c, err := db.Cursor(kvstore.IterOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.First() // holds the reader until Close
+		held = append(held, c)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	if rss := residentBytes(); rss > 0 && rss0 > 0 {
+		// Each iteration leaves one more reader open: its schema.
+		b.ReportMetric(float64(rss-rss0)/float64(b.N)/1024, "rss-KiB/conn")
+	}
 }

@@ -32,9 +32,12 @@ var (
 	// written and the transaction stays usable.
 	ErrReadOnlyTx = engine.ErrReadOnlyTx
 	// ErrBusy: the write lock (or a connection) stayed taken for longer than
-	// Options.BusyTimeout.
+	// Options.BusyTimeout; or the schema kept changing while a statement
+	// was compiled (SQLite's SQLITE_SCHEMA, after 20 retries).
 	ErrBusy = engine.ErrBusy
-	// ErrCorrupt: the file is damaged or not a database at all.
+	// ErrCorrupt: the file is damaged or not a database at all; also a
+	// table, view or TTL table of snkv's dropped outside snkv (the message
+	// names it; Repair recreates it).
 	ErrCorrupt = engine.ErrCorrupt
 	// ErrNotStore: a SQLite database that is not an snkv store (see
 	// Options.Adopt).
@@ -47,6 +50,13 @@ var (
 	// ErrInvalidTTL: a TTL that is zero or negative, or an expiry time that
 	// is zero or not in the future.
 	ErrInvalidTTL = engine.ErrInvalidTTL
+	// ErrClockRange: a TTL write whose expiry, counted from the store's
+	// Clock, falls before 1970-01-01 UTC (a clock set before the epoch) or
+	// at or past the latest expiry a file holds (a clock some 292 million
+	// years ahead). Expiries are stored as milliseconds since the epoch
+	// without a sign; nothing is written. Writes without TTL are not
+	// affected, and reads decide expiry correctly whatever the clock.
+	ErrClockRange = engine.ErrClockRange
 	// ErrInvalidOption: an Options field out of range.
 	ErrInvalidOption = engine.ErrInvalidOption
 	// ErrDiskFull: the disk (or the database's size limit) is full.

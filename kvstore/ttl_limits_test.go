@@ -47,37 +47,119 @@ func TestFarExpiriesNeverReportNegativeTTL(t *testing.T) {
 	require.NoError(t, db.IntegrityCheck(context.Background()))
 }
 
-// A clock set before 1970 reads as the epoch: TTL writes work, live keys
-// report a positive TTL, and purge never removes a live key.
+// Expiry is exact for every clock value: a clock before 1970 (a device
+// without a real-time clock boots near the epoch) counts TTLs from its own
+// time, and a TTL write whose expiry would fall before 1970-01-01 UTC, which
+// the file cannot hold, fails with ErrClockRange and stores nothing.
 func TestClockBefore1970(t *testing.T) {
-	clk := kvstore.NewManualClock(time.Date(1960, 6, 1, 0, 0, 0, 0, time.UTC))
-	db := openTemp(t, kvstore.Options{Clock: clk})
-	require.NoError(t, db.Put(b("perm"), b("v")))
-	require.NoError(t, db.PutTTL(b("short"), b("v"), time.Minute))
-	require.NoError(t, db.PutTTL(b("long"), b("v"), 24*time.Hour))
-	ok, err := db.PutIfAbsentTTL(b("pia"), b("v"), time.Hour)
-	require.NoError(t, err)
-	require.True(t, ok)
-	require.NoError(t, db.Expire(b("perm"), 48*time.Hour))
-	var b2 kvstore.Batch
-	b2.PutTTL(b("batch"), b("v"), time.Hour)
-	require.NoError(t, db.Apply(context.Background(), &b2))
-	for _, k := range []string{"perm", "short", "long", "pia", "batch"} {
-		d, err := db.TTL(b(k))
-		require.NoError(t, err, k)
-		require.Positive(t, d, k)
+	epoch := time.Unix(0, 0).UTC()
+	for _, start := range []time.Time{
+		epoch,
+		epoch.Add(-time.Hour),        // 1969-12-31 23:00 UTC
+		epoch.Add(-time.Millisecond), // just before
+		epoch.Add(time.Millisecond),  // just after
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		t.Run(start.Format(time.RFC3339Nano), func(t *testing.T) {
+			ctx := context.Background()
+			clk := kvstore.NewManualClock(start)
+			db := openTemp(t, kvstore.Options{Clock: clk})
+			require.NoError(t, db.Put(b("perm"), b("v")))
+
+			// A minute from now: before 1970 unless the clock is at or past
+			// the epoch less a minute.
+			fits := start.Add(time.Minute).After(epoch)
+			err := db.PutTTL(b("min"), b("v"), time.Minute)
+			ok, pErr := db.PutIfAbsentTTL(b("pia"), b("v"), time.Minute)
+			eErr := db.Expire(b("perm"), time.Minute)
+			var batch kvstore.Batch
+			batch.PutTTL(b("batch"), b("v"), time.Minute)
+			bErr := db.Apply(ctx, &batch)
+			if !fits {
+				for _, e := range []error{err, pErr, eErr, bErr} {
+					require.ErrorIs(t, e, kvstore.ErrClockRange)
+					require.Contains(t, e.Error(), "1970")
+				}
+				require.False(t, ok)
+				for _, k := range []string{"min", "pia", "batch"} {
+					_, err := db.Get(b(k))
+					require.ErrorIs(t, err, kvstore.ErrNotFound, "nothing stored for %s", k)
+				}
+				d, err := db.TTL(b("perm"))
+				require.NoError(t, err)
+				require.Equal(t, kvstore.NoTTL, d, "Expire changed nothing")
+			} else {
+				require.NoError(t, err)
+				require.NoError(t, pErr)
+				require.True(t, ok)
+				require.NoError(t, eErr)
+				require.NoError(t, bErr)
+			}
+
+			// Two hours from now always fits (the clock is at most an hour
+			// before the epoch, or far before it and refused).
+			err = db.PutTTL(b("two"), b("v"), 2*time.Hour)
+			if start.Add(2 * time.Hour).After(epoch) {
+				require.NoError(t, err)
+				d, err := db.TTL(b("two"))
+				require.NoError(t, err)
+				require.Equal(t, 2*time.Hour, d, "counted from the clock's own time")
+			} else {
+				require.ErrorIs(t, err, kvstore.ErrClockRange)
+			}
+
+			// Half a minute on: nothing has expired yet.
+			clk.Advance(30 * time.Second)
+			n, err := db.PurgeExpired(ctx)
+			require.NoError(t, err)
+			require.Zero(t, n)
+			if fits {
+				for _, k := range []string{"min", "pia", "batch", "perm"} {
+					d, err := db.TTL(b(k))
+					require.NoError(t, err, k)
+					require.Equal(t, 30*time.Second, d, k)
+				}
+			}
+			// A minute and a second on: the one-minute keys are gone, the
+			// two-hour one lives on.
+			clk.Advance(31 * time.Second)
+			for _, k := range []string{"min", "pia", "batch"} {
+				_, err := db.Get(b(k))
+				require.ErrorIs(t, err, kvstore.ErrNotFound, k)
+			}
+			_, err = db.Get(b("perm"))
+			if fits {
+				require.ErrorIs(t, err, kvstore.ErrNotFound, "perm expired after its minute")
+			} else {
+				require.NoError(t, err)
+			}
+			clk.Advance(time.Hour)
+			if start.Add(2 * time.Hour).After(epoch) {
+				d, err := db.TTL(b("two"))
+				require.NoError(t, err)
+				require.Equal(t, 2*time.Hour-time.Hour-61*time.Second, d)
+			}
+			clk.Advance(time.Hour)
+			_, err = db.PurgeExpired(ctx)
+			require.NoError(t, err)
+			_, err = db.Get(b("two"))
+			require.ErrorIs(t, err, kvstore.ErrNotFound)
+			require.NoError(t, db.IntegrityCheck(ctx))
+		})
 	}
-	n, err := db.PurgeExpired(context.Background())
-	require.NoError(t, err)
-	require.Zero(t, n)
-	require.Len(t, contents(t, db.Default()), 5)
-	// The clock reaches the epoch and goes on: TTLs count from there.
-	clk.Set(time.Unix(0, 0).Add(2 * time.Minute))
-	n, err = db.PurgeExpired(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	_, err = db.Get(b("short"))
+}
+
+// A clock at or past the latest expiry the file can hold refuses TTL
+// writes with ErrClockRange; every key with a TTL reads as expired.
+func TestClockFarFuture(t *testing.T) {
+	clk := kvstore.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	db := openTemp(t, kvstore.Options{Clock: clk})
+	require.NoError(t, db.PutTTL(b("k"), b("v"), time.Hour))
+	clk.Set(time.Date(300_000_000, 1, 1, 0, 0, 0, 0, time.UTC))
+	require.ErrorIs(t, db.PutTTL(b("x"), b("v"), time.Minute), kvstore.ErrClockRange)
+	_, err := db.Get(b("x"))
 	require.ErrorIs(t, err, kvstore.ErrNotFound)
-	require.Len(t, contents(t, db.Default()), 4)
-	require.NoError(t, db.IntegrityCheck(context.Background()))
+	_, err = db.Get(b("k"))
+	require.ErrorIs(t, err, kvstore.ErrNotFound)
+	require.NoError(t, db.Put(b("p"), b("v")), "writes without TTL go on")
 }

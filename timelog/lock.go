@@ -54,7 +54,7 @@ func acquireLock(store *kvstore.Store, name string) (*writerLock, error) {
 	}
 	l := &writerLock{key: key}
 	if dbPath != "" {
-		f, err := os.OpenFile(lockPath(dbPath, name), os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(lockPath(dbPath, name), os.O_RDWR|os.O_CREATE, store.FileMode())
 		if err != nil {
 			return nil, fmt.Errorf("timelog: lock %q: %w", name, err)
 		}

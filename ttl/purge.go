@@ -111,7 +111,7 @@ func (t Tables) Purge(ctx context.Context, db *engine.DB, clock Clock, max int) 
 		}
 		// The tables may be gone: never committed (a first TTL write that
 		// rolled back) or dropped by another handle or process.
-		on, err := t.Enabled(tx.Ctx(), tx.Conn())
+		on, err := t.EnabledWhole(tx.Ctx(), tx.Conn())
 		if err != nil || !on {
 			_ = tx.Rollback()
 			return total, engine.Wrap(ctx, "purge expired", err)

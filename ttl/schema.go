@@ -192,6 +192,49 @@ func (t Tables) Enabled(ctx context.Context, c *engine.Conn) (bool, error) {
 	return false, err
 }
 
+// EnabledWhole is Enabled for a caller about to use or create the TTL
+// state: a missing key index beside an existing expiry index is half of
+// the state dropped outside snkv, which creating the key index anew would
+// silently make wrong (every key with a TTL would read as permanent), so
+// it is reported as ErrCorrupt naming the missing table.
+func (t Tables) EnabledWhole(ctx context.Context, c *engine.Conn) (bool, error) {
+	on, err := t.Enabled(ctx, c)
+	if on || err != nil {
+		return on, err
+	}
+	_, err = c.Exec(ctx, `SELECT 1 FROM `+t.Expiry+` LIMIT 0`)
+	if err == nil {
+		// Each of the two statements read the schema as it was when it
+		// was compiled: outside a write transaction another connection may
+		// have created or dropped the tables in between. Ask again, in
+		// one statement, which sees one state of the schema (a scan of
+		// sqlite_schema, but only in this rare case).
+		var keys, expiry bool
+		rows, err := c.Query(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN (?1, ?2)`, t.KeysName, t.ExpiryName)
+		if err != nil {
+			return false, err
+		}
+		for rows.Next() {
+			n := string(rows.Bytes(0))
+			keys, expiry = keys || n == t.KeysName, expiry || n == t.ExpiryName
+		}
+		if err := rows.Close(); err != nil {
+			return false, err
+		}
+		if keys || !expiry {
+			return keys, nil
+		}
+	}
+	switch {
+	case err == nil:
+		return false, fmt.Errorf("%w: %q is missing from the file while %q exists (dropped outside snkv?): IntegrityCheck reports it, Repair recreates it",
+			engine.ErrCorrupt, t.KeysName, t.ExpiryName)
+	case engine.NoSuchTable(err):
+		return false, nil
+	}
+	return false, err
+}
+
 // IndexArgs are the bound parameters that name key's expiry index row for
 // SetIndexSQL and DelIndexSQL.
 func (t Tables) IndexArgs(expMs int64, key []byte) []any {

@@ -65,23 +65,41 @@ func (c *ManualClock) Set(t time.Time) {
 // second whose milliseconds fit an int64.
 const MaxExpiryMs = (math.MaxInt64/1000 - 1) * 1000
 
-// NowMs is the clock's time in milliseconds since the Unix epoch, limited
-// to 0..MaxExpiryMs: expiries are stored as unsigned big-endian numbers, so
-// a clock set before 1970 reads as 1970-01-01 (a TTL then counts from the
-// epoch) and never produces a time that sorts after every real expiry.
+// NowMs is the clock's time in milliseconds since the Unix epoch, negative
+// before 1970, limited to -MaxExpiryMs..MaxExpiryMs (without the overflow
+// of time.Time.UnixMilli far from 1970). Every expiry decision compares
+// stored expiries with it as it is, so a clock before 1970 sees every
+// stored key as live until its expiry; Encode maps a negative time to 0
+// for the comparisons SQL makes, which is exact because no stored expiry is
+// below 1 (see ExpiryFromTTL).
 func NowMs(c Clock) int64 { return clampMs(c.Now()) }
 
+// StampMs is NowMs limited to 0 and up: the creation stamps in the catalog
+// and the header count from the epoch.
+func StampMs(c Clock) int64 { return max(NowMs(c), 0) }
+
 // clampMs converts t to milliseconds since the epoch, limited to
-// 0..MaxExpiryMs, without the overflow of time.Time.UnixMilli far from
-// 1970.
+// -MaxExpiryMs..MaxExpiryMs.
 func clampMs(t time.Time) int64 {
 	switch sec := t.Unix(); {
-	case sec < 0:
-		return 0
+	case sec <= -MaxExpiryMs/1000:
+		return -MaxExpiryMs
 	case sec >= MaxExpiryMs/1000:
 		return MaxExpiryMs
 	}
 	return t.UnixMilli()
+}
+
+// minExpiryMs is the earliest expiry a file holds: 1 ms after the epoch.
+// Expiries are stored as unsigned big-endian numbers, so none may be
+// negative, and 0 is what Encode makes of every time before the epoch.
+const minExpiryMs = 1
+
+// clockRange is the error of an expiry the file cannot hold because of
+// where the clock stands.
+func clockRange(nowMs int64, what string) error {
+	return fmt.Errorf("%w: the clock reads %s, so %s; a store holds expiries from 1970-01-01T00:00:00.001Z on (set the clock, or write without a TTL)",
+		engine.ErrClockRange, time.UnixMilli(nowMs).UTC().Format(time.RFC3339Nano), what)
 }
 
 // ErrInvalid is the error this package reports for a bad TTL; kvstore
@@ -90,7 +108,9 @@ var ErrInvalid = engine.ErrInvalidTTL
 
 // ExpiryFromTTL returns the absolute expiry (ms) of a key written at nowMs
 // with time-to-live d. Sub-millisecond remainders round up, so a key never
-// expires before d has passed. d <= 0 is an error, never "no TTL".
+// expires before d has passed. d <= 0 is an error, never "no TTL". An
+// expiry the file cannot hold because of the clock (before 1970, or a
+// clock at the latest expiry possible) is ErrClockRange.
 func ExpiryFromTTL(nowMs int64, d time.Duration) (int64, error) {
 	if d <= 0 {
 		return 0, fmt.Errorf("%w: ttl must be positive, got %v", ErrInvalid, d)
@@ -99,8 +119,15 @@ func ExpiryFromTTL(nowMs int64, d time.Duration) (int64, error) {
 	if d%time.Millisecond != 0 {
 		ms++
 	}
-	nowMs = max(nowMs, 0)
-	if nowMs > MaxExpiryMs || ms > MaxExpiryMs-nowMs {
+	nowMs = max(nowMs, -MaxExpiryMs) // as NowMs limits it: no overflow below
+	switch {
+	case nowMs >= MaxExpiryMs:
+		return 0, clockRange(nowMs, "every expiry is past the latest one possible")
+	case nowMs < 0 && ms < minExpiryMs-nowMs:
+		return 0, clockRange(nowMs, fmt.Sprintf("a TTL of %v expires before 1970", d))
+	case nowMs < 0:
+		return nowMs + ms, nil // no overflow: ms is at most ~2^53
+	case ms > MaxExpiryMs-nowMs:
 		return 0, fmt.Errorf("%w: ttl %v puts the expiry past the latest one possible", ErrInvalid, d)
 	}
 	return nowMs + ms, nil
@@ -114,15 +141,18 @@ func ExpiryFromTime(nowMs int64, at time.Time) (int64, error) {
 	}
 	if sec := at.Unix(); sec >= MaxExpiryMs/1000 {
 		return 0, fmt.Errorf("%w: expiry time %v is past the latest one possible", ErrInvalid, at)
-	} else if sec < 0 {
-		return 0, fmt.Errorf("%w: expiry time %v is before 1970 (not in the future)", ErrInvalid, at)
+	} else if sec < -MaxExpiryMs/1000 {
+		return 0, fmt.Errorf("%w: expiry time %v is not in the future", ErrInvalid, at)
 	}
 	ms := at.UnixMilli()
 	if at.Sub(time.UnixMilli(ms)) > 0 {
 		ms++ // round up: never expire before the requested instant
 	}
-	if ms <= nowMs {
+	switch {
+	case ms <= nowMs:
 		return 0, fmt.Errorf("%w: expiry time %v is not in the future", ErrInvalid, at)
+	case ms < minExpiryMs:
+		return 0, clockRange(nowMs, fmt.Sprintf("the expiry time %v, before 1970, is in the future", at))
 	}
 	return ms, nil
 }
@@ -146,10 +176,12 @@ func Remaining(expMs, nowMs int64) time.Duration {
 }
 
 // Encode returns expMs as 8 bytes big-endian, the stored form: byte order
-// equals numeric order for every non-negative time.
+// equals numeric order for every non-negative time. A negative time (a
+// clock before 1970, as a bound in a query) is encoded as 0, which orders
+// the same against every stored expiry (all are at least 1).
 func Encode(expMs int64) []byte {
 	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, uint64(expMs))
+	binary.BigEndian.PutUint64(b, uint64(max(expMs, 0)))
 	return b
 }
 

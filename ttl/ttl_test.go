@@ -91,17 +91,44 @@ func TestExpiryFromTTLRejectsOverflow(t *testing.T) {
 	_, err := ttl.ExpiryFromTTL(ttl.MaxExpiryMs-10, time.Second)
 	require.ErrorIs(t, err, ttl.ErrInvalid)
 	_, err = ttl.ExpiryFromTTL(math.MaxInt64-10, time.Second)
-	require.ErrorIs(t, err, ttl.ErrInvalid)
+	require.ErrorIs(t, err, engine.ErrClockRange, "the clock itself is past the latest expiry")
 	got, err := ttl.ExpiryFromTTL(ttl.MaxExpiryMs-1000, time.Second)
 	require.NoError(t, err)
 	require.Equal(t, int64(ttl.MaxExpiryMs), got)
-	// A clock before 1970 counts from the epoch, never overflows.
-	got, err = ttl.ExpiryFromTTL(-5000, time.Second)
+	// A clock before 1970 counts from its own time; an expiry that would
+	// fall before 1970 (or on the epoch itself) is refused, never wrapped
+	// or moved.
+	got, err = ttl.ExpiryFromTTL(-5000, 6*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, int64(1000), got)
-	got, err = ttl.ExpiryFromTTL(math.MinInt64, time.Second)
+	got, err = ttl.ExpiryFromTTL(-5000, 5001*time.Millisecond)
 	require.NoError(t, err)
-	require.Equal(t, int64(1000), got)
+	require.Equal(t, int64(1), got)
+	for _, c := range []struct {
+		now int64
+		d   time.Duration
+	}{{-5000, time.Second}, {-5000, 5 * time.Second}, {-1, time.Millisecond}, {math.MinInt64, time.Second}, {-ttl.MaxExpiryMs, time.Duration(math.MaxInt64)}} {
+		_, err = ttl.ExpiryFromTTL(c.now, c.d)
+		require.ErrorIs(t, err, engine.ErrClockRange, "%d + %v", c.now, c.d)
+		require.NotErrorIs(t, err, ttl.ErrInvalid)
+	}
+	got, err = ttl.ExpiryFromTTL(-1, 2*time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), got)
+}
+
+// Expiry decisions at and around the epoch use the clock as it is.
+func TestExpiredAroundEpoch(t *testing.T) {
+	require.False(t, ttl.Expired(1, -1))
+	require.False(t, ttl.Expired(1, 0))
+	require.True(t, ttl.Expired(1, 1))
+	require.Equal(t, 2*time.Millisecond, ttl.Remaining(1, -1))
+	require.Equal(t, time.Hour+time.Millisecond, ttl.Remaining(1, -time.Hour.Milliseconds()))
+	// Bounds for queries: a negative time encodes as 0, below every
+	// stored expiry.
+	require.Equal(t, ttl.Encode(0), ttl.Encode(-5))
+	require.Equal(t, ttl.Encode(0), ttl.PurgeBound(-5))
+	require.Equal(t, time.Duration(math.MaxInt64), ttl.Remaining(ttl.MaxExpiryMs, -ttl.MaxExpiryMs))
 }
 
 func TestRemainingNeverNegative(t *testing.T) {
@@ -113,7 +140,9 @@ func TestRemainingNeverNegative(t *testing.T) {
 }
 
 func TestNowMsIsClamped(t *testing.T) {
-	require.Zero(t, ttl.NowMs(ttl.NewManualClock(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.Equal(t, time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), ttl.NowMs(ttl.NewManualClock(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.Zero(t, ttl.StampMs(ttl.NewManualClock(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.Equal(t, int64(-ttl.MaxExpiryMs), ttl.NowMs(ttl.NewManualClock(time.Date(-300_000_000, 1, 1, 0, 0, 0, 0, time.UTC))))
 	require.Equal(t, int64(ttl.MaxExpiryMs), ttl.NowMs(ttl.NewManualClock(time.Date(300_000_000, 1, 1, 0, 0, 0, 0, time.UTC))))
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.Equal(t, at.UnixMilli(), ttl.NowMs(ttl.NewManualClock(at)))

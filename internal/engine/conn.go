@@ -192,7 +192,11 @@ func (c *Conn) prepareNew(query string) (*cstmt, error) {
 		return nil, err
 	}
 	*(*uintptr)(cptr(pp)) = 0
-	if rc := sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, -1, sqlite3.SQLITE_PREPARE_PERSISTENT, pp, 0); rc != sqlite3.SQLITE_OK {
+	rc := sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, -1, sqlite3.SQLITE_PREPARE_PERSISTENT, pp, 0)
+	for try := 0; rc == sqlite3.SQLITE_SCHEMA && try < schemaRetries; try++ {
+		rc = sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, -1, sqlite3.SQLITE_PREPARE_PERSISTENT, pp, 0)
+	}
+	if rc != sqlite3.SQLITE_OK {
 		return nil, c.errFor(rc)
 	}
 	p := *(*uintptr)(cptr(pp))
@@ -297,7 +301,11 @@ func (c *Conn) bindBytes(s *cstmt, i int, b []byte, text bool) int32 {
 // step runs the statement to its next row: it reports true on a row, false
 // when done.
 func (c *Conn) step(s *cstmt) (bool, error) {
-	switch rc := sqlite3.Xsqlite3_step(c.tls, s.p); rc {
+	rc := sqlite3.Xsqlite3_step(c.tls, s.p)
+	for try := 0; rc == sqlite3.SQLITE_SCHEMA && try < schemaRetries; try++ {
+		rc = c.restep(s) // see schemaRetries
+	}
+	switch rc {
 	case sqlite3.SQLITE_ROW:
 		return true, nil
 	case sqlite3.SQLITE_DONE:

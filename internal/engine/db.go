@@ -28,6 +28,8 @@ type Config struct {
 	MaxReaders     int           // read connections at most
 	MmapSize       int64         // bytes of the file each connection maps; 0: no mapping
 	ReadHold       time.Duration // how long an idle reader keeps its read transaction; 0: never
+	FileMode       os.FileMode   // permission bits of the files snkv creates (store file, backups)
+	NoProbe        bool          // never probe (see probeNeeded): another process holds the file
 }
 
 // DB is a writer connection plus a pool of reader connections on one file.
@@ -45,6 +47,8 @@ type DB struct {
 	Stats   Counters
 
 	immutable  bool            // read-only file system: opened with immutable=1
+	probe      bool            // connections open in exclusive locking mode (see probeNeeded)
+	probeDSN   string          // the read-write URI a read-only DB probes with
 	companions map[string]bool // -wal, -shm, -journal files that existed before Open
 
 	shmTried   bool          // a reader tried to map the WAL index (guarded by mu)
@@ -71,6 +75,14 @@ func Open(cfg Config) (*DB, error) {
 			return nil, err
 		}
 		st, err := os.Stat(cfg.Path)
+		if errors.Is(err, os.ErrNotExist) && !cfg.ReadOnly {
+			// A new store: made here with the mode asked for, so that SQLite
+			// (which gives -wal, -shm and -journal the store file's mode)
+			// never makes one with its own default.
+			if err = createFile(cfg.Path, db.fileMode()); err == nil {
+				st, err = os.Stat(cfg.Path)
+			}
+		}
 		switch {
 		case err == nil && st.IsDir():
 			return nil, fmt.Errorf("snkv: open %q: %w: is a directory", cfg.Path, ErrCantOpen)
@@ -96,13 +108,21 @@ func Open(cfg Config) (*DB, error) {
 		}
 		db.dsn = dsn
 		db.companions = existingCompanions(cfg.Path)
+		if !cfg.NoProbe && !db.immutable && probeNeeded(cfg.Path) && (!cfg.ReadOnly || writable(cfg.Path)) {
+			db.probe = true
+			db.probeDSN, _ = fileURI(cfg.Path) // checked above
+		}
 	}
 	if !cfg.ReadOnly {
+		if err := staleCompanions(cfg.Path); err != nil {
+			return nil, err
+		}
 		w, err := db.newConn(true)
 		if err != nil {
 			db.removeNewCompanions()
 			return nil, Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
 		}
+		db.ownerWritableCompanions()
 		db.writer = make(chan *Conn, 1)
 		db.writer <- w
 	} else {
@@ -112,6 +132,7 @@ func Open(cfg Config) (*DB, error) {
 			db.removeNewCompanions()
 			return nil, err
 		}
+		db.ownerWritableCompanions()
 		db.ReleaseReader(r)
 	}
 	return db, nil
@@ -166,7 +187,13 @@ const (
 )
 
 func (db *DB) newConn(writer bool) (*Conn, error) {
-	c, err := openConn(db.dsn)
+	dsn := db.dsn
+	if db.probe && db.cfg.ReadOnly {
+		// Exclusive locking needs a descriptor open for writing; the
+		// connection is still query-only (see probeNeeded).
+		dsn = db.probeDSN
+	}
+	c, err := openConn(dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +203,15 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 	pragmas := []string{
 		"PRAGMA foreign_keys = OFF",
 		"PRAGMA recursive_triggers = OFF",
+	}
+	if db.probe {
+		// Before the first read: the WAL index then lives in this
+		// connection's memory, and the -shm file is never opened. Closing
+		// it never checkpoints: a refused file keeps its WAL, and a
+		// read-only open writes nothing.
+		c.noCheckpointOnClose()
+		c.setBusyTimeout(0)
+		pragmas = append(pragmas, "PRAGMA locking_mode = EXCLUSIVE")
 	}
 	if cfg.CacheKiB > 0 {
 		pragmas = append(pragmas, fmt.Sprintf("PRAGMA cache_size = -%d", cfg.CacheKiB))
@@ -209,16 +245,23 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 	} else {
 		pragmas = append(pragmas, "PRAGMA query_only = 1")
 	}
+	// Touch the file so that a garbage file fails now, not on first use.
+	pragmas = append(pragmas, "SELECT count(*) FROM sqlite_schema")
 	for _, p := range pragmas {
 		if err := c.ExecScript(ctx, p); err != nil {
 			_ = c.close()
+			if db.probe && (Code(err) == codeBusy || Code(err) == codeIOErr) {
+				// Another process has the file open: the WAL index in the
+				// -shm is live, and reading it as every SQLite reader does
+				// is all that can be done.
+				db.probe = false
+				return db.newConn(writer)
+			}
 			return nil, err
 		}
 	}
-	// Touch the file so that a garbage file fails now, not on first use.
-	if err := c.ExecScript(ctx, "SELECT count(*) FROM sqlite_schema"); err != nil {
-		_ = c.close()
-		return nil, err
+	if db.probe {
+		c.setBusyTimeout(cfg.BusyTimeout)
 	}
 	return c, nil
 }

@@ -27,6 +27,7 @@ var (
 	ErrVersion         = errors.New("snkv: store format is newer than this library")
 	ErrCantOpen        = errors.New("snkv: cannot open database file")
 	ErrInvalidTTL      = errors.New("snkv: invalid TTL")
+	ErrClockRange      = errors.New("snkv: expiry outside the range a store can hold")
 	ErrInvalidOption   = errors.New("snkv: invalid option")
 	ErrDiskFull        = errors.New("snkv: disk full")
 	ErrIO              = errors.New("snkv: I/O error")
@@ -46,6 +47,7 @@ const (
 	codeCorrupt  = 11
 	codeFull     = 13
 	codeCantOpen = 14
+	codeSchema   = 17
 	codeNotADB   = 26
 )
 
@@ -68,6 +70,9 @@ func Wrap(ctx context.Context, op string, err error) error {
 	if ctx != nil && ctx.Err() != nil && (Code(err) == codeInterupt || errors.Is(err, ctx.Err())) {
 		return fmt.Errorf("snkv: %s: %w", op, ctx.Err())
 	}
+	if NoSuchTable(err) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("snkv: %s: %w: %s: %w", op, ErrCorrupt, missingHint(err), err)
+	}
 	if s := sentinelFor(err); s != nil && !errors.Is(err, s) {
 		return fmt.Errorf("snkv: %s: %w: %w", op, s, err)
 	}
@@ -75,9 +80,15 @@ func Wrap(ctx context.Context, op string, err error) error {
 }
 
 // NoSuchTable reports whether err is SQLite's "no such table" error: a
-// statement named a table that does not exist (or no longer does).
+// statement named a table that does not exist (or no longer does). SQLite
+// reports it with SQLITE_ERROR, or with SQLITE_SCHEMA when the schema
+// changed again while it compiled the statement (see schemaRetries).
 func NoSuchTable(err error) bool {
-	return Code(err) == codeError && strings.Contains(err.Error(), "no such table")
+	switch Code(err) {
+	case codeError, codeSchema:
+		return strings.Contains(err.Error(), "no such table")
+	}
+	return false
 }
 
 func sentinelFor(err error) error {
@@ -94,11 +105,34 @@ func sentinelFor(err error) error {
 		return ErrIO
 	case codeCantOpen:
 		return ErrCantOpen
-	case codeError:
-		// A table that another handle or process dropped under us.
-		if strings.Contains(err.Error(), "no such table") {
-			return ErrNotFound
+	case codeError, codeSchema:
+		// A table or view the statement names is missing: see Wrap.
+		if NoSuchTable(err) {
+			return ErrCorrupt
+		}
+		if Code(err) == codeSchema {
+			// The schema kept changing through every retry (see
+			// schemaRetries): contention, like a busy lock.
+			return ErrBusy
 		}
 	}
 	return nil
+}
+
+// missingHint describes SQLite's "no such table" error err for a user: the
+// object it names is one of snkv's (the caller knows it is not a column
+// family dropped meanwhile), so the file was changed outside snkv.
+func missingHint(err error) string {
+	msg := err.Error()
+	name := "a table or view"
+	const marker = "no such table: "
+	if i := strings.Index(msg, marker); i >= 0 {
+		n := msg[i+len(marker):]
+		if j := strings.Index(n, " ("); j >= 0 {
+			n = n[:j]
+		}
+		n = strings.TrimPrefix(n, "main.")
+		name = fmt.Sprintf("%q", n)
+	}
+	return fmt.Sprintf("%s is missing from the file (dropped outside snkv?): IntegrityCheck reports it, Repair recreates it", name)
 }

@@ -32,3 +32,23 @@ func TestWrapMapsResultCodes(t *testing.T) {
 	}
 	require.NotErrorIs(t, Wrap(context.Background(), "op", &Error{code: 1, msg: "syntax error"}), ErrIO)
 }
+
+// "No such table" is damage at this layer (the column family layer alone
+// tells a dropped column family from it), whichever code SQLite gives it;
+// SQLITE_SCHEMA that outlasted every retry is contention.
+func TestWrapMissingTableAndSchema(t *testing.T) {
+	for _, code := range []int{1, 17} {
+		cause := &Error{code: code, msg: "SQL logic error: no such table: main.__snkv_view__x (1)"}
+		require.True(t, NoSuchTable(cause))
+		err := Wrap(context.Background(), "get", cause)
+		require.ErrorIs(t, err, ErrCorrupt, "code %d", code)
+		require.NotErrorIs(t, err, ErrNotFound, "code %d", code)
+		require.Contains(t, err.Error(), `"__snkv_view__x" is missing`)
+		require.Contains(t, err.Error(), "Repair")
+		var e *Error
+		require.True(t, errors.As(err, &e))
+	}
+	err := Wrap(context.Background(), "get", &Error{code: 17, msg: "database schema has changed (17)"})
+	require.ErrorIs(t, err, ErrBusy)
+	require.False(t, NoSuchTable(&Error{code: 17, msg: "database schema has changed (17)"}))
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -21,6 +22,72 @@ func existingCompanions(path string) map[string]bool {
 		m[s] = err == nil
 	}
 	return m
+}
+
+// createFile creates the file at path, which must not exist, with the
+// permission bits mode (less the umask, as for any file a process
+// creates). The file is new, so no connection of this process has it open:
+// closing the descriptor drops no lock SQLite holds.
+func createFile(path string, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+	if errors.Is(err, os.ErrExist) {
+		return nil // made meanwhile by another process or connection
+	}
+	if err != nil {
+		return fmt.Errorf("snkv: open %q: %w: %w", path, ErrCantOpen, err)
+	}
+	return f.Close()
+}
+
+// ownerWritableCompanions gives the owner write permission on the -wal and
+// -shm files this DB's first connection created, when SQLite gave them
+// none. SQLite creates them with the store file's mode, so opening a store
+// whose file is read-only (mode 0444; read-only opens are the common case)
+// leaves a read-only -wal and -shm behind; once the store file is writable
+// again, the next writer would open them read-only and fail every write
+// with "attempt to write a readonly database". The files are changed by
+// path, never opened: closing a descriptor of the -shm would drop the
+// locks SQLite holds on it. A file owned by another user is left alone.
+func (db *DB) ownerWritableCompanions() {
+	if db.memory || db.immutable || db.companions == nil {
+		return
+	}
+	for _, s := range []string{"-wal", "-shm"} {
+		if db.companions[s] {
+			continue // not ours
+		}
+		st, err := os.Lstat(db.cfg.Path + s)
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o200 != 0 || !ownedByUs(st) {
+			continue
+		}
+		_ = os.Chmod(db.cfg.Path+s, st.Mode().Perm()|0o200)
+	}
+}
+
+// staleCompanions refuses to open a writer on a store whose -wal, -shm or
+// -journal file exists but cannot be written by this process: SQLite would
+// open it read-only and fail every write with "attempt to write a readonly
+// database", without naming the file. Such files are left by a read-only
+// open of a read-only store file by older versions, or by other tools.
+func staleCompanions(path string) error {
+	if !writable(path) {
+		return nil // the store file itself: SQLite reports that as it is
+	}
+	for _, s := range companionSuffixes {
+		st, err := os.Lstat(path + s)
+		if err != nil || writable(path+s) {
+			continue
+		}
+		// Only an index (-shm) or an empty WAL may go: a -wal with frames
+		// holds commits, a -journal the rollback of an interrupted one.
+		fix := "make it writable (chmod u+w); do not remove it: it holds data"
+		if s == "-shm" || (s == "-wal" && st.Size() == 0) {
+			fix = "when no process has the store open, remove it (SQLite makes it again), or make it writable (chmod u+w)"
+		}
+		return fmt.Errorf("snkv: open %q: %w: %s cannot be written by this process (mode %v), so no write could commit; it is left over from a read-only open (by an older version or another tool): %s",
+			path, ErrReadOnly, path+s, st.Mode().Perm(), fix)
+	}
+	return nil
 }
 
 // removeNewCompanions removes the companion files that did not exist when
@@ -117,6 +184,17 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 	if _, err := os.Lstat(dest); err == nil {
 		return fmt.Errorf("snkv: backup to %q: %w: destination exists", dest, ErrExists)
 	}
+	// Made empty with the store's file mode first (VACUUM INTO fills an
+	// empty file), so that SQLite never creates it with its own default.
+	if f, err := os.OpenFile(dest, os.O_RDWR|os.O_CREATE|os.O_EXCL, db.fileMode()); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("snkv: backup to %q: %w: destination exists", dest, ErrExists)
+		}
+		return fmt.Errorf("snkv: backup to %q: %w: %w", dest, ErrCantOpen, err)
+	} else if err := f.Close(); err != nil {
+		_ = os.Remove(dest)
+		return fmt.Errorf("snkv: backup to %q: %w: %w", dest, ErrIO, err)
+	}
 	target, err := fileURI(dest)
 	if err != nil {
 		return err
@@ -143,6 +221,7 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 	}
 	c, err := openConn(db.dsn)
 	if err != nil {
+		_ = os.Remove(dest)
 		return Wrap(ctx, "backup", err)
 	}
 	defer c.close()
@@ -156,4 +235,15 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 		return fmt.Errorf("snkv: backup to %q: %w: no database was written there", dest, ErrCantOpen)
 	}
 	return nil
+}
+
+// DefaultFileMode is the permission bits of the files snkv creates when
+// the configuration names none.
+const DefaultFileMode os.FileMode = 0o600
+
+func (db *DB) fileMode() os.FileMode {
+	if db.cfg.FileMode == 0 {
+		return DefaultFileMode
+	}
+	return db.cfg.FileMode
 }

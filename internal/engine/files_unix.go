@@ -4,6 +4,7 @@ package engine
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"syscall"
 )
@@ -14,4 +15,18 @@ func dirReadOnly(path string) bool {
 	const wOK = 2
 	err := syscall.Access(filepath.Dir(path), wOK)
 	return errors.Is(err, syscall.EROFS)
+}
+
+// writable reports whether this process may open path for writing (root
+// may write any file).
+func writable(path string) bool {
+	const wOK = 2
+	return syscall.Access(path, wOK) == nil
+}
+
+// ownedByUs reports whether the file st describes belongs to this
+// process's effective user.
+func ownedByUs(st os.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Geteuid()
 }
