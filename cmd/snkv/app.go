@@ -40,6 +40,8 @@ type app struct {
 	adopt    bool   // --adopt
 	hexIn    bool   // --hex
 	base64In bool   // --base64
+	// fileMode is --file-mode (0: the library's default).
+	fileMode os.FileMode
 
 	// clock is the time every expiry decision of the command uses: fixed
 	// when the command starts, so that a TTL shown, exported or imported is
@@ -160,6 +162,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.BoolVar(&a.hexIn, "hex", false, "keys, values and bounds given as arguments are hex")
 	pf.BoolVar(&a.base64In, "base64", false, "keys, values and bounds given as arguments are base64")
 	pf.BoolVar(&a.escapeOut, "escape", false, "show keys and values with every byte that is not printable ASCII as \\xNN")
+	pf.Var(fileModeFlag{&a.fileMode}, "file-mode", "permission bits (octal) of every file the command creates: a new store and its -wal/-shm, a backup, an export (default 0600)")
 	_ = root.RegisterFlagCompletionFunc("cf", a.completeCF)
 
 	root.AddGroup(
@@ -197,7 +200,7 @@ func (a *app) rootCommand() *cobra.Command {
 // globalFlags are the flags every command parses (the root's, and
 // timelog's --time-unit for its subcommands); each command names the ones
 // it uses, and refuses the others.
-var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "time-unit"}
+var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "time-unit", "file-mode"}
 
 // takes records the global flags c uses (a comma-separated list; --create
 // is taken by every command that opens a store, so it is not listed).
@@ -205,7 +208,7 @@ func takes(c *cobra.Command, flags string) *cobra.Command {
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
 	}
-	c.Annotations["globals"] = flags + ",create"
+	c.Annotations["globals"] = flags + ",create,file-mode"
 	return c
 }
 

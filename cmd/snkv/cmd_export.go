@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/spf13/cobra"
@@ -41,7 +40,7 @@ tab-separated lines KEY, VALUE and, for a key with a TTL, EXPIRE_MS. In KEY
 and VALUE a backslash is written \\, a tab \t, a newline \n, a carriage
 return \r, and any other control character or byte that is not UTF-8 \xNN.
 
---out writes to a temporary file beside PATH (mode 0600) and gives it the
+--out writes to a temporary file beside PATH (mode 0600, or --file-mode) and gives it the
 name PATH only when the export is complete: an interrupted or failed export
 leaves no PATH behind.`,
 		Example: `  snkv export app.db > app.jsonl
@@ -84,7 +83,7 @@ leaves no PATH behind.`,
 				dst := a.out
 				var out *atomicFile
 				if outPath != "" {
-					if out, err = createAtomic(outPath); err != nil {
+					if out, err = a.createAtomic(outPath); err != nil {
 						return err
 					}
 					defer out.abort() // no-op once committed
@@ -141,13 +140,10 @@ type atomicFile struct {
 	committed bool
 }
 
-// createAtomic creates the temporary file for path.
-func createAtomic(path string) (*atomicFile, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+// createAtomic creates the temporary file for path, with the command's
+// file mode.
+func (a *app) createAtomic(path string) (*atomicFile, error) {
+	f, err := a.createTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("--out: %w", err)
 	}
