@@ -31,7 +31,7 @@ const (
 	// kvstore.SmallDevice().
 	budgetSmallWhole = 20 << 20
 	// budgetSmallNotGo is budgetZeroNotGo for kvstore.SmallDevice().
-	budgetSmallNotGo = 4 << 20
+	budgetSmallNotGo = 5 << 20
 	// budgetSmallFileOver bounds how much more file-backed memory the
 	// SmallDevice run maps than the run without a store: the rest of the
 	// program's code, no pages of the database file.
@@ -161,7 +161,7 @@ var unitBounds = map[string]map[string]int64{
 	"small": {
 		"store":       320 << 10,
 		"reader":      320 << 10,
-		"reader-warm": 640 << 10, // a full 256 KiB cache: about 2.1 × 256 KiB
+		"reader-warm": 768 << 10, // a full 256 KiB cache: about 2.2 × 256 KiB
 		"cursor":      128 << 10,
 		"snapshot":    96 << 10,
 	},
