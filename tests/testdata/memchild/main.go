@@ -29,7 +29,7 @@ import (
 // Result is what memchild prints.
 type Result struct {
 	// Peaks of /proc/self/status, sampled every 5 ms (run mode), bytes,
-	// and of the Go runtime's share and the rest (see status).
+	// and of the Go heap and stacks and the rest (see status).
 	Anon, File, Shmem, RSS, HWM, Go, NotGo int64
 	Samples                                int
 	// Durations of the phases of the run mode.

@@ -8,7 +8,7 @@ import (
 	"github.com/snkv-go/snkv/kvstore"
 )
 
-// The workload of issue #20: nKeys random 16-byte keys with 100-byte
+// The workload of docs/memory.md: nKeys random 16-byte keys with 100-byte
 // values, applied batch at a time, scanned, then nReads random reads (the
 // -keys flag scales both down for a quick look).
 var (
