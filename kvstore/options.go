@@ -49,8 +49,16 @@ type Options struct {
 	Journal JournalMode
 	// Sync is the synchronous level.
 	Sync SyncMode
-	// CacheSize is the page cache of each connection, in bytes; 0 keeps
-	// SQLite's default (2 MiB).
+	// CacheSize is the page cache of each connection, in bytes of page
+	// data; 0 keeps SQLite's default (2 MiB). A connection's cache fills as
+	// it reads and keeps what it read until it closes (or, for a reader,
+	// until it starts a read transaction after another commit). Each
+	// cached page also carries SQLite's headers, and the allocator of the
+	// pure-Go C library under SQLite rounds it up to a power of two: a full
+	// cache of 4 KiB pages takes about 2.2 × CacheSize of anonymous memory,
+	// 4.4 MiB for the default (docs/memory.md). With memory-mapped reads
+	// (MmapSize) readers copy into their caches only the pages newer than
+	// the last checkpoint.
 	CacheSize int
 	// PageSize is the page size of a new file: a power of two from 512 to
 	// 65536; 0 keeps SQLite's default (4096). Existing files keep theirs.
@@ -144,6 +152,8 @@ type Options struct {
 
 // Defaults of Options fields.
 const (
+	// SmallDeviceCacheSize is the CacheSize of SmallDevice.
+	SmallDeviceCacheSize = 256 << 10
 	// DefaultMmapSize is the memory mapping of each connection when
 	// Options.MmapSize is 0 on a 64-bit platform.
 	DefaultMmapSize = 256 << 20
@@ -265,4 +275,17 @@ func (o Options) config(path string) (engine.Config, error) {
 		return bad("an in-memory store cannot be read-only")
 	}
 	return cfg, nil
+}
+
+// SmallDevice returns the Options of the small-device profile (phones,
+// single-board computers, containers with a memory limit of tens of
+// megabytes): no memory mapping (MmapSize -1), so that the resident set is
+// not inflated by mapped file pages; a 256 KiB page cache per connection;
+// and at most two reader connections (one for an open cursor and one for
+// the reads made meanwhile). docs/memory.md gives what it saves and what it
+// costs in speed, measured; the Go runtime's own share (GOGC,
+// GOMEMLIMIT) is set by the program, not by a store, and is discussed
+// there too. Change any field of the result as with any Options.
+func SmallDevice() Options {
+	return Options{MmapSize: -1, CacheSize: SmallDeviceCacheSize, MaxReaders: 2}
 }

@@ -12,4 +12,8 @@
 //
 // The crash tests kill child processes in the middle of TTL writes and
 // purges and check that every file they leave behind is consistent.
+//
+// The memory tests build testdata/memchild, a program that imports kvstore,
+// run it in fresh processes and hold the peaks of its resident memory, read
+// from its own /proc/self/status, to the budgets of docs/memory.md.
 package tests

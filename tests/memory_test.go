@@ -1,0 +1,168 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The budgets of docs/memory.md for the workload of testdata/memchild: one
+// process loads 1M random 16-byte keys with 100-byte values (Apply in
+// batches of 1,000), scans them all, reads 100k of them at random and
+// closes the store. Each is the figure measured there with some room for
+// the noise of a shared machine; docs/memory.md also says which targets
+// they fall short of, and why.
+const (
+	// budgetZeroAnon bounds the peak anonymous memory (RssAnon) with zero
+	// Options.
+	budgetZeroAnon = 15 << 20
+	// budgetZeroNotGo bounds, with zero Options, the peak of the anonymous
+	// memory outside the Go heap and stacks: SQLite's and its allocator's,
+	// and the Go runtime's own metadata.
+	budgetZeroNotGo = 15 << 19
+	// budgetSmallWhole bounds the whole process's peak (VmHWM: anonymous
+	// and file-backed, the program's own code included) with
+	// kvstore.SmallDevice().
+	budgetSmallWhole = 20 << 20
+	// budgetSmallNotGo is budgetZeroNotGo for kvstore.SmallDevice().
+	budgetSmallNotGo = 5 << 20
+	// budgetSmallFileOver bounds how much more file-backed memory the
+	// SmallDevice run maps than the run without a store: the rest of the
+	// program's code, no pages of the database file.
+	budgetSmallFileOver = 5 << 20
+)
+
+// memResult is what the memchild program prints (see its Result).
+type memResult struct {
+	Anon, File, Shmem, RSS, HWM, Go, NotGo int64
+	Samples                                int
+	Load, Scan, Read                       time.Duration
+	Scanned, Found                         int
+	Unit                                   *struct {
+		Name                          string
+		Count                         int
+		AnonEach, HeapEach, AnonTotal int64
+	}
+}
+
+// memChild builds testdata/memchild (a program of its own, so that the
+// figures are an application's, not the test binary's) and returns its
+// path. It skips where /proc/self/status or the go command is missing, or
+// with -short.
+func memChild(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the memory budget runs a 1M-key workload: not with -short")
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skipf("no /proc/self/status on this platform (%v): resident memory cannot be read", err)
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is needed to build the measured program: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "memchild")
+	// Built without -race whatever this test runs with: the race detector
+	// multiplies memory and would measure itself.
+	cmd := exec.Command(goCmd, "build", "-o", bin, "./testdata/memchild")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// runMemChild runs the program with args and decodes what it prints.
+func runMemChild(t *testing.T, bin string, args ...string) memResult {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "memchild %v: %s", args, stderr.String())
+	var res memResult
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res), "memchild %v printed %q", args, stdout.String())
+	return res
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// TestMemoryBudget runs the workload three times, each in a fresh process:
+// without a store (what the Go runtime and the program take on their own),
+// with zero Options and with kvstore.SmallDevice(), and holds the last two
+// to the budgets of docs/memory.md.
+func TestMemoryBudget(t *testing.T) {
+	bin := memChild(t)
+	dir := t.TempDir()
+	results := map[string]memResult{}
+	for _, store := range []string{"none", "zero", "small"} {
+		res := runMemChild(t, bin, "-mode", "run", "-store", store, "-path", filepath.Join(dir, store+".db"))
+		results[store] = res
+		t.Logf("%-5s peak anon %5.1f MiB (Go heap and stacks %4.1f, the rest %4.1f), file %5.1f MiB, shmem %4.1f MiB, VmHWM %6.1f MiB (%d samples); load %v, scan %v, %d reads %v",
+			store, mib(res.Anon), mib(res.Go), mib(res.NotGo), mib(res.File), mib(res.Shmem), mib(res.HWM), res.Samples,
+			res.Load.Round(time.Millisecond), res.Scan.Round(time.Millisecond), res.Found, res.Read.Round(time.Millisecond))
+		require.Equal(t, 1_000_000, res.Scanned, "%s: keys scanned", store)
+		require.Equal(t, 100_000, res.Found, "%s: random reads that found their key", store)
+		if store != "none" {
+			require.Greater(t, res.Samples, 10, "%s: samples of /proc/self/status", store)
+		}
+	}
+	none, zero, small := results["none"], results["zero"], results["small"]
+	require.LessOrEqual(t, zero.Anon, int64(budgetZeroAnon),
+		"zero Options: peak anonymous memory %.1f MiB is over %.0f MiB (the program without a store: %.1f MiB)",
+		mib(zero.Anon), mib(budgetZeroAnon), mib(none.Anon))
+	require.LessOrEqual(t, zero.NotGo, int64(budgetZeroNotGo),
+		"zero Options: peak anonymous memory outside the Go heap and stacks %.1f MiB is over %.1f MiB", mib(zero.NotGo), mib(budgetZeroNotGo))
+	require.LessOrEqual(t, small.HWM, int64(budgetSmallWhole),
+		"SmallDevice: peak resident memory %.1f MiB is over %.0f MiB (anonymous %.1f, file-backed %.1f; the program without a store: %.1f)",
+		mib(small.HWM), mib(budgetSmallWhole), mib(small.Anon), mib(small.File), mib(none.HWM))
+	require.LessOrEqual(t, small.NotGo, int64(budgetSmallNotGo),
+		"SmallDevice: peak anonymous memory outside the Go heap and stacks %.1f MiB is over %.1f MiB", mib(small.NotGo), mib(budgetSmallNotGo))
+	require.LessOrEqual(t, small.File-none.File, int64(budgetSmallFileOver),
+		"SmallDevice: file-backed peak %.1f MiB, %.1f MiB over the program without a store", mib(small.File), mib(small.File-none.File))
+}
+
+// TestMemoryUnits measures what one open store, one reader connection (after
+// one read, and what 2,000 random reads add to its page cache), one cursor
+// and one timelog snapshot hold, with zero Options and with
+// kvstore.SmallDevice(), each kind in a fresh process, and holds each to
+// the bound docs/memory.md gives.
+func TestMemoryUnits(t *testing.T) {
+	bin := memChild(t)
+	for _, store := range []string{"zero", "small"} {
+		dir := t.TempDir()
+		runMemChild(t, bin, "-mode", "prepare", "-store", store, "-path", dir)
+		for _, kind := range []string{"store", "reader", "reader-warm", "cursor", "snapshot"} {
+			res := runMemChild(t, bin, "-mode", "unit", "-unit", kind, "-store", store, "-path", dir)
+			require.NotNil(t, res.Unit, "%s %s", store, kind)
+			u := res.Unit
+			t.Logf("%-5s %-45s anon %6.1f KiB each, Go heap %5.1f KiB each (%d held)",
+				store, u.Name, float64(u.AnonEach)/1024, float64(u.HeapEach)/1024, u.Count)
+			require.LessOrEqual(t, u.AnonEach, unitBounds[store][kind], "%s: %s", store, u.Name)
+		}
+	}
+}
+
+// unitBounds are the per-object bounds of docs/memory.md, in bytes of
+// anonymous memory: the figures measured there with room for noise (the C
+// allocator hands out memory in 64 KiB regions).
+var unitBounds = map[string]map[string]int64{
+	"zero": {
+		"store":       320 << 10,
+		"reader":      320 << 10,
+		"reader-warm": 1 << 20, // mapped reads: only a few pages are copied
+		"cursor":      96 << 10,
+		"snapshot":    96 << 10,
+	},
+	"small": {
+		"store":       320 << 10,
+		"reader":      320 << 10,
+		"reader-warm": 768 << 10, // a full 256 KiB cache: about 2.2 × 256 KiB
+		"cursor":      128 << 10,
+		"snapshot":    96 << 10,
+	},
+}
