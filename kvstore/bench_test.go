@@ -528,7 +528,7 @@ func BenchmarkTTLPut(b *testing.B) {
 	ttlPut := []*sql.Stmt{
 		benchPrepare(b, db, `INSERT INTO `+data+` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
 		benchPrepare(b, db, `INSERT OR REPLACE INTO `+keys+` (key, expire_ms) VALUES (?1, ?2)`),
-		benchPrepare(b, db, `INSERT OR REPLACE INTO `+expiry+` (key) VALUES (?1)`),
+		benchPrepare(b, db, `INSERT OR REPLACE INTO `+expiry+` (expire_ms, key) VALUES (?1, ?2)`),
 	}
 	buf := make([]byte, benchValueLen)
 	sqlPutTTL := func(i int) error {
@@ -540,7 +540,7 @@ func BenchmarkTTLPut(b *testing.B) {
 		}
 		_, err1 := tx.Stmt(ttlPut[0]).Exec(k, d.fresh(i, buf))
 		_, err2 := tx.Stmt(ttlPut[1]).Exec(k, exp)
-		_, err3 := tx.Stmt(ttlPut[2]).Exec(append(exp, k...))
+		_, err3 := tx.Stmt(ttlPut[2]).Exec(exp, k) // the format-2 expiry index: (expire_ms, key)
 		if err := errors.Join(err1, err2, err3); err != nil {
 			_ = tx.Rollback()
 			return err
