@@ -12,9 +12,10 @@ import (
 // transaction tx if they do not exist yet. If tx does not commit, the
 // process forgets it made them, so the next TTL write creates them again.
 func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
-	// Asked every time, inside the write transaction: the process-wide flag
+	// Asked once per write transaction, inside it: the process-wide flag
 	// may be stale (another process may have dropped and recreated the
-	// column family), and the answer costs one look-up in sqlite_schema.
+	// column family), and only this transaction can change the answer
+	// until it ends.
 	m := cf.m
 	if tx.Verified(ttlOn{m}) {
 		return nil

@@ -481,6 +481,12 @@ func (c *Conn) openTTL(bt uintptr, r resolved) int32 {
 //	DELETE FROM expiry WHERE expire_ms = (SELECT expire_ms FROM keys WHERE key = k) AND key = k;
 //	DELETE FROM keys WHERE key = k;
 func (c *Conn) clearTTL(bt uintptr, r resolved, key []byte) int32 {
+	return c.dropTTL(bt, r, key, true)
+}
+
+// dropTTL removes key's expiry index row and, with keysRow set, its key
+// index row (PutTTL replaces that one in place instead).
+func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
 	if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
@@ -505,8 +511,10 @@ func (c *Conn) clearTTL(bt uintptr, r resolved, key []byte) int32 {
 			exp = bytes.Clone(f[1].Bytes)
 		}
 	}
-	if rc := btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
-		return rc
+	if keysRow {
+		if rc := btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
 	}
 	if !hasExp {
 		return sqlite3.SQLITE_OK // no expiry row can match a NULL
@@ -576,7 +584,8 @@ func (c *Conn) PutTTL(t *Table, key, value []byte, crc int64, exp []byte, keyCrc
 	}
 	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
 	if rc == sqlite3.SQLITE_OK {
-		rc = c.clearTTL(bt, r, key)
+		// The old expiry row goes; the key index row is replaced below.
+		rc = c.dropTTL(bt, r, key, false)
 	}
 	if rc == sqlite3.SQLITE_OK {
 		rc = c.upsertData(t, key, value, crc)
