@@ -126,10 +126,16 @@ func benchOpenStore(b *testing.B, dir, name string, opts kvstore.Options) *kvsto
 // benchOpenSQL opens a database/sql handle on the file dir/name with the
 // store's pragmas; with schema set it creates the baseline table.
 func benchOpenSQL(b *testing.B, dir, name string, schema bool) *sql.DB {
+	return benchOpenSQLWith(b, dir, name, schema, "")
+}
+
+// benchOpenSQLWith is benchOpenSQL with more DSN parameters (extra starts
+// with "&").
+func benchOpenSQLWith(b *testing.B, dir, name string, schema bool, extra string) *sql.DB {
 	b.Helper()
 	path := filepath.ToSlash(filepath.Join(dir, name))
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" + extra
 	db, err := sql.Open("sqlite", dsn)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = db.Close() })

@@ -59,6 +59,14 @@ type Options struct {
 	// 4.4 MiB for the default (docs/memory.md). With memory-mapped reads
 	// (MmapSize) readers copy into their caches only the pages newer than
 	// the last checkpoint.
+	//
+	// With CacheSize 0 the writer also lets a large transaction keep up to
+	// DefaultSpillPages changed pages (16 MiB of 4 KiB pages, about 36 MiB
+	// of memory) before it writes any to the WAL ahead of the commit; the
+	// pages above the cache size are freed when the transaction ends. A
+	// random bulk load runs about twice as fast. Setting CacheSize keeps
+	// SQLite's own rule (spill once the cache is full), so SmallDevice
+	// stays small in large transactions too.
 	CacheSize int
 	// PageSize is the page size of a new file: a power of two from 512 to
 	// 65536; 0 keeps SQLite's default (4096). Existing files keep theirs.
@@ -152,6 +160,10 @@ type Options struct {
 
 // Defaults of Options fields.
 const (
+	// DefaultSpillPages is how many changed pages the writer of a store
+	// with CacheSize 0 keeps in memory in a transaction before writing
+	// them to the WAL early (see CacheSize).
+	DefaultSpillPages = 4096
 	// SmallDeviceCacheSize is the CacheSize of SmallDevice.
 	SmallDeviceCacheSize = 256 << 10
 	// DefaultMmapSize is the memory mapping of each connection when
@@ -230,6 +242,9 @@ func (o Options) config(path string) (engine.Config, error) {
 		return bad("negative cache size %d", o.CacheSize)
 	}
 	cfg.CacheKiB = (o.CacheSize + 1023) / 1024
+	if o.CacheSize == 0 {
+		cfg.SpillPages = DefaultSpillPages
+	}
 	if p := o.PageSize; p != 0 && (p < 512 || p > 65536 || p&(p-1) != 0) {
 		return bad("page size %d is not a power of two from 512 to 65536", p)
 	}

@@ -173,3 +173,17 @@ func TestAbortedTxRefusesCommit(t *testing.T) {
 		require.Zero(t, n, "the write before the failure was rolled back")
 	})
 }
+
+// The writer keeps SpillPages changed pages in memory before spilling;
+// readers keep SQLite's default.
+func TestWriterSpillPages(t *testing.T) {
+	db, err := Open(Config{Path: filepath.Join(t.TempDir(), "s.db"), Journal: "WAL", Sync: "NORMAL",
+		BusyTimeout: time.Second, MaxReaders: 1, SpillPages: 4096})
+	require.NoError(t, err)
+	defer db.Close()
+	withWriter(t, db, func(c *Conn) {
+		n, err := count1(c, `PRAGMA cache_spill`)
+		require.NoError(t, err)
+		require.Equal(t, int64(4096), n)
+	})
+}
