@@ -9,8 +9,11 @@ package kvstore_test
 //	go test -run '^$' -bench SNKVWorkload -benchtime 1x -count 3 ./kvstore/
 //
 // SNKV_BENCH_RECORDS sets the record count (default 1,000,000, as the C
-// benchmark). docs/benchmarks.md has the figures beside the C program's and
-// the steps to build it.
+// benchmark). SNKV_BENCH_NOCHECKPOINT=1 opens the stores with
+// WALAutoCheckpoint -1, as SNKV's own default never checkpoints (its
+// walSizeLimit is 0), where zero Options checkpoint every 1,000 WAL pages
+// inside the commit that crosses them. docs/benchmarks.md has the figures
+// beside the C program's and the steps to build it.
 
 import (
 	"context"
@@ -51,9 +54,13 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 		fn()
 		rates[name] = append(rates[name], float64(ops)/time.Since(t).Seconds())
 	}
+	var opts kvstore.Options
+	if os.Getenv("SNKV_BENCH_NOCHECKPOINT") != "" {
+		opts.WALAutoCheckpoint = -1
+	}
 	for b.Loop() {
 		dir := b.TempDir()
-		db, err := kvstore.Open(filepath.Join(dir, "benchmark_kv.db"), kvstore.Options{})
+		db, err := kvstore.Open(filepath.Join(dir, "benchmark_kv.db"), opts)
 		require.NoError(b, err)
 		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 		key := func(i int) []byte { return fmt.Appendf(nil, "key_%08d", i) }
@@ -139,7 +146,7 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 		})
 		require.NoError(b, db.Close())
 
-		bulk, err := kvstore.Open(filepath.Join(dir, "benchmark_bulk.db"), kvstore.Options{})
+		bulk, err := kvstore.Open(filepath.Join(dir, "benchmark_bulk.db"), opts)
 		require.NoError(b, err)
 		phase("bulk", n, func() {
 			require.NoError(b, bulk.Update(ctx, func(tx *kvstore.Tx) error {
