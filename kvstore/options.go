@@ -60,13 +60,14 @@ type Options struct {
 	// (MmapSize) readers copy into their caches only the pages newer than
 	// the last checkpoint.
 	//
-	// With CacheSize 0 the writer also lets a large transaction keep up to
-	// DefaultSpillPages changed pages (16 MiB of 4 KiB pages, about 36 MiB
-	// of memory) before it writes any to the WAL ahead of the commit; the
-	// pages above the cache size are freed when the transaction ends. A
-	// random bulk load runs about twice as fast. Setting CacheSize keeps
-	// SQLite's own rule (spill once the cache is full), so SmallDevice
-	// stays small in large transactions too.
+	// With CacheSize 0 the writer also lets a transaction that has written
+	// more than 4,096 rows keep up to DefaultSpillPages changed pages (16
+	// MiB of 4 KiB pages, about 36 MiB of memory) before it writes any to
+	// the WAL ahead of the commit; the pages above the cache size are
+	// freed when the transaction ends. A random bulk load runs about twice
+	// as fast; smaller transactions keep SQLite's rule (spill once the
+	// cache is full). Setting CacheSize keeps SQLite's rule for every
+	// transaction, so SmallDevice stays small in bulk loads too.
 	CacheSize int
 	// PageSize is the page size of a new file: a power of two from 512 to
 	// 65536; 0 keeps SQLite's default (4096). Existing files keep theirs.
@@ -161,8 +162,8 @@ type Options struct {
 // Defaults of Options fields.
 const (
 	// DefaultSpillPages is how many changed pages the writer of a store
-	// with CacheSize 0 keeps in memory in a transaction before writing
-	// them to the WAL early (see CacheSize).
+	// with CacheSize 0 keeps in memory in a transaction of more than 4,096
+	// rows before writing them to the WAL early (see CacheSize).
 	DefaultSpillPages = 4096
 	// SmallDeviceCacheSize is the CacheSize of SmallDevice.
 	SmallDeviceCacheSize = 256 << 10

@@ -71,6 +71,13 @@ type Conn struct {
 	// aborted is set when a fast-path write failed part way and rolled the
 	// transaction back; Begin clears it.
 	aborted error
+	// The writer's spill size: SQLite's (spillBase) and the one a
+	// transaction of more than BigTxRows fast writes gets (spillBig, 0:
+	// none), whether it is raised now, and the rows written below SQL in
+	// the current transaction.
+	spillBase, spillBig int64
+	spillRaised         bool
+	txRows              int
 }
 
 func openConn(dsn string) (*Conn, error) {

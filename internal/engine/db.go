@@ -24,7 +24,9 @@ type Config struct {
 	CacheKiB int    // page cache per connection, KiB
 	// SpillPages is how many changed pages the writer keeps in memory
 	// before writing them to the WAL ahead of the commit (PRAGMA
-	// cache_spill); 0 leaves SQLite's default (the cache size).
+	// cache_spill) in a transaction that has written more than
+	// BigTxRows rows below SQL; 0 leaves SQLite's default (the cache
+	// size) for every transaction.
 	SpillPages     int
 	PageSize       int // page size of a new file; 0 keeps SQLite's default
 	BusyTimeout    time.Duration
@@ -240,15 +242,6 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 		// writer uses is VACUUM's copy of the file, which Store.Vacuum
 		// runs with temp_store back at its default (VacuumTempStore).
 		pragmas = append(pragmas, WriterTempStore)
-		if cfg.SpillPages > 0 {
-			// A transaction that changes more pages than the cache holds
-			// keeps them in memory up to SpillPages instead of writing
-			// them to the WAL early and reading them back from it on
-			// their next change: a random bulk load of 200k keys in one
-			// transaction ran 2.1x faster with 4,096 (docs/benchmarks.md).
-			// The pages above the cache size are freed at the commit.
-			pragmas = append(pragmas, fmt.Sprintf("PRAGMA cache_spill = %d", cfg.SpillPages))
-		}
 		switch {
 		case cfg.AutoCheckpoint > 0:
 			pragmas = append(pragmas, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", cfg.AutoCheckpoint))
@@ -257,6 +250,15 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 		}
 	} else {
 		pragmas = append(pragmas, "PRAGMA query_only = 1")
+	}
+	if writer && cfg.SpillPages > 0 {
+		// Raised by a transaction that writes many rows (Conn.bigTx).
+		base, err := c.pragmaInt(ctx, "PRAGMA cache_spill")
+		if err != nil {
+			_ = c.close()
+			return nil, err
+		}
+		c.spillBase, c.spillBig = base, int64(cfg.SpillPages)
 	}
 	// Touch the file so that a garbage file fails now, not on first use.
 	pragmas = append(pragmas, "SELECT count(*) FROM sqlite_schema")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -174,16 +175,41 @@ func TestAbortedTxRefusesCommit(t *testing.T) {
 	})
 }
 
-// The writer keeps SpillPages changed pages in memory before spilling;
-// readers keep SQLite's default.
-func TestWriterSpillPages(t *testing.T) {
+// A transaction that writes more than BigTxRows rows below SQL gets the
+// writer's larger spill size until it ends; a smaller one keeps SQLite's.
+func TestWriterSpillPagesInBigTx(t *testing.T) {
+	if !FastPath {
+		t.Skip("built without the fast path")
+	}
 	db, err := Open(Config{Path: filepath.Join(t.TempDir(), "s.db"), Journal: "WAL", Sync: "NORMAL",
 		BusyTimeout: time.Second, MaxReaders: 1, SpillPages: 4096})
 	require.NoError(t, err)
 	defer db.Close()
 	withWriter(t, db, func(c *Conn) {
+		require.NoError(t, c.ExecScript(context.Background(), fastTable))
+	})
+	spill := func(c *Conn) int64 {
 		n, err := count1(c, `PRAGMA cache_spill`)
 		require.NoError(t, err)
-		require.Equal(t, int64(4096), n)
-	})
+		return n
+	}
+	var base int64
+	withWriter(t, db, func(c *Conn) { base = spill(c) })
+	require.NotEqual(t, int64(4096), base)
+	for _, rows := range []int{BigTxRows - 1, BigTxRows + 10} {
+		tx, err := db.Begin(context.Background(), true)
+		require.NoError(t, err)
+		for i := range rows {
+			ok, err := tx.Conn().Upsert(tablesOf("t"), []byte(fmt.Sprintf("k%06d", i)), []byte("v"), 1)
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		want := base
+		if rows > BigTxRows {
+			want = 4096
+		}
+		require.Equal(t, want, spill(tx.Conn()), "%d rows", rows)
+		require.NoError(t, tx.Commit())
+		withWriter(t, db, func(c *Conn) { require.Equal(t, base, spill(c), "restored at the end") })
+	}
 }

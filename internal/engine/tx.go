@@ -49,6 +49,7 @@ func (db *DB) Begin(ctx context.Context, writable bool) (*Tx, error) {
 		return nil, err
 	}
 	c.aborted = nil
+	c.endTx()
 	if err = c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		_ = c.Control(context.Background(), "ROLLBACK")
 		db.ReleaseWriter(c)
@@ -284,6 +285,9 @@ func (tx *Tx) Rollback() error {
 // rollback hooks while the connection is still held, commit hooks after
 // it is released, end hooks last.
 func (tx *Tx) end(committed bool) {
+	if tx.writable {
+		tx.conn.endTx()
+	}
 	if !committed {
 		for _, f := range tx.onRollback {
 			f()
