@@ -142,7 +142,7 @@ func (c *Conn) endTx() {
 	}
 }
 
-// pragmaInt runs a PRAGMA that returns one integer.
+// pragmaInt runs a query (a PRAGMA, a count) that returns one integer.
 func (c *Conn) pragmaInt(ctx context.Context, q string) (int64, error) {
 	rows, err := c.Query(ctx, q)
 	if err != nil {

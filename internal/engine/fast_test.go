@@ -145,17 +145,7 @@ func TestFastPathStaleSchema(t *testing.T) {
 	})
 }
 
-func count1(c *Conn, q string) (int64, error) {
-	rows, err := c.Query(context.Background(), q)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	if rows.Next() {
-		n = rows.Int(0)
-	}
-	return n, rows.Close()
-}
+func count1(c *Conn, q string) (int64, error) { return c.pragmaInt(context.Background(), q) }
 
 // A transaction rolled back behind its owner's back refuses its later
 // statements and its commit.
