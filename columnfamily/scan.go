@@ -316,8 +316,13 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 	var sum int64
 	if copied {
 		buf := r.alloc(len(key) + len(value))
-		n := copy(buf, key)
-		copy(buf[n:], value)
+		n := len(key)
+		if kv != nil {
+			copy(buf, kv) // key and value in one copy
+		} else {
+			copy(buf, key)
+			copy(buf[n:], value)
+		}
 		// Each capped, so that appending to one never writes over
 		// another's bytes.
 		key, value = buf[:n:n], buf[n:]
@@ -328,6 +333,12 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 		sum = withTTL(joinedSum(len(key), kv), exp >= 0) // one pass over both
 	} else if r.crcCol >= 0 {
 		sum = dataSum(key, value, exp >= 0)
+	}
+	if kv != nil && r.crcCol >= 0 && sum != 0 {
+		// A row read below SQL: its checksum field directly.
+		if c, k := r.rows.FastCrc(); c == sum && k == engine.KindInt {
+			return key, value, exp, nil
+		}
 	}
 	if r.crcCol >= 0 && (sum == 0 || r.rows.Int(r.crcCol) != sum) {
 		if err := verifyRow(r.rows, st, key, r.crcCol, sum, r.strict); err != nil {

@@ -297,3 +297,11 @@ func (r *Rows) FastRow() (key []byte, keyKind int, value []byte, valueKind int, 
 	k, v := r.fast.Field(0), r.fast.Field(1)
 	return k.Bytes, k.Kind, v.Bytes, v.Kind, r.fast.KeyValue(), true
 }
+
+// FastCrc returns the third field of the current row of rows read through
+// the fast path (a column family row's checksum) as IntKind would: its
+// value and storage class. Only for rows FastRow reported.
+func (r *Rows) FastCrc() (int64, int) {
+	f := r.fast.Field(2)
+	return f.Int, f.Kind
+}
