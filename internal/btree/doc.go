@@ -15,5 +15,5 @@
 // never while a savepoint would need the page copies a statement makes.
 // Anything else returns ok=false and the caller runs SQL, which also
 // reloads a stale schema. The record bytes are SQLite's own record format
-// (AppendRecord), byte for byte what INSERT writes for the same values.
+// (PutRecord), byte for byte what INSERT writes for the same values.
 package btree

@@ -57,7 +57,6 @@ type Conn struct {
 	out                    uintptr
 	keyInfo1, keyInfo2     uintptr // one key field (data, keys), two (expiry)
 	buf, kbuf              cbuf
-	rec                    []byte // Go-side record, reused
 	oldExp                 [8]byte
 
 	// tables caches what resolve found, for one schema: its generation (a
@@ -162,9 +161,6 @@ func (c *Conn) shrink() {
 			sqlite3.Xsqlite3_free(c.tls, b.p)
 			*b = cbuf{}
 		}
-	}
-	if cap(c.rec) > maxCachedBuf {
-		c.rec = nil
 	}
 }
 
@@ -371,9 +367,17 @@ func (c *Conn) setMem(i int, p uintptr, n int) {
 }
 
 // seek positions cursor i on the row whose first len(fields) fields equal
-// fields (BLOBs), and reports whether there is one; res is the cursor's
-// position relative to them otherwise (<0: on a smaller row).
-func (c *Conn) seek(i int, keyInfo uintptr, fields ...[]byte) (found bool, res int32, rc int32) {
+// fields (BLOBs), and reports whether there is one (see seekOn).
+func (c *Conn) seek(i int, keyInfo uintptr, fields ...[]byte) (found bool, rc int32) {
+	found, _, rc = c.seekOn(c.cur[i], keyInfo, fields...)
+	return found, rc
+}
+
+// seekOn positions cursor cur on the row whose first len(fields) fields
+// equal fields (BLOBs), and reports whether there is one; res is the
+// cursor's position relative to them otherwise (<0: on a smaller row, >0:
+// on a larger one; an empty tree leaves the cursor at its end).
+func (c *Conn) seekOn(cur, keyInfo uintptr, fields ...[]byte) (found bool, res int32, rc int32) {
 	n := 0
 	for _, f := range fields {
 		n += len(f)
@@ -394,51 +398,40 @@ func (c *Conn) seek(i int, keyInfo uintptr, fields ...[]byte) (found bool, res i
 	r.FaMem = c.mem
 	r.FnField = sqlite3.Tu16(len(fields))
 	*(*int32)(cptr(c.out)) = 0
-	rc = btreeIndexMoveto(c.tls, c.cur[i], c.unpacked, c.out)
+	rc = btreeIndexMoveto(c.tls, cur, c.unpacked, c.out)
 	res = *(*int32)(cptr(c.out))
 	if rc != sqlite3.SQLITE_OK {
 		return false, 0, rc
 	}
-	return res == 0 && btreeEof(c.tls, c.cur[i]) == 0, res, rc
+	return res == 0 && btreeEof(c.tls, cur) == 0, res, rc
 }
 
-// insert writes c.rec (fields at offs, lens: the nKey fields a look-up
-// compares) through cursor i, replacing the row with the same key fields.
-func (c *Conn) insert(i int, offs, lens []int) int32 {
-	p, rc := c.grow(&c.buf, len(c.rec))
+// putRow writes the record of (a, b[, crc]) through cursor i, built
+// straight in C memory, replacing the row whose first keyFields fields (1:
+// a; 2: a and b) are equal.
+func (c *Conn) putRow(i int, a, b []byte, crc int64, withCrc bool, keyFields int) int32 {
+	n := RecordSize(a, b, crc, withCrc)
+	p, rc := c.grow(&c.buf, n)
 	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	copy(bytesAt(p, len(c.rec)), c.rec)
-	for j := range offs {
-		c.setMem(j, p+uintptr(offs[j]), lens[j])
+	off := PutRecord(bytesAt(p, n), a, b, crc, withCrc)
+	c.setMem(0, p+uintptr(off), len(a))
+	if keyFields == 2 {
+		c.setMem(1, p+uintptr(off+len(a)), len(b))
 	}
-	return c.insertAt(i, p, len(c.rec), len(offs))
-}
-
-// insertAt writes the n-byte record at p through cursor i; the first
-// nMem Mems hold its key fields.
-func (c *Conn) insertAt(i int, p uintptr, n, nMem int) int32 {
 	x := (*sqlite3.TBtreePayload)(cptr(c.payload))
 	*x = sqlite3.TBtreePayload{}
 	x.FpKey = p
 	x.FnKey = int64(n)
 	x.FaMem = c.mem
-	x.FnMem = sqlite3.Tu16(nMem)
+	x.FnMem = sqlite3.Tu16(keyFields)
 	return btreeInsert(c.tls, c.cur[i], c.payload, 0, 0)
 }
 
-// upsertData writes the data row (key, value, crc) through cursor curData,
-// building its record straight in C memory.
+// upsertData writes the data row (key, value, crc) through cursor curData.
 func (c *Conn) upsertData(t *Table, key, value []byte, crc int64) int32 {
-	n := RecordSize(key, value, crc, t.Crc)
-	p, rc := c.grow(&c.buf, n)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	off := PutRecord(bytesAt(p, n), key, value, crc, t.Crc)
-	c.setMem(0, p+uintptr(off), len(key))
-	return c.insertAt(curData, p, n, 1)
+	return c.putRow(curData, key, value, crc, t.Crc, 1)
 }
 
 // Upsert writes the row (key, value, crc) of t's data table, replacing
@@ -490,7 +483,7 @@ func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
 	if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	found, _, rc := c.seek(curKeys, c.keyInfo1, key)
+	found, rc := c.seek(curKeys, c.keyInfo1, key)
 	if rc != sqlite3.SQLITE_OK || !found {
 		return rc
 	}
@@ -519,26 +512,29 @@ func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
 	if !hasExp {
 		return sqlite3.SQLITE_OK // no expiry row can match a NULL
 	}
-	found, _, rc = c.seek(curExpiry, c.keyInfo2, exp, key)
+	found, rc = c.seek(curExpiry, c.keyInfo2, exp, key)
 	if rc == sqlite3.SQLITE_OK && found {
 		rc = btreeDelete(c.tls, c.cur[curExpiry], 0)
 	}
 	return rc
 }
 
-// row returns the record under cursor i: on its page, or copied out of
-// its overflow pages into c.buf.
-func (c *Conn) row(i int) ([]byte, int32) {
-	size := int(btreePayloadSize(c.tls, c.cur[i]))
-	p := btreePayloadFetch(c.tls, c.cur[i], c.out)
+// row returns the record under write cursor i (see readRow).
+func (c *Conn) row(i int) ([]byte, int32) { return c.readRow(c.cur[i], &c.buf) }
+
+// readRow returns the record under cursor cur: on its page when it fits,
+// or copied whole out of its overflow pages into buf.
+func (c *Conn) readRow(cur uintptr, buf *cbuf) ([]byte, int32) {
+	size := int(btreePayloadSize(c.tls, cur))
+	p := btreePayloadFetch(c.tls, cur, c.out)
 	if local := int(*(*uint32)(cptr(c.out))); p != 0 && local >= size {
 		return bytesAt(p, size), sqlite3.SQLITE_OK
 	}
-	q, rc := c.grow(&c.buf, size)
+	q, rc := c.grow(buf, size)
 	if rc != sqlite3.SQLITE_OK {
 		return nil, rc
 	}
-	if rc := btreePayload(c.tls, c.cur[i], 0, sqlite3.Tu32(size), q); rc != sqlite3.SQLITE_OK {
+	if rc := btreePayload(c.tls, cur, 0, sqlite3.Tu32(size), q); rc != sqlite3.SQLITE_OK {
 		return nil, rc
 	}
 	return bytesAt(q, size), sqlite3.SQLITE_OK
@@ -556,7 +552,7 @@ func (c *Conn) Delete(t *Table, key []byte, withTTL bool) (ok, found bool, err e
 	}
 	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
 	if rc == sqlite3.SQLITE_OK {
-		found, _, rc = c.seek(curData, c.keyInfo1, key)
+		found, rc = c.seek(curData, c.keyInfo1, key)
 	}
 	if rc == sqlite3.SQLITE_OK && found {
 		rc = btreeDelete(c.tls, c.cur[curData], 0)
@@ -591,14 +587,10 @@ func (c *Conn) PutTTL(t *Table, key, value []byte, crc int64, exp []byte, keyCrc
 		rc = c.upsertData(t, key, value, crc)
 	}
 	if rc == sqlite3.SQLITE_OK {
-		var off int
-		c.rec, off = AppendRecord(c.rec[:0], key, exp, keyCrc, true)
-		rc = c.insert(curKeys, []int{off}, []int{len(key)})
+		rc = c.putRow(curKeys, key, exp, keyCrc, true, 1) // (key, expire_ms, crc)
 	}
 	if rc == sqlite3.SQLITE_OK {
-		var off int
-		c.rec, off = AppendRecord(c.rec[:0], exp, key, 0, false)
-		rc = c.insert(curExpiry, []int{off, off + len(exp)}, []int{len(exp), len(key)})
+		rc = c.putRow(curExpiry, exp, key, 0, false, 2) // (expire_ms, key)
 	}
 	return true, c.end(rc)
 }
@@ -645,7 +637,7 @@ func (c *Conn) Purge(t *Table, hi []byte, limit int) (ok bool, n int, more bool,
 			break
 		}
 		var found bool
-		if found, _, rc = c.seek(curKeys, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
+		if found, rc = c.seek(curKeys, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
 			continue
 		}
 		var krec []byte
@@ -659,7 +651,7 @@ func (c *Conn) Purge(t *Table, hi []byte, limit int) (ok bool, n int, more bool,
 		if f[1].Kind != KindBlob || !bytes.Equal(f[1].Bytes, exp) {
 			continue // a key index row that disagrees: the key stays
 		}
-		if found, _, rc = c.seek(curData, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
+		if found, rc = c.seek(curData, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
 			continue // no data row: nothing for the trigger to do
 		}
 		if rc = btreeDelete(c.tls, c.cur[curData], 0); rc != sqlite3.SQLITE_OK {
@@ -667,7 +659,7 @@ func (c *Conn) Purge(t *Table, hi []byte, limit int) (ok bool, n int, more bool,
 		}
 		n++
 		// The DELETE trigger: the key index row (its expiry row is gone).
-		if found, _, rc = c.seek(curKeys, c.keyInfo1, key); rc == sqlite3.SQLITE_OK && found {
+		if found, rc = c.seek(curKeys, c.keyInfo1, key); rc == sqlite3.SQLITE_OK && found {
 			rc = btreeDelete(c.tls, c.cur[curKeys], 0)
 		}
 	}

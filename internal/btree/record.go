@@ -1,46 +1,5 @@
 package btree
 
-// AppendRecord appends to dst the SQLite record of a column family row:
-// key and value as BLOBs and, when withCrc is set, crc as an INTEGER. The
-// bytes are those SQLite's OP_MakeRecord writes for the same values in a
-// file of schema format 4 (every file SQLite has created since 3.3): the
-// header size, one serial type per column, then the column bodies. keyOff
-// is where the key's bytes start in the result.
-func AppendRecord(dst, key, value []byte, crc int64, withCrc bool) (rec []byte, keyOff int) {
-	tk := uint64(len(key))*2 + 12
-	tv := uint64(len(value))*2 + 12
-	nHdr := varintLen(tk) + varintLen(tv)
-	var ti uint64
-	var nInt int
-	if withCrc {
-		ti, nInt = intSerial(crc)
-		nHdr += varintLen(ti)
-	}
-	// The header's size includes the varint that holds it.
-	if nHdr <= 126 {
-		nHdr++
-	} else {
-		n := varintLen(uint64(nHdr))
-		nHdr += n
-		if n < varintLen(uint64(nHdr)) {
-			nHdr++
-		}
-	}
-	dst = appendVarint(dst, uint64(nHdr))
-	dst = appendVarint(dst, tk)
-	dst = appendVarint(dst, tv)
-	if withCrc {
-		dst = appendVarint(dst, ti)
-	}
-	keyOff = len(dst)
-	dst = append(dst, key...)
-	dst = append(dst, value...)
-	for i := nInt - 1; i >= 0; i-- {
-		dst = append(dst, byte(crc>>(8*i)))
-	}
-	return dst, keyOff
-}
-
 // intSerial returns SQLite's serial type for the integer v and the number
 // of body bytes it takes: the smallest of 1, 2, 3, 4, 6 and 8 bytes that
 // holds it, or none for 0 and 1 (types 8 and 9).
@@ -66,8 +25,7 @@ func intSerial(v int64) (serial uint64, size int) {
 	return 6, 8
 }
 
-// RecordSize returns the length of AppendRecord's record for the same
-// arguments.
+// RecordSize returns the length of the record of (key, value, crc).
 func RecordSize(key, value []byte, crc int64, withCrc bool) int {
 	h, _ := header(len(key), len(value), crc, withCrc)
 	n := h + len(key) + len(value)
@@ -98,8 +56,12 @@ func header(nKey, nValue int, crc int64, withCrc bool) (int, [3]uint64) {
 	return nHdr, t
 }
 
-// PutRecord writes AppendRecord's record into dst, which must hold
-// RecordSize bytes, and returns where the key starts.
+// PutRecord writes into dst, which must hold RecordSize bytes, the SQLite
+// record of a column family row: key and value as BLOBs and, when withCrc
+// is set, crc as an INTEGER. The bytes are those SQLite's OP_MakeRecord
+// writes for the same values in a file of schema format 4 (every file
+// SQLite has created since 3.3): the header size, one serial type per
+// column, then the column bodies. It returns where the key starts.
 func PutRecord(dst, key, value []byte, crc int64, withCrc bool) (keyOff int) {
 	nHdr, t := header(len(key), len(value), crc, withCrc)
 	i := putVarint(dst, uint64(nHdr))
@@ -121,8 +83,10 @@ func PutRecord(dst, key, value []byte, crc int64, withCrc bool) (keyOff int) {
 	return keyOff
 }
 
-// putVarint writes v as an SQLite varint at the start of dst and returns
-// its length.
+// putVarint writes v as an SQLite varint at the start of dst (which must
+// hold varintLen(v) bytes) and returns its length: big-endian groups of 7
+// bits with the high bit set on every byte but the last, and a ninth byte
+// that carries 8 bits.
 func putVarint(dst []byte, v uint64) int {
 	switch {
 	case v <= 0x7f:
@@ -131,8 +95,22 @@ func putVarint(dst []byte, v uint64) int {
 	case v <= 0x3fff:
 		dst[0], dst[1] = byte(v>>7)|0x80, byte(v&0x7f)
 		return 2
+	case v > 0x00ffffffffffffff:
+		dst[8] = byte(v)
+		v >>= 8
+		for i := 7; i >= 0; i-- {
+			dst[i] = byte(v&0x7f) | 0x80
+			v >>= 7
+		}
+		return 9
 	}
-	return copy(dst, appendVarint(nil, v))
+	n := varintLen(v)
+	for i := n - 1; i >= 0; i-- {
+		dst[i] = byte(v&0x7f) | 0x80
+		v >>= 7
+	}
+	dst[n-1] &= 0x7f
+	return n
 }
 
 // varintLen is the length of v as an SQLite varint.
@@ -142,37 +120,6 @@ func varintLen(v uint64) int {
 		n++
 	}
 	return n
-}
-
-// appendVarint appends v as an SQLite varint: big-endian groups of 7 bits
-// with the high bit set on every byte but the last, and a ninth byte that
-// carries 8 bits.
-func appendVarint(dst []byte, v uint64) []byte {
-	if v <= 0x7f {
-		return append(dst, byte(v))
-	}
-	if v > 0x00ffffffffffffff {
-		var b [9]byte
-		b[8] = byte(v)
-		v >>= 8
-		for i := 7; i >= 0; i-- {
-			b[i] = byte(v&0x7f) | 0x80
-			v >>= 7
-		}
-		return append(dst, b[:]...)
-	}
-	var b [9]byte
-	n := 0
-	for v != 0 {
-		b[n] = byte(v&0x7f) | 0x80
-		v >>= 7
-		n++
-	}
-	b[0] &= 0x7f
-	for i := n - 1; i >= 0; i-- {
-		dst = append(dst, b[i])
-	}
-	return dst
 }
 
 // Storage classes of a record field, as SQLite numbers them

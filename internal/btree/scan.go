@@ -4,7 +4,6 @@ package btree
 
 import (
 	"bytes"
-	"unsafe"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -17,8 +16,7 @@ type Scan struct {
 	c       *Conn
 	cur     uintptr // the cursor, C memory of its own (scans nest)
 	out     uintptr // 4 bytes for out values
-	buf     uintptr // a record that spills to overflow pages is copied here
-	bufN    int
+	buf     cbuf    // a record that spills to overflow pages is copied here
 	started bool
 	done    bool
 	desc    bool
@@ -80,24 +78,11 @@ func (s *Scan) seek() int32 {
 		}
 		return btreeFirst(tls, s.cur, s.out)
 	}
-	p, rc := s.c.grow(&s.c.kbuf, len(bound))
-	if rc != sqlite3.SQLITE_OK {
+	_, r, rc := s.c.seekOn(s.cur, s.c.keyInfo1, bound)
+	if rc != sqlite3.SQLITE_OK || btreeEof(tls, s.cur) != 0 {
 		return rc
 	}
-	copy(bytesAt(p, len(bound)), bound)
-	s.c.setMem(0, p, len(bound))
-	r := (*sqlite3.TUnpackedRecord)(cptr(s.c.unpacked))
-	*r = sqlite3.TUnpackedRecord{}
-	r.FpKeyInfo = s.c.keyInfo1
-	r.FaMem = s.c.mem
-	r.FnField = 1
-	*res = 0
-	if rc := btreeIndexMoveto(tls, s.cur, s.c.unpacked, s.out); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	if btreeEof(tls, s.cur) != 0 {
-		return sqlite3.SQLITE_OK
-	}
+	*res = r
 	switch c := *res; {
 	case !s.desc && (c < 0 || c == 0 && !incl):
 		return btreeNext(tls, s.cur, 0)
@@ -130,7 +115,7 @@ func (s *Scan) Next() (bool, error) {
 		s.done = true
 		return false, &Error{Code: int(rc)}
 	}
-	rec, rc := s.payload()
+	rec, rc := s.c.readRow(s.cur, &s.buf)
 	if rc != sqlite3.SQLITE_OK {
 		s.done = true
 		return false, &Error{Code: int(rc)}
@@ -159,28 +144,6 @@ func (s *Scan) Next() (bool, error) {
 	return true, nil
 }
 
-// payload returns the current row's record: on its page when it fits, or
-// copied whole out of its overflow pages.
-func (s *Scan) payload() ([]byte, int32) {
-	tls := s.c.tls
-	size := int(btreePayloadSize(tls, s.cur))
-	p := btreePayloadFetch(tls, s.cur, s.out)
-	if local := int(*(*uint32)(cptr(s.out))); p != 0 && local >= size {
-		return unsafe.Slice((*byte)(cptr(p)), size), sqlite3.SQLITE_OK
-	}
-	if size > s.bufN {
-		q := sqlite3.Xsqlite3_realloc64(tls, s.buf, uint64(size))
-		if q == 0 {
-			return nil, sqlite3.SQLITE_NOMEM
-		}
-		s.buf, s.bufN = q, size
-	}
-	if rc := btreePayload(tls, s.cur, 0, sqlite3.Tu32(size), s.buf); rc != sqlite3.SQLITE_OK {
-		return nil, rc
-	}
-	return unsafe.Slice((*byte)(cptr(s.buf)), size), sqlite3.SQLITE_OK
-}
-
 // Field returns field i of the current row.
 func (s *Scan) Field(i int) *Field { return &s.fields[i] }
 
@@ -197,7 +160,7 @@ func (s *Scan) Close() {
 		sqlite3.Xsqlite3_free(tls, s.cur)
 		s.cur = 0
 	}
-	for _, p := range []*uintptr{&s.out, &s.buf} {
+	for _, p := range []*uintptr{&s.out, &s.buf.p} {
 		if *p != 0 {
 			sqlite3.Xsqlite3_free(tls, *p)
 			*p = 0
