@@ -50,7 +50,7 @@ type Tables = btree.Table
 // does after an I/O error, and the connection refuses every later
 // statement of the transaction (Aborted).
 func (c *Conn) Upsert(t *Tables, key, value []byte, crc int64) (ok bool, err error) {
-	if c.fast == nil || fastOff.Load() {
+	if !c.fastOn() {
 		return false, nil
 	}
 	ok, err = c.fast.Upsert(t, key, value, crc)
@@ -63,7 +63,7 @@ func (c *Conn) Upsert(t *Tables, key, value []byte, crc int64) (ok bool, err err
 // with TTL tables goes below SQL only with withTTL set. ok and err are as
 // Upsert's.
 func (c *Conn) Delete(t *Tables, key []byte, withTTL bool) (ok, found bool, err error) {
-	if c.fast == nil || fastOff.Load() {
+	if !c.fastOn() {
 		return false, false, nil
 	}
 	ok, found, err = c.fast.Delete(t, key, withTTL)
@@ -76,7 +76,7 @@ func (c *Conn) Delete(t *Tables, key []byte, withTTL bool) (ok, found bool, err 
 // index INSERT OR REPLACE statements would. The TTL tables must exist. ok
 // and err are as Upsert's.
 func (c *Conn) PutTTL(t *Tables, key, value []byte, crc int64, exp []byte, keyCrc int64) (ok bool, err error) {
-	if c.fast == nil || fastOff.Load() {
+	if !c.fastOn() {
 		return false, nil
 	}
 	ok, err = c.fast.PutTTL(t, key, value, crc, exp, keyCrc)
@@ -88,7 +88,7 @@ func (c *Conn) PutTTL(t *Tables, key, value []byte, crc int64, exp []byte, keyCr
 // statements would: n data rows removed, more when the limit stopped it.
 // ok and err are as Upsert's.
 func (c *Conn) Purge(t *Tables, hi []byte, limit int) (ok bool, n int, more bool, err error) {
-	if c.fast == nil || fastOff.Load() {
+	if !c.fastOn() {
 		return false, 0, false, nil
 	}
 	ok, n, more, err = c.fast.Purge(t, hi, limit)
@@ -118,12 +118,11 @@ func (c *Conn) fastDone(ok bool, err error) error {
 		}
 		return nil
 	}
-	rc := int32(sqlite3.SQLITE_ERROR)
-	if e, isErr := err.(*btree.Error); isErr {
-		rc = int32(e.Code)
-	}
-	return c.abort(rc)
+	return c.abort(c.fastErr(err))
 }
+
+// fastOn reports whether the connection may take the fast path now.
+func (c *Conn) fastOn() bool { return c.fast != nil && !fastOff.Load() }
 
 // setSpill sets the connection's spill size (PRAGMA cache_spill); a
 // failure only leaves SQLite's rule in place.
@@ -164,14 +163,12 @@ func (c *Conn) releaseFast() {
 }
 
 // abort rolls back the connection's transaction after a write that failed
-// part way and records why, for Aborted.
-func (c *Conn) abort(rc int32) error {
-	err := &Error{code: int(rc), msg: fmt.Sprintf("%s (%d)", libc.GoString(sqlite3.Xsqlite3_errstr(c.tls, rc)), rc)}
+// part way with err and records why, for Aborted. A connection that cannot
+// roll back is not used again.
+func (c *Conn) abort(err *Error) error {
 	c.aborted = fmt.Errorf("%w: it was rolled back after a write failed: %w", ErrTxDone, err)
-	c.releaseFast()
-	if z, zerr := c.cString("ROLLBACK"); zerr == nil {
-		sqlite3.Xsqlite3_exec(c.tls, c.db, z, 0, 0, 0)
-		sqlite3.Xsqlite3_free(c.tls, z)
+	if rerr := c.ExecScript(context.Background(), "ROLLBACK"); rerr != nil && c.inTx() {
+		c.MarkBroken()
 	}
 	return err
 }
@@ -200,7 +197,7 @@ type ScanSpec struct {
 // columns and their bytes are the statement's.
 func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args ...any) (*Rows, error) {
 	r, err := c.Query(ctx, query, args...)
-	if err != nil || r.done || c.fast == nil || fastOff.Load() {
+	if err != nil || r.done || !c.fastOn() {
 		return r, err
 	}
 	nf := 0
@@ -225,8 +222,10 @@ var fastScans atomic.Uint64
 // fast path, for tests that say which path runs.
 func FastScans() uint64 { return fastScans.Load() }
 
-// fastErr is the Error of a failed fast-path read.
-func (c *Conn) fastErr(err error) error {
+// fastErr is the Error of a failed fast-path call, with SQLite's message
+// for its result code (the connection's own message is the last
+// statement's, not this call's).
+func (c *Conn) fastErr(err error) *Error {
 	rc := int32(sqlite3.SQLITE_ERROR)
 	if e, isErr := err.(*btree.Error); isErr {
 		rc = int32(e.Code)

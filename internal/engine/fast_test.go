@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/btree"
 	"github.com/stretchr/testify/require"
 )
 
@@ -155,7 +156,7 @@ func TestAbortedTxRefusesCommit(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Conn().Exec(context.Background(), `INSERT INTO "t" (key, value, crc) VALUES (x'01', x'02', 3)`)
 	require.NoError(t, err)
-	require.Error(t, tx.Conn().abort(13)) // SQLITE_FULL
+	require.Error(t, tx.Conn().abort(tx.Conn().fastErr(&btree.Error{Code: 13}))) // SQLITE_FULL
 	require.ErrorIs(t, tx.Check(true), ErrTxDone)
 	require.ErrorIs(t, tx.Commit(), ErrTxDone)
 	withWriter(t, db, func(c *Conn) {
