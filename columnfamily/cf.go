@@ -177,14 +177,12 @@ func (cf *ColumnFamily) verify(ctx context.Context, tx *engine.Tx) error {
 // (it writes the same bytes), else with the upsert statement. It reports
 // the rows changed, which is always 1.
 func (cf *ColumnFamily) upsert(ctx context.Context, c *engine.Conn, sh *shape, key, value []byte) (int64, error) {
-	var sum int64
-	if sh.t.Crc {
-		sum = dataSum(key, value, false)
-	}
-	if ok, err := c.Upsert(&sh.fast, key, value, sum); ok || err != nil {
+	sum := sh.sum(key, value, false) // nil for a table without the checksum column
+	crc, _ := sum.(int64)
+	if ok, err := c.Upsert(&sh.fast, key, value, crc); ok || err != nil {
 		return 1, err
 	}
-	return c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sh.sum(key, value, false))
+	return c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sum)
 }
 
 // deleteInTx deletes key below the SQL layer when the handle is bound to a

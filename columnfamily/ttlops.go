@@ -123,13 +123,14 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 // transaction that has already made sure the TTL tables exist.
 func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
 	sh := cf.m.w()
-	if sh.t.Crc && sh.t.V2 {
+	sum := sh.sum(key, value, true)
+	if crc, ok := sum.(int64); ok && sh.t.V2 && engine.FastPath {
 		exp := ttl.Encode(expMs)
-		if ok, err := c.PutTTL(&sh.fast, key, value, dataSum(key, value, true), exp, rowSum(key, exp)); ok || err != nil {
+		if ok, err := c.PutTTL(&sh.fast, key, value, crc, exp, rowSum(key, exp)); ok || err != nil {
 			return err
 		}
 	}
-	if _, err := c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sh.sum(key, value, true)); err != nil {
+	if _, err := c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sum); err != nil {
 		return err
 	}
 	return cf.writeExpiry(ctx, c, key, -1, expMs)
