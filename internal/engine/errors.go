@@ -70,10 +70,15 @@ func Wrap(ctx context.Context, op string, err error) error {
 	if ctx != nil && ctx.Err() != nil && (Code(err) == codeInterupt || errors.Is(err, ctx.Err())) {
 		return fmt.Errorf("snkv: %s: %w", op, ctx.Err())
 	}
-	if NoSuchTable(err) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("snkv: %s: %w: %s: %w", op, ErrCorrupt, missingHint(err), err)
-	}
-	if s := sentinelFor(err); s != nil && !errors.Is(err, s) {
+	s := sentinelFor(err)
+	switch {
+	case s == nil || errors.Is(err, s):
+	case s == ErrCorrupt && errors.Is(err, ErrNotFound):
+		// A column family dropped under the statement: the caller has
+		// already said so (columnfamily's dropped).
+	case NoSuchTable(err):
+		return fmt.Errorf("snkv: %s: %w: %s: %w", op, s, missingHint(err), err)
+	default:
 		return fmt.Errorf("snkv: %s: %w: %w", op, s, err)
 	}
 	return fmt.Errorf("snkv: %s: %w", op, err)
