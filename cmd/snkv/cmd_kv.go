@@ -43,11 +43,7 @@ key does not exist (or has expired).`,
 			if err != nil {
 				return err
 			}
-			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.withCF(args[0], false, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
 				if len(keys) == 1 {
 					return a.getOne(cf, keys[0])
 				}
@@ -188,11 +184,7 @@ key is permanent.`,
 			if err != nil {
 				return err
 			}
-			return a.withStore(args[0], true, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.withCF(args[0], true, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
 				switch {
 				case exp.ttl > 0:
 					err = cf.PutTTL(key, value, exp.ttl)
@@ -241,11 +233,7 @@ and the message names the missing ones.`,
 			if err != nil {
 				return err
 			}
-			return a.withStore(args[0], true, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.withCF(args[0], true, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
 				var missing []string
 				var deleted [][]byte
 				err = db.Update(cmd.Context(), func(tx *kvstore.Tx) error {
@@ -430,11 +418,7 @@ func (a *app) onKey(args []string, write bool, fn func(cf *kvstore.ColumnFamily,
 	if err != nil {
 		return err
 	}
-	return a.withStore(args[0], write, func(db *kvstore.Store) error {
-		cf, err := a.columnFamily(db)
-		if err != nil {
-			return err
-		}
+	return a.withCF(args[0], write, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
 		return fn(cf, key)
 	})
 }

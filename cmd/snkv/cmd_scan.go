@@ -107,11 +107,7 @@ Output streams: memory stays bounded however many keys are listed.`,
 				return err
 			}
 			ks.opts.Reverse = reverse
-			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.withCF(args[0], false, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
 				return readError(db, cf.Name(), a.scan(cmd.Context(), db, cf, ks, limit, keysOnly, withTTL))
 			})
 		},
@@ -225,11 +221,7 @@ with one, the keys are read (not their values) from one snapshot.`,
 				return err
 			}
 			ctx := cmd.Context()
-			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				cf, err := a.columnFamily(db)
-				if err != nil {
-					return err
-				}
+			return a.withCF(args[0], false, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
 				var n int64
 				if !ks.any() {
 					kc, err := db.CountKeys(ctx, cf.Name())

@@ -99,11 +99,19 @@ func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *t
 }
 
 // withReadLog opens the log name of db read-only and runs fn on it.
-func withReadLog(db *kvstore.Store, name string, fn func(l *timelog.Log) error) (err error) {
-	l, err := timelog.Open(db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual})
+func withReadLog(db *kvstore.Store, name string, fn func(l *timelog.Log) error) error {
+	return withLog(db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual}, fn)
+}
+
+// withLog opens the log name of db with opts, runs fn on it and closes it,
+// turning the errors of the open into the command's messages.
+func withLog(db *kvstore.Store, name string, opts timelog.Options, fn func(l *timelog.Log) error) (err error) {
+	l, err := timelog.Open(db, name, opts)
 	switch {
 	case errors.Is(err, timelog.ErrNotFound):
 		return notFound{fmt.Sprintf("time-series log %q does not exist (see 'snkv timelog ls')", name)}
+	case errors.Is(err, timelog.ErrLocked):
+		return fmt.Errorf("time-series log %q is open for writing by another program (its writer lock is taken): write through that program, or stop it first", name)
 	case errors.Is(err, kvstore.ErrInvalidName):
 		return usageError{fmt.Errorf("bad log name %q: %s", name, strip(err))}
 	case err != nil:

@@ -24,7 +24,7 @@ const appendBatch = 4096
 // when create is set (with values: a values log).
 func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func(l *timelog.Log) error) error {
 	create := canCreate && a.create
-	return a.withStore(path, true, func(db *kvstore.Store) (err error) {
+	return a.withStore(path, true, func(db *kvstore.Store) error {
 		names, err := timelog.List(db)
 		if err != nil {
 			return err
@@ -42,21 +42,7 @@ func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func
 			// to a log of handles.
 			return usagef("--values applies when --create creates the log; %q exists already", name)
 		}
-		l, err := timelog.Open(db, name, timelog.Options{Maintenance: timelog.Manual, Values: values})
-		switch {
-		case errors.Is(err, timelog.ErrLocked):
-			return fmt.Errorf("time-series log %q is open for writing by another program (its writer lock is taken): write through that program, or stop it first", name)
-		case errors.Is(err, kvstore.ErrInvalidName):
-			return usageError{fmt.Errorf("bad log name %q: %s", name, strip(err))}
-		case err != nil:
-			return err
-		}
-		defer func() {
-			if cerr := l.Close(); cerr != nil && err == nil {
-				err = cerr
-			}
-		}()
-		return fn(l)
+		return withLog(db, name, timelog.Options{Maintenance: timelog.Manual, Values: values}, fn)
 	})
 }
 

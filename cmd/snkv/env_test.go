@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -15,18 +11,9 @@ import (
 // cliEnv runs the binary with extra environment variables.
 func cliEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(snkvBin, args...)
-	cmd.Env = append(append(os.Environ(), nowEnv+"="+t0.Format(time.RFC3339Nano)), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return result{out.String(), errb.String(), code}
+	cmd := snkvCmd(t0, args...)
+	cmd.Env = append(cmd.Env, env...)
+	return runCmd(t, cmd, nil)
 }
 
 // TestDefaultStore sets SNKV_DB: every command takes its FILE from it and

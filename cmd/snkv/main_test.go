@@ -72,9 +72,23 @@ func cliAt(t testing.TB, now time.Time, in io.Reader, args ...string) result {
 // cliDir runs the binary in the directory dir ("": the test's).
 func cliDir(t testing.TB, dir string, now time.Time, in io.Reader, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(snkvBin, args...)
+	cmd := snkvCmd(now, args...)
 	cmd.Dir = dir
+	return runCmd(t, cmd, in)
+}
+
+// snkvCmd is the command that runs the binary with args and its clock at
+// now, in the test's environment.
+func snkvCmd(now time.Time, args ...string) *exec.Cmd {
+	cmd := exec.Command(snkvBin, args...)
 	cmd.Env = append(os.Environ(), nowEnv+"="+now.Format(time.RFC3339Nano))
+	return cmd
+}
+
+// runCmd runs cmd with stdin from in (nil: empty) and returns what it printed
+// and its exit code; a command that could not run fails the test.
+func runCmd(t testing.TB, cmd *exec.Cmd, in io.Reader) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &out, &errb
 	err := cmd.Run()
@@ -82,7 +96,7 @@ func cliDir(t testing.TB, dir string, now time.Time, in io.Reader, args ...strin
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else {
-		require.NoError(t, err, "running %v", args)
+		require.NoError(t, err, "running %v", cmd.Args)
 	}
 	return result{out.String(), errb.String(), code}
 }

@@ -5,12 +5,10 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -19,22 +17,12 @@ import (
 // tests run as root (root may write any file), else the current user.
 func asUser(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(snkvBin, args...)
+	cmd := snkvCmd(t0, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), nowEnv+"="+t0.Format(time.RFC3339))
 	if os.Geteuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return result{out.String(), errb.String(), code}
+	return runCmd(t, cmd, nil)
 }
 
 // TestReadOnlyFile runs every command on a store file the user may not

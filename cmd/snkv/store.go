@@ -60,6 +60,18 @@ func (a *app) columnFamily(db *kvstore.Store) (*kvstore.ColumnFamily, error) {
 	return openCF(db, a.cf)
 }
 
+// withCF is withStore for a command that works on the column family of
+// --cf: it opens the store and the column family, then runs fn.
+func (a *app) withCF(path string, write bool, fn func(db *kvstore.Store, cf *kvstore.ColumnFamily) error) error {
+	return a.withStore(path, write, func(db *kvstore.Store) error {
+		cf, err := a.columnFamily(db)
+		if err != nil {
+			return err
+		}
+		return fn(db, cf)
+	})
+}
+
 func openCF(db *kvstore.Store, name string) (*kvstore.ColumnFamily, error) {
 	cf, err := db.OpenColumnFamily(name)
 	if errors.Is(err, kvstore.ErrNotFound) {
