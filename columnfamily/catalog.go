@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/seal"
 	"github.com/snkv-go/snkv/ttl"
 )
 
@@ -17,6 +18,9 @@ type Env struct {
 	DB           *engine.DB
 	Clock        ttl.Clock
 	MaxValueSize int
+	// Seal is the encryption state the row codec follows; nil for a store
+	// without encryption (see seal.go).
+	Seal atomic.Pointer[seal.State]
 }
 
 // Registry tracks a store's column families. It is created by kvstore.
@@ -190,6 +194,12 @@ func (r *Registry) metaFor(ctx context.Context, c *engine.Conn, name string, sta
 	if err != nil {
 		return nil, err
 	}
+	sealed := !isHidden(name)
+	if !sealed {
+		if sealed, err = hiddenSealed(ctx, c, name); err != nil {
+			return nil, err
+		}
+	}
 	r.mu.Lock()
 	m := r.metas[foldName(name)]
 	if m != nil && m.stamp != stamp {
@@ -198,6 +208,7 @@ func (r *Registry) metaFor(ctx context.Context, c *engine.Conn, name string, sta
 	}
 	if m == nil {
 		m = newMeta(r, name, stamp, crc, v2)
+		m.sealed.Store(sealed)
 		r.metas[foldName(name)] = m
 	} else if sh := m.w(); sh.t.Crc != crc || sh.t.V2 != v2 {
 		m.setShape(newShape(name, crc, v2))
@@ -366,6 +377,11 @@ func (r *Registry) dropTables(tx *engine.Tx, stored string) error {
 	}
 	if _, err := c.Exec(ctx, `DELETE FROM `+catalog+` WHERE name = ?1`, stored); err != nil {
 		return err
+	}
+	if isHidden(stored) && r.v2.Load() {
+		if _, err := c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, sealedMarker(stored)); err != nil {
+			return err
+		}
 	}
 	r.mu.Lock()
 	m := r.metas[foldName(stored)]

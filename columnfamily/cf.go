@@ -37,11 +37,15 @@ type meta struct {
 	ws, rs  atomic.Pointer[shape]
 	ttl     atomic.Bool // the TTL tables exist (as far as this process knows)
 	dropped atomic.Bool
+	// sealed: the values are sealed when the store is encrypted (every
+	// column family; a hidden table when marked so, see seal.go).
+	sealed atomic.Bool
 }
 
 func newMeta(r *Registry, name string, stamp int64, crc, v2 bool) *meta {
 	m := &meta{reg: r, env: r.env, name: name, stamp: stamp, nameArg: name, stampArg: stamp}
 	m.setShape(newShape(name, crc, v2))
+	m.sealed.Store(!isHidden(name))
 	return m
 }
 
@@ -177,12 +181,18 @@ func (cf *ColumnFamily) verify(ctx context.Context, tx *engine.Tx) error {
 // (it writes the same bytes), else with the upsert statement. It reports
 // the rows changed, which is always 1.
 func (cf *ColumnFamily) upsert(ctx context.Context, c *engine.Conn, sh *shape, key, value []byte) (int64, error) {
-	sum := sh.sum(key, value, false) // nil for a table without the checksum column
+	stored, sum := cf.m.encode(sh, key, value, false)
+	return writeRow(ctx, c, sh, key, stored, sum)
+}
+
+// writeRow writes a data row, with no TTL, of stored value (encode's) and
+// checksum sum (nil for a table without the column).
+func writeRow(ctx context.Context, c *engine.Conn, sh *shape, key, stored []byte, sum any) (int64, error) {
 	crc, _ := sum.(int64)
-	if ok, err := c.Upsert(&sh.fast, key, value, crc); ok || err != nil {
+	if ok, err := c.Upsert(&sh.fast, key, stored, crc); ok || err != nil {
 		return 1, err
 	}
-	return c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sum)
+	return c.Exec(ctx, sh.q.upsert, key, stored, nil, nil, sum)
 }
 
 // deleteInTx deletes key below the SQL layer when the handle is bound to a
@@ -332,9 +342,8 @@ func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte,
 	if withValue {
 		q, expCol, ecrcCol = sh.q.get, getExp, getEcrc
 	}
-	crcCol := getCrc
 	if !sh.t.Crc {
-		crcCol, ecrcCol = -1, -1
+		ecrcCol = -1
 	}
 	rows, err := c.Query(ctx, q, key)
 	if err != nil {
@@ -350,10 +359,7 @@ func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte,
 	st := &cf.db().Stats
 	if found = rows.Next(); found {
 		if expMs, err = readExpiry(rows, st, key, expCol, ecrcCol, sh.t.V2); err == nil && withValue {
-			var raw []byte
-			if raw, err = readValue(rows, st, key, getValue, crcCol, expMs >= 0, sh.t.V2); err == nil {
-				value = append(make([]byte, 0, len(raw)), raw...)
-			}
+			value, err = cf.m.readValue(rows, st, key, sh, expMs >= 0)
 		}
 	}
 	return value, expMs, found, errors.Join(err, rows.Close())
@@ -435,7 +441,8 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 			n, err = cf.upsert(ctx, c, sh, key, value)
 		}
 	} else {
-		n, err = c.Exec(ctx, sh.q.put, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, false))
+		stored, sum := cf.m.encode(sh, key, value, false)
+		n, err = c.Exec(ctx, sh.q.put, key, stored, cf.m.nameArg, cf.m.stampArg, sum)
 	}
 	if err == nil && n == 0 {
 		err = cf.gone()
@@ -488,7 +495,8 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 		if _, err := c.Exec(ctx, sh.q.lazyDel, key, ttl.Encode(cf.nowMs())); err != nil {
 			return err
 		}
-		n, err := c.Exec(ctx, sh.q.insert, key, nonNil(value), cf.m.nameArg, cf.m.stampArg, sh.sum(key, value, expMs >= 0))
+		stored, sum := cf.m.encode(sh, key, value, expMs >= 0)
+		n, err := c.Exec(ctx, sh.q.insert, key, stored, cf.m.nameArg, cf.m.stampArg, sum)
 		if err != nil || n == 0 {
 			return err
 		}

@@ -35,9 +35,11 @@ func ValidateHidden(kind, name string) error {
 
 // CreateHidden creates the hidden table name of kind inside tx, through the
 // same path that creates a column family table (so it has the same shape),
-// and registers it in the catalog with that kind. It fails with ErrExists
-// if the table exists.
-func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string) (*ColumnFamily, error) {
+// and registers it in the catalog with that kind. A sealed table's values
+// are sealed when the store is encrypted, like a column family's; the
+// others are kept in the clear. It fails with ErrExists if the table
+// exists.
+func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string, sealed bool) (*ColumnFamily, error) {
 	if err := ValidateHidden(kind, name); err != nil {
 		return nil, err
 	}
@@ -57,7 +59,13 @@ func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string) (*ColumnFamily
 	if err != nil {
 		return nil, engine.Wrap(ctx, "create hidden table", err)
 	}
+	if sealed {
+		if err := markSealed(ctx, c, table); err != nil {
+			return nil, engine.Wrap(ctx, "create hidden table", err)
+		}
+	}
 	m := newMeta(r, table, stamp, crc, v2)
+	m.sealed.Store(sealed)
 	r.mu.Lock()
 	r.metas[foldName(table)] = m
 	r.mu.Unlock()

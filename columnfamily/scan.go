@@ -246,8 +246,9 @@ type scanRows struct {
 	buf      []bufRow // the rows not yet reached when detached
 	bufErr   error    // the error that ended the copy
 
-	read  uint64 // value bytes read, not yet added to the store's counter
-	block []byte // the rest of the block copied rows are carved from
+	read    uint64 // value bytes read, not yet added to the store's counter
+	block   []byte // the rest of the block copied rows are carved from
+	scratch []byte // a borrowed row's opened value (encrypted stores)
 }
 
 // scanBlock is the size of the blocks that copied rows of at most a
@@ -313,6 +314,9 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 			return nil, nil, 0, err
 		}
 	}
+	if r.crcCol >= 0 && r.src.cf.m.sealing() != nil {
+		return r.openRow(copied, key, value, kv, exp)
+	}
 	var sum int64
 	if copied {
 		buf := r.alloc(len(key) + len(value))
@@ -346,6 +350,43 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 		}
 	}
 	return key, value, exp, nil
+}
+
+// openRow is the end of checkRow in an encrypted store: it checks the
+// row's checksum, which says how its value is stored, and opens a sealed
+// value into the scan's block (copied) or its scratch buffer (borrowed,
+// valid until the next step).
+func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]byte, []byte, int64, error) {
+	var sum, crc int64
+	var kind int
+	if kv != nil {
+		sum = withTTL(joinedSum(len(key), kv), exp >= 0)
+		crc, kind = r.rows.FastCrc()
+	} else {
+		sum = dataSum(key, stored, exp >= 0)
+		crc, kind = r.rows.IntKind(r.crcCol)
+	}
+	m := r.src.cf.m
+	if !copied {
+		v, opened, err := m.decode(r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0])
+		if opened {
+			r.scratch = v
+		}
+		return key, v, exp, err
+	}
+	n := len(key)
+	buf := r.alloc(n + len(stored)) // an opened value is shorter than its sealed form
+	copy(buf, key)
+	v, opened, err := m.decode(r.st, key, stored, sum, crc, kind, r.strict, buf[n:n])
+	switch {
+	case err != nil:
+		return nil, nil, 0, err
+	case opened:
+		v = v[:len(v):len(v)]
+	default:
+		v = buf[n : n+copy(buf[n:], stored)]
+	}
+	return buf[:n:n], v, exp, nil
 }
 
 // nextRow steps to the next row, from the statement (key and value in

@@ -123,14 +123,20 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 // transaction that has already made sure the TTL tables exist.
 func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
 	sh := cf.m.w()
-	sum := sh.sum(key, value, true)
+	stored, sum := cf.m.encode(sh, key, value, true)
+	return cf.writeRowTTL(ctx, c, sh, key, stored, sum, expMs)
+}
+
+// writeRowTTL writes a data row of stored value (encode's, with hasTTL)
+// and checksum sum, and its expiry expMs.
+func (cf *ColumnFamily) writeRowTTL(ctx context.Context, c *engine.Conn, sh *shape, key, stored []byte, sum any, expMs int64) error {
 	if crc, ok := sum.(int64); ok && sh.t.V2 && engine.FastPath {
 		exp := ttl.Encode(expMs)
-		if ok, err := c.PutTTL(&sh.fast, key, value, crc, exp, rowSum(key, exp)); ok || err != nil {
+		if ok, err := c.PutTTL(&sh.fast, key, stored, crc, exp, rowSum(key, exp)); ok || err != nil {
 			return err
 		}
 	}
-	if _, err := c.Exec(ctx, sh.q.upsert, key, nonNil(value), nil, nil, sum); err != nil {
+	if _, err := c.Exec(ctx, sh.q.upsert, key, stored, nil, nil, sum); err != nil {
 		return err
 	}
 	return cf.writeExpiry(ctx, c, key, -1, expMs)

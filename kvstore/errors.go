@@ -75,4 +75,10 @@ var (
 	// context, batch, function or column family handle) or a method called
 	// on a nil handle (*Store, *Tx, *ColumnFamily, *Cursor).
 	ErrInvalidArgument = engine.ErrInvalidArgument
+	// ErrAuth: an encrypted store opened without its password or key, or
+	// with the wrong one; a damaged encryption header; or a sealed value
+	// that fails authentication (changed, truncated, or copied from another
+	// key, column family or store). A refused open changes nothing in the
+	// file. See docs/encryption.md.
+	ErrAuth = engine.ErrAuth
 )

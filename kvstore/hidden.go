@@ -25,12 +25,28 @@ import (
 // for documentation and tools: "__snkv_" + kind + ":" + name.
 func HiddenTableName(kind, name string) string { return columnfamily.HiddenTableName(kind, name) }
 
+// HiddenOption is an option of CreateHiddenTable.
+type HiddenOption uint8
+
+// HiddenSealed makes a hidden table's values sealed when the store is
+// encrypted, like a column family's (a time series' values are). Without
+// it, a hidden table is kept in the clear in an encrypted store: the
+// layer's structure (a time series' timestamps and handles) stays readable
+// in the sqlite3 shell. The choice is recorded in the file.
+const HiddenSealed HiddenOption = 1
+
 // CreateHiddenTable creates the hidden table name of kind inside the write
 // transaction tx and returns its handle. It fails with ErrExists if it
 // exists, ErrReadOnlyTx in a read-only transaction. The table (and the
 // handle) vanish if tx rolls back.
-func (tx *Tx) CreateHiddenTable(kind, name string) (*ColumnFamily, error) {
-	return tx.store.reg.CreateHidden(tx.tx, kind, name)
+func (tx *Tx) CreateHiddenTable(kind, name string, opts ...HiddenOption) (*ColumnFamily, error) {
+	sealed := false
+	for _, o := range opts {
+		if o == HiddenSealed {
+			sealed = true
+		}
+	}
+	return tx.store.reg.CreateHidden(tx.tx, kind, name, sealed)
 }
 
 // DropHiddenTable drops the hidden table name of kind, with all its rows,

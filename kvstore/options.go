@@ -135,6 +135,13 @@ type Options struct {
 	// means 2000. Smaller batches make writers wait less, larger ones
 	// finish sooner.
 	UpgradeBatch int
+	// Encryption opens an encrypted store with its password or key; a
+	// store without encryption opened with it is encrypted in place before
+	// Open returns (it must be writable and of the current format). An
+	// encrypted store opened without it, or with the wrong secret, is
+	// refused with ErrAuth and left as it was. See Encryption and
+	// docs/encryption.md.
+	Encryption *Encryption
 	// Clock is the time source of every expiry decision; nil means the
 	// system clock. Tests use a ttl.ManualClock.
 	Clock Clock

@@ -10,6 +10,7 @@ import (
 
 	"github.com/snkv-go/snkv/columnfamily"
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/seal"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/ttl"
 )
@@ -47,6 +48,11 @@ type Store struct {
 
 	stopPurge context.CancelFunc
 	purgeWG   sync.WaitGroup
+
+	// sealMu orders the encryption conversions; keyring holds the keys of
+	// an encrypted store while it is open (encryption.go).
+	sealMu  sync.Mutex
+	keyring *seal.Keyring
 }
 
 // Open opens the store at path, creating the file if it does not exist
@@ -94,12 +100,23 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 		}
 	}
+	s := &Store{db: db, reg: reg, path: path, opts: opts}
+	if err := s.openSeal(ctx); err != nil {
+		s.closeSeal()
+		if errors.Is(err, ErrAuth) || errors.Is(err, ErrInvalidOption) {
+			_ = db.Discard() // refused: the file stays as it was
+		} else {
+			_ = db.Close()
+		}
+		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
+	}
 	def, err := reg.OpenDefault(ctx)
 	if err != nil {
+		s.closeSeal()
 		_ = db.Discard()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
-	s := &Store{cf: def, db: db, reg: reg, path: path, opts: opts}
+	s.cf = def
 	if opts.PurgeInterval > 0 && !opts.ReadOnly {
 		s.startPurger(opts.PurgeInterval)
 	}
@@ -202,7 +219,11 @@ func (s *Store) Close() error {
 		s.stopPurge()
 		s.purgeWG.Wait()
 	}
-	return s.db.Close()
+	err := s.db.Close()
+	if err == nil {
+		s.closeSeal()
+	}
+	return err
 }
 
 // CreateColumnFamily creates the column family name and returns its handle.

@@ -34,6 +34,7 @@ var (
 	ErrDropDefault     = errors.New("snkv: the default column family cannot be dropped")
 	ErrForeignHandle   = errors.New("snkv: column family belongs to another store")
 	ErrInvalidArgument = errors.New("snkv: invalid argument")
+	ErrAuth            = errors.New("snkv: authentication failed")
 )
 
 // SQLite primary result codes used by the mapping below.

@@ -1,0 +1,486 @@
+package seal
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/chacha20poly1305"
+)
+
+// KDF is the cost of deriving a key from a password with Argon2id.
+type KDF struct {
+	// Time is the number of passes over the memory.
+	Time uint32
+	// MemoryKiB is the memory used, in KiB.
+	MemoryKiB uint32
+	// Threads is the degree of parallelism (lanes).
+	Threads uint8
+}
+
+// DefaultKDF is the cost SNKV uses: 64 MiB, 3 passes, 1 lane.
+var DefaultKDF = KDF{Time: 3, MemoryKiB: 64 << 10, Threads: 1}
+
+// LightKDF is a cost for devices that cannot spare 64 MiB: 9 MiB, 4
+// passes, 1 lane (a setting of the same strength in OWASP's guidance).
+var LightKDF = KDF{Time: 4, MemoryKiB: 9 << 10, Threads: 1}
+
+// Bounds on the cost a header may ask for: a damaged or hostile header must
+// not make an open allocate gigabytes or run for hours.
+const (
+	maxTime      = 64
+	maxMemoryKiB = 4 << 20 // 4 GiB
+)
+
+// Validate checks that the cost is within what snkv accepts.
+func (p KDF) Validate() error {
+	switch {
+	case p.Time < 1 || p.Time > maxTime:
+		return fmt.Errorf("key derivation passes %d (1 to %d)", p.Time, maxTime)
+	case p.Threads < 1:
+		return errors.New("key derivation threads must be at least 1")
+	case p.MemoryKiB < 8*uint32(p.Threads) || p.MemoryKiB > maxMemoryKiB:
+		return fmt.Errorf("key derivation memory %d KiB (%d KiB to 4 GiB)", p.MemoryKiB, 8*uint32(p.Threads))
+	}
+	return nil
+}
+
+// Secret is what opens an encrypted store: a password, from which Argon2id
+// derives the key-encryption key, or a raw 32-byte key used as it is.
+type Secret struct {
+	Password []byte
+	Key      []byte
+	// KDF is the cost of deriving a key from Password when the secret is
+	// first set (new encryption or a re-key); the zero value is
+	// DefaultKDF. An existing store's cost is read from its header.
+	KDF KDF
+}
+
+// Validate checks that exactly one of Password and Key is set, and sound.
+// Its messages never include the secret.
+func (s Secret) Validate() error {
+	switch {
+	case s.Password != nil && s.Key != nil:
+		return errors.New("set a password or a key, not both")
+	case s.Password == nil && s.Key == nil:
+		return errors.New("no password or key")
+	case s.Key != nil && len(s.Key) != KeySize:
+		return fmt.Errorf("a key must be %d bytes, not %d", KeySize, len(s.Key))
+	case s.Key == nil && len(s.Password) == 0:
+		return errors.New("empty password")
+	}
+	if s.Password != nil {
+		return s.kdf().Validate()
+	}
+	return nil
+}
+
+func (s Secret) kdf() KDF {
+	if s.KDF == (KDF{}) {
+		return DefaultKDF
+	}
+	return s.KDF
+}
+
+// Job is a conversion under way, recorded in the header so that a crash
+// leaves a store that resumes it.
+type Job uint8
+
+// The conversions.
+const (
+	JobNone    Job = iota
+	JobEncrypt     // values in the clear are being sealed
+	JobRekey       // values are being sealed again under a new data key
+	JobDecrypt     // values are being put back in the clear
+)
+
+func (j Job) String() string {
+	switch j {
+	case JobNone:
+		return "none"
+	case JobEncrypt:
+		return "encrypt"
+	case JobRekey:
+		return "re-key"
+	case JobDecrypt:
+		return "decrypt"
+	}
+	return fmt.Sprintf("job %d", uint8(j))
+}
+
+// Slot kinds.
+const (
+	slotPassword = 1
+	slotKey      = 2
+)
+
+// slot is one secret that opens the store: how its key-encryption key is
+// derived, and that key while the store is open.
+type slot struct {
+	kind uint8
+	kdf  KDF
+	salt [16]byte
+	kek  []byte
+}
+
+func newSlot(s Secret) (slot, error) {
+	sl := slot{kind: slotKey}
+	if _, err := rand.Read(sl.salt[:]); err != nil {
+		return sl, err
+	}
+	if s.Password != nil {
+		sl.kind, sl.kdf = slotPassword, s.kdf()
+	}
+	sl.kek = sl.derive(s)
+	return sl, nil
+}
+
+// derive returns the key-encryption key secret gives this slot.
+func (sl *slot) derive(s Secret) []byte {
+	if sl.kind == slotKey {
+		return bytes.Clone(s.Key)
+	}
+	return argon2.IDKey(s.Password, sl.salt[:], sl.kdf.Time, sl.kdf.MemoryKiB, sl.kdf.Threads, KeySize)
+}
+
+// Keyring is an unlocked store's keys: its data keys, the header's fields
+// and the key-encryption key of every slot, kept while the store is open to
+// write the header again when a conversion starts or ends.
+type Keyring struct {
+	store [16]byte
+	gen   uint8 // generation parity of cur
+	job   Job
+	slots []slot
+	cur   []byte // the data key of generation gen
+	next  []byte // during a re-key, the data key of generation gen+1
+	// final is, during a re-key, the header it ends with: the new data key
+	// wrapped under the new secret alone, written at the start, so that
+	// either secret can finish the job.
+	final []byte
+}
+
+// Create returns the keyring of a store being encrypted with secret: a new
+// store identifier and data key, and the job JobEncrypt.
+func Create(s Secret) (*Keyring, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	k := &Keyring{job: JobEncrypt, cur: make([]byte, KeySize)}
+	if _, err := rand.Read(k.store[:]); err != nil {
+		return nil, err
+	}
+	if _, err := rand.Read(k.cur); err != nil {
+		return nil, err
+	}
+	sl, err := newSlot(s)
+	if err != nil {
+		return nil, err
+	}
+	k.slots = []slot{sl}
+	return k, nil
+}
+
+// Job returns the conversion under way.
+func (k *Keyring) Job() Job { return k.job }
+
+// State returns what the row codec follows for the keyring now.
+func (k *Keyring) State() (*State, error) {
+	st := &State{}
+	cur, err := newKey(k.cur, k.store, k.gen)
+	if err != nil {
+		return nil, err
+	}
+	st.keys[k.gen] = cur
+	st.Write = cur
+	switch k.job {
+	case JobEncrypt:
+		st.Plain = true
+	case JobDecrypt:
+		st.Plain, st.Write = true, nil
+	case JobRekey:
+		next, err := newKey(k.next, k.store, k.gen^1)
+		if err != nil {
+			return nil, err
+		}
+		st.keys[k.gen^1], st.Write = next, next
+	}
+	return st, nil
+}
+
+// BeginRekey starts a re-key to secret s: a new data key, and s as the
+// slot that opens the store. Until the job ends, both the old and the new
+// secret open the store and both data keys read; either can finish it.
+func (k *Keyring) BeginRekey(s Secret) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if err := k.idle(); err != nil {
+		return err
+	}
+	sl, err := newSlot(s)
+	if err != nil {
+		return err
+	}
+	next := make([]byte, KeySize)
+	if _, err := rand.Read(next); err != nil {
+		return err
+	}
+	end := &Keyring{store: k.store, gen: k.gen ^ 1, slots: []slot{sl}, cur: next}
+	final, err := end.Header()
+	if err != nil {
+		return err
+	}
+	k.next, k.job, k.final = next, JobRekey, final
+	k.slots = append(k.slots, sl)
+	return nil
+}
+
+// BeginDecrypt starts putting every value back in the clear.
+func (k *Keyring) BeginDecrypt() error {
+	if err := k.idle(); err != nil {
+		return err
+	}
+	k.job = JobDecrypt
+	return nil
+}
+
+func (k *Keyring) idle() error {
+	if k.job != JobNone {
+		return fmt.Errorf("a %s is under way", k.job)
+	}
+	for _, sl := range k.slots {
+		if sl.kek == nil {
+			return errors.New("the store was opened with the secret a re-key replaced: open it with the new one")
+		}
+	}
+	return nil
+}
+
+// Finish records that the job is done and returns the header the store
+// keeps from now on: nil after a decryption (the store has no header).
+// After a re-key only the new secret and data key remain.
+func (k *Keyring) Finish() ([]byte, error) {
+	switch k.job {
+	case JobDecrypt:
+		k.job = JobNone
+		return nil, nil
+	case JobRekey:
+		wipe(k.cur)
+		for _, sl := range k.slots[:len(k.slots)-1] {
+			wipe(sl.kek)
+		}
+		final := k.final
+		k.cur, k.next, k.gen, k.final = k.next, nil, k.gen^1, nil
+		k.slots = k.slots[len(k.slots)-1:]
+		k.job = JobNone
+		return final, nil
+	}
+	k.job = JobNone
+	return k.Header()
+}
+
+// Destroy overwrites the keys the keyring holds. Keys handed to the AEAD
+// (State) are copies the garbage collector reclaims once unreachable.
+func (k *Keyring) Destroy() {
+	wipe(k.cur)
+	wipe(k.next)
+	for _, sl := range k.slots {
+		wipe(sl.kek)
+	}
+	k.slots = nil
+}
+
+func wipe(b []byte) {
+	for i := range b {
+		b[i] = 0
+	}
+}
+
+// The header's encoding (version 1), all integers big-endian:
+//
+//	"snkvseal" 1 gen job store(16) nslots
+//	per slot: kind time(4) memoryKiB(4) threads salt(16) len(2) wrapped
+//
+// wrapped seals the data keys (cur, then next during a re-key) under the
+// slot's key-encryption key, with every byte of the header before the
+// slots, and the slot's own fields, as associated data: a changed field
+// fails authentication like a wrong secret.
+var magic = []byte("snkvseal")
+
+const headerVersion = 1
+
+func (k *Keyring) fixed() []byte {
+	b := append([]byte{}, magic...)
+	b = append(b, headerVersion, k.gen, byte(k.job))
+	b = append(b, k.store[:]...)
+	return append(b, byte(len(k.slots)))
+}
+
+func (sl *slot) params(b []byte) []byte {
+	b = append(b, sl.kind)
+	b = binary.BigEndian.AppendUint32(b, sl.kdf.Time)
+	b = binary.BigEndian.AppendUint32(b, sl.kdf.MemoryKiB)
+	b = append(b, sl.kdf.Threads)
+	return append(b, sl.salt[:]...)
+}
+
+// Header returns the encoded header of the keyring.
+func (k *Keyring) Header() ([]byte, error) {
+	fixed := k.fixed()
+	out := bytes.Clone(fixed)
+	keys := append(bytes.Clone(k.cur), k.next...)
+	defer wipe(keys)
+	for i := range k.slots {
+		sl := &k.slots[i]
+		if sl.kek == nil {
+			return nil, errors.New("a slot's secret is not known")
+		}
+		aead, err := chacha20poly1305.NewX(sl.kek)
+		if err != nil {
+			return nil, err
+		}
+		nonce := make([]byte, NonceSize)
+		if _, err := rand.Read(nonce); err != nil {
+			return nil, err
+		}
+		p := sl.params(nil)
+		wrapped := aead.Seal(nonce, nonce, keys, slotAD(fixed, p, k.final))
+		out = append(out, p...)
+		out = binary.BigEndian.AppendUint16(out, uint16(len(wrapped)))
+		out = append(out, wrapped...)
+	}
+	if k.job == JobRekey {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(k.final)))
+		out = append(out, k.final...)
+	}
+	return out, nil
+}
+
+// slotAD is the associated data of a slot's wrapped keys.
+func slotAD(fixed, params, final []byte) []byte {
+	ad := append(bytes.Clone(fixed), params...)
+	return append(ad, final...)
+}
+
+// ErrHeader is the error of a header that cannot be parsed.
+var ErrHeader = errors.New("encryption header is damaged or of an unknown version")
+
+type rawSlot struct {
+	slot
+	params, wrapped []byte
+}
+
+// Unlock opens the encoded header h with secret s. A secret that opens no
+// slot, or a header whose fields were changed, gives ErrOpen; one that
+// cannot be parsed gives ErrHeader.
+func Unlock(h []byte, s Secret) (*Keyring, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	k, slots, fixed, final, err := parse(h)
+	if err != nil {
+		return nil, err
+	}
+	want := uint8(slotKey)
+	if s.Password != nil {
+		want = slotPassword
+	}
+	for _, rs := range slots {
+		if rs.kind != want {
+			continue
+		}
+		kek := rs.derive(s)
+		aead, err := chacha20poly1305.NewX(kek)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := aead.Open(nil, rs.wrapped[:NonceSize], rs.wrapped[NonceSize:], slotAD(fixed, rs.params, final))
+		if err != nil {
+			wipe(kek)
+			continue
+		}
+		n := KeySize
+		if k.job == JobRekey {
+			n = 2 * KeySize
+		}
+		if len(keys) != n {
+			wipe(keys)
+			return nil, ErrHeader
+		}
+		k.cur = keys[:KeySize:KeySize]
+		if k.job == JobRekey {
+			k.next = keys[KeySize:]
+		}
+		for _, o := range slots {
+			sl := o.slot
+			if subtle.ConstantTimeCompare(o.params, rs.params) == 1 {
+				sl.kek = kek
+			}
+			// Another secret's slot keeps a nil key-encryption key: it is
+			// never wrapped again (a re-key ends with the header it wrote
+			// at its start, final).
+			k.slots = append(k.slots, sl)
+		}
+		k.final = final
+		return k, nil
+	}
+	return nil, ErrOpen
+}
+
+func parse(h []byte) (k *Keyring, slots []rawSlot, fixed, final []byte, err error) {
+	fixedLen := len(magic) + 3 + 16 + 1
+	if len(h) < fixedLen || !bytes.Equal(h[:len(magic)], magic) || h[len(magic)] != headerVersion {
+		return nil, nil, nil, nil, ErrHeader
+	}
+	k = &Keyring{gen: h[len(magic)+1], job: Job(h[len(magic)+2])}
+	copy(k.store[:], h[len(magic)+3:])
+	n := int(h[fixedLen-1])
+	if k.gen > 1 || k.job > JobDecrypt || n < 1 || n > 2 {
+		return nil, nil, nil, nil, ErrHeader
+	}
+	fixed, rest := h[:fixedLen], h[fixedLen:]
+	const paramsLen = 1 + 4 + 4 + 1 + 16
+	for range n {
+		if len(rest) < paramsLen+2 {
+			return nil, nil, nil, nil, ErrHeader
+		}
+		var rs rawSlot
+		rs.params = rest[:paramsLen]
+		rs.kind = rest[0]
+		rs.kdf = KDF{Time: binary.BigEndian.Uint32(rest[1:]), MemoryKiB: binary.BigEndian.Uint32(rest[5:]), Threads: rest[9]}
+		copy(rs.salt[:], rest[10:26])
+		wl := int(binary.BigEndian.Uint16(rest[paramsLen:]))
+		rest = rest[paramsLen+2:]
+		if wl < NonceSize+chacha20poly1305.Overhead || len(rest) < wl {
+			return nil, nil, nil, nil, ErrHeader
+		}
+		rs.wrapped, rest = rest[:wl], rest[wl:]
+		switch {
+		case rs.kind != slotPassword && rs.kind != slotKey:
+			return nil, nil, nil, nil, ErrHeader
+		case rs.kind == slotPassword && rs.kdf.Validate() != nil:
+			return nil, nil, nil, nil, ErrHeader
+		}
+		slots = append(slots, rs)
+	}
+	if k.job == JobRekey {
+		if len(rest) < 4 || uint32(len(rest)-4) != binary.BigEndian.Uint32(rest) || !IsHeader(rest[4:]) {
+			return nil, nil, nil, nil, ErrHeader
+		}
+		final, rest = rest[4:], nil
+	}
+	if len(rest) != 0 {
+		return nil, nil, nil, nil, ErrHeader
+	}
+	return k, slots, fixed, final, nil
+}
+
+// IsHeader reports whether h parses as an encryption header.
+func IsHeader(h []byte) bool {
+	_, _, _, _, err := parse(h)
+	return err == nil
+}

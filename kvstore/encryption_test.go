@@ -1,0 +1,359 @@
+package kvstore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+// fastKDF keeps password tests quick; the default cost is measured by the
+// benchmarks.
+var fastKDF = kvstore.KDF{Time: 1, MemoryKiB: 64, Threads: 1}
+
+func pw(p string) *kvstore.Encryption {
+	return &kvstore.Encryption{Password: []byte(p), KDF: fastKDF}
+}
+
+func rawKey(b byte) *kvstore.Encryption {
+	return &kvstore.Encryption{Key: bytes.Repeat([]byte{b}, 32)}
+}
+
+// fileSum is the SHA-256 of a store's main file and WAL, to show that a
+// refused open wrote nothing.
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	h := sha256.New()
+	for _, p := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			h.Write(b)
+		}
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// rawValue reads the stored value of key in table through database/sql, as
+// another tool would.
+func rawValue(t *testing.T, path, table string, key []byte) []byte {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	var v []byte
+	require.NoError(t, db.QueryRow(`SELECT value FROM "`+table+`" WHERE key = ?`, key).Scan(&v))
+	return v
+}
+
+func execRaw(t *testing.T, path, q string, args ...any) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(q, args...)
+	require.NoError(t, err)
+}
+
+func TestEncryptionRoundTrip(t *testing.T) {
+	for _, enc := range []*kvstore.Encryption{pw("correct horse"), rawKey(7)} {
+		path := tempPath(t)
+		clock := kvstore.NewManualClock(time.UnixMilli(1_000_000))
+		s, err := kvstore.Open(path, kvstore.Options{Encryption: enc, Clock: clock})
+		require.NoError(t, err)
+		require.True(t, s.Encrypted())
+		cf := s.Default()
+		require.NoError(t, cf.Put([]byte("a"), []byte("secret value a")))
+		require.NoError(t, cf.Put([]byte("b"), nil))
+		require.NoError(t, cf.PutTTL([]byte("c"), []byte("short lived"), time.Minute))
+		require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
+			for i := range 100 {
+				if err := tx.CF(cf).Put(fmt.Appendf(nil, "k%03d", i), fmt.Appendf(nil, "value %d", i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		other, err := s.CreateColumnFamily("other")
+		require.NoError(t, err)
+		var b kvstore.Batch
+		b.Put([]byte("x"), []byte("batched"))
+		b.PutTTL([]byte("y"), []byte("batched ttl"), time.Hour)
+		require.NoError(t, other.Apply(context.Background(), &b))
+		ok, err := other.PutIfAbsent([]byte("z"), []byte("if absent"))
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		check := func(s *kvstore.Store) {
+			cf := s.Default()
+			v, err := cf.Get([]byte("a"))
+			require.NoError(t, err)
+			require.Equal(t, "secret value a", string(v))
+			v, err = cf.Get([]byte("b"))
+			require.NoError(t, err)
+			require.Equal(t, []byte{}, v)
+			v, d, err := cf.GetTTL([]byte("c"))
+			require.NoError(t, err)
+			require.Equal(t, "short lived", string(v))
+			require.Equal(t, time.Minute, d)
+			got := contents(t, cf)
+			require.Len(t, got, 103)
+			require.Equal(t, kv{"k042", "value 42"}, got[45])
+			// Borrowed, reverse and prefix scans open values too.
+			n := 0
+			for e, err := range cf.Scan(kvstore.IterOptions{Prefix: []byte("k0"), Reverse: true, Borrow: true}) {
+				require.NoError(t, err)
+				var i int
+				_, err = fmt.Sscanf(string(e.Key), "k%03d", &i)
+				require.NoError(t, err)
+				require.Equal(t, fmt.Sprintf("value %d", i), string(e.Value))
+				n++
+			}
+			require.Equal(t, 100, n)
+			o, err := s.OpenColumnFamily("other")
+			require.NoError(t, err)
+			require.Equal(t, []kv{{"x", "batched"}, {"y", "batched ttl"}, {"z", "if absent"}}, contents(t, o))
+			rep, err := s.CheckIntegrity(context.Background())
+			require.NoError(t, err)
+			require.Empty(t, rep.Problems)
+		}
+		check(s)
+		require.NoError(t, s.Close())
+
+		// The file holds no value in the clear.
+		raw := rawValue(t, path, "default", []byte("a"))
+		require.NotContains(t, string(raw), "secret")
+		require.Len(t, raw, len("secret value a")+40)
+
+		before := fileSum(t, path)
+		_, err = kvstore.Open(path, kvstore.Options{})
+		require.ErrorIs(t, err, kvstore.ErrAuth)
+		wrong := pw("wrong")
+		if enc.Key != nil {
+			wrong = rawKey(8)
+		}
+		_, err = kvstore.Open(path, kvstore.Options{Encryption: wrong})
+		require.ErrorIs(t, err, kvstore.ErrAuth)
+		require.NotContains(t, err.Error(), "correct horse")
+		require.Equal(t, before, fileSum(t, path), "a refused open changed the file")
+
+		s = openAt(t, path, kvstore.Options{Encryption: enc, Clock: clock})
+		check(s)
+		ro := openAt(t, path, kvstore.Options{Encryption: enc, Clock: clock, ReadOnly: true})
+		check(ro)
+	}
+}
+
+func TestEncryptionBadSecrets(t *testing.T) {
+	for name, enc := range map[string]*kvstore.Encryption{
+		"empty password": {Password: []byte{}},
+		"short key":      {Key: make([]byte, 16)},
+		"both":           {Password: []byte("p"), Key: make([]byte, 32)},
+		"neither":        {},
+		"bad cost":       {Password: []byte("p"), KDF: kvstore.KDF{Time: 1, MemoryKiB: 1, Threads: 1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := kvstore.Open(tempPath(t), kvstore.Options{Encryption: enc})
+			require.ErrorIs(t, err, kvstore.ErrInvalidOption)
+		})
+	}
+}
+
+func TestEncryptInPlaceRekeyRemove(t *testing.T) {
+	path := tempPath(t)
+	s, err := kvstore.Open(path, kvstore.Options{UpgradeBatch: 7})
+	require.NoError(t, err)
+	cf := s.Default()
+	for i := range 50 {
+		require.NoError(t, cf.Put(fmt.Appendf(nil, "k%02d", i), fmt.Appendf(nil, "plain %d", i)))
+	}
+	require.NoError(t, cf.PutTTL([]byte("ttl"), []byte("expiring"), time.Hour))
+	require.NoError(t, s.Close())
+	require.Contains(t, string(rawValue(t, path, "default", []byte("k01"))), "plain")
+
+	// Open with a password: encrypted in place.
+	s, err = kvstore.Open(path, kvstore.Options{Encryption: pw("one"), UpgradeBatch: 7})
+	require.NoError(t, err)
+	want := contents(t, s.Default())
+	require.Len(t, want, 51)
+	require.NotContains(t, string(rawValue(t, path, "default", []byte("k01"))), "plain")
+	_, d, err := s.Default().GetTTL([]byte("ttl"))
+	require.NoError(t, err)
+	require.Greater(t, d, 59*time.Minute)
+
+	require.NoError(t, s.Rekey(context.Background(), kvstore.Encryption{Key: bytes.Repeat([]byte{1}, 32)}))
+	require.Equal(t, want, contents(t, s.Default()))
+	require.NoError(t, s.Close())
+	_, err = kvstore.Open(path, kvstore.Options{Encryption: pw("one")})
+	require.ErrorIs(t, err, kvstore.ErrAuth)
+
+	s, err = kvstore.Open(path, kvstore.Options{Encryption: rawKey(1)})
+	require.NoError(t, err)
+	require.Equal(t, want, contents(t, s.Default()))
+	_, d, err = s.Default().GetTTL([]byte("ttl"))
+	require.NoError(t, err)
+	require.Greater(t, d, 59*time.Minute)
+	require.NoError(t, s.RemoveEncryption(context.Background()))
+	require.False(t, s.Encrypted())
+	require.NoError(t, s.Close())
+
+	s = openAt(t, path, kvstore.Options{})
+	require.Equal(t, want, contents(t, s.Default()))
+	require.Contains(t, string(rawValue(t, path, "default", []byte("k01"))), "plain")
+}
+
+func TestEncryptionBindsValuesToTheirPlace(t *testing.T) {
+	path := tempPath(t)
+	s, err := kvstore.Open(path, kvstore.Options{Encryption: rawKey(3)})
+	require.NoError(t, err)
+	a, err := s.CreateColumnFamily("a")
+	require.NoError(t, err)
+	b, err := s.CreateColumnFamily("b")
+	require.NoError(t, err)
+	require.NoError(t, a.Put([]byte("k"), []byte("from a")))
+	require.NoError(t, b.Put([]byte("k"), []byte("from b")))
+	require.NoError(t, a.Put([]byte("k2"), []byte("other key")))
+	require.NoError(t, s.Close())
+
+	// The same key in another column family: value and checksum copied
+	// whole (the checksum covers key and stored bytes, so it still
+	// matches).
+	execRaw(t, path, `UPDATE b SET value = (SELECT value FROM a WHERE key = x'6b'), crc = (SELECT crc FROM a WHERE key = x'6b') WHERE key = x'6b'`)
+	// Another key of the same column family (the trigger marks it
+	// unverified).
+	execRaw(t, path, `UPDATE a SET value = (SELECT value FROM a WHERE key = x'6b') WHERE key = CAST('k2' AS BLOB)`)
+
+	s = openAt(t, path, kvstore.Options{Encryption: rawKey(3)})
+	b, err = s.OpenColumnFamily("b")
+	require.NoError(t, err)
+	_, err = b.Get([]byte("k"))
+	require.ErrorIs(t, err, kvstore.ErrAuth)
+	a, err = s.OpenColumnFamily("a")
+	require.NoError(t, err)
+	_, err = a.Get([]byte("k2"))
+	require.ErrorIs(t, err, kvstore.ErrAuth)
+	v, err := a.Get([]byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "from a", string(v))
+	rep, err := s.CheckIntegrity(context.Background())
+	require.NoError(t, err)
+	require.Len(t, rep.Problems, 2)
+	require.Contains(t, rep.Problems[0]+rep.Problems[1], "6b32") // k2, named
+}
+
+func TestEncryptionRefusesValuesFromAnotherStore(t *testing.T) {
+	p1, p2 := tempPath(t), tempPath(t)
+	for _, p := range []string{p1, p2} {
+		s, err := kvstore.Open(p, kvstore.Options{Encryption: rawKey(9)})
+		require.NoError(t, err)
+		require.NoError(t, s.Default().Put([]byte("k"), []byte("value of "+p)))
+		require.NoError(t, s.Close())
+	}
+	execRaw(t, p2, `ATTACH ? AS o`, p1) // per connection: copy within one statement below
+	db, err := sql.Open("sqlite", p2)
+	require.NoError(t, err)
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(context.Background(), `ATTACH ? AS o`, p1)
+	require.NoError(t, err)
+	_, err = conn.ExecContext(context.Background(), `UPDATE main."default" SET value = (SELECT value FROM o."default" WHERE key = x'6b'), crc = (SELECT crc FROM o."default" WHERE key = x'6b') WHERE key = x'6b'`)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+
+	s := openAt(t, p2, kvstore.Options{Encryption: rawKey(9)})
+	_, err = s.Default().Get([]byte("k"))
+	require.ErrorIs(t, err, kvstore.ErrAuth)
+}
+
+func TestEncryptionTamperedHeaderAndValues(t *testing.T) {
+	path := tempPath(t)
+	s, err := kvstore.Open(path, kvstore.Options{Encryption: pw("p")})
+	require.NoError(t, err)
+	require.NoError(t, s.Default().Put([]byte("k"), []byte("value")))
+	require.NoError(t, s.Close())
+
+	// A flipped byte in the sealed value: the checksum catches it first.
+	execRaw(t, path, `UPDATE "default" SET value = CAST(substr(value, 1, 30) || x'00' || substr(value, 32) AS BLOB) WHERE key = x'6b'`)
+	s = openAt(t, path, kvstore.Options{Encryption: pw("p")})
+	_, err = s.Default().Get([]byte("k"))
+	require.Error(t, err)
+	require.True(t, errorsIsAny(err, kvstore.ErrAuth, kvstore.ErrCorrupt), "%v", err)
+	require.NoError(t, s.Close())
+
+	// A truncated one.
+	execRaw(t, path, `UPDATE "default" SET value = CAST(substr(value, 1, 10) AS BLOB) WHERE key = x'6b'`)
+	s = openAt(t, path, kvstore.Options{Encryption: pw("p")})
+	_, err = s.Default().Get([]byte("k"))
+	require.True(t, errorsIsAny(err, kvstore.ErrAuth, kvstore.ErrCorrupt), "%v", err)
+	require.NoError(t, s.Close())
+
+	// A changed cost in the header: refused like a wrong password.
+	execRaw(t, path, `UPDATE __snkv_meta SET value = CAST(substr(value, 1, 30) || x'07' || substr(value, 32) AS BLOB) WHERE name = 'encryption'`)
+	before := fileSum(t, path)
+	_, err = kvstore.Open(path, kvstore.Options{Encryption: pw("p")})
+	require.True(t, errorsIsAny(err, kvstore.ErrAuth, kvstore.ErrCorrupt), "%v", err)
+	require.Equal(t, before, fileSum(t, path))
+	// A header cut short.
+	execRaw(t, path, `UPDATE __snkv_meta SET value = CAST(substr(value, 1, 20) AS BLOB) WHERE name = 'encryption'`)
+	_, err = kvstore.Open(path, kvstore.Options{Encryption: pw("p")})
+	require.True(t, errorsIsAny(err, kvstore.ErrAuth, kvstore.ErrCorrupt), "%v", err)
+	_, err = kvstore.Open(path, kvstore.Options{})
+	require.ErrorIs(t, err, kvstore.ErrAuth)
+}
+
+func TestEncryptionReadOnlyNeverConverts(t *testing.T) {
+	path := tempPath(t)
+	s, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	require.NoError(t, s.Default().Put([]byte("k"), []byte("v")))
+	require.NoError(t, s.Close())
+	before := fileSum(t, path)
+	_, err = kvstore.Open(path, kvstore.Options{ReadOnly: true, Encryption: pw("p")})
+	require.ErrorIs(t, err, kvstore.ErrReadOnly)
+	require.Equal(t, before, fileSum(t, path))
+}
+
+func TestHiddenTablesSealedOnlyWhenAsked(t *testing.T) {
+	path := tempPath(t)
+	s := openAt(t, path, kvstore.Options{Encryption: rawKey(5)})
+	var plain, sealed *kvstore.ColumnFamily
+	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
+		var err error
+		if plain, err = tx.CreateHiddenTable("layer", "structure"); err != nil {
+			return err
+		}
+		sealed, err = tx.CreateHiddenTable("layer", "payloads", kvstore.HiddenSealed)
+		return err
+	}))
+	require.NoError(t, plain.Put([]byte("k"), []byte("visible")))
+	require.NoError(t, sealed.Put([]byte("k"), []byte("hidden")))
+	require.NoError(t, s.Close())
+	require.Equal(t, "visible", string(rawValue(t, path, kvstore.HiddenTableName("layer", "structure"), []byte("k"))))
+	require.NotContains(t, string(rawValue(t, path, kvstore.HiddenTableName("layer", "payloads"), []byte("k"))), "hidden")
+	s = openAt(t, path, kvstore.Options{Encryption: rawKey(5)})
+	h, err := s.OpenHiddenTable(context.Background(), "layer", "payloads")
+	require.NoError(t, err)
+	v, err := h.Get([]byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "hidden", string(v))
+}
+
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
