@@ -97,7 +97,7 @@ func (r *Registry) SealHidden(ctx context.Context, kind, name string, batch int)
 	if r.env.Seal.Load() == nil {
 		return nil
 	}
-	_, err = r.resealTable(ctx, cf.m.name, batch, nil)
+	_, err = r.resealTable(ctx, cf.m.name, batch, true, nil)
 	return err
 }
 
@@ -120,7 +120,7 @@ func (r *Registry) Reseal(ctx context.Context, batch int, progress func(int64)) 
 	slices.Sort(names)
 	var total int64
 	for _, name := range names {
-		n, err := r.resealTable(ctx, name, batch, func(n int64) {
+		n, err := r.resealTable(ctx, name, batch, false, func(n int64) {
 			if progress != nil {
 				progress(total + n)
 			}
@@ -133,8 +133,10 @@ func (r *Registry) Reseal(ctx context.Context, batch int, progress func(int64)) 
 	return total, nil
 }
 
-// resealTable is Reseal of one table (a catalog name).
-func (r *Registry) resealTable(ctx context.Context, name string, batch int, progress func(int64)) (int64, error) {
+// resealTable is Reseal of one table (a catalog name). fromClear accepts
+// values in the clear whatever the state says: the table has just been
+// made sealed (SealHidden).
+func (r *Registry) resealTable(ctx context.Context, name string, batch int, fromClear bool, progress func(int64)) (int64, error) {
 	var after []byte
 	var total int64
 	for {
@@ -150,7 +152,7 @@ func (r *Registry) resealTable(ctx context.Context, name string, batch int, prog
 				return err
 			}
 			cf := &ColumnFamily{m: m, tx: tx}
-			n, done, after, err = cf.resealBatch(ctx, c, after, batch)
+			n, done, after, err = cf.resealBatch(ctx, c, after, batch, fromClear)
 			return err
 		})
 		total += int64(done)
@@ -177,7 +179,7 @@ type resealRow struct {
 // resealBatch rewrites the rows after key after (all from the first when
 // nil), at most batch of them, that are not in the form the codec writes.
 // It returns the rows read, the rows rewritten and the last key read.
-func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after []byte, batch int) (n, done int, last []byte, err error) {
+func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after []byte, batch int, fromClear bool) (n, done int, last []byte, err error) {
 	m := cf.m
 	sh := m.w()
 	if !sh.t.Crc {
@@ -214,17 +216,20 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 	var st engine.Counters
 	for _, row := range todo {
 		hasTTL := row.exp != nil
-		value, _, err := m.decode(&st, row.key, row.stored, dataSum(row.key, row.stored, hasTTL), row.crc, row.kind, true, nil)
-		if err != nil {
-			return 0, 0, nil, err
+		sum := dataSum(row.key, row.stored, hasTTL)
+		value := row.stored
+		if !fromClear || row.kind != engine.KindInt || row.crc != sum {
+			if value, _, err = m.decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil); err != nil {
+				return 0, 0, nil, err
+			}
 		}
-		stored, sum := m.encode(sh, row.key, value, hasTTL)
+		stored, wsum := m.encode(sh, row.key, value, hasTTL)
 		if !hasTTL {
-			_, err = writeRow(ctx, c, sh, row.key, stored, sum)
+			_, err = writeRow(ctx, c, sh, row.key, stored, wsum)
 		} else {
 			var expMs int64
 			if expMs, err = ttl.Decode(row.exp); err == nil {
-				err = cf.writeRowTTL(ctx, c, sh, row.key, stored, sum, expMs)
+				err = cf.writeRowTTL(ctx, c, sh, row.key, stored, wsum, expMs)
 			}
 		}
 		if err != nil {

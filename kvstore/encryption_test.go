@@ -369,3 +369,27 @@ func skipSealedSuite(t *testing.T) {
 		t.Skip("needs a store in the clear (SNKV_TEST_ENCRYPTION=1)")
 	}
 }
+
+func TestSealHiddenTableSealsExistingValues(t *testing.T) {
+	path := tempPath(t)
+	s := openAt(t, path, kvstore.Options{Encryption: rawKey(6), UpgradeBatch: 3})
+	var h *kvstore.ColumnFamily
+	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
+		var err error
+		h, err = tx.CreateHiddenTable("layer", "old")
+		return err
+	}))
+	for i := range 10 {
+		require.NoError(t, h.Put(fmt.Appendf(nil, "k%d", i), fmt.Appendf(nil, "in the clear %d", i)))
+	}
+	require.Contains(t, string(rawValue(t, path, kvstore.HiddenTableName("layer", "old"), []byte("k4"))), "in the clear")
+	require.NoError(t, s.SealHiddenTable(context.Background(), "layer", "old"))
+	require.NotContains(t, string(rawValue(t, path, kvstore.HiddenTableName("layer", "old"), []byte("k4"))), "in the clear")
+	v, err := h.Get([]byte("k4"))
+	require.NoError(t, err)
+	require.Equal(t, "in the clear 4", string(v))
+	require.NoError(t, s.SealHiddenTable(context.Background(), "layer", "old"), "again: nothing to do")
+	rep, err := s.CheckIntegrity(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, rep.Problems)
+}

@@ -35,13 +35,22 @@ func (l *Log) openValues(ctx context.Context) error {
 	switch {
 	case err == nil:
 		l.t.values = cf
+		if !l.readOnly {
+			// A values table made before values could be sealed: sealed
+			// from now on (and, in an encrypted store, its values now).
+			if err := l.store.SealHiddenTable(ctx, kind, name); err != nil {
+				return err
+			}
+		}
 	case !errors.Is(err, kvstore.ErrNotFound):
 		return err
 	case l.cfg.Values && l.readOnly:
 		return fmt.Errorf("%w: the log has no values table", ErrNoValues)
 	case l.cfg.Values:
 		err = l.store.Update(ctx, func(tx *kvstore.Tx) error {
-			if cf, err = tx.CreateHiddenTable(kind, name); err != nil {
+			// Values are sealed in an encrypted store; the pages (timestamps
+			// and handles) stay in the clear.
+			if cf, err = tx.CreateHiddenTable(kind, name, kvstore.HiddenSealed); err != nil {
 				return err
 			}
 			return tx.CF(l.t.meta).Put([]byte(metaValuesLayout), u64(valuesLayout))
