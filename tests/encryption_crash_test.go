@@ -1,0 +1,172 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+const sealEnvPath = "SNKV_SEAL_CHILD_PATH"
+
+// The two keys the killed conversions move a store between.
+var (
+	sealKeyA = &kvstore.Encryption{Key: bytes.Repeat([]byte{0xa1}, 32)}
+	sealKeyB = &kvstore.Encryption{Key: bytes.Repeat([]byte{0xb2}, 32)}
+)
+
+// openAnySecret opens the store at path with whichever of no secret, key A
+// and key B opens it (an open finishes a conversion a crash stopped), and
+// says which did.
+func openAnySecret(path string, batch int) (*kvstore.Store, *kvstore.Encryption, error) {
+	var errs []error
+	for _, enc := range []*kvstore.Encryption{nil, sealKeyA, sealKeyB} {
+		s, err := kvstore.Open(path, kvstore.Options{Encryption: enc, UpgradeBatch: batch})
+		if err == nil {
+			return s, enc, nil
+		}
+		if !errors.Is(err, kvstore.ErrAuth) {
+			return nil, nil, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, nil, fmt.Errorf("no secret opens the store: %w", errors.Join(errs...))
+}
+
+// TestSealChild is the child process of TestSealConversionsKilled: it opens
+// the store with the secret that opens it and moves it one step along the
+// cycle clear -> key A -> key B -> clear, again and again. Run directly, it
+// does nothing.
+func TestSealChild(t *testing.T) {
+	path := os.Getenv(sealEnvPath)
+	if path == "" {
+		t.Skip("runs only as the child process of TestSealConversionsKilled")
+	}
+	ctx := context.Background()
+	fmt.Println("started")
+	for {
+		s, enc, err := openAnySecret(path, 25)
+		require.NoError(t, err)
+		switch enc {
+		case nil:
+			err = s.Encrypt(ctx, *sealKeyA)
+		case sealKeyA:
+			err = s.Rekey(ctx, *sealKeyB)
+		default:
+			err = s.RemoveEncryption(ctx)
+		}
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		fmt.Println("step")
+	}
+}
+
+// sealContent fills a store for the conversion test: two column families,
+// one with TTLs, and a time series' values would be the same path.
+func sealContent(t *testing.T, path string, n int) {
+	s, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	users, err := s.CreateColumnFamily("users")
+	require.NoError(t, err)
+	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
+		for i := range n {
+			if err := tx.Put(fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, "value %d", i)); err != nil {
+				return err
+			}
+			if err := tx.CF(users).PutTTL(fmt.Appendf(nil, "u%05d", i), fmt.Appendf(nil, "session %d", i), 48*time.Hour); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, s.Close())
+}
+
+// checkSealContent checks every value (and that the TTLs survived).
+func checkSealContent(t *testing.T, s *kvstore.Store, n int) {
+	i := 0
+	for e, err := range s.All() {
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("k%05d", i), string(e.Key))
+		require.Equal(t, fmt.Sprintf("value %d", i), string(e.Value))
+		i++
+	}
+	require.Equal(t, n, i)
+	users, err := s.OpenColumnFamily("users")
+	require.NoError(t, err)
+	i = 0
+	for e, err := range users.All() {
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("session %d", i), string(e.Value))
+		i++
+	}
+	require.Equal(t, n, i)
+	d, err := users.TTL([]byte("u00007"))
+	require.NoError(t, err)
+	require.Greater(t, d, 47*time.Hour)
+	rep, err := s.CheckIntegrity(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, rep.Problems)
+}
+
+// TestSealConversionsKilled moves a store around the cycle clear -> key A
+// -> key B -> clear (encrypt in place, re-key, remove) in a child process
+// killed with SIGKILL at random moments. After every kill the store opens
+// with one of the secrets (finishing the conversion it was in), reads
+// every value right and passes CheckIntegrity.
+func TestSealConversionsKilled(t *testing.T) {
+	rows, kills := 2000, 12
+	if testing.Short() {
+		rows, kills = 500, 4
+	}
+	path := filepath.Join(t.TempDir(), "seal.db")
+	sealContent(t, path, rows)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(19, uint64(time.Now().UnixNano())))
+	seen := map[*kvstore.Encryption]int{}
+	for i := range kills {
+		cmd := exec.Command(exe, "-test.run=^TestSealChild$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), sealEnvPath+"="+path)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		sc := bufio.NewScanner(out)
+		for sc.Scan() && sc.Text() != "started" {
+		}
+		time.Sleep(time.Duration(20+rng.IntN(60*(i+1))) * time.Millisecond)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		steps := 0
+		for sc.Scan() {
+			if sc.Text() == "step" {
+				steps++
+			}
+		}
+		_ = cmd.Wait()
+		s, enc, err := openAnySecret(path, 25)
+		require.NoError(t, err, "kill %d", i)
+		seen[enc]++
+		checkSealContent(t, s, rows)
+		// The open finished any conversion: the store is now encrypted or
+		// in the clear, as it says (a re-key or a decryption the open
+		// finished changed the secret that opens it).
+		encrypted := s.Encrypted()
+		require.NoError(t, s.Close())
+		s, enc, err = openAnySecret(path, 25)
+		require.NoError(t, err)
+		require.Equal(t, encrypted, enc != nil)
+		require.NoError(t, s.Close())
+		t.Logf("kill %d: %d steps done, opened with %v", i, steps, map[*kvstore.Encryption]string{nil: "no secret", sealKeyA: "key A", sealKeyB: "key B"}[enc])
+	}
+}
