@@ -1,0 +1,202 @@
+package kvstore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+// The benchmarks of encryption at rest: each operation on a store in the
+// clear and on an encrypted one (raw key), side by side in one run, so
+// that the ratio is read off one output (docs/benchmarks.md).
+
+const encBenchKeys = 20000
+
+// encSides are the two stores each benchmark compares.
+var encSides = []struct {
+	name string
+	enc  *kvstore.Encryption
+}{
+	{"clear", nil},
+	{"sealed", &kvstore.Encryption{Key: bytes.Repeat([]byte{0x42}, 32)}},
+}
+
+func encBenchKey(i int) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, uint64(i)*0x9E3779B97F4A7C15)
+	binary.BigEndian.PutUint64(k[8:], uint64(i))
+	return k
+}
+
+// openEncBench opens a store of encBenchKeys 100-byte values, checkpointed.
+func openEncBench(b *testing.B, enc *kvstore.Encryption) *kvstore.Store {
+	b.Helper()
+	s := openAt(b, filepath.Join(b.TempDir(), "enc.db"), kvstore.Options{Encryption: enc})
+	val := bytes.Repeat([]byte("v"), 100)
+	require.NoError(b, s.Update(context.Background(), func(tx *kvstore.Tx) error {
+		for i := range encBenchKeys {
+			if err := tx.Put(encBenchKey(i), val); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	_, err := s.Checkpoint(context.Background(), kvstore.CheckpointTruncate)
+	require.NoError(b, err)
+	return s
+}
+
+// BenchmarkEncryption compares Get, a batch of 1,000 Puts, full scans
+// (copying and borrowing) with and without encryption.
+func BenchmarkEncryption(b *testing.B) {
+	if kvstore.SealedSuite() {
+		b.Skip("compares against stores in the clear")
+	}
+	ctx := context.Background()
+	for _, side := range encSides {
+		s := openEncBench(b, side.enc)
+		cf := s.Default()
+		b.Run("Get100/"+side.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := cf.Get(encBenchKey(i % encBenchKeys)); err != nil {
+					b.Fatal(err)
+				}
+				i += 7919
+			}
+		})
+		b.Run("Batch1000/"+side.name, func(b *testing.B) {
+			val := bytes.Repeat([]byte("w"), 100)
+			round := 0
+			for b.Loop() {
+				// A new value each round: SQLite skips writing a cell that
+				// is overwritten with the same bytes, which the clear side
+				// would otherwise get for free.
+				binary.BigEndian.PutUint64(val, uint64(round))
+				var batch kvstore.Batch
+				for j := range 1000 {
+					batch.Put(encBenchKey((round*1000+j)%encBenchKeys), val)
+				}
+				if err := cf.Apply(ctx, &batch); err != nil {
+					b.Fatal(err)
+				}
+				round++
+			}
+			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "puts/s")
+		})
+		for _, borrow := range []bool{false, true} {
+			name := "ScanCopy/"
+			if borrow {
+				name = "ScanBorrow/"
+			}
+			b.Run(name+side.name, func(b *testing.B) {
+				for b.Loop() {
+					n := 0
+					for _, err := range cf.Scan(kvstore.IterOptions{Borrow: borrow}) {
+						if err != nil {
+							b.Fatal(err)
+						}
+						n++
+					}
+					if n != encBenchKeys {
+						b.Fatalf("%d rows", n)
+					}
+				}
+				b.ReportMetric(float64(b.N*encBenchKeys)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}
+
+// BenchmarkEncryptionOpen measures Open of an encrypted store with a
+// password at DefaultKDF and LightKDF, beside the key derivation alone
+// (an Open with the wrong password costs the derivation and nothing
+// else): Open should cost the derivation plus an ordinary Open.
+func BenchmarkEncryptionOpen(b *testing.B) {
+	for _, kdf := range []struct {
+		name string
+		kdf  kvstore.KDF
+	}{{"default", kvstore.DefaultKDF}, {"light", kvstore.LightKDF}} {
+		path := filepath.Join(b.TempDir(), "open.db")
+		enc := &kvstore.Encryption{Password: []byte("a long enough passphrase"), KDF: kdf.kdf}
+		s, err := kvstore.Open(path, kvstore.Options{Encryption: enc})
+		require.NoError(b, err)
+		require.NoError(b, s.Default().Put([]byte("k"), []byte("v")))
+		require.NoError(b, s.Close())
+		b.Run("Open/"+kdf.name, func(b *testing.B) {
+			for b.Loop() {
+				s, err := kvstore.Open(path, kvstore.Options{Encryption: enc})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = s.Close()
+			}
+		})
+		b.Run("WrongPassword/"+kdf.name, func(b *testing.B) {
+			bad := &kvstore.Encryption{Password: []byte("not the passphrase")}
+			for b.Loop() {
+				if _, err := kvstore.Open(path, kvstore.Options{Encryption: bad}); err == nil {
+					b.Fatal("opened")
+				}
+			}
+		})
+		b.Run("OpenClear", func(b *testing.B) {
+			p := filepath.Join(b.TempDir(), "clear.db")
+			s, err := kvstore.Open(p, kvstore.Options{})
+			require.NoError(b, err)
+			require.NoError(b, s.Close())
+			for b.Loop() {
+				s, err := kvstore.Open(p, kvstore.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = s.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkEncryptionConvert measures converting a store of 100,000
+// 100-byte values in place: encrypt, re-key, remove.
+func BenchmarkEncryptionConvert(b *testing.B) {
+	if kvstore.SealedSuite() {
+		b.Skip("starts from a store in the clear")
+	}
+	const n = 100000
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		s := openAt(b, filepath.Join(b.TempDir(), "conv.db"), kvstore.Options{})
+		val := bytes.Repeat([]byte("c"), 100)
+		require.NoError(b, s.Update(ctx, func(tx *kvstore.Tx) error {
+			for i := range n {
+				if err := tx.Put(encBenchKey(i), val); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		b.StartTimer()
+		for _, step := range []struct {
+			name string
+			fn   func() error
+		}{
+			{"encrypt", func() error { return s.Encrypt(ctx, kvstore.Encryption{Key: bytes.Repeat([]byte{1}, 32)}) }},
+			{"rekey", func() error { return s.Rekey(ctx, kvstore.Encryption{Key: bytes.Repeat([]byte{2}, 32)}) }},
+			{"remove", func() error { return s.RemoveEncryption(ctx) }},
+		} {
+			start := time.Now()
+			require.NoError(b, step.fn())
+			b.ReportMetric(n/time.Since(start).Seconds(), step.name+"-values/s")
+		}
+		b.StopTimer()
+		require.NoError(b, s.Close())
+		b.StartTimer()
+	}
+}
