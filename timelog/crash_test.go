@@ -48,7 +48,7 @@ func TestCrashChild(t *testing.T) {
 	h, _ := strconv.ParseUint(os.Getenv(crashEnvFirst), 10, 64)
 	say := func(format string, a ...any) { _, _ = os.Stdout.Write(fmt.Appendf(nil, format+"\n", a...)) }
 	err := func() error {
-		db, err := kvstore.Open(path, kvstore.Options{})
+		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 		if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func TestCrashKill(t *testing.T) {
 		atStart, atDone, drops := replayCrashLines(base, lines)
 		require.NotNil(t, atDone)
 
-		db, err := kvstore.Open(path, kvstore.Options{})
+		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 		require.NoError(t, err)
 		require.NoError(t, db.IntegrityCheck(ctx))
 		l, err := timelog.Open(db, "crash", timelog.Options{Maintenance: timelog.Manual})

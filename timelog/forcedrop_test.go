@@ -21,7 +21,7 @@ func TestForceDropDamagedLog(t *testing.T) {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "damaged.db")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
-	db, err := kvstore.Open(path, kvstore.Options{})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	defer db.Close()
 	pages, err := db.OpenHiddenTable(ctx, "timelog", "flip/pages")

@@ -1,7 +1,9 @@
 package timelog_test
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ var ctx = context.Background()
 func openStore(t testing.TB) (*kvstore.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tl.db")
-	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	return db, path
@@ -68,4 +70,17 @@ func compactAll(t testing.TB, l *timelog.Log) {
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
+}
+
+// sealedSuite: SNKV_TEST_ENCRYPTION=1 runs the package's tests against
+// encrypted stores (make test runs them both ways).
+var sealedSuite = os.Getenv("SNKV_TEST_ENCRYPTION") == "1"
+
+// sealedOpts returns o, with a raw key when the suite runs against
+// encrypted stores (a read-only open finds the store encrypted already).
+func sealedOpts(o kvstore.Options) kvstore.Options {
+	if sealedSuite && o.Encryption == nil {
+		o.Encryption = &kvstore.Encryption{Key: bytes.Repeat([]byte{0x7e}, 32)}
+	}
+	return o
 }

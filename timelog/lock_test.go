@@ -15,7 +15,7 @@ func TestOneWriterAndReadOnly(t *testing.T) {
 	_, err := timelog.Open(db, "w", timelog.Options{})
 	require.ErrorIs(t, err, timelog.ErrLocked)
 	// Another store handle on the file (as another process would be).
-	other, err := kvstore.Open(path, kvstore.Options{})
+	other, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	defer other.Close()
 	_, err = timelog.Open(other, "w", timelog.Options{})
@@ -59,7 +59,7 @@ func TestListAndCatalog(t *testing.T) {
 }
 
 func TestInMemoryStore(t *testing.T) {
-	db, err := kvstore.Open("", kvstore.Options{})
+	db, err := kvstore.Open("", sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	defer db.Close()
 	l, err := timelog.Open(db, "mem", manual(timelog.Options{}))

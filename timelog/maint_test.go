@@ -74,12 +74,12 @@ func TestBusyPolicies(t *testing.T) {
 
 func TestFlushBusyIsRetryable(t *testing.T) {
 	path := t.TempDir() + "/busy.db"
-	db, err := kvstore.Open(path, kvstore.Options{BusyTimeout: 20 * time.Millisecond})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{BusyTimeout: 20 * time.Millisecond}))
 	require.NoError(t, err)
 	defer db.Close()
 	l := openLog(t, db, "b", manual(timelog.Options{}))
 	require.NoError(t, l.Append(1, 1))
-	other, err := kvstore.Open(path, kvstore.Options{BusyTimeout: 20 * time.Millisecond})
+	other, err := kvstore.Open(path, sealedOpts(kvstore.Options{BusyTimeout: 20 * time.Millisecond}))
 	require.NoError(t, err)
 	defer other.Close()
 	tx, err := other.Begin(ctx, true) // holds the file's write lock

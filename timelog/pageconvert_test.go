@@ -27,7 +27,7 @@ import (
 // log returns. Each of its 6 flushes holds perFlush records.
 func fixedLog(t *testing.T, path string, values bool, perFlush int) ([]timelog.Record, map[uint64]string) {
 	t.Helper()
-	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 	require.NoError(t, err)
 	defer db.Close()
 	reset := timelog.WriteFixedPages()
@@ -88,7 +88,7 @@ func TestFixedPagesConverted(t *testing.T) {
 		t.Run(fmt.Sprintf("values=%v", values), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "old.db")
 			want, vals := fixedLog(t, path, values, 40)
-			db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+			db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 			require.NoError(t, err)
 			defer db.Close()
 
@@ -142,7 +142,7 @@ func TestConvertPagesChild(t *testing.T) {
 	if path == "" {
 		t.Skip("runs only as the child process of TestConvertPagesKill")
 	}
-	db, err := kvstore.Open(path, kvstore.Options{})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	l, err := timelog.Open(db, "old", manual(timelog.Options{CompactMaxPages: 2}))
 	require.NoError(t, err)
@@ -181,7 +181,7 @@ func TestConvertPagesKill(t *testing.T) {
 		time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond) // a random moment
 		lines := c.kill(t)
 
-		db, err := kvstore.Open(path, kvstore.Options{})
+		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 		require.NoError(t, err)
 		require.NoError(t, db.IntegrityCheck(ctx))
 		l, err := timelog.Open(db, "old", manual(timelog.Options{}))
@@ -206,7 +206,7 @@ func TestConvertPagesKill(t *testing.T) {
 func TestFixedPagesConvertedInBackground(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	want, _ := fixedLog(t, path, false, 40)
-	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 	require.NoError(t, err)
 	defer db.Close()
 	l := openLog(t, db, "old", timelog.Options{MaintInterval: time.Millisecond, CompactOverlapPages: 1 << 20})
@@ -302,7 +302,7 @@ func checkFixture(t *testing.T, db *kvstore.Store, o timelog.Options) {
 // which both logs read the same, and the file passes IntegrityCheck.
 func TestWrittenBeforeDensePages(t *testing.T) {
 	path := fixtureStore(t)
-	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 	require.NoError(t, err)
 	defer db.Close()
 	checkFixture(t, db, timelog.Options{ReadOnly: true})

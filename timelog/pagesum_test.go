@@ -59,7 +59,7 @@ func withPage(t *testing.T, src string, key, value []byte) (*kvstore.Store, *tim
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "copy.db")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
-	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	pages, err := db.OpenHiddenTable(ctx, "timelog", "flip/pages")

@@ -57,7 +57,7 @@ func TestDocumentedShellQuery(t *testing.T) {
 func testShellQuery(t *testing.T, fixed bool) {
 	sh := sqlite3Shell(t)
 	path := t.TempDir() + "/shell.db"
-	db, err := kvstore.Open(path, kvstore.Options{})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	l, err := timelog.Open(db, "metrics", timelog.Options{Maintenance: timelog.Manual, PageMaxBytes: 64})
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ import (
 // values each.
 func smallStore(t *testing.T, maxValue int) *kvstore.Store {
 	t.Helper()
-	db, err := kvstore.Open(t.TempDir()+"/small.db", kvstore.Options{Sync: kvstore.SyncOff, MaxValueSize: maxValue})
+	db, err := kvstore.Open(t.TempDir()+"/small.db", sealedOpts(kvstore.Options{Sync: kvstore.SyncOff, MaxValueSize: maxValue}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	return db

@@ -262,7 +262,7 @@ func TestCrashConvertChild(t *testing.T) {
 	if path == "" {
 		t.Skip("runs only as the child process of TestCrashConvertKill")
 	}
-	db, err := kvstore.Open(path, kvstore.Options{MaxValueSize: 256})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: 256}))
 	require.NoError(t, err)
 	chunks := 0
 	timelog.SetConvertChunk(2, func() error {
@@ -281,7 +281,7 @@ func TestCrashConvertChild(t *testing.T) {
 // whole; the next writable Open converts it.
 func TestCrashConvertKill(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "convert.db")
-	db, err := kvstore.Open(path, kvstore.Options{Sync: kvstore.SyncOff, MaxValueSize: 256})
+	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff, MaxValueSize: 256}))
 	require.NoError(t, err)
 	o := writeOldLayout(t, db, "killed", func(l *timelog.Log) []uint64 {
 		sizedValues(t, l, 40, []int{10, 100, 256})
@@ -293,7 +293,7 @@ func TestCrashConvertKill(t *testing.T) {
 	c.waitFlushes(t, 1)
 	c.kill(t)
 
-	db, err = kvstore.Open(path, kvstore.Options{MaxValueSize: 256})
+	db, err = kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: 256}))
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, o.old, valueRows(t, db, "killed"), "the old layout is whole")

@@ -57,7 +57,7 @@ func TestCrashValuesChild(t *testing.T) {
 	seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
 	say := func(format string, a ...any) { _, _ = os.Stdout.Write(fmt.Appendf(nil, format+"\n", a...)) }
 	err := func() error {
-		db, err := kvstore.Open(path, kvstore.Options{MaxValueSize: crashMaxValue})
+		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: crashMaxValue}))
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func TestCrashValuesKill(t *testing.T) {
 		atStart, atDone, _ := replayCrashLines(base, lines)
 		require.NotNil(t, atDone)
 
-		db, err := kvstore.Open(path, kvstore.Options{MaxValueSize: crashMaxValue})
+		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: crashMaxValue}))
 		require.NoError(t, err)
 		l, err := timelog.Open(db, "crashv", timelog.Options{Maintenance: timelog.Manual})
 		require.NoError(t, err)

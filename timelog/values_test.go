@@ -74,7 +74,7 @@ func TestValuesBadInputWritesNothing(t *testing.T) {
 	_, err := plain.AppendValue(1, []byte("x"))
 	require.ErrorIs(t, err, timelog.ErrNoValues)
 
-	small, err := kvstore.Open(t.TempDir()+"/s.db", kvstore.Options{Sync: kvstore.SyncOff, MaxValueSize: 128})
+	small, err := kvstore.Open(t.TempDir()+"/s.db", sealedOpts(kvstore.Options{Sync: kvstore.SyncOff, MaxValueSize: 128}))
 	require.NoError(t, err)
 	defer small.Close()
 	l := openLog(t, small, "v", manual(timelog.Options{Values: true, PageMaxBytes: 8 + 24*4}))
