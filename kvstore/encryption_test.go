@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -392,4 +393,39 @@ func TestSealHiddenTableSealsExistingValues(t *testing.T) {
 	rep, err := s.CheckIntegrity(context.Background())
 	require.NoError(t, err)
 	require.Empty(t, rep.Problems)
+}
+
+func TestRepairFileNeedsNoSecret(t *testing.T) {
+	path := tempPath(t)
+	s, err := kvstore.Open(path, kvstore.Options{Encryption: rawKey(4)})
+	require.NoError(t, err)
+	require.NoError(t, s.Default().PutTTL([]byte("k"), []byte("v"), time.Hour))
+	require.NoError(t, s.Close())
+	execRaw(t, path, `DROP VIEW "__snkv_view__default"`)
+	_, err = kvstore.Open(path, kvstore.Options{})
+	require.ErrorIs(t, err, kvstore.ErrAuth)
+	fixed, err := kvstore.RepairFile(context.Background(), path, kvstore.Options{})
+	require.NoError(t, err)
+	require.NotEmpty(t, fixed)
+	s = openAt(t, path, kvstore.Options{Encryption: rawKey(4)})
+	v, err := s.Default().Get([]byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "v", string(v))
+	rep, err := s.CheckIntegrity(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, rep.Problems)
+}
+
+func TestBackupOfEncryptedStoreStaysEncrypted(t *testing.T) {
+	s := openTemp(t, kvstore.Options{Encryption: rawKey(2)})
+	require.NoError(t, s.Default().Put([]byte("k"), []byte("backed up sealed")))
+	dest := filepath.Join(t.TempDir(), "copy.db")
+	require.NoError(t, s.Backup(context.Background(), dest))
+	require.NotContains(t, string(rawValue(t, dest, "default", []byte("k"))), "sealed")
+	_, err := kvstore.Open(dest, kvstore.Options{})
+	require.ErrorIs(t, err, kvstore.ErrAuth)
+	c := openAt(t, dest, kvstore.Options{Encryption: rawKey(2)})
+	v, err := c.Default().Get([]byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "backed up sealed", string(v))
 }

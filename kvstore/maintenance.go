@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/snkv-go/snkv/columnfamily"
 	"github.com/snkv-go/snkv/internal/engine"
 )
 
@@ -206,6 +207,26 @@ func (s *Store) Repair(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	return s.reg.Repair(ctx)
+}
+
+// RepairFile runs Repair on the store at path without its password or
+// key: what Repair restores (catalog rows, views, triggers, TTL tables) is
+// never sealed, so an encrypted store needs no secret for it. opts is used
+// as by Open (its Encryption is ignored); the store is closed on return.
+func RepairFile(ctx context.Context, path string, opts Options) ([]string, error) {
+	if err := columnfamily.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	if opts.ReadOnly {
+		return nil, fmt.Errorf("%w: repair needs a writable store", ErrReadOnly)
+	}
+	opts.Encryption, opts.keyless = nil, true
+	s, err := Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.Repair(ctx)
+	return out, errors.Join(err, s.Close())
 }
 
 // Upgrade converts a version-1 store to the current format (2): every row

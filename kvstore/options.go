@@ -142,6 +142,9 @@ type Options struct {
 	// refused with ErrAuth and left as it was. See Encryption and
 	// docs/encryption.md.
 	Encryption *Encryption
+	// keyless opens an encrypted store without its secret, for RepairFile:
+	// every sealed value then fails with ErrAuth.
+	keyless bool
 	// Clock is the time source of every expiry decision; nil means the
 	// system clock. Tests use a ttl.ManualClock.
 	Clock Clock
