@@ -34,11 +34,12 @@ func encBenchKey(i int) []byte {
 	return k
 }
 
-// openEncBench opens a store of encBenchKeys 100-byte values, checkpointed.
-func openEncBench(b *testing.B, enc *kvstore.Encryption) *kvstore.Store {
+// openEncBench opens a store of encBenchKeys values of valLen bytes,
+// checkpointed.
+func openEncBench(b *testing.B, enc *kvstore.Encryption, valLen int) *kvstore.Store {
 	b.Helper()
 	s := openAt(b, filepath.Join(b.TempDir(), "enc.db"), kvstore.Options{Encryption: enc})
-	val := bytes.Repeat([]byte("v"), 100)
+	val := bytes.Repeat([]byte("v"), valLen)
 	require.NoError(b, s.Update(context.Background(), func(tx *kvstore.Tx) error {
 		for i := range encBenchKeys {
 			if err := tx.Put(encBenchKey(i), val); err != nil {
@@ -53,24 +54,17 @@ func openEncBench(b *testing.B, enc *kvstore.Encryption) *kvstore.Store {
 }
 
 // BenchmarkEncryption compares Get, a batch of 1,000 Puts, full scans
-// (copying and borrowing) with and without encryption.
+// (copying and borrowing) with and without encryption, on 100-byte values;
+// and Get and scans on 1 KiB values.
 func BenchmarkEncryption(b *testing.B) {
 	if kvstore.SealedSuite() {
 		b.Skip("compares against stores in the clear")
 	}
 	ctx := context.Background()
 	for _, side := range encSides {
-		s := openEncBench(b, side.enc)
+		s := openEncBench(b, side.enc, 100)
 		cf := s.Default()
-		b.Run("Get100/"+side.name, func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				if _, err := cf.Get(encBenchKey(i % encBenchKeys)); err != nil {
-					b.Fatal(err)
-				}
-				i += 7919
-			}
-		})
+		benchEncReads(b, cf, "100", side.name)
 		b.Run("Batch1000/"+side.name, func(b *testing.B) {
 			val := bytes.Repeat([]byte("w"), 100)
 			round := 0
@@ -90,27 +84,43 @@ func BenchmarkEncryption(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "puts/s")
 		})
-		for _, borrow := range []bool{false, true} {
-			name := "ScanCopy/"
-			if borrow {
-				name = "ScanBorrow/"
+	}
+	for _, side := range encSides {
+		benchEncReads(b, openEncBench(b, side.enc, 1024).Default(), "1K", side.name)
+	}
+}
+
+// benchEncReads runs Get and the full scans of cf, values of size.
+func benchEncReads(b *testing.B, cf *kvstore.ColumnFamily, size, side string) {
+	b.Run("Get"+size+"/"+side, func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if _, err := cf.Get(encBenchKey(i % encBenchKeys)); err != nil {
+				b.Fatal(err)
 			}
-			b.Run(name+side.name, func(b *testing.B) {
-				for b.Loop() {
-					n := 0
-					for _, err := range cf.Scan(kvstore.IterOptions{Borrow: borrow}) {
-						if err != nil {
-							b.Fatal(err)
-						}
-						n++
-					}
-					if n != encBenchKeys {
-						b.Fatalf("%d rows", n)
-					}
-				}
-				b.ReportMetric(float64(b.N*encBenchKeys)/b.Elapsed().Seconds(), "rows/s")
-			})
+			i += 7919
 		}
+	})
+	for _, borrow := range []bool{false, true} {
+		name := "ScanCopy" + size + "/"
+		if borrow {
+			name = "ScanBorrow" + size + "/"
+		}
+		b.Run(name+side, func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				for _, err := range cf.Scan(kvstore.IterOptions{Borrow: borrow}) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n != encBenchKeys {
+					b.Fatalf("%d rows", n)
+				}
+			}
+			b.ReportMetric(float64(b.N*encBenchKeys)/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
 }
 
