@@ -183,10 +183,19 @@ func (s *Store) encrypt(ctx context.Context, secret seal.Secret) error {
 // finishJob runs the conversion the keyring records to its end: every value
 // rewritten in the form it wants, then the header that ends it.
 func (s *Store) finishJob(ctx context.Context) error {
-	if _, err := s.reg.Reseal(ctx, s.sealBatch(), nil); err != nil {
+	kr := s.keyring
+	reseal := func() error {
+		_, err := s.reg.Reseal(ctx, s.sealBatch(), nil)
 		return err
 	}
-	kr := s.keyring
+	if kr.Job() == seal.JobDecrypt {
+		// What it leaves behind is sealed: nothing to scrub.
+		if err := reseal(); err != nil {
+			return err
+		}
+	} else if err := s.scrubbed(ctx, reseal); err != nil {
+		return err
+	}
 	h, err := kr.Finish()
 	if err != nil {
 		return err
@@ -201,6 +210,25 @@ func (s *Store) finishJob(ctx context.Context) error {
 		return nil
 	}
 	return s.follow(kr)
+}
+
+// scrubbed runs fn, a conversion that leaves the values it replaced (in
+// the clear, or sealed under a key being retired) in the file's free space:
+// in freed cells, in the gaps SQLite leaves when it moves cells between
+// pages, in free pages and in the WAL. A VACUUM then rebuilds the file from
+// its live content, and a TRUNCATE checkpoint copies the WAL into it and
+// empties it. (SQLite's secure_delete alone is not enough: it zeroes freed
+// cells and pages but not the gaps a page split leaves.) When readers hold
+// the checkpoint up, the next checkpoint that completes empties the WAL.
+func (s *Store) scrubbed(ctx context.Context, fn func() error) error {
+	if err := fn(); err != nil || s.db.Memory() {
+		return err
+	}
+	if err := s.Vacuum(ctx); err != nil {
+		return err
+	}
+	_, err := s.Checkpoint(ctx, CheckpointTruncate)
+	return err
 }
 
 // sealOp runs one of the conversions of an open store, one at a time.

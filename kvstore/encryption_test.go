@@ -456,3 +456,37 @@ func TestEncryptedTTLChangesKeepValues(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rep.Problems)
 }
+
+// After encrypting in place, and after a re-key, nothing of the old form is
+// left in the file: not in free space, freed pages or the WAL.
+func TestConversionsLeaveNoOldBytes(t *testing.T) {
+	skipSealedSuite(t)
+	path := tempPath(t)
+	s, err := kvstore.Open(path, kvstore.Options{UpgradeBatch: 16})
+	require.NoError(t, err)
+	for i := range 300 {
+		require.NoError(t, s.Default().Put(fmt.Appendf(nil, "k%03d", i), fmt.Appendf(nil, "PLAINTEXT-MARKER-%03d", i)))
+	}
+	require.NoError(t, s.Default().Delete([]byte("k007"))) // a freed cell too
+	require.NoError(t, s.Encrypt(context.Background(), kvstore.Encryption{Key: bytes.Repeat([]byte{1}, 32)}))
+	for _, p := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			n := bytes.Count(b, []byte("PLAINTEXT-MARKER"))
+			first := bytes.Index(b, []byte("PLAINTEXT-MARKER"))
+			require.Zero(t, n, "%s: %d values in the clear left, the first at byte %d (page %d)", p, n, first, first/4096+1)
+		}
+	}
+	var before [][]byte
+	raw := func() []byte { return rawValue(t, path, "default", []byte("k100")) }
+	before = append(before, raw())
+	require.NoError(t, s.Rekey(context.Background(), kvstore.Encryption{Key: bytes.Repeat([]byte{2}, 32)}))
+	require.NotEqual(t, before[0], raw())
+	for _, p := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			require.False(t, bytes.Contains(b, before[0]), "the value sealed under the old key is still in %s", p)
+		}
+	}
+	require.NoError(t, s.Close())
+}
