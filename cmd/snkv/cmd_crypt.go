@@ -97,8 +97,8 @@ file system's own) keep the values in the clear.
 
 Interrupted (Ctrl-C, a crash), the store opens with the new secret and
 reads right; run encrypt again with it to finish. On a store encrypted
-already, encrypt with its secret does nothing else; 'snkv rekey' changes
-the secret. With --create, a missing FILE becomes a new encrypted store.`,
+already, encrypt with its secret only finishes such an interrupted
+encryption and rewrites the file; 'snkv rekey' changes the secret. With --create, a missing FILE becomes a new encrypted store.`,
 		Example: `  snkv encrypt app.db                          # asks for the password twice
   snkv encrypt app.db --password-file pw.txt --kdf light
   snkv encrypt app.db --key-file app.key`,
@@ -124,6 +124,11 @@ the secret. With --create, a missing FILE becomes a new encrypted store.`,
 			}
 			return a.withStore(path, true, func(db *kvstore.Store) error {
 				if a.unlocked {
+					// Opening it finished an encryption that was
+					// interrupted, if one was: clear the file as after one.
+					if err := a.scrub(cmd.Context(), db, path, "encrypted", noVacuum); err != nil {
+						return err
+					}
 					if a.json {
 						return a.emit(map[string]any{"file": path, "encrypted": true, "already": true})
 					}
