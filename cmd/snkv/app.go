@@ -185,7 +185,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{redactFlagError(err)} })
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.cf, "cf", kvstore.DefaultColumnFamily, "column family `NAME`")

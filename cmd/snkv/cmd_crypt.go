@@ -13,7 +13,7 @@ import (
 // remove its encryption (kvstore's Encrypt, Rekey and RemoveEncryption).
 
 // kdfUsage is the help of --kdf.
-const kdfUsage = "cost of deriving a key from the new password: default (Argon2id, 64 MiB, 3 passes), light (9 MiB, 4 passes) or `time=N,memory=SIZE,threads=N`"
+const kdfUsage = "`COST` of deriving a key from the new password: default (Argon2id, 64 MiB, 3 passes), light (9 MiB, 4 passes) or time=N,memory=SIZE,threads=N"
 
 // sealCost reads --kdf and refuses it for a raw key.
 func sealCost(cmd *cobra.Command, kdfFlag string, s *secret) (kvstore.KDF, error) {

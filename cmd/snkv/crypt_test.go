@@ -215,6 +215,9 @@ func TestSecretSources(t *testing.T) {
 		{"password as a flag with =", nil, []string{"--password=hunter2-zq"}, "--password is refused"},
 		{"key as a flag", nil, []string{"--key", hexKey}, "--key is refused"},
 		{"prompt without a terminal", nil, []string{"--password-prompt"}, "--password-prompt needs a terminal on stdin"},
+		{"a value for the prompt flag", nil, []string{"--password-prompt=hunter2-zq"}, "--password-prompt and --new-password-prompt take no value"},
+		{"an unknown short flag", nil, []string{"-phunter2-zq"}, "unknown shorthand flag: 'p'\n"},
+		{"bad flag syntax", nil, []string{"---hunter2-zq"}, "bad flag syntax: a flag is --NAME"},
 	}
 	for _, b := range bad {
 		r = cliEnv(t, b.env, with([]string{"get", path, "marked"}, b.args...)...)
@@ -391,4 +394,25 @@ func TestEncryptedStoreCommands(t *testing.T) {
 
 	// Shell completion of --cf uses the secret of the environment.
 	require.Contains(t, ok("", "__complete", "get", path, "--cf", ""), "sessions")
+}
+
+// TestTamperedSealedValue copies a sealed value onto another key, as
+// another tool could: reading it is an authentication failure of a store
+// that opened, so the store is damaged (exit code 4, not 5), and check
+// names the key.
+func TestTamperedSealedValue(t *testing.T) {
+	path := fixture(t)
+	keyFile := secretFile(t, strings.Repeat("k", 32))
+	r := cli(t, nil, "encrypt", path, "--key-file", keyFile)
+	require.Equal(t, 0, r.code, r.stderr)
+	damage(t, path, `UPDATE "default" SET value = (SELECT value FROM "default" WHERE key = CAST('user:2' AS BLOB)), crc = 4294967296 WHERE key = CAST('user:1' AS BLOB)`)
+
+	r = cli(t, nil, "get", path, "user:1", "--key-file", keyFile)
+	requireDamaged(t, r, path)
+	require.Contains(t, r.stderr, "authentication failed: key 757365723a31")
+	r = cli(t, nil, "check", path, "--key-file", keyFile)
+	requireDamaged(t, r, path)
+	require.Contains(t, r.stderr, "key 757365723a31")
+	r = cli(t, nil, "get", path, "user:2", "--key-file", keyFile)
+	require.Equal(t, result{"bob", "", 0}, r)
 }

@@ -385,3 +385,21 @@ func checkRefusedSecretFlags(cmd *cobra.Command) error {
 	}
 	return nil
 }
+
+// redactFlagError drops from a command-line parsing error the text a
+// mistyped secret could be in: the letters after an unknown short flag
+// ("-phunter2"), a malformed flag, a value given to --password-prompt.
+func redactFlagError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "unknown shorthand flag: "):
+		if head, _, ok := strings.Cut(msg, " in -"); ok {
+			return fmt.Errorf("%s", head)
+		}
+	case strings.HasPrefix(msg, "bad flag syntax: "):
+		return fmt.Errorf("bad flag syntax: a flag is --NAME, --NAME=VALUE or -X")
+	case strings.HasPrefix(msg, "invalid argument ") && strings.Contains(msg, "password-prompt\" flag"):
+		return fmt.Errorf("--password-prompt and --new-password-prompt take no value (a password on the command line is refused)")
+	}
+	return err
+}
