@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -49,6 +50,24 @@ type app struct {
 	clock *kvstore.ManualClock
 	// clockErr reports a bad nowEnv value when a command starts.
 	clockErr error
+
+	// ctx is the command's context (Ctrl-C), for a password prompt.
+	ctx context.Context
+	// secret says where the secret of an encrypted store comes from
+	// (--password-file, --key-file, --password-prompt, the environment).
+	secret secretFlags
+	// encrypting: the command encrypts the store, so a secret flag names
+	// the secret to set, and a store without encryption takes it.
+	encrypting bool
+	// needEncrypted names what a command does that needs an encrypted
+	// store ("re-key", "decrypt"): a store without encryption is refused.
+	needEncrypted string
+	// onEncrypted, when set, runs when the store turns out to be
+	// encrypted, before its secret is read (export refuses there unless
+	// told to write plaintext).
+	onEncrypted func() error
+	// unlocked: the store was opened with its secret.
+	unlocked bool
 }
 
 func newApp(in io.Reader, out, errw io.Writer) *app {
@@ -72,6 +91,7 @@ func newApp(in io.Reader, out, errw io.Writer) *app {
 		}
 	}
 	a.clock = kvstore.NewManualClock(now)
+	a.ctx = context.Background()
 	return a
 }
 
@@ -96,6 +116,13 @@ application that has it open. They also work on a file you may not write.
 Write commands need write access to the file and its directory (for the
 -wal and -shm files).
 
+An encrypted store needs its password or key: --password-file PATH (its
+first line), --key-file PATH (32 raw bytes or 64 hex digits), SNKV_PASSWORD
+or SNKV_KEY (hex), or, when stdin is a terminal, a prompt with no echo. A
+secret is never taken as a flag's value. 'snkv encrypt', 'rekey' and
+'decrypt' set, change and remove encryption; 'export' of an encrypted
+store writes plaintext only with --plaintext.
+
 A missing FILE is never created unless you pass --create. A SQLite database
 of another application is refused; --adopt turns it into a store, adding
 snkv's tables beside the existing ones.
@@ -116,7 +143,9 @@ Exit codes:
   2  usage error (unknown command or flag, wrong arguments, bad encoding)
   3  the key, the column family or the time-series log does not exist
   4  the store is damaged ('snkv check' lists what, 'snkv repair' mends
-     hidden objects)`
+     hidden objects)
+  5  the store is encrypted and no password or key was given, or not the
+     right one`
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
@@ -137,6 +166,10 @@ func (a *app) rootCommand() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			a.ctx = cmd.Context()
+			if err := checkRefusedSecretFlags(cmd); err != nil {
+				return err
+			}
 			if err := checkGlobals(cmd); err != nil {
 				return err
 			}
@@ -152,7 +185,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{redactFlagError(err)} })
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.cf, "cf", kvstore.DefaultColumnFamily, "column family `NAME`")
@@ -163,6 +196,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.BoolVar(&a.base64In, "base64", false, "keys, values and bounds given as arguments are base64")
 	pf.BoolVar(&a.escapeOut, "escape", false, "show keys and values with every byte that is not printable ASCII as \\xNN")
 	pf.Var(fileModeFlag{&a.fileMode}, "file-mode", "permission bits (octal) of every file the command creates: a new store and its -wal/-shm, a backup, an export (default 0600)")
+	a.addSecretFlags(root)
 	_ = root.RegisterFlagCompletionFunc("cf", a.completeCF)
 
 	root.AddGroup(
@@ -186,6 +220,8 @@ func (a *app) rootCommand() *cobra.Command {
 		takes(a.purgeCommand(), "cf,json,escape"), takes(a.checkpointCommand(), "json"),
 		takes(a.vacuumCommand(), "json"), takes(a.importCommand(), "cf,json,escape,adopt"),
 		takes(a.repairCommand(), "json"), takes(a.upgradeCommand(), "json"),
+		takes(a.encryptCommand(), "json"), takes(a.rekeyCommand(), "json"),
+		takes(a.decryptCommand(), "json"),
 	} {
 		c.GroupID = "write"
 		root.AddCommand(c)
@@ -200,15 +236,16 @@ func (a *app) rootCommand() *cobra.Command {
 // globalFlags are the flags every command parses (the root's, and
 // timelog's --time-unit for its subcommands); each command names the ones
 // it uses, and refuses the others.
-var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "time-unit", "file-mode"}
+var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "time-unit", "file-mode", "password-file", "key-file", "password-prompt"}
 
-// takes records the global flags c uses (a comma-separated list; --create
-// is taken by every command that opens a store, so it is not listed).
+// takes records the global flags c uses (a comma-separated list; --create,
+// --file-mode and the flags that give an encrypted store's secret are
+// taken by every command that opens a store, so they are not listed).
 func takes(c *cobra.Command, flags string) *cobra.Command {
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
 	}
-	c.Annotations["globals"] = flags + ",create,file-mode"
+	c.Annotations["globals"] = flags + ",create,file-mode,password-file,key-file,password-prompt"
 	return c
 }
 
@@ -340,7 +377,7 @@ func (a *app) completeCF(cmd *cobra.Command, args []string, _ string) ([]string,
 	if len(args) == 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	db, err := kvstore.Open(args[0], kvstore.Options{ReadOnly: true})
+	db, err := openForCompletion(args[0])
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -15,6 +15,7 @@ import (
 
 func (a *app) exportCommand() *cobra.Command {
 	var outPath, format string
+	var plaintext bool
 	var sel keyRange
 	c := &cobra.Command{
 		Use:   "export FILE",
@@ -42,10 +43,16 @@ return \r, and any other control character or byte that is not UTF-8 \xNN.
 
 --out writes to a temporary file beside PATH (mode 0600, or --file-mode) and gives it the
 name PATH only when the export is complete: an interrupted or failed export
-leaves no PATH behind.`,
+leaves no PATH behind.
+
+An export is never encrypted. Of an encrypted store it is refused unless
+--plaintext says to write the values in the clear, and then a warning on
+stderr says that the output is not encrypted ('snkv backup' makes an
+encrypted copy).`,
 		Example: `  snkv export app.db > app.jsonl
   snkv export app.db --cf sessions --out sessions.jsonl
-  snkv export app.db --prefix user: --format tsv > users.tsv`,
+  snkv export app.db --prefix user: --format tsv > users.tsv
+  snkv export secret.db --password-file pw.txt --plaintext --out clear.jsonl`,
 		Args: nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -65,7 +72,20 @@ leaves no PATH behind.`,
 					return fmt.Errorf("--out %s: %w", outPath, err)
 				}
 			}
+			a.onEncrypted = func() error {
+				if plaintext {
+					return nil
+				}
+				return usagef("%s: the store is encrypted, and an export writes its keys and values in the clear: pass --plaintext to export them anyway, or use 'snkv backup' for an encrypted copy", args[0])
+			}
 			return a.withStore(args[0], false, func(db *kvstore.Store) (err error) {
+				if a.unlocked {
+					to := "the output"
+					if outPath != "" {
+						to = outPath
+					}
+					fmt.Fprintf(a.err, "snkv: warning: %s is encrypted, but its export is not: %s holds its keys and values in the clear\n", args[0], to)
+				}
 				names := []string{a.cf}
 				if !cfChanged(cmd) && !tsv {
 					if names, err = db.ListColumnFamilies(); err != nil {
@@ -118,6 +138,7 @@ leaves no PATH behind.`,
 	sel.add(c)
 	c.Flags().StringVar(&outPath, "out", "", "write into the new file `PATH` instead of stdout")
 	c.Flags().StringVar(&format, "format", "jsonl", "`FORMAT` of the lines: jsonl or tsv")
+	c.Flags().BoolVar(&plaintext, "plaintext", false, "export an encrypted store: its keys and values are written in the clear")
 	return c
 }
 

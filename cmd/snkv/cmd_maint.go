@@ -137,7 +137,7 @@ func (a *app) statsCommand() *cobra.Command {
 						"file": db.Path(), "file_size": st.FileSize, "wal_size": st.WALSize,
 						"page_size": st.PageSize, "pages": st.PageCount, "free_pages": st.FreePages,
 						"column_families": st.ColumnFamilies, "keys": sum.Live, "stored": sum.Stored,
-						"ttl_keys": sum.TTL, "expired": sum.Expired,
+						"ttl_keys": sum.TTL, "expired": sum.Expired, "encrypted": db.Encrypted(),
 					})
 				}
 				t := a.table()
@@ -152,6 +152,7 @@ func (a *app) statsCommand() *cobra.Command {
 					{"keys", itoa(sum.Live)},
 					{"ttl keys", itoa(sum.TTL)},
 					{"expired", itoa(sum.Expired)},
+					{"encrypted", yesNo(db.Encrypted())},
 				} {
 					t.row(r[0], r[1])
 				}
@@ -365,6 +366,14 @@ created by snkv.`,
 	return c
 }
 
+// yesNo shows a boolean for people.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
 // humanSize shows a byte count in binary units with three significant
 // digits ("43.9 KiB", "1.05 GiB"); below 1 KiB in bytes.
 func humanSize(n int64) string {
@@ -413,7 +422,9 @@ func (a *app) backupCommand() *cobra.Command {
 		Short: "Write a consistent copy of the store to a new file (read-only)",
 		Long: `Write a compact, consistent copy of the store, as of one snapshot, to the new
 file DEST (which must not exist). The store is opened read-only, and an
-application writing to it meanwhile is not held up.`,
+application writing to it meanwhile is not held up. The copy of an
+encrypted store is encrypted as the store is, and opens with the same
+password or key (opening the store to copy it needs that secret too).`,
 		Example: `  snkv backup app.db /backups/app-2030-01-01.db`,
 		Args:    nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {

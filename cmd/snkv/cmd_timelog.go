@@ -490,7 +490,7 @@ func completeLog(cmd *cobra.Command, args []string, _ string) ([]string, cobra.S
 	default:
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	db, err := kvstore.Open(args[0], kvstore.Options{ReadOnly: true})
+	db, err := openForCompletion(args[0])
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -3,8 +3,9 @@
 // one or several at a time), scans and counts ranges, prefixes and glob
 // patterns, creates, drops and clears column families, purges expired
 // keys, checks, repairs, checkpoints, vacuums and backs up stores, moves
-// keys in and out as JSON Lines or tab-separated text, and reads and
-// writes time-series logs (snkv timelog).
+// keys in and out as JSON Lines or tab-separated text, reads and writes
+// time-series logs (snkv timelog), and encrypts, re-keys and decrypts
+// stores (snkv encrypt, rekey, decrypt).
 //
 // Install it with
 //
@@ -20,8 +21,11 @@
 //	snkv export app.db --out app.jsonl
 //
 // Read commands open the store read-only, so they are safe to run next to
-// an application that has the store open. Exit codes: 0 success, 1 error,
-// 2 usage error, 3 key, column family or time-series log not found, 4 the
-// store is damaged. See docs/cli.md for every command and the export
-// format.
+// an application that has the store open. An encrypted store takes its
+// password or key from --password-file, --key-file, SNKV_PASSWORD,
+// SNKV_KEY or a prompt on the terminal, never from a flag's value. Exit
+// codes: 0 success, 1 error, 2 usage error, 3 key, column family or
+// time-series log not found, 4 the store is damaged, 5 an encrypted store
+// without its password or key, or with the wrong one. See docs/cli.md for
+// every command and the export format.
 package main

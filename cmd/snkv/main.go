@@ -20,6 +20,7 @@ const (
 	exitUsage    = 2 // bad command line: unknown command or flag, wrong arguments, bad encoding
 	exitNotFound = 3 // the key, the column family or the time-series log does not exist
 	exitDamaged  = 4 // the store is damaged (kvstore.ErrCorrupt): run check, then repair
+	exitAuth     = 5 // an encrypted store without its password or key, or with the wrong one
 )
 
 func main() {
@@ -102,7 +103,11 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, new(interruptError)):
 		return exitError
-	case errors.Is(err, kvstore.ErrCorrupt), errors.As(err, new(damagedError)):
+	case errors.As(err, new(authError)):
+		return exitAuth
+	case errors.Is(err, kvstore.ErrCorrupt), errors.As(err, new(damagedError)), errors.Is(err, kvstore.ErrAuth):
+		// ErrAuth of a store that opened: a sealed value that fails
+		// authentication (changed, truncated, or copied from elsewhere).
 		return exitDamaged
 	case errors.Is(err, kvstore.ErrNotFound):
 		return exitNotFound

@@ -95,6 +95,9 @@ func (a *app) open(path string, write bool) (*kvstore.Store, error) {
 	}
 	if missing || fi.Size() == 0 {
 		// --create: a new store, made read-write, then opened as asked.
+		if err := a.newStoreSecret(path); err != nil {
+			return nil, err
+		}
 		storesOpened.Store(true)
 		db, err := kvstore.Open(path, a.options(false))
 		if err != nil {
@@ -108,11 +111,17 @@ func (a *app) open(path string, write bool) (*kvstore.Store, error) {
 		}
 	}
 	storesOpened.Store(true)
-	db, err := kvstore.Open(path, a.options(!write))
-	if err != nil {
-		return nil, explainOpen(path, write, err)
+	return a.openUnlocked(path, a.options(!write), write)
+}
+
+// newStoreSecret refuses a secret flag for a store --create is about to
+// make, unless the command encrypts it: a new store has no encryption.
+func (a *app) newStoreSecret(path string) error {
+	flag, err := a.secret.given()
+	if err != nil || flag == "" || a.encrypting {
+		return err
 	}
-	return db, nil
+	return usagef("%s: a new store is created without encryption, so %s does not apply ('snkv encrypt %s --create' creates an encrypted one)", path, flag, path)
 }
 
 // dirExists reports, as an error naming it, a missing directory of path.
