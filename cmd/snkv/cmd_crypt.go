@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
@@ -48,33 +47,8 @@ func (a *app) sealResult(path, did, after string, s *secret, kdf kvstore.KDF, ex
 	return err
 }
 
-// scrub rewrites the file after a conversion (VACUUM, then a truncating
-// checkpoint): sealing a value in place leaves its old bytes in the free
-// space of the file's pages until SQLite reuses it, where a look at the
-// file finds them; the rewrite copies only what is live. noVacuum skips
-// it, for a store too large to rewrite now.
-func (a *app) scrub(ctx context.Context, db *kvstore.Store, path, did string, noVacuum bool) error {
-	if noVacuum {
-		return nil
-	}
-	bar := a.progress(-1, "rewriting the file", "")
-	err := db.Vacuum(ctx)
-	if err == nil {
-		_, err = db.Checkpoint(ctx, kvstore.CheckpointTruncate)
-	}
-	bar.done()
-	if err != nil {
-		return fmt.Errorf("%s: %s, but rewriting the file to clear the old values out of its free space failed (run 'snkv vacuum %s'): %w", path, did, path, err)
-	}
-	return nil
-}
-
-// noVacuumUsage is the help of --no-vacuum.
-const noVacuumUsage = "do not rewrite the file afterwards: the old values stay in its free space until SQLite reuses it ('snkv vacuum' clears them later)"
-
 func (a *app) encryptCommand() *cobra.Command {
 	var kdfFlag string
-	var noVacuum bool
 	c := &cobra.Command{
 		Use:   "encrypt FILE",
 		Short: "Encrypt a store in place with a password or a raw key",
@@ -92,8 +66,8 @@ for small devices), or explicit.
 
 Then the file is rewritten (as 'snkv vacuum' does: it needs free disk space
 of about the file's size) so that the values in the clear are gone from its
-free space too; --no-vacuum skips that. Copies made before (backups, the
-file system's own) keep the values in the clear.
+free space too. Copies made before (backups, the file system's own) keep
+the values in the clear.
 
 Interrupted (Ctrl-C, a crash), the store opens with the new secret and
 reads right; run encrypt again with it to finish. On a store encrypted
@@ -125,10 +99,8 @@ encryption and rewrites the file; 'snkv rekey' changes the secret. With --create
 			return a.withStore(path, true, func(db *kvstore.Store) error {
 				if a.unlocked {
 					// Opening it finished an encryption that was
-					// interrupted, if one was: clear the file as after one.
-					if err := a.scrub(cmd.Context(), db, path, "encrypted", noVacuum); err != nil {
-						return err
-					}
+					// interrupted, if one was (the library then clears
+					// the file as after any encryption).
 					if a.json {
 						return a.emit(map[string]any{"file": path, "encrypted": true, "already": true})
 					}
@@ -156,15 +128,11 @@ encryption and rewrites the file; 'snkv rekey' changes the secret. With --create
 				if err != nil {
 					return err
 				}
-				if err := a.scrub(cmd.Context(), db, path, "encrypted", noVacuum); err != nil {
-					return err
-				}
 				return a.sealResult(path, "encrypted", "", s, kdf, nil)
 			})
 		},
 	}
 	c.Flags().StringVar(&kdfFlag, "kdf", "default", kdfUsage)
-	c.Flags().BoolVar(&noVacuum, "no-vacuum", false, noVacuumUsage)
 	return c
 }
 
@@ -179,7 +147,6 @@ func secretKindGiven(f *secretFlags) string {
 
 func (a *app) rekeyCommand() *cobra.Command {
 	var kdfFlag string
-	var noVacuum bool
 	newSecret := secretFlags{
 		passwordFlag: "new-password-file", keyFlag: "new-key-file", promptFlag: "new-password-prompt",
 		passwordEnv: newPasswordEnv, keyEnv: newKeyEnv,
@@ -195,7 +162,7 @@ SNKV_NEW_PASSWORD, SNKV_NEW_KEY, or a prompt that asks for it twice. A
 password may replace a key and the other way round. --kdf sets the new
 password's cost, as for encrypt. Then the file is rewritten, as after
 encrypt, so that values sealed under the old key are gone from its free
-space (--no-vacuum skips that).
+space.
 
 Until rekey ends both secrets open the store; interrupted, the store opens
 with either, and any command run with one finishes the re-key. Re-key
@@ -238,9 +205,6 @@ the old key.`,
 				if err != nil {
 					return err
 				}
-				if err := a.scrub(cmd.Context(), db, path, "re-keyed", noVacuum); err != nil {
-					return err
-				}
 				return a.sealResult(path, "re-keyed", "; every value is sealed again, and only the new "+s.kind()+" opens the store", s, kdf, map[string]any{"rekeyed": true})
 			})
 		},
@@ -250,7 +214,6 @@ the old key.`,
 	f.StringVar(&newSecret.keyFile, "new-key-file", "", "read the new key from `PATH` (32 raw bytes or 64 hex digits)")
 	f.BoolVar(&newSecret.prompt, "new-password-prompt", false, "ask for the new password on the terminal, twice (the default on a terminal when no other source is given)")
 	f.StringVar(&kdfFlag, "kdf", "default", kdfUsage)
-	f.BoolVar(&noVacuum, "no-vacuum", false, noVacuumUsage)
 	return c
 }
 
