@@ -144,6 +144,23 @@ func TestPageByteFlips(t *testing.T) {
 			} else {
 				checkCorrupt(t, cerr, "ColumnsAll")
 			}
+			// Min reads the first cluster, the two overlapping pages
+			// [-8, 6] and [1, 7] (rows 0 and 1); Max the last, [9, 9].
+			for _, m := range []struct {
+				name  string
+				f     func() (timelog.Record, bool, error)
+				want  timelog.Record
+				reads bool
+			}{{"Min", l.Min, want[0], pi < 2}, {"Max", l.Max, want[len(want)-1], pi == 2}} {
+				r, ok, merr := m.f()
+				if err != nil && m.reads {
+					checkCorrupt(t, merr, m.name)
+					continue
+				}
+				require.NoError(t, merr, "page %d byte %d: %s", pi, i, m.name)
+				require.True(t, ok)
+				require.Equal(t, m.want, r, "page %d byte %d: %s", pi, i, m.name)
+			}
 			if err == nil {
 				require.Equal(t, want, got, "page %d byte %d", pi, i)
 				n, err := l.Count()
@@ -211,5 +228,82 @@ func TestPageOtherVersionIsCorrupt(t *testing.T) {
 		countOrCorrupt(t, l, 4, 2, 6) // 2, 3, 4, 5: the end is exclusive
 		_, err = l.MaintStep(ctx)
 		require.True(t, err == nil || errors.Is(err, timelog.ErrCorrupt), "%v", err)
+	}
+}
+
+// edgeStore writes a log "flip" of sorted records as several disjoint
+// dense pages into a fresh store file, and returns the file, the records
+// and the page rows in key order.
+func edgeStore(t *testing.T) (string, []timelog.Record, []pageRow) {
+	t.Helper()
+	db, path := openStore(t)
+	l, err := timelog.Open(db, "flip", manual(timelog.Options{PageMaxBytes: 64}))
+	require.NoError(t, err)
+	var rs []int64
+	for i := range int64(40) {
+		rs = append(rs, 10+3*i, 1000+7*i)
+	}
+	require.NoError(t, l.AppendBatch(recs(rs...)))
+	require.NoError(t, l.Flush(ctx))
+	want := collect(t, l.All())
+	require.Len(t, want, 40)
+	require.NoError(t, l.Close())
+	pages, err := db.OpenHiddenTable(ctx, "timelog", "flip/pages")
+	require.NoError(t, err)
+	var rows []pageRow
+	for e, err := range pages.All() {
+		require.NoError(t, err)
+		rows = append(rows, pageRow{key: slices.Clone(e.Key), value: slices.Clone(e.Value)})
+	}
+	require.GreaterOrEqual(t, len(rows), 3)
+	require.NoError(t, db.Close())
+	return path, want, rows
+}
+
+// Min reads only the first page of a log of disjoint pages and Max only the
+// last one, each checking the page it reads: any byte flip of the first
+// page makes Min fail with ErrCorrupt while Max reads on, and the reverse
+// for the last page. Rows in the pages table that the log does not list
+// (before its first page, after its last) change neither.
+func TestMinMaxCheckTheirPage(t *testing.T) {
+	src, want, rows := edgeStore(t)
+	first, last := want[0], want[len(want)-1]
+	// The first page breaks Min, the last one Max.
+	for _, c := range []struct {
+		row   pageRow
+		minOK bool
+	}{{rows[0], false}, {rows[len(rows)-1], true}} {
+		for i := range c.row.value {
+			v := slices.Clone(c.row.value)
+			v[i] ^= 0xFF
+			_, l := withPage(t, src, c.row.key, v)
+			mn, ok, minErr := l.Min()
+			mx, ok2, maxErr := l.Max()
+			if c.minOK {
+				require.NoError(t, minErr, "last page, byte %d", i)
+				require.True(t, ok)
+				require.Equal(t, first, mn)
+				checkCorrupt(t, maxErr, "Max")
+			} else {
+				require.NoError(t, maxErr, "first page, byte %d", i)
+				require.True(t, ok2)
+				require.Equal(t, last, mx)
+				checkCorrupt(t, minErr, "Min")
+			}
+			require.NoError(t, l.Close())
+		}
+	}
+	for _, key := range [][]byte{bytes.Repeat([]byte{0}, 16), bytes.Repeat([]byte{0xFF}, 16)} {
+		_, l := withPage(t, src, key, []byte("not a page"))
+		for _, m := range []struct {
+			f    func() (timelog.Record, bool, error)
+			want timelog.Record
+		}{{l.Min, first}, {l.Max, last}} {
+			r, ok, err := m.f()
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, m.want, r)
+		}
+		require.Equal(t, want, collect(t, l.All()))
 	}
 }

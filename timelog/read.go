@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/snkv-go/snkv/kvstore"
 )
@@ -166,9 +167,18 @@ type pageCursor struct {
 	s   *Snapshot
 	rev bool
 	c   *kvstore.Cursor
+	buf *[]byte // the copy of the current page, from pageBufs
 }
 
-// get returns page p's bytes (valid until the next get).
+// pageBufs holds the page buffers of closed page cursors: a read copies
+// the page it decodes into one (a fresh 16 KiB allocation per point read
+// cost more than the rest of its work).
+var pageBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// get returns page p's bytes, a copy valid until the next get or close.
+// The cursor borrows the row from SQLite; the copy is made under the
+// snapshot's fetchMu, which Close takes too, so the row cannot go away
+// under it.
 func (pc *pageCursor) get(p pageInfo) ([]byte, error) {
 	if err := pc.s.check(); err != nil {
 		return nil, err
@@ -177,13 +187,14 @@ func (pc *pageCursor) get(p pageInfo) ([]byte, error) {
 	pc.s.fetchMu.Lock()
 	defer pc.s.fetchMu.Unlock()
 	if pc.c == nil {
-		c, err := pc.s.t.pages.Cursor(kvstore.IterOptions{Reverse: pc.rev})
+		c, err := pc.s.t.pages.Cursor(kvstore.IterOptions{Reverse: pc.rev, Borrow: true})
 		if err != nil {
 			return nil, fmt.Errorf("timelog: read page %d: %w", p.id, err)
 		}
 		pc.c = c
 	}
-	if !(pc.c.Valid() && pc.c.Next() && bytes.Equal(pc.c.Key(), k)) {
+	if !(pc.c.Valid() && pc.c.Next() && bytes.Equal(pc.c.Key(), k)) &&
+		!(pc.atStart(p) && pc.c.First() && bytes.Equal(pc.c.Key(), k)) {
 		if !pc.c.Seek(k) || !bytes.Equal(pc.c.Key(), k) {
 			if err := pc.c.Err(); err != nil {
 				return nil, fmt.Errorf("timelog: read page %d: %w", p.id, err)
@@ -191,7 +202,25 @@ func (pc *pageCursor) get(p pageInfo) ([]byte, error) {
 			return nil, fmt.Errorf("timelog: read page %d: %w: page missing", p.id, ErrCorrupt)
 		}
 	}
-	return pc.c.Value(), nil
+	if pc.buf == nil {
+		pc.buf = pageBufs.Get().(*[]byte)
+	}
+	*pc.buf = append((*pc.buf)[:0], pc.c.Value()...)
+	return *pc.buf, nil
+}
+
+// atStart reports whether p is the first page of the snapshot in the
+// cursor's direction (the last one of a reverse cursor).
+func (pc *pageCursor) atStart(p pageInfo) bool {
+	ps := pc.s.man.pages
+	if len(ps) == 0 {
+		return false
+	}
+	e := ps[0]
+	if pc.rev {
+		e = ps[len(ps)-1]
+	}
+	return e.id == p.id && e.minTs == p.minTs
 }
 
 func (pc *pageCursor) close() {
@@ -200,6 +229,10 @@ func (pc *pageCursor) close() {
 		_ = pc.c.Close()
 		pc.s.fetchMu.Unlock()
 		pc.c = nil
+	}
+	if pc.buf != nil {
+		pageBufs.Put(pc.buf)
+		pc.buf = nil
 	}
 }
 

@@ -91,7 +91,9 @@ func (s *Snapshot) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return fmt.Errorf("timelog: snapshot: %w", ErrClosed)
 	}
+	s.fetchMu.Lock() // no read is in the transaction or copying its rows
 	err := s.tx.Rollback()
+	s.fetchMu.Unlock()
 	s.l.ret.unpin(s.epoch)
 	s.l.ret.deliver(s.l.cfg.ReleaseDrainLimit)
 	if err != nil {

@@ -1,7 +1,9 @@
 package timelog_test
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -139,4 +141,109 @@ func TestCursorAndColumns(t *testing.T) {
 	}
 	_, err = s.Count()
 	require.ErrorIs(t, err, timelog.ErrClosed)
+}
+
+// One snapshot read by several goroutines at once gives each what it gives
+// one alone: every read has a page cursor of its own, and the page bytes it
+// decodes point into that cursor's row while the others step theirs.
+func TestSnapshotConcurrentReads(t *testing.T) {
+	db, _ := openStore(t)
+	l := openLog(t, db, "conc", manual(timelog.Options{PageMaxBytes: 256}))
+	rng := rand.New(rand.NewPCG(5, 6))
+	for h := range uint64(3000) {
+		ts := int64(h)
+		if rng.IntN(20) == 0 {
+			ts -= 1 + int64(rng.IntN(100))
+		}
+		require.NoError(t, l.Append(ts, h))
+		if h%1000 == 999 {
+			require.NoError(t, l.Flush(ctx)) // three flushes, overlapping at their edges
+		}
+	}
+	s, err := l.Snapshot()
+	require.NoError(t, err)
+	defer s.Close()
+	all := collect(t, s.All())
+	require.Len(t, all, 3000)
+	next := func(t0 int64) (timelog.Record, bool) { // the first record after t0
+		i, _ := slices.BinarySearchFunc(all, t0+1, func(r timelog.Record, ts int64) int { return cmp.Compare(r.Ts, ts) })
+		if i == len(all) {
+			return timelog.Record{}, false
+		}
+		return all[i], true
+	}
+	prev := func(t0 int64) (timelog.Record, bool) { // the last record before t0
+		i, _ := slices.BinarySearchFunc(all, t0, func(r timelog.Record, ts int64) int { return cmp.Compare(r.Ts, ts) })
+		if i == 0 {
+			return timelog.Record{}, false
+		}
+		return all[i-1], true
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			check := func(what string, got, want any, err error) bool {
+				if err != nil || !reflect.DeepEqual(got, want) {
+					t.Errorf("goroutine %d, %s: got %v, want %v (%v)", g, what, got, want, err)
+					return false
+				}
+				return true
+			}
+			for range 300 {
+				t0 := int64(rng.IntN(3100)) - 50
+				var ok bool
+				switch rng.IntN(6) {
+				case 0:
+					r, found, err := s.Min()
+					ok = check("Min", []any{r, found}, []any{all[0], true}, err)
+				case 1:
+					r, found, err := s.Max()
+					ok = check("Max", []any{r, found}, []any{all[len(all)-1], true}, err)
+				case 2:
+					r, found, err := s.Next(t0)
+					w, wf := next(t0)
+					ok = check("Next", []any{r, found}, []any{w, wf}, err)
+				case 3:
+					r, found, err := s.Prev(t0)
+					w, wf := prev(t0)
+					ok = check("Prev", []any{r, found}, []any{w, wf}, err)
+				case 4:
+					var got []timelog.Record
+					var err error
+					for r, e := range s.Range(t0, t0+40) {
+						if err = e; e != nil {
+							break
+						}
+						got = append(got, r)
+					}
+					var want []timelog.Record
+					for _, r := range all {
+						if r.Ts >= t0 && r.Ts < t0+40 {
+							want = append(want, r)
+						}
+					}
+					ok = check("Range", got, want, err)
+				default:
+					var got []timelog.Record
+					var err error
+					for c, e := range s.ColumnsAll() {
+						if err = e; e != nil {
+							break
+						}
+						for i := range c.Ts {
+							got = append(got, timelog.Record{Ts: c.Ts[i], Handle: c.Handles[i]})
+						}
+					}
+					ok = check("ColumnsAll", got, all, err)
+				}
+				if !ok {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
