@@ -148,6 +148,11 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 	if sh.t.Crc {
 		spec.Fields = scanFields[:]
 	}
+	if !s.cf.m.ttl.Load() {
+		// Read below SQL (a column family with TTL tables is not): hold
+		// the transaction with a statement that does not seek.
+		spec.Holder = sh.q.holder
+	}
 	rows, err := s.conn.QueryScan(s.ctx, q, spec, lo.Key, hi.Key)
 	if err != nil {
 		return nil, s.cf.errf(s.ctx, "iterate", err)

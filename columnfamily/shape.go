@@ -28,6 +28,10 @@ type queries struct {
 	setKey, setIndex, delKey, delIndex string
 	setCrc, flipTTL                    string
 	scans                              [3][3][2]string
+	// holder reads the view from its first row without comparing keys:
+	// what a scan read below SQL steps to hold its transaction
+	// (engine.ScanSpec.Holder).
+	holder string
 }
 
 // Column positions in the results of the read queries. With a checksum
@@ -78,6 +82,7 @@ func newShape(name string, crc, v2 bool) *shape {
 		delLive:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2) AND EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4)`,
 		lazyDel:  `DELETE FROM ` + t.Data + ` WHERE key = ?1 AND EXISTS (SELECT 1 FROM ` + t.View + ` WHERE key = ?1 AND expire_ms <= ?2)`,
 		count:    `SELECT count(*) FROM ` + t.View + ` WHERE expire_ms IS NULL OR expire_ms > ?1`,
+		holder:   `SELECT 1 FROM ` + t.View,
 		setKey:   t.SetKeySQL(),
 		setIndex: t.SetIndexSQL(),
 		delKey:   `DELETE FROM ` + t.Keys + ` WHERE key = ?1`,

@@ -188,6 +188,14 @@ type ScanSpec struct {
 	LoIncl, HiIncl bool
 	Desc           bool
 	Fields         []int
+	// Holder, if set, is a statement over the same table that only reads
+	// it from its first row without comparing keys (SELECT 1 FROM …): it
+	// holds the transaction and checks the schema in place of the scan's
+	// own query, whose first step would descend the B-tree comparing keys
+	// (reading the whole payload of every row it compares that overflows)
+	// only for the fast path's cursor to descend again. When the fast path
+	// declines, the query runs after all.
+	Holder string
 }
 
 // QueryScan runs query as Query does and, when the fast path can read the
@@ -196,7 +204,12 @@ type ScanSpec struct {
 // open and the schema checked until Close. The rows, their order, their
 // columns and their bytes are the statement's.
 func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args ...any) (*Rows, error) {
-	r, err := c.Query(ctx, query, args...)
+	held := spec.Holder != "" && c.fastOn()
+	q, qargs := query, args
+	if held {
+		q, qargs = spec.Holder, nil
+	}
+	r, err := c.Query(ctx, q, qargs...)
 	if err != nil || r.done || !c.fastOn() {
 		return r, err
 	}
@@ -211,6 +224,17 @@ func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args
 	if ok {
 		r.fast, r.cols, r.ahead = sc, spec.Fields, false
 		fastScans.Add(1)
+		return r, nil
+	}
+	if held {
+		changed := r.SchemaChanged()
+		if err := r.Close(); err != nil {
+			return nil, err
+		}
+		if r, err = c.Query(ctx, query, args...); err == nil && changed {
+			r.changed = true
+		}
+		return r, err
 	}
 	return r, nil
 }
