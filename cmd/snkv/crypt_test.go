@@ -383,17 +383,27 @@ func TestEncryptedStoreCommands(t *testing.T) {
 	ok("", "vacuum", path)
 	ok("", "upgrade", path)
 	requireSealed(t, path, marker)
-	// The time-series commands work too. (Their values are not checked
-	// for sealing here: package timelog does not seal its value blocks
-	// yet.)
+	// The time-series commands work too, and their values are sealed.
 	ok("", "timelog", "append", path, "ev", "--create", "--values", "1", marker+"-3")
 	require.Contains(t, ok("", "timelog", "range", path, "ev"), marker+"-3")
+	ok("", "checkpoint", path, "--mode", "truncate")
+	requireSealed(t, path, marker+"-3")
 	require.Contains(t, ok("", "timelog", "ls", path), "ev")
 	require.Contains(t, ok("", "timelog", "stats", path, "ev"), "ev")
 	ok("", "timelog", "compact", path, "ev")
 
 	// Shell completion of --cf uses the secret of the environment.
 	require.Contains(t, ok("", "__complete", "get", path, "--cf", ""), "sessions")
+
+	// repair needs no secret: given none, it runs without unlocking.
+	r := cli(t, nil, "repair", path)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "nothing to repair\n", r.stdout)
+	damage(t, path, `DROP VIEW "__snkv_view__default"`)
+	r = cli(t, nil, "repair", path)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "read view recreated")
+	require.Contains(t, ok("", "get", path, "user:1"), "alice")
 }
 
 // TestTamperedSealedValue copies a sealed value onto another key, as
