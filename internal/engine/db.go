@@ -545,7 +545,7 @@ func (db *DB) Close() error {
 	// checkpoint below from finishing.
 	db.drainReaders()
 	if db.writer != nil {
-		db.ckpt.interrupt() // a pass may hold the writer
+		db.ckpt.interrupt() // a commit may be waiting for a pass (catchUp)
 		w := <-db.writer
 		db.ckpt.stop(false)
 		if !db.memory && db.cfg.Journal == "WAL" {
