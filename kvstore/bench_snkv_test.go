@@ -12,8 +12,9 @@ package kvstore_test
 // benchmark). SNKV_BENCH_NOCHECKPOINT=1 opens the stores with
 // WALAutoCheckpoint -1, as SNKV's own default never checkpoints (its
 // walSizeLimit is 0), where zero Options checkpoint every 1,000 WAL pages
-// inside the commit that crosses them. docs/benchmarks.md has the figures
-// beside the C program's and the steps to build it.
+// on a goroutine of their own (so that work overlaps the phases after a
+// large commit). docs/benchmarks.md has the figures beside the C
+// program's and the steps to build it.
 
 import (
 	"context"

@@ -79,8 +79,14 @@ type Options struct {
 	// 24.8 days) is refused with ErrInvalidOption rather than wrapped.
 	BusyTimeout time.Duration
 	// WALAutoCheckpoint is the WAL size, in pages, past which a commit
-	// checkpoints; 0 keeps SQLite's default (1000), -1 turns automatic
-	// checkpoints off (call Checkpoint yourself).
+	// wakes the store's checkpointer, a goroutine that copies the WAL into
+	// the file on a connection of its own while writes go on (commits no
+	// longer checkpoint themselves); 0 means 1000 (SQLite's default), -1
+	// turns automatic checkpoints off (call Checkpoint yourself). A commit
+	// that leaves the WAL at 7/4 of its size when the checkpointer was
+	// woken (or of WALAutoCheckpoint, if more) before the WAL has
+	// restarted copies the rest itself, so the WAL stays bounded under a
+	// steady stream of commits.
 	WALAutoCheckpoint int
 	// MaxReaders caps the read connections; 0 means max(8, 4×GOMAXPROCS).
 	// Each open Cursor or read transaction holds one. Connections open on

@@ -62,6 +62,8 @@ type DB struct {
 	sweepArmed atomic.Bool   // a sweep of idle held transactions is scheduled
 	sweepEpoch atomic.Uint64 // sweeps run so far
 	sweeping   atomic.Int32  // sweeps running: readers are briefly out of the pool
+
+	ckpt *checkpointer // automatic checkpoints off the commit path; nil: none (checkpoint.go)
 }
 
 var memSeq atomic.Uint64
@@ -123,8 +125,10 @@ func Open(cfg Config) (*DB, error) {
 		if err := staleCompanions(cfg.Path); err != nil {
 			return nil, err
 		}
+		db.ckpt = newCheckpointer(db)
 		w, err := db.newConn(true)
 		if err != nil {
+			db.ckpt.stop(true)
 			db.removeNewCompanions()
 			return nil, Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
 		}
@@ -243,6 +247,9 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 		// runs with temp_store back at its default (VacuumTempStore).
 		pragmas = append(pragmas, WriterTempStore)
 		switch {
+		case db.ckpt != nil && !db.probe:
+			// The checkpointer's WAL hook replaces SQLite's automatic
+			// checkpoint (checkpoint.go); it is installed below.
 		case cfg.AutoCheckpoint > 0:
 			pragmas = append(pragmas, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", cfg.AutoCheckpoint))
 		case cfg.AutoCheckpoint < 0:
@@ -277,6 +284,8 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 	}
 	if db.probe {
 		c.setBusyTimeout(cfg.BusyTimeout)
+	} else if writer && db.ckpt != nil {
+		db.ckpt.install(c)
 	}
 	return c, nil
 }
@@ -536,7 +545,9 @@ func (db *DB) Close() error {
 	// checkpoint below from finishing.
 	db.drainReaders()
 	if db.writer != nil {
+		db.ckpt.interrupt() // a commit may be waiting for a pass (catchUp)
 		w := <-db.writer
+		db.ckpt.stop(false)
 		if !db.memory && db.cfg.Journal == "WAL" {
 			// Fold the WAL back so the file is self-contained after Close,
 			// if no reader (an open cursor, another process) is in the way:
@@ -572,12 +583,15 @@ func (db *DB) WithReader(ctx context.Context, fn func(c *Conn) error) error {
 	return fn(c)
 }
 
-// WithWriter runs fn on the writer, outside any transaction.
+// WithWriter runs fn on the writer, outside any transaction, once no
+// automatic checkpoint is running (see checkpoint.go): fn may checkpoint
+// without finding the checkpointer in its way.
 func (db *DB) WithWriter(ctx context.Context, fn func(c *Conn) error) error {
 	c, err := db.AcquireWriter(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.ReleaseWriter(c)
+	defer db.waitCheckpoint()()
 	return fn(c)
 }

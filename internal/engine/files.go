@@ -115,7 +115,9 @@ func (db *DB) Discard() error {
 	close(db.closing)
 	var err error
 	if db.writer != nil {
+		db.ckpt.interrupt()
 		w := <-db.writer
+		db.ckpt.stop(true)
 		w.noCheckpointOnClose()
 		err = w.close()
 	}

@@ -84,6 +84,25 @@ type holdState struct {
 	keep bool      // hdr was read whole: the transaction may be kept open
 	hdr  walHeader // the WAL-index header read before it began
 	idle uint64    // the sweep epoch when it went back to the pool
+	// gen is the DB's checkpointGen read before it began. A transaction
+	// that began while the WAL held frames not yet in the database file
+	// looks every page up in the WAL index and reads the WAL's pages with
+	// a system call each, for as long as it lasts; once the checkpointer
+	// has copied the whole WAL, a new one reads the database file alone
+	// (through the memory mapping). So a held transaction is not reused
+	// across such a checkpoint.
+	gen uint64
+}
+
+// reusable reports whether c's held read transaction may serve a read that
+// must see every commit completed before now (see the top of the file).
+func (db *DB) reusable(c *Conn) bool {
+	m := db.shm.Load()
+	if m == nil || !c.inTx() || c.hold.gen != db.checkpointGen() {
+		return false
+	}
+	h, ok := m.header()
+	return ok && h == c.hold.hdr
 }
 
 // shmFor maps the WAL index of the file c is open on, once per DB. A store
@@ -134,11 +153,9 @@ func (db *DB) AcquireRead(ctx context.Context, mode ReadMode) (*Conn, error) {
 		return nil, err
 	}
 	if c.hold.open {
-		if m := db.shm.Load(); m != nil && c.inTx() {
-			if h, ok := m.header(); ok && h == c.hold.hdr {
-				db.Stats.HeldReads.Add(1)
-				return c, nil
-			}
+		if db.reusable(c) {
+			db.Stats.HeldReads.Add(1)
+			return c, nil
 		}
 		c.endRead()
 	}
@@ -158,10 +175,8 @@ func (db *DB) FreshenRead(ctx context.Context, c *Conn) error {
 	if !c.hold.open || !c.hold.keep {
 		return nil // no transaction, or one whose snapshot is not taken yet
 	}
-	if m := db.shm.Load(); m != nil && c.inTx() {
-		if h, ok := m.header(); ok && h == c.hold.hdr {
-			return nil
-		}
+	if db.reusable(c) {
+		return nil
 	}
 	c.endRead()
 	return db.beginRead(ctx, c, ReadMulti)
@@ -174,13 +189,14 @@ func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
 	}
 	var h walHeader
 	keep := false
+	gen := db.checkpointGen()
 	if m != nil {
 		h, keep = m.header() // before BEGIN: see the comment at the top
 	}
 	if err := c.Control(ctx, "BEGIN"); err != nil {
 		return err
 	}
-	c.hold = holdState{open: true, keep: keep, hdr: h}
+	c.hold = holdState{open: true, keep: keep, hdr: h, gen: gen}
 	if mode == ReadPinned {
 		// A deferred transaction takes its snapshot at the first read.
 		if _, err := c.Exec(ctx, "SELECT 1 FROM sqlite_schema LIMIT 1"); err != nil {

@@ -1,0 +1,370 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Automatic checkpoints, off the commit path.
+//
+// SQLite's automatic checkpoint (wal_autocheckpoint) runs inside the commit
+// that leaves the WAL at or past its threshold: that commit copies every
+// page of the WAL into the database file and syncs both files before it
+// returns, and a transaction that changed 10,000 pages waits for 10,000
+// more page writes and two syncs. A store in WAL mode with a writer does
+// this on a goroutine of its own instead:
+//
+//   - The writer's connection has a WAL hook in place of SQLite's automatic
+//     checkpoint. After every commit it records the WAL's size, and when
+//     the size is at or past the threshold (Config.AutoCheckpoint pages) it
+//     wakes the checkpointer.
+//   - The checkpointer runs a PASSIVE checkpoint on a connection of its own:
+//     it copies what no reader still needs while the writer goes on
+//     committing. The writer restarts the WAL from its start at its next
+//     transaction once the whole WAL has been copied and no reader reads it
+//     (SQLite's rule), so the WAL file stays about the threshold's size.
+//   - Under a steady stream of commits the checkpointer may never catch up
+//     at a moment when the writer begins a transaction, and then the WAL is
+//     never restarted: it would grow without bound. So a commit that leaves
+//     the WAL at 7/4 of its size at the commit that woke the checkpointer
+//     (or of the threshold, if more) waits for the pass in progress and
+//     copies the rest itself, as SQLite's automatic checkpoint does, and
+//     the next transaction restarts the WAL. Under small commits the WAL
+//     thus stays below 7/4 of the threshold (SQLite's automatic checkpoint
+//     keeps it at the threshold), and a large transaction's frames are
+//     copied in the background unless the writer commits three quarters
+//     as much again before the checkpointer is done with them.
+//   - A pass that readers keep from finishing (a cursor or read
+//     transaction on an older snapshot) is retried at the next commit, as
+//     SQLite's automatic checkpoint is; while readers keep the WAL from
+//     restarting, nothing keeps it from growing, as before.
+//   - Errors of a pass (I/O, a checkpoint of another process in the way)
+//     are dropped, as SQLite drops those of its automatic checkpoints; the
+//     next commit past the threshold tries again, and the WAL keeps every
+//     commit safe meanwhile.
+//
+// Close stops the checkpointer (interrupting a pass in progress) before it
+// runs its own final checkpoint. WithWriter waits for a running pass, so
+// an explicit checkpoint on the writer never finds the checkpointer's lock
+// taken. A store opened read-only, in memory, with a rollback journal or
+// with automatic checkpoints off (Config.AutoCheckpoint < 0) has none.
+
+// defaultAutoCheckpoint is SQLite's default wal_autocheckpoint, used when
+// Config.AutoCheckpoint is 0.
+const defaultAutoCheckpoint = 1000
+
+// checkpointer runs the automatic checkpoints of one DB (see above).
+type checkpointer struct {
+	db        *DB
+	id        uintptr      // the WAL hook's argument: this checkpointer's key in walHooks
+	threshold int64        // WAL frames after a commit that start a pass
+	frames    atomic.Int64 // WAL frames after the writer's last commit
+	// woke is the WAL's size at the commit that first woke the
+	// checkpointer since the WAL last restarted (0: none did), and salt
+	// the WAL's salt then (a restart changes it); a commit that leaves
+	// the WAL at 7/4 of woke, or of the threshold if larger, waits for
+	// the checkpointer (see catchUp). Only the writer's WAL hook uses
+	// them.
+	woke      int64
+	salt      [2]uint32
+	saltKnown bool
+	shm       atomic.Pointer[shmView] // the WAL index, mapped by the checkpointer's connection
+	kick      chan struct{}           // a commit left the WAL at or past threshold
+	started   atomic.Bool             // the goroutine runs (it starts at the first kick)
+	done      chan struct{}           // closed when the goroutine has returned
+	// mu is held by a pass. Lock order: the writer, then mu.
+	mu sync.Mutex
+	// writerHasMu is set while the goroutine that holds the writer holds
+	// mu too (WithWriter): its commits' catchUp must not lock mu again.
+	// Only the writer's holder uses it.
+	writerHasMu bool
+	conn        *Conn // opened by the first pass; guarded by mu
+	// connMu orders Close's interrupt of a pass against the connection's
+	// opening and closing.
+	connMu sync.Mutex
+	// gen counts passes that copied the whole WAL they saw: a reader that
+	// began its read transaction before one reads pages from the WAL that
+	// a new transaction would read from the database file (see
+	// holdState.gen).
+	gen   atomic.Uint64
+	stats CheckpointStats
+}
+
+// CheckpointStats counts the automatic checkpoints of a DB.
+type CheckpointStats struct {
+	Passes       atomic.Uint64 // checkpoints run by the checkpointer
+	Complete     atomic.Uint64 // passes that copied the whole WAL they saw
+	WriterPasses atomic.Uint64 // passes run by a commit on the writer (see catchUp)
+	Errors       atomic.Uint64 // passes that failed (dropped)
+}
+
+// walHooks maps a WAL hook's argument to its checkpointer.
+var (
+	walHooks   sync.Map // uintptr → *checkpointer
+	walHookSeq atomic.Uintptr
+)
+
+// newCheckpointer returns the checkpointer of db, or nil when db gets none.
+func newCheckpointer(db *DB) *checkpointer {
+	cfg := db.cfg
+	if db.memory || cfg.ReadOnly || cfg.Journal != "WAL" || cfg.AutoCheckpoint < 0 {
+		return nil
+	}
+	n := int64(cfg.AutoCheckpoint)
+	if n == 0 {
+		n = defaultAutoCheckpoint
+	}
+	k := &checkpointer{
+		db: db, id: walHookSeq.Add(1), threshold: n,
+		kick: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	walHooks.Store(k.id, k)
+	return k
+}
+
+// walHook is the writer's WAL hook: SQLite calls it after each commit that
+// wrote frames, with the WAL's size in frames, on the committing goroutine
+// (which holds the writer), once the write lock is released.
+func walHook(tls *libc.TLS, arg, conn, _ uintptr, frames int32) int32 {
+	if v, ok := walHooks.Load(arg); ok {
+		if k := v.(*checkpointer); k.committed(int64(frames)) {
+			k.catchUp(tls, conn)
+		}
+	}
+	return sqlite3.SQLITE_OK
+}
+
+// walHookPtr is walHook as a C function pointer (modernc.org/libc calls a
+// function pointer through a pointer to a Go func value).
+var walHookPtr = func() uintptr {
+	f := walHook
+	return *(*uintptr)(unsafe.Pointer(&struct {
+		f func(*libc.TLS, uintptr, uintptr, uintptr, int32) int32
+	}{f}))
+}()
+
+// install makes c (the writer) report its commits to k instead of
+// checkpointing in them.
+func (k *checkpointer) install(c *Conn) {
+	sqlite3.Xsqlite3_wal_hook(c.tls, c.db, walHookPtr, k.id)
+}
+
+// committed records the WAL size after a commit of the writer and wakes
+// the checkpointer at or past the threshold. It reports whether the
+// commit must catch up itself (see catchUp): the WAL has not restarted
+// since the checkpointer was woken, and the writer has committed three
+// quarters as much again as the WAL held then (or as the threshold, if
+// more).
+func (k *checkpointer) committed(frames int64) bool {
+	salt, known := k.walSalt()
+	if frames < k.frames.Swap(frames) || (known && k.saltKnown && salt != k.salt) {
+		k.woke = 0 // the WAL restarted
+	}
+	if frames < k.threshold || k.db.closed.Load() {
+		return false
+	}
+	if k.woke == 0 {
+		k.woke, k.salt, k.saltKnown = frames, salt, known
+	}
+	if k.started.CompareAndSwap(false, true) {
+		go k.run()
+	}
+	select {
+	case k.kick <- struct{}{}:
+	default: // a pass is due already
+	}
+	return frames >= max(k.woke, k.threshold)*7/4
+}
+
+// walSalt returns the salt of the WAL (from the WAL-index header), which
+// changes at every restart; known is false before the checkpointer has
+// mapped the WAL index or while another process writes the header.
+func (k *checkpointer) walSalt() (salt [2]uint32, known bool) {
+	m := k.shm.Load()
+	if m == nil {
+		return salt, false
+	}
+	h, ok := m.header()
+	return [2]uint32{h[8], h[9]}, ok
+}
+
+// catchUp waits for the pass in progress and copies the rest of the WAL
+// on the writer's connection, as SQLite's automatic checkpoint would: the
+// writer's next transaction can then restart the WAL. It runs in the WAL
+// hook of the writer's connection conn.
+func (k *checkpointer) catchUp(tls *libc.TLS, conn uintptr) {
+	if !k.writerHasMu {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+	}
+	k.stats.WriterPasses.Add(1)
+	k.passive(tls, conn)
+}
+
+func (k *checkpointer) run() {
+	defer close(k.done)
+	for {
+		select {
+		case <-k.kick:
+		case <-k.db.closing:
+			return
+		}
+		k.pass()
+	}
+}
+
+// pass runs one checkpoint.
+func (k *checkpointer) pass() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.checkpoint()
+}
+
+// checkpoint runs one PASSIVE checkpoint on the checkpointer's
+// connection, opening it first if need be. k.mu is held.
+func (k *checkpointer) checkpoint() {
+	if k.db.closed.Load() {
+		return
+	}
+	if k.conn == nil {
+		c, err := k.db.openCheckpointConn()
+		if err != nil {
+			k.stats.Errors.Add(1)
+			return
+		}
+		k.connMu.Lock()
+		k.conn = c
+		k.connMu.Unlock()
+		if m, err := mapShm(c); err == nil {
+			k.shm.Store(m)
+		}
+	}
+	k.passive(k.conn.tls, k.conn.db)
+}
+
+// passive runs a PASSIVE checkpoint on connection conn (a sqlite3*) and
+// counts it; a pass that copied the whole WAL it saw moves gen on. k.mu is
+// held.
+func (k *checkpointer) passive(tls *libc.TLS, conn uintptr) {
+	k.stats.Passes.Add(1)
+	p := sqlite3.Xsqlite3_malloc64(tls, 8)
+	if p == 0 {
+		k.stats.Errors.Add(1)
+		return
+	}
+	defer sqlite3.Xsqlite3_free(tls, p)
+	out := (*[2]int32)(cptr(p)) // the WAL's frames, and those in the database file
+	out[0], out[1] = -1, -1
+	rc := sqlite3.Xsqlite3_wal_checkpoint_v2(tls, conn, 0, sqlite3.SQLITE_CHECKPOINT_PASSIVE, p, p+4)
+	switch {
+	case rc != sqlite3.SQLITE_OK || out[0] < 0:
+		k.stats.Errors.Add(1)
+	case out[1] == out[0]:
+		k.stats.Complete.Add(1)
+		k.gen.Add(1)
+	}
+}
+
+// interrupt stops a pass in progress; Close calls it once db.closing is
+// closed, so that it does not wait for a pass that holds the writer.
+func (k *checkpointer) interrupt() {
+	if k == nil {
+		return
+	}
+	k.connMu.Lock()
+	defer k.connMu.Unlock()
+	if k.conn != nil {
+		k.conn.interrupt()
+	}
+}
+
+// stop ends the goroutine, interrupting a pass in progress, and closes the
+// connection (without the checkpoint SQLite runs when the last connection
+// to a file closes, if noCheckpoint). Close and Discard call it once
+// db.closing is closed, holding the writer, so that no commit can start
+// the goroutine meanwhile.
+func (k *checkpointer) stop(noCheckpoint bool) {
+	if k == nil {
+		return
+	}
+	walHooks.Delete(k.id)
+	if k.started.Load() {
+		k.interrupt()
+		<-k.done
+	}
+	k.shm.Store(nil) // SQLite's mapping, gone with the connection
+	k.connMu.Lock()
+	defer k.connMu.Unlock()
+	if k.conn != nil {
+		if noCheckpoint {
+			k.conn.noCheckpointOnClose()
+		}
+		_ = k.conn.close()
+		k.conn = nil
+	}
+}
+
+// openCheckpointConn opens the checkpointer's connection. It never waits
+// for locks (a PASSIVE checkpoint does not), and it never loads the schema
+// (each connection that does keeps a copy of it: about 26 KiB per column
+// family). A checkpoint syncs the WAL before copying and the database file
+// after at any synchronous level but OFF, so only OFF is set (with a
+// PRAGMA, which loads the schema); a new connection's level is FULL.
+func (db *DB) openCheckpointConn() (*Conn, error) {
+	c, err := openConn(db.dsn)
+	if err != nil {
+		return nil, err
+	}
+	c.setBusyTimeout(0)
+	// Reading the header opens the WAL, without the schema.
+	pragmas := []string{"PRAGMA schema_version"}
+	if db.cfg.Sync == "OFF" {
+		pragmas = append(pragmas, "PRAGMA synchronous = OFF")
+	}
+	for _, p := range pragmas {
+		if err := c.ExecScript(context.Background(), p); err != nil {
+			_ = c.close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// CheckpointStats returns the counters of the DB's automatic checkpoints;
+// nil when it has no checkpointer (see checkpoint.go).
+func (db *DB) CheckpointStats() *CheckpointStats {
+	if db.ckpt == nil {
+		return nil
+	}
+	return &db.ckpt.stats
+}
+
+// waitCheckpoint waits for a pass in progress to end and keeps passes from
+// starting until the returned function is called. The caller holds the
+// writer.
+func (db *DB) waitCheckpoint() func() {
+	if db.ckpt == nil {
+		return func() {}
+	}
+	k := db.ckpt
+	k.mu.Lock()
+	k.writerHasMu = true
+	return func() {
+		k.writerHasMu = false
+		k.mu.Unlock()
+	}
+}
+
+// checkpointGen is the number of passes that copied the whole WAL; 0 for a
+// DB without a checkpointer.
+func (db *DB) checkpointGen() uint64 {
+	if db.ckpt == nil {
+		return 0
+	}
+	return db.ckpt.gen.Load()
+}

@@ -1,0 +1,295 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ckptDB opens a WAL store with table t and automatic checkpoints every
+// threshold pages.
+func ckptDB(t *testing.T, threshold int) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := Open(Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second,
+		MmapSize: 1 << 20, ReadHold: time.Hour, MaxReaders: 4, AutoCheckpoint: threshold})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	withWriter(t, db, func(c *Conn) {
+		require.NoError(t, db.SetJournalMode(context.Background(), c))
+		require.NoError(t, c.ExecScript(context.Background(), "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)"))
+	})
+	require.NotNil(t, db.ckpt, "a WAL store with a writer has a checkpointer")
+	return db, path
+}
+
+// putRows commits one transaction writing rows [from, from+n) of t, each
+// with a value of size bytes.
+func putRows(t *testing.T, db *DB, from, n, size int) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.Begin(ctx, true)
+	require.NoError(t, err)
+	v := make([]byte, size)
+	for i := from; i < from+n; i++ {
+		v[0] = byte(i)
+		_, err := tx.Conn().Exec(ctx, "INSERT OR REPLACE INTO t (k, v) VALUES (?1, ?2)", i, v)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tx.Commit())
+}
+
+// walFrames returns the WAL's size in frames (after the writer's last
+// commit) and how many of them are in the database file.
+func walFrames(t *testing.T, db *DB) (frames, backfilled int64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return db.ckpt.shm.Load() != nil }, 10*time.Second, time.Millisecond,
+		"the checkpointer did not map the WAL index")
+	m := db.ckpt.shm.Load()
+	w := (*[25]uint32)(m.p)
+	return db.ckpt.frames.Load(), int64(w[24]) // WalCkptInfo.nBackfill follows the two header copies
+}
+
+// waitComplete waits until the checkpointer has run n complete passes.
+func waitComplete(t *testing.T, db *DB, n uint64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return db.CheckpointStats().Complete.Load() >= n },
+		10*time.Second, time.Millisecond, "the checkpointer did not copy the WAL")
+}
+
+// A commit that takes the WAL past the threshold returns without copying
+// it: the checkpointer does, on its own connection, and the writer's next
+// transaction restarts the WAL.
+func TestCheckpointOffTheCommit(t *testing.T) {
+	db, path := ckptDB(t, 100)
+	k := db.ckpt
+	putRows(t, db, 0, 50, 1000) // below the threshold: nothing to do
+	require.False(t, k.started.Load(), "a checkpointer started below the threshold")
+
+	// The checkpointer is held up: the commit must not wait for it.
+	k.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		putRows(t, db, 0, 400, 1000)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		k.mu.Unlock()
+		t.Fatal("the commit waited for the checkpoint")
+	}
+	require.Zero(t, k.stats.Passes.Load(), "a checkpoint ran in the commit")
+	k.mu.Unlock()
+
+	waitComplete(t, db, 1)
+	frames, backfilled := walFrames(t, db)
+	require.GreaterOrEqual(t, frames, int64(100))
+	require.Equal(t, frames, backfilled, "the pass did not copy the whole WAL")
+	size := fileSize(t, path+"-wal")
+
+	// The next transaction starts the WAL again from its beginning.
+	putRows(t, db, 1000, 5, 100)
+	after, _ := walFrames(t, db)
+	require.Less(t, after, frames, "the WAL did not restart")
+	require.Equal(t, size, fileSize(t, path+"-wal"), "the WAL file grew")
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return fi.Size()
+}
+
+// Under a steady stream of small commits the checkpointer cannot keep up
+// on its own; commits then catch up, and the WAL stays below 7/4 of the
+// threshold (plus one commit) and restarts again and again.
+func TestCheckpointBoundsWALUnderSteadyCommits(t *testing.T) {
+	const threshold = 200
+	db, path := ckptDB(t, threshold)
+	var top int64
+	restarts, last := 0, int64(0)
+	for i := range 3000 {
+		putRows(t, db, i%500, 1, 100)
+		f := db.ckpt.frames.Load()
+		if f < last {
+			restarts++
+		}
+		last, top = f, max(top, f)
+	}
+	require.Less(t, top, int64(threshold*7/4+10), "the WAL outgrew the bound")
+	require.Greater(t, restarts, 3, "the WAL never restarted")
+	require.Less(t, fileSize(t, path+"-wal"), int64((threshold*7/4+10)*(4096+24)))
+}
+
+// With the checkpointer held up, the commit that takes the WAL past 7/4 of
+// its size at the commit that woke the checkpointer waits for it, then
+// copies the WAL itself.
+func TestCheckpointCommitCatchesUp(t *testing.T) {
+	db, _ := ckptDB(t, 100)
+	k := db.ckpt
+	k.mu.Lock()
+	putRows(t, db, 0, 400, 1000) // wakes the checkpointer, which waits
+	woke := k.frames.Load()
+	require.GreaterOrEqual(t, woke, int64(100))
+	var last int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; k.frames.Load() < woke*7/4; i++ {
+			last = k.frames.Load()
+			putRows(t, db, i*100, 100, 1000)
+		}
+	}()
+	select {
+	case <-done:
+		k.mu.Unlock()
+		t.Fatal("no commit waited for the checkpointer")
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.Zero(t, k.stats.Passes.Load())
+	k.mu.Unlock()
+	<-done
+	require.Less(t, last, woke*7/4, "a commit past the bound did not wait")
+	require.Equal(t, uint64(1), k.stats.WriterPasses.Load(), "the waiting commit did not copy the WAL")
+	frames, backfilled := walFrames(t, db)
+	require.Equal(t, frames, backfilled)
+}
+
+// A held read transaction begun while the WAL held frames the database
+// file did not is not reused once the checkpointer has copied them: a new
+// one reads the file alone.
+func TestHeldReadEndsAfterCheckpoint(t *testing.T) {
+	db, _ := ckptDB(t, 100)
+	k := db.ckpt
+	k.mu.Lock()
+	putRows(t, db, 0, 400, 1000)
+	readV(t, db, 1) // begins a read transaction on the WAL
+	held := db.Stats.HeldReads.Load()
+	readV(t, db, 1)
+	require.Equal(t, held+1, db.Stats.HeldReads.Load(), "the held transaction was not reused")
+	k.mu.Unlock()
+	waitComplete(t, db, 1)
+	readV(t, db, 1)
+	require.Equal(t, held+1, db.Stats.HeldReads.Load(), "a held transaction outlived the checkpoint")
+	readV(t, db, 1)
+	require.Equal(t, held+2, db.Stats.HeldReads.Load(), "the new transaction is not held")
+}
+
+// An explicit checkpoint on the writer (WithWriter) waits for a pass in
+// progress instead of finding its lock taken.
+func TestExplicitCheckpointWaitsForPass(t *testing.T) {
+	db, path := ckptDB(t, 100)
+	for i := range 5 {
+		putRows(t, db, i*400, 400, 1000) // each wakes the checkpointer
+		withWriter(t, db, func(c *Conn) {
+			rows, err := c.Query(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
+			require.NoError(t, err)
+			require.True(t, rows.Next())
+			require.Zero(t, rows.Int(0), "the checkpoint was busy")
+			require.NoError(t, rows.Close())
+		})
+		require.Zero(t, fileSize(t, path+"-wal"))
+	}
+}
+
+// Close stops the checkpointer's goroutine and closes its connection,
+// then folds the WAL back into the file as before.
+func TestCloseStopsCheckpointer(t *testing.T) {
+	db, path := ckptDB(t, 100)
+	k := db.ckpt
+	putRows(t, db, 0, 2000, 1000)
+	require.True(t, k.started.Load())
+	require.NoError(t, db.Close())
+	select {
+	case <-k.done:
+	default:
+		t.Fatal("the checkpointer's goroutine still runs")
+	}
+	require.Nil(t, k.conn)
+	_, ok := walHooks.Load(k.id)
+	require.False(t, ok, "the WAL hook's entry outlived the DB")
+	_, err := os.Stat(path + "-wal")
+	if err == nil {
+		require.Zero(t, fileSize(t, path+"-wal"), "Close left WAL frames")
+	}
+}
+
+// Stores without a WAL or a writer, or with automatic checkpoints off, get
+// no checkpointer; with them off, the WAL is never checkpointed.
+func TestNoCheckpointer(t *testing.T) {
+	dir := t.TempDir()
+	for name, cfg := range map[string]Config{
+		"memory":   {Journal: "WAL"},
+		"rollback": {Path: filepath.Join(dir, "r.db"), Journal: "DELETE"},
+		"off":      {Path: filepath.Join(dir, "o.db"), Journal: "WAL", AutoCheckpoint: -1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg.Sync, cfg.BusyTimeout = "NORMAL", time.Second
+			db, err := Open(cfg)
+			require.NoError(t, err)
+			defer db.Close()
+			require.Nil(t, db.ckpt)
+			require.Nil(t, db.CheckpointStats())
+			withWriter(t, db, func(c *Conn) {
+				require.NoError(t, db.SetJournalMode(context.Background(), c))
+				require.NoError(t, c.ExecScript(context.Background(), "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)"))
+			})
+			for i := range 20 { // about 2,000 pages in 20 commits
+				putRows(t, db, i*400, 400, 1000)
+			}
+			if name == "off" {
+				withWriter(t, db, func(c *Conn) {
+					rows, err := c.Query(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+					require.NoError(t, err)
+					require.True(t, rows.Next())
+					require.Greater(t, rows.Int(1), int64(1500), "the WAL was checkpointed and restarted with automatic checkpoints off")
+					require.NoError(t, rows.Close())
+				})
+			}
+		})
+	}
+	ro, err := Open(Config{Path: filepath.Join(dir, "o.db"), ReadOnly: true, Journal: "WAL", Sync: "NORMAL", BusyTimeout: time.Second})
+	require.NoError(t, err)
+	defer ro.Close()
+	require.Nil(t, ro.ckpt)
+}
+
+// The checkpointer's connection syncs as the writer's checkpoints would,
+// and does not load the schema (a copy per connection).
+func TestCheckpointConnection(t *testing.T) {
+	ctx := context.Background()
+	for _, sync := range []string{"NORMAL", "FULL", "OFF"} {
+		t.Run(sync, func(t *testing.T) {
+			db, err := Open(Config{Path: filepath.Join(t.TempDir(), "c.db"), Journal: "WAL", Sync: sync, BusyTimeout: time.Second})
+			require.NoError(t, err)
+			defer db.Close()
+			withWriter(t, db, func(c *Conn) {
+				require.NoError(t, db.SetJournalMode(ctx, c))
+				require.NoError(t, c.ExecScript(ctx, "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)"))
+			})
+			c, err := db.openCheckpointConn()
+			require.NoError(t, err)
+			defer c.close()
+			if sync != "OFF" {
+				p, err := c.scratch(8)
+				require.NoError(t, err)
+				sqlite3.Xsqlite3_db_status(c.tls, c.db, sqlite3.SQLITE_DBSTATUS_SCHEMA_USED, p, p+4, 0)
+				require.Zero(t, *(*int32)(cptr(p)), "the checkpointer's connection loaded the schema")
+			}
+			level, err := c.pragmaInt(ctx, "PRAGMA synchronous")
+			require.NoError(t, err)
+			if sync == "OFF" {
+				require.Zero(t, level)
+			} else {
+				require.Positive(t, level) // NORMAL and above sync a checkpoint alike
+			}
+		})
+	}
+}
