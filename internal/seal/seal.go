@@ -82,13 +82,12 @@ func (k *Key) ad(b []byte, table string, key []byte) []byte {
 // Seal appends to dst the sealed form of value under key in table:
 // nonce ‖ ciphertext ‖ tag.
 func (k *Key) Seal(dst []byte, table string, key, value []byte) []byte {
-	var nonce [NonceSize]byte
-	copy(nonce[:], k.prefix[:])
-	binary.BigEndian.PutUint64(nonce[16:], k.ctr.Add(1))
+	// The nonce is written in place, where the sealed value starts.
+	dst = binary.BigEndian.AppendUint64(append(dst, k.prefix[:]...), k.ctr.Add(1))
+	nonce := dst[len(dst)-NonceSize:]
 	bp := k.adBufs.Get().(*[]byte)
 	ad := k.ad((*bp)[:0], table, key)
-	dst = append(dst, nonce[:]...)
-	dst = k.aead.Seal(dst, nonce[:], value, ad)
+	dst = k.aead.Seal(dst, nonce, value, ad)
 	*bp = ad[:0]
 	k.adBufs.Put(bp)
 	return dst
