@@ -142,7 +142,7 @@ func (m *meta) readValue(rows *engine.Rows, st *engine.Counters, key []byte, sh 
 		// Not the common case of a verified row in the clear, which takes
 		// one call into SQLite.
 		crc, k := rows.IntKind(getCrc)
-		v, opened, err := m.decode(st, key, raw, sum, crc, k, sh.t.V2, nil)
+		v, opened, err := m.decode(st, key, raw, sum, crc, k, sh.t.V2, nil, nil)
 		if err != nil || opened {
 			return v, err
 		}

@@ -274,7 +274,7 @@ func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, m *meta, rep *
 			}
 			v, err := checkSumOf(check, kind, key, want, "", strict)
 			if err == nil && !keys && (sealedForm || m.sealing() != nil) {
-				if _, _, aerr := m.decode(&scrap, key, val, want, crc, kind, strict, scratch[:0]); errors.Is(aerr, engine.ErrAuth) {
+				if _, _, aerr := m.decode(&scrap, key, val, want, crc, kind, strict, scratch[:0], nil); errors.Is(aerr, engine.ErrAuth) {
 					unauth++
 					if unauth <= maxAuthLines {
 						rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", t.CF, aerr))

@@ -219,7 +219,7 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 		sum := dataSum(row.key, row.stored, hasTTL)
 		value := row.stored
 		if !fromClear || row.kind != engine.KindInt || row.crc != sum {
-			if value, _, err = m.decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil); err != nil {
+			if value, _, err = m.decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil, nil); err != nil {
 				return 0, 0, nil, err
 			}
 		}

@@ -254,6 +254,7 @@ type scanRows struct {
 	read    uint64 // value bytes read, not yet added to the store's counter
 	block   []byte // the rest of the block copied rows are carved from
 	scratch []byte // a borrowed row's opened value (encrypted stores)
+	adBuf   []byte // the associated data of the row being opened
 }
 
 // scanBlock is the size of the blocks that copied rows of at most a
@@ -373,7 +374,7 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 	}
 	m := r.src.cf.m
 	if !copied {
-		v, opened, err := m.decode(r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0])
+		v, opened, err := m.decode(r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0], &r.adBuf)
 		if opened {
 			r.scratch = v
 		}
@@ -382,7 +383,7 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 	n := len(key)
 	buf := r.alloc(n + len(stored)) // an opened value is shorter than its sealed form
 	copy(buf, key)
-	v, opened, err := m.decode(r.st, key, stored, sum, crc, kind, r.strict, buf[n:n])
+	v, opened, err := m.decode(r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
 	switch {
 	case err != nil:
 		return nil, nil, 0, err

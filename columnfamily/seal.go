@@ -68,14 +68,17 @@ func authErr(key []byte, why string) error {
 // stored bytes themselves, or the opened value appended to dst. sum is
 // dataSum(key, stored, hasTTL), which the caller has (a scan computes it
 // over key and value in one pass).
-func (m *meta) decode(st *engine.Counters, key, stored []byte, sum, crc int64, kind int, strict bool, dst []byte) (value []byte, opened bool, err error) {
+//
+// adBuf, if not nil, is the caller's buffer for the associated data (a
+// scan keeps one: no allocation per row).
+func (m *meta) decode(st *engine.Counters, key, stored []byte, sum, crc int64, kind int, strict bool, dst []byte, adBuf *[]byte) (value []byte, opened bool, err error) {
 	ss := m.sealing()
 	if kind == engine.KindInt {
 		switch {
 		case ss == nil && crc == sum && sum != 0:
 			return stored, false, nil // the common case without encryption
 		case ss != nil && ss.Write != nil && crc == sum^ss.Write.Flag():
-			return m.open(ss.Write, key, stored, dst) // the common case with it
+			return m.open(ss.Write, key, stored, dst, adBuf) // the common case with it
 		}
 		for g := range uint8(2) {
 			if crc != sum^seal.Flag(g) {
@@ -87,7 +90,7 @@ func (m *meta) decode(st *engine.Counters, key, stored []byte, sum, crc int64, k
 				}
 				return nil, false, authErr(key, "the value is sealed under a key this store was not opened with")
 			}
-			return m.open(ss.KeyOf(g), key, stored, dst)
+			return m.open(ss.KeyOf(g), key, stored, dst, adBuf)
 		}
 	}
 	verd, err := checkSumOf(crc, kind, key, sum, "row", strict)
@@ -104,7 +107,7 @@ func (m *meta) decode(st *engine.Counters, key, stored []byte, sum, crc int64, k
 			if k == nil {
 				continue
 			}
-			if v, _, err := m.open(k, key, stored, dst); err == nil {
+			if v, _, err := m.open(k, key, stored, dst, adBuf); err == nil {
 				return v, true, nil
 			}
 		}
@@ -120,8 +123,15 @@ func (m *meta) decode(st *engine.Counters, key, stored []byte, sum, crc int64, k
 }
 
 // open opens a sealed value with k, appending it to dst.
-func (m *meta) open(k *seal.Key, key, stored, dst []byte) ([]byte, bool, error) {
-	v, err := k.Open(dst, m.name, key, stored)
+func (m *meta) open(k *seal.Key, key, stored, dst []byte, adBuf *[]byte) ([]byte, bool, error) {
+	var v []byte
+	var err error
+	if adBuf != nil {
+		*adBuf = k.AD((*adBuf)[:0], m.name, key)
+		v, err = k.OpenAD(dst, *adBuf, stored)
+	} else {
+		v, err = k.Open(dst, m.name, key, stored)
+	}
 	if err != nil {
 		return nil, false, authErr(key, "the sealed value fails authentication (changed, or copied from another key or store)")
 	}

@@ -96,14 +96,25 @@ func (k *Key) Seal(dst []byte, table string, key, value []byte) []byte {
 // Open appends to dst the value sealed in sealed under key in table, or
 // fails with ErrOpen.
 func (k *Key) Open(dst []byte, table string, key, sealed []byte) ([]byte, error) {
+	bp := k.adBufs.Get().(*[]byte)
+	ad := k.ad((*bp)[:0], table, key)
+	out, err := k.OpenAD(dst, ad, sealed)
+	*bp = ad[:0]
+	k.adBufs.Put(bp)
+	return out, err
+}
+
+// AD appends to b the associated data of a value under key in table, for
+// OpenAD: a caller that opens many values (a scan) keeps one buffer for
+// it.
+func (k *Key) AD(b []byte, table string, key []byte) []byte { return k.ad(b, table, key) }
+
+// OpenAD is Open with the associated data ad that AD built.
+func (k *Key) OpenAD(dst, ad, sealed []byte) ([]byte, error) {
 	if len(sealed) < Overhead {
 		return nil, ErrOpen
 	}
-	bp := k.adBufs.Get().(*[]byte)
-	ad := k.ad((*bp)[:0], table, key)
 	out, err := k.aead.Open(dst, sealed[:NonceSize], sealed[NonceSize:], ad)
-	*bp = ad[:0]
-	k.adBufs.Put(bp)
 	if err != nil {
 		return nil, ErrOpen
 	}
