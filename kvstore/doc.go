@@ -35,6 +35,12 @@
 // failing with ErrBusy. A Tx and a Cursor belong to one goroutine at a time;
 // inside a write transaction, write through the Tx, never through the Store.
 //
+// Encryption at rest (Options.Encryption, with a password or a raw key)
+// seals every value with XChaCha20-Poly1305, bound to its store, column
+// family and key; keys stay in the clear, so ordering and iteration are
+// unchanged. A wrong or missing secret is ErrAuth. Encrypt, Rekey and
+// RemoveEncryption convert a store in place, resumably.
+//
 // Each column family is a table of the SQLite file, which the sqlite3 shell
 // can read. The repository's API_SPECIFICATION.md and docs/ directory
 // describe the API, the file format, TTL and the concurrency model in full.
