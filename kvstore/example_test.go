@@ -405,3 +405,46 @@ func ExampleStore_Backup() {
 	// saved
 	// <nil>
 }
+
+// Open an encrypted store with a password; a wrong one is refused with
+// ErrAuth and changes nothing. (A real program reads the password from a
+// prompt or a secret store, and keeps the default key-derivation cost.)
+func ExampleOptions_encryption() {
+	dir, err := os.MkdirTemp("", "snkv-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "secret.db")
+	enc := &kvstore.Encryption{Password: []byte("correct horse battery staple"), KDF: kvstore.LightKDF}
+
+	db, err := kvstore.Open(path, kvstore.Options{Encryption: enc})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Put([]byte("session:42"), []byte("token-abc")); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("encrypted:", db.Encrypted())
+	if err := db.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	_, err = kvstore.Open(path, kvstore.Options{Encryption: &kvstore.Encryption{Password: []byte("guess")}})
+	fmt.Println("wrong password refused:", errors.Is(err, kvstore.ErrAuth))
+
+	db, err = kvstore.Open(path, kvstore.Options{Encryption: enc})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	v, err := db.Get([]byte("session:42"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(v))
+	// Output:
+	// encrypted: true
+	// wrong password refused: true
+	// token-abc
+}
