@@ -34,6 +34,8 @@ type Registry struct {
 	// only format-2 tables), so a handle's layout need not be asked of
 	// SQLite (see shapeOf). A file never goes back to format 1.
 	v2 atomic.Bool
+	// sealHdr is the encryption header Init read (nil: none).
+	sealHdr []byte
 }
 
 // NewRegistry returns the registry of the store described by env.
@@ -60,8 +62,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 		if h.fresh {
 			return fmt.Errorf("%w: the file has no snkv catalog and the store is read-only", engine.ErrNotStore)
 		}
-		r.v2.Store(h.format >= 2)
-		return nil
+		return r.opened(ctx, c, h)
 	}
 	c, err := db.AcquireWriter(ctx)
 	if err != nil {
@@ -86,8 +87,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 	if !h.fresh {
 		// A store already: nothing to write, so no write lock to take
 		// (and no second read of the header, which scans sqlite_schema).
-		r.v2.Store(h.format >= 2)
-		return nil
+		return engine.Wrap(ctx, "open", r.opened(ctx, c, h))
 	}
 	if err := c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return engine.Wrap(ctx, "open", err)
@@ -112,6 +112,18 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 	}
 	r.v2.Store(v2)
 	return nil
+}
+
+// opened records what Init learnt of an existing store on c: its format,
+// and its encryption header (format 2 on).
+func (r *Registry) opened(ctx context.Context, c *engine.Conn, h header) error {
+	r.v2.Store(h.format >= 2)
+	if h.format < 2 {
+		return nil
+	}
+	var err error
+	r.sealHdr, err = readSealHeader(ctx, c)
+	return err
 }
 
 func count(ctx context.Context, c *engine.Conn, q string, args ...any) (int64, error) {
@@ -194,14 +206,18 @@ func (r *Registry) metaFor(ctx context.Context, c *engine.Conn, name string, sta
 	if err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	m := r.metas[foldName(name)]
+	r.mu.Unlock()
 	sealed := !isHidden(name)
-	if !sealed {
-		if sealed, err = hiddenSealed(ctx, c, name); err != nil {
+	if !sealed && (m == nil || m.stamp != stamp) {
+		// A hidden table's state is new: ask whether it is sealed.
+		if sealed, err = r.hiddenSealed(ctx, c, name); err != nil {
 			return nil, err
 		}
 	}
 	r.mu.Lock()
-	m := r.metas[foldName(name)]
+	m = r.metas[foldName(name)]
 	if m != nil && m.stamp != stamp {
 		m.dropped.Store(true)
 		m = nil

@@ -213,7 +213,7 @@ func (r *Registry) Check(ctx context.Context) (CheckReport, error) {
 		m := &meta{env: r.env, name: name}
 		sealed := !isHidden(name)
 		if !sealed {
-			if sealed, err = hiddenSealed(ctx, c, name); err != nil {
+			if sealed, err = r.hiddenSealed(ctx, c, name); err != nil {
 				return rep, err
 			}
 		}

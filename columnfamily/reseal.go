@@ -16,14 +16,10 @@ import (
 // sealHeaderRow is the meta table row that holds the encryption header.
 const sealHeaderRow = "encryption"
 
-// SealHeader reads the encryption header on c (inside the caller's
-// transaction, if any): nil for a store without encryption, or a file of
-// format 1 (which has no meta table and is never encrypted).
-func SealHeader(ctx context.Context, c *engine.Conn) ([]byte, error) {
-	n, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE name = '__snkv_meta'`)
-	if err != nil || n == 0 {
-		return nil, err
-	}
+// readSealHeader reads the encryption header on c, a connection to a file
+// of format 2 (a version-1 file has no meta table and is never
+// encrypted): nil for a store without encryption.
+func readSealHeader(ctx context.Context, c *engine.Conn) ([]byte, error) {
 	rows, err := c.Query(ctx, `SELECT value FROM `+metaTable+` WHERE name = ?1`, sealHeaderRow)
 	if err != nil {
 		return nil, err
@@ -52,6 +48,11 @@ func WriteSealHeader(ctx context.Context, c *engine.Conn, h []byte) error {
 	}
 	return err
 }
+
+// SealHeader returns the encryption header Init read with the file's
+// format (nil: none), so that Open needs no second connection or round
+// trip for it.
+func (r *Registry) SealHeader() []byte { return r.sealHdr }
 
 // SetSeal makes the row codec follow st (nil: no encryption).
 func (r *Registry) SetSeal(st *seal.State) { r.env.Seal.Store(st) }

@@ -28,13 +28,13 @@ func sealedMarker(table string) string { return "sealed:" + table }
 // isHidden reports whether a catalog name is a hidden table's.
 func isHidden(table string) bool { return strings.HasPrefix(table, HiddenPrefix) }
 
-// hiddenSealed reports whether hidden table table is marked sealed.
-func hiddenSealed(ctx context.Context, c *engine.Conn, table string) (bool, error) {
-	n, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE name = '__snkv_meta'`)
-	if err != nil || n == 0 {
-		return false, err
+// hiddenSealed reports whether hidden table table is marked sealed (never
+// in a version-1 file, which has no meta table).
+func (r *Registry) hiddenSealed(ctx context.Context, c *engine.Conn, table string) (bool, error) {
+	if !r.v2.Load() {
+		return false, nil
 	}
-	n, err = count(ctx, c, `SELECT count(*) FROM `+metaTable+` WHERE name = ?1`, sealedMarker(table))
+	n, err := count(ctx, c, `SELECT count(*) FROM `+metaTable+` WHERE name = ?1`, sealedMarker(table))
 	return n > 0, err
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/snkv-go/snkv/columnfamily"
-	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/seal"
 )
 
@@ -71,15 +70,7 @@ func (s *Store) sealBatch() int {
 // interrupted is finished), and an encrypted one without a secret, or with
 // the wrong one, is refused with nothing written.
 func (s *Store) openSeal(ctx context.Context) error {
-	var h []byte
-	err := s.db.WithReader(ctx, func(c *engine.Conn) error {
-		var err error
-		h, err = columnfamily.SealHeader(ctx, c)
-		return err
-	})
-	if err != nil {
-		return err
-	}
+	h := s.reg.SealHeader()
 	enc := s.opts.Encryption
 	if s.opts.keyless {
 		return nil

@@ -490,3 +490,4 @@ func TestConversionsLeaveNoOldBytes(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 }
+
