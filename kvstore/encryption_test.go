@@ -490,4 +490,3 @@ func TestConversionsLeaveNoOldBytes(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 }
-
