@@ -126,35 +126,23 @@ func (r *Registry) opened(ctx context.Context, c *engine.Conn, h header) error {
 	return err
 }
 
-func count(ctx context.Context, c *engine.Conn, q string, args ...any) (int64, error) {
-	rows, err := c.Query(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	if rows.Next() {
-		n = rows.Int(0)
-	}
-	return n, rows.Close()
-}
-
 // createIn creates column family name inside the transaction on c and
 // returns its creation stamp: the catalog's created_ms, which is the
 // creation time in milliseconds, moved past every stamp in the catalog so
 // that a column family dropped and created again (by any process) gets a
 // new one, which handles to the old one are checked against.
 func createIn(ctx context.Context, c *engine.Conn, name string, nowMs int64) (int64, error) {
-	if n, err := count(ctx, c, `SELECT count(*) FROM `+catalog+` WHERE name = ?1`, name); err != nil {
+	if n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+catalog+` WHERE name = ?1`, name); err != nil {
 		return 0, err
 	} else if n > 0 {
 		return 0, fmt.Errorf("%w: column family %q", engine.ErrExists, name)
 	}
-	if n, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE`, name); err != nil {
+	if n, err := c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE`, name); err != nil {
 		return 0, err
 	} else if n > 0 {
 		return 0, fmt.Errorf("%w: the file already has a table, index or view named %q that is not a column family", engine.ErrExists, name)
 	}
-	last, err := count(ctx, c, `SELECT coalesce(max(created_ms), 0) FROM `+catalog)
+	last, err := c.QueryInt(ctx, `SELECT coalesce(max(created_ms), 0) FROM `+catalog)
 	if err != nil {
 		return 0, err
 	}

@@ -151,7 +151,7 @@ func (cf *ColumnFamily) gone() error {
 // writes into a column family of the same name created after its own was
 // dropped, by this process or another.
 func (cf *ColumnFamily) current(ctx context.Context, c *engine.Conn) error {
-	n, err := count(ctx, c, cf.m.w().q.current, cf.m.nameArg, cf.m.stampArg)
+	n, err := c.QueryInt(ctx, cf.m.w().q.current, cf.m.nameArg, cf.m.stampArg)
 	switch {
 	case err != nil:
 		return err
@@ -558,7 +558,7 @@ func (cf *ColumnFamily) Count() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := count(ctx, c, cf.m.r().q.count, ttl.Encode(cf.nowMs()))
+	n, err := c.QueryInt(ctx, cf.m.r().q.count, ttl.Encode(cf.nowMs()))
 	cf.doneRead(c)
 	return n, cf.errf(ctx, "count", err)
 }

@@ -71,18 +71,18 @@ type header struct {
 // nothing.
 func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (header, error) {
 	var h header
-	app, err := count(ctx, c, "PRAGMA application_id")
+	app, err := c.QueryInt(ctx, "PRAGMA application_id")
 	if err != nil {
 		return h, err
 	}
-	ver, err := count(ctx, c, "PRAGMA user_version")
+	ver, err := c.QueryInt(ctx, "PRAGMA user_version")
 	if err != nil {
 		return h, err
 	}
-	if h.objects, err = count(ctx, c, `SELECT count(*) FROM sqlite_schema`); err != nil {
+	if h.objects, err = c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema`); err != nil {
 		return h, err
 	}
-	hasCatalog, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+CatalogTable+`'`)
+	hasCatalog, err := c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+CatalogTable+`'`)
 	if err != nil {
 		return h, err
 	}
@@ -131,13 +131,13 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 // fileFormat returns the format version of an snkv file: the meta table's
 // when it has one, else 1 (a version-1 file keeps it in user_version).
 func fileFormat(ctx context.Context, c *engine.Conn, userVersion int64) (int, error) {
-	has, err := count(ctx, c, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+MetaTable+`'`)
+	has, err := c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+MetaTable+`'`)
 	if err != nil {
 		return 0, err
 	}
 	v := int64(1)
 	if has > 0 {
-		if v, err = count(ctx, c, `SELECT value FROM `+metaTable+` WHERE name = 'format'`); err != nil {
+		if v, err = c.QueryInt(ctx, `SELECT value FROM `+metaTable+` WHERE name = 'format'`); err != nil {
 			return 0, err
 		}
 	} else if userVersion > 1 {

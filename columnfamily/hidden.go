@@ -113,7 +113,7 @@ func (r *Registry) DropHidden(tx *engine.Tx, kind, name string) error {
 	}
 	table := HiddenTableName(kind, name)
 	ctx, c := tx.Ctx(), tx.Conn()
-	n, err := count(ctx, c, `SELECT count(*) FROM `+catalog+` WHERE name = ?1 AND kind = ?2`, table, kind)
+	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+catalog+` WHERE name = ?1 AND kind = ?2`, table, kind)
 	if err != nil {
 		return engine.Wrap(ctx, "drop hidden table", err)
 	}

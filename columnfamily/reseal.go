@@ -144,7 +144,7 @@ func (r *Registry) resealTable(ctx context.Context, name string, batch int, from
 		var n, done int
 		err := r.env.update(ctx, nil, "convert values of "+name, func(ctx context.Context, tx *engine.Tx) error {
 			c := tx.Conn()
-			stamp, err := count(ctx, c, `SELECT created_ms FROM `+catalog+` WHERE name = ?1`, name)
+			stamp, err := c.QueryInt(ctx, `SELECT created_ms FROM `+catalog+` WHERE name = ?1`, name)
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,7 @@ func (r *Registry) hiddenSealed(ctx context.Context, c *engine.Conn, table strin
 	if !r.v2.Load() {
 		return false, nil
 	}
-	n, err := count(ctx, c, `SELECT count(*) FROM `+metaTable+` WHERE name = ?1`, sealedMarker(table))
+	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+metaTable+` WHERE name = ?1`, sealedMarker(table))
 	return n > 0, err
 }
 

@@ -79,14 +79,14 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 		c := tx.Conn()
 		// A column family created meanwhile by a process that still
 		// thought the file was version 1 is converted by the next run.
-		left, err := count(ctx, c, `SELECT count(*) FROM `+catalog+` AS c WHERE EXISTS (SELECT 1 FROM sqlite_schema AS s WHERE s.type = 'table' AND s.name = c.name) AND NOT EXISTS (SELECT 1 FROM pragma_table_list AS l WHERE l.schema = 'main' AND l.name = c.name AND l.strict = 1)`)
+		left, err := c.QueryInt(ctx, `SELECT count(*) FROM `+catalog+` AS c WHERE EXISTS (SELECT 1 FROM sqlite_schema AS s WHERE s.type = 'table' AND s.name = c.name) AND NOT EXISTS (SELECT 1 FROM pragma_table_list AS l WHERE l.schema = 'main' AND l.name = c.name AND l.strict = 1)`)
 		if err != nil {
 			return err
 		}
 		if left > 0 {
 			return fmt.Errorf("%d column families were created during the upgrade; run Upgrade again", left)
 		}
-		uv, err := count(ctx, c, "PRAGMA user_version")
+		uv, err := c.QueryInt(ctx, "PRAGMA user_version")
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 // refuse, and reports whether the column family has TTL tables. Both
 // upgrade steps that change the table's shape ask it first.
 func checkUpgradable(ctx context.Context, c *engine.Conn, t ttl.Tables) (ttlOn bool, err error) {
-	n, err := count(ctx, c, `SELECT count(*) FROM `+t.Data+` WHERE typeof(key) <> 'blob' OR typeof(value) <> 'blob' OR length(key) NOT BETWEEN 1 AND 65536`)
+	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+t.Data+` WHERE typeof(key) <> 'blob' OR typeof(value) <> 'blob' OR length(key) NOT BETWEEN 1 AND 65536`)
 	if err != nil {
 		return false, err
 	}
@@ -343,7 +343,7 @@ func rebuildTTL(ctx context.Context, c *engine.Conn, t ttl.Tables) error {
 // SQLite's documented way to add constraints without copying a table; the
 // schema cookie is bumped so that every connection reloads the schema.
 func rewriteSchema(ctx context.Context, c *engine.Conn, name, sql string) error {
-	cookie, err := count(ctx, c, "PRAGMA schema_version")
+	cookie, err := c.QueryInt(ctx, "PRAGMA schema_version")
 	if err != nil {
 		return err
 	}

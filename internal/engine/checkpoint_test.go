@@ -283,7 +283,7 @@ func TestCheckpointConnection(t *testing.T) {
 				sqlite3.Xsqlite3_db_status(c.tls, c.db, sqlite3.SQLITE_DBSTATUS_SCHEMA_USED, p, p+4, 0)
 				require.Zero(t, *(*int32)(cptr(p)), "the checkpointer's connection loaded the schema")
 			}
-			level, err := c.pragmaInt(ctx, "PRAGMA synchronous")
+			level, err := c.QueryInt(ctx, "PRAGMA synchronous")
 			require.NoError(t, err)
 			if sync == "OFF" {
 				require.Zero(t, level)

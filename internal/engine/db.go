@@ -260,7 +260,7 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 	}
 	if writer && cfg.SpillPages > 0 {
 		// Raised by a transaction that writes many rows (Conn.bigTx).
-		base, err := c.pragmaInt(ctx, "PRAGMA cache_spill")
+		base, err := c.QueryInt(ctx, "PRAGMA cache_spill")
 		if err != nil {
 			_ = c.close()
 			return nil, err

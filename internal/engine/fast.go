@@ -141,9 +141,10 @@ func (c *Conn) endTx() {
 	}
 }
 
-// pragmaInt runs a query (a PRAGMA, a count) that returns one integer.
-func (c *Conn) pragmaInt(ctx context.Context, q string) (int64, error) {
-	rows, err := c.Query(ctx, q)
+// QueryInt runs a query (a PRAGMA, a count) that returns one integer: the
+// first column of its first row, 0 when it has none.
+func (c *Conn) QueryInt(ctx context.Context, q string, args ...any) (int64, error) {
+	rows, err := c.Query(ctx, q, args...)
 	if err != nil {
 		return 0, err
 	}

@@ -146,7 +146,7 @@ func TestFastPathStaleSchema(t *testing.T) {
 	})
 }
 
-func count1(c *Conn, q string) (int64, error) { return c.pragmaInt(context.Background(), q) }
+func count1(c *Conn, q string) (int64, error) { return c.QueryInt(context.Background(), q) }
 
 // A transaction rolled back behind its owner's back refuses its later
 // statements and its commit.
