@@ -38,13 +38,7 @@ func flipStore(t *testing.T) (string, []timelog.Record, []pageRow) {
 	want := collect(t, l.All())
 	require.Len(t, want, 9)
 	require.NoError(t, l.Close())
-	pages, err := db.OpenHiddenTable(ctx, "timelog", "flip/pages")
-	require.NoError(t, err)
-	var rows []pageRow
-	for e, err := range pages.All() {
-		require.NoError(t, err)
-		rows = append(rows, pageRow{key: slices.Clone(e.Key), value: slices.Clone(e.Value)})
-	}
+	rows := pageRows(t, db, "flip")
 	require.Len(t, rows, 3)
 	require.NoError(t, db.Close())
 	return path, want, rows
@@ -248,13 +242,7 @@ func edgeStore(t *testing.T) (string, []timelog.Record, []pageRow) {
 	want := collect(t, l.All())
 	require.Len(t, want, 40)
 	require.NoError(t, l.Close())
-	pages, err := db.OpenHiddenTable(ctx, "timelog", "flip/pages")
-	require.NoError(t, err)
-	var rows []pageRow
-	for e, err := range pages.All() {
-		require.NoError(t, err)
-		rows = append(rows, pageRow{key: slices.Clone(e.Key), value: slices.Clone(e.Value)})
-	}
+	rows := pageRows(t, db, "flip")
 	require.GreaterOrEqual(t, len(rows), 3)
 	require.NoError(t, db.Close())
 	return path, want, rows
@@ -306,4 +294,17 @@ func TestMinMaxCheckTheirPage(t *testing.T) {
 		}
 		require.Equal(t, want, collect(t, l.All()))
 	}
+}
+
+// pageRows returns the rows of log's pages table, copied.
+func pageRows(t *testing.T, db *kvstore.Store, log string) []pageRow {
+	t.Helper()
+	pages, err := db.OpenHiddenTable(ctx, "timelog", log+"/pages")
+	require.NoError(t, err)
+	var rows []pageRow
+	for e, err := range pages.All() {
+		require.NoError(t, err)
+		rows = append(rows, pageRow{key: slices.Clone(e.Key), value: slices.Clone(e.Value)})
+	}
+	return rows
 }
