@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -136,6 +137,7 @@ func TestSealConversionsKilled(t *testing.T) {
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(19, uint64(time.Now().UnixNano())))
 	seen := map[*kvstore.Encryption]int{}
+	midJob := 0
 	for i := range kills {
 		cmd := exec.Command(exe, "-test.run=^TestSealChild$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), sealEnvPath+"="+path)
@@ -154,6 +156,10 @@ func TestSealConversionsKilled(t *testing.T) {
 			}
 		}
 		_ = cmd.Wait()
+		job := pendingJob(t, path)
+		if job != 0 {
+			midJob++
+		}
 		s, enc, err := openAnySecret(path, 25)
 		require.NoError(t, err, "kill %d", i)
 		seen[enc]++
@@ -163,10 +169,29 @@ func TestSealConversionsKilled(t *testing.T) {
 		// finished changed the secret that opens it).
 		encrypted := s.Encrypted()
 		require.NoError(t, s.Close())
-		s, enc, err = openAnySecret(path, 25)
+		s, after, err := openAnySecret(path, 25)
 		require.NoError(t, err)
-		require.Equal(t, encrypted, enc != nil)
+		require.Equal(t, encrypted, after != nil)
 		require.NoError(t, s.Close())
-		t.Logf("kill %d: %d steps done, opened with %v", i, steps, map[*kvstore.Encryption]string{nil: "no secret", sealKeyA: "key A", sealKeyB: "key B"}[enc])
+		t.Logf("kill %d: %d steps done, conversion under way: %d, opened with %v", i, steps, job, map[*kvstore.Encryption]string{nil: "no secret", sealKeyA: "key A", sealKeyB: "key B"}[enc])
 	}
+	require.Positive(t, midJob, "no kill landed in the middle of a conversion")
+}
+
+// pendingJob reads, as another tool would, the job the store's encryption
+// header records (docs/format.md: the byte after the version and the
+// generation): 0 for none (or no header), 1 encrypting, 2 re-keying, 3
+// decrypting.
+func pendingJob(t *testing.T, path string) int {
+	t.Helper()
+	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?mode=ro")
+	require.NoError(t, err)
+	defer raw.Close()
+	var job sql.NullInt64
+	err = raw.QueryRow(`SELECT unicode(CAST(substr(value, 11, 1) AS TEXT)) FROM __snkv_meta WHERE name = 'encryption'`).Scan(&job)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0
+	}
+	require.NoError(t, err)
+	return int(job.Int64)
 }
