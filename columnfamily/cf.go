@@ -181,7 +181,7 @@ func (cf *ColumnFamily) verify(ctx context.Context, tx *engine.Tx) error {
 // (it writes the same bytes), else with the upsert statement. It reports
 // the rows changed, which is always 1.
 func (cf *ColumnFamily) upsert(ctx context.Context, c *engine.Conn, sh *shape, key, value []byte) (int64, error) {
-	stored, sum := cf.m.encode(sh, key, value, false)
+	stored, sum := cf.m.encode(c, sh, key, value, false)
 	return writeRow(ctx, c, sh, key, stored, sum)
 }
 
@@ -441,7 +441,7 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 			n, err = cf.upsert(ctx, c, sh, key, value)
 		}
 	} else {
-		stored, sum := cf.m.encode(sh, key, value, false)
+		stored, sum := cf.m.encode(c, sh, key, value, false)
 		n, err = c.Exec(ctx, sh.q.put, key, stored, cf.m.nameArg, cf.m.stampArg, sum)
 	}
 	if err == nil && n == 0 {
@@ -495,7 +495,7 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 		if _, err := c.Exec(ctx, sh.q.lazyDel, key, ttl.Encode(cf.nowMs())); err != nil {
 			return err
 		}
-		stored, sum := cf.m.encode(sh, key, value, expMs >= 0)
+		stored, sum := cf.m.encode(c, sh, key, value, expMs >= 0)
 		n, err := c.Exec(ctx, sh.q.insert, key, stored, cf.m.nameArg, cf.m.stampArg, sum)
 		if err != nil || n == 0 {
 			return err

@@ -224,7 +224,7 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 				return 0, 0, nil, err
 			}
 		}
-		stored, wsum := m.encode(sh, row.key, value, hasTTL)
+		stored, wsum := m.encode(c, sh, row.key, value, hasTTL)
 		if !hasTTL {
 			_, err = writeRow(ctx, c, sh, row.key, stored, wsum)
 		} else {

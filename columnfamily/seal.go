@@ -47,12 +47,13 @@ func (m *meta) sealing() *seal.State {
 	return m.env.Seal.Load()
 }
 
-// encode returns what a write stores for value under key: the value, or
-// its sealed form; and the row's checksum (nil for a version-1 table,
-// which has no column for it and is never encrypted).
-func (m *meta) encode(sh *shape, key, value []byte, hasTTL bool) (stored []byte, sum any) {
+// encode returns what a write on c stores for value under key: the value,
+// or its sealed form (in c's scratch buffer: the write copies it); and the
+// row's checksum (nil for a version-1 table, which has no column for it
+// and is never encrypted).
+func (m *meta) encode(c *engine.Conn, sh *shape, key, value []byte, hasTTL bool) (stored []byte, sum any) {
 	if st := m.sealing(); st != nil && st.Write != nil && sh.t.Crc {
-		stored = st.Write.Seal(make([]byte, 0, len(value)+seal.Overhead), m.name, key, value)
+		stored = st.Write.Seal(c.Scratch(len(value)+seal.Overhead), m.name, key, value)
 		return stored, withTTL(rowSum(key, stored), hasTTL) ^ st.Write.Flag()
 	}
 	return nonNil(value), sh.sum(key, value, hasTTL)

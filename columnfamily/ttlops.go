@@ -123,7 +123,7 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 // transaction that has already made sure the TTL tables exist.
 func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
 	sh := cf.m.w()
-	stored, sum := cf.m.encode(sh, key, value, true)
+	stored, sum := cf.m.encode(c, sh, key, value, true)
 	return cf.writeRowTTL(ctx, c, sh, key, stored, sum, expMs)
 }
 

@@ -78,6 +78,18 @@ type Conn struct {
 	spillBase, spillBig int64
 	spillRaised         bool
 	txRows              int
+	goScratch           []byte // see Scratch
+}
+
+// Scratch returns an empty buffer of capacity at least n, owned by the
+// connection and reused by its next call: for bytes built only to be
+// written on c (a sealed value), which every write copies before it
+// returns.
+func (c *Conn) Scratch(n int) []byte {
+	if cap(c.goScratch) < n {
+		c.goScratch = make([]byte, 0, n)
+	}
+	return c.goScratch[:0]
 }
 
 func openConn(dsn string) (*Conn, error) {
