@@ -249,7 +249,7 @@ func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, m *meta, rep *
 			return err
 		}
 		var bad, foreign, unauth int64
-		var firstBad, scratch []byte
+		var firstBad, scratch, adBuf []byte
 		var scrap engine.Counters
 		for rows.Next() {
 			rep.Rows++
@@ -274,7 +274,11 @@ func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, m *meta, rep *
 			}
 			v, err := checkSumOf(check, kind, key, want, "", strict)
 			if err == nil && !keys && (sealedForm || m.sealing() != nil) {
-				if _, _, aerr := m.decode(&scrap, key, val, want, crc, kind, strict, scratch[:0], nil); errors.Is(aerr, engine.ErrAuth) {
+				out, opened, aerr := m.decode(&scrap, key, val, want, crc, kind, strict, scratch[:0], &adBuf)
+				if opened {
+					scratch = out // reused for the next row's value
+				}
+				if errors.Is(aerr, engine.ErrAuth) {
 					unauth++
 					if unauth <= maxAuthLines {
 						rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", t.CF, aerr))
