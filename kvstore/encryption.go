@@ -157,16 +157,39 @@ func (s *Store) encrypt(ctx context.Context, secret seal.Secret) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrInvalidArgument, err)
 	}
+	if err := s.beginJob(ctx, kr); err != nil {
+		if s.keyring != kr {
+			kr.Destroy() // nothing recorded: the store stays in the clear
+		}
+		return err
+	}
+	return nil
+}
+
+// beginJob records the conversion keyring kr has begun in the header,
+// makes the codec follow it and runs it to its end. When the header could
+// not be written the job is cancelled and nothing changed; a failure after
+// that leaves the job recorded, for the next conversion or Open to finish.
+func (s *Store) beginJob(ctx context.Context, kr *seal.Keyring) error {
 	h, err := kr.Header()
 	if err == nil {
 		err = s.writeHeader(ctx, h)
 	}
-	if err == nil {
-		err = s.follow(kr)
-	}
 	if err != nil {
-		kr.Destroy()
+		kr.Cancel()
 		return err
+	}
+	if err := s.follow(kr); err != nil {
+		return err
+	}
+	return s.finishJob(ctx)
+}
+
+// resume finishes a conversion an earlier call left part way (it failed
+// after recording its job), before another one starts.
+func (s *Store) resume(ctx context.Context) error {
+	if s.keyring == nil || s.keyring.Job() == seal.JobNone {
+		return nil
 	}
 	return s.finishJob(ctx)
 }
@@ -256,6 +279,9 @@ func (s *Store) Encrypted() bool {
 // encrypted already.
 func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 	return s.sealOp(ctx, "encrypt", func() error {
+		if err := s.resume(ctx); err != nil {
+			return err
+		}
 		if s.keyring != nil {
 			return fmt.Errorf("%w: the store is encrypted already (Rekey changes its key)", ErrExists)
 		}
@@ -277,6 +303,9 @@ func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 // with: re-key while no other process has the store open.
 func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 	return s.sealOp(ctx, "re-key", func() error {
+		if err := s.resume(ctx); err != nil {
+			return err
+		}
 		if s.keyring == nil {
 			return fmt.Errorf("%w: the store is not encrypted", ErrInvalidArgument)
 		}
@@ -287,7 +316,7 @@ func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 		if err := s.keyring.BeginRekey(secret); err != nil {
 			return fmt.Errorf("%w: %s", ErrInvalidArgument, err)
 		}
-		return s.beginJob(ctx)
+		return s.beginJob(ctx, s.keyring)
 	})
 }
 
@@ -298,30 +327,17 @@ func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 // encrypted.
 func (s *Store) RemoveEncryption(ctx context.Context) error {
 	return s.sealOp(ctx, "remove encryption", func() error {
+		if err := s.resume(ctx); err != nil {
+			return err
+		}
 		if s.keyring == nil {
 			return fmt.Errorf("%w: the store is not encrypted", ErrInvalidArgument)
 		}
 		if err := s.keyring.BeginDecrypt(); err != nil {
 			return fmt.Errorf("%w: %s", ErrInvalidArgument, err)
 		}
-		return s.beginJob(ctx)
+		return s.beginJob(ctx, s.keyring)
 	})
-}
-
-// beginJob writes the header of the conversion the keyring has begun,
-// makes the codec follow it and runs it to its end.
-func (s *Store) beginJob(ctx context.Context) error {
-	h, err := s.keyring.Header()
-	if err == nil {
-		err = s.writeHeader(ctx, h)
-	}
-	if err == nil {
-		err = s.follow(s.keyring)
-	}
-	if err != nil {
-		return err
-	}
-	return s.finishJob(ctx)
 }
 
 // SealHiddenTable marks the hidden table name of kind sealed, for a layer

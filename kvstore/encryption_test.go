@@ -490,3 +490,76 @@ func TestConversionsLeaveNoOldBytes(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 }
+
+// cancelAfter is a context cancelled once its Err has been asked n times:
+// a conversion it runs stops part way, at a batch boundary or inside one.
+type cancelAfter struct {
+	context.Context
+	n, asked int
+	done     chan struct{}
+}
+
+func newCancelAfter(n int) *cancelAfter {
+	return &cancelAfter{Context: context.Background(), n: n, done: make(chan struct{})}
+}
+
+func (c *cancelAfter) Err() error {
+	c.asked++
+	if c.asked == c.n {
+		close(c.done)
+	}
+	if c.asked >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *cancelAfter) Done() <-chan struct{} { return c.done }
+
+// A conversion that fails before recording its job changes nothing; one
+// that fails part way is finished by the next conversion (or Open).
+func TestFailedConversionsCancelOrResume(t *testing.T) {
+	path := tempPath(t)
+	s, err := kvstore.Open(path, kvstore.Options{Encryption: rawKey(1), UpgradeBatch: 4})
+	require.NoError(t, err)
+	for i := range 100 {
+		require.NoError(t, s.Default().Put(fmt.Appendf(nil, "k%03d", i), fmt.Appendf(nil, "v%d", i)))
+	}
+	want := contents(t, s.Default())
+
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, s.Rekey(gone, *rawKey(2)), context.Canceled)
+	ro, err := kvstore.Open(path, kvstore.Options{Encryption: rawKey(1), ReadOnly: true})
+	require.NoError(t, err, "a re-key that recorded nothing leaves the old key")
+	require.NoError(t, ro.Close())
+	require.NoError(t, s.Rekey(context.Background(), *rawKey(2)), "and can be run again on the same store")
+	require.Equal(t, want, contents(t, s.Default()))
+
+	var stopped error
+	for n := 5; stopped == nil; n += 5 {
+		// Find a point where the re-key has recorded its job and then
+		// stops: the first error comes from the header's own write.
+		stopped = s.Rekey(newCancelAfter(n), *rawKey(3))
+		if stopped == nil {
+			t.Fatalf("the re-key finished within %d checks of its context", n)
+		}
+		if !s.Encrypted() {
+			t.Fatal("a failed re-key left the store in the clear")
+		}
+		// Did it record the job? Then both keys open the store now.
+		s2, err := kvstore.Open(path, kvstore.Options{Encryption: rawKey(3), ReadOnly: true})
+		if err != nil {
+			stopped = nil // it cancelled before recording: try a later point
+			continue
+		}
+		require.Equal(t, want, contents(t, s2.Default()), "both forms read while the job is pending")
+		require.NoError(t, s2.Close())
+	}
+	require.Equal(t, want, contents(t, s.Default()))
+	require.NoError(t, s.RemoveEncryption(context.Background()), "finishes the re-key, then decrypts")
+	require.False(t, s.Encrypted())
+	require.NoError(t, s.Close())
+	s = openAt(t, path, kvstore.Options{})
+	require.Equal(t, want, contents(t, s.Default()))
+}

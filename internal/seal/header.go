@@ -260,6 +260,22 @@ func (k *Keyring) idle() error {
 	return nil
 }
 
+// Cancel undoes BeginRekey or BeginDecrypt when the header that records
+// the job could not be written: the keyring is as it was before.
+func (k *Keyring) Cancel() {
+	switch k.job {
+	case JobRekey:
+		last := len(k.slots) - 1
+		wipe(k.slots[last].kek)
+		wipe(k.next)
+		k.slots, k.next, k.final = k.slots[:last], nil, nil
+	case JobDecrypt:
+	default:
+		return
+	}
+	k.job = JobNone
+}
+
 // Finish records that the job is done and returns the header the store
 // keeps from now on: nil after a decryption (the store has no header).
 // After a re-key only the new secret and data key remain.
