@@ -62,10 +62,14 @@ type Store struct {
 // Open fails with ErrInvalidOption for bad options, ErrCantOpen for a path
 // that cannot be opened (a directory, a missing file opened read-only),
 // ErrCorrupt for a file that is not a database or is damaged, ErrNotStore
-// for another application's SQLite database (see Options.Adopt) and
-// ErrVersion for a store written by a newer format.
+// for another application's SQLite database (see Options.Adopt),
+// ErrVersion for a store written by a newer format, and ErrAuth for an
+// encrypted store opened without its secret or with the wrong one (see
+// Options.Encryption; with it, Open also costs the key derivation).
 //
-// Cost: Open opens one SQLite connection, which parses the whole schema of
+// Cost: Open opens one SQLite connection (a file store in WAL mode also
+// starts its checkpoint goroutine, whose connection opens at the first
+// checkpoint), which parses the whole schema of
 // the file: every column family is a SQLite table with its view and
 // triggers (3 schema objects, 8 once it has used TTL), and the parse grows
 // faster than linearly with their number. Measured on a 2-core machine
