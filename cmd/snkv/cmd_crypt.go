@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -45,6 +46,39 @@ func (a *app) sealResult(path, did, after string, s *secret, kdf kvstore.KDF, ex
 	}
 	_, err := fmt.Fprintf(a.out, "%s: %s with %s%s\n", path, did, how, after)
 	return err
+}
+
+// conversion is what encrypt and rekey say and run around the library call
+// that sets a new secret.
+type conversion struct {
+	needs   string                 // the usage error when no new secret is given
+	doing   string                 // the progress bar's label
+	stopped func(s *secret) string // what an interrupted conversion leaves
+	run     func(context.Context, kvstore.Encryption) error
+}
+
+// convert reads the new secret from f and its cost from --kdf, and runs
+// cv.run with it under a progress bar. It returns the secret (wipe it, even
+// on error) and the cost, for the result line.
+func (a *app) convert(cmd *cobra.Command, path string, f *secretFlags, kdfFlag string, cv conversion) (*secret, kvstore.KDF, error) {
+	s, ok, err := a.readSecret(f, path, true)
+	if err != nil {
+		return s, kvstore.KDF{}, err
+	}
+	if !ok {
+		return s, kvstore.KDF{}, usagef("%s: %s", path, cv.needs)
+	}
+	kdf, err := sealCost(cmd, kdfFlag, s)
+	if err != nil {
+		return s, kdf, err
+	}
+	bar := a.progress(-1, cv.doing, "")
+	err = cv.run(cmd.Context(), *s.encryption(kdf))
+	bar.done()
+	if interrupted(cmd.Context(), err) {
+		return s, kdf, interruptedf("interrupted: %s", cv.stopped(s))
+	}
+	return s, kdf, err
 }
 
 func (a *app) encryptCommand() *cobra.Command {
@@ -107,24 +141,15 @@ encryption and rewrites the file; 'snkv rekey' changes the secret. With --create
 					_, err := fmt.Fprintf(a.out, "%s: encrypted already; the %s given opens it\n", path, secretKindGiven(&a.secret))
 					return err
 				}
-				s, ok, err := a.readSecret(&a.secret, path, true)
+				s, kdf, err := a.convert(cmd, path, &a.secret, kdfFlag, conversion{
+					needs: fmt.Sprintf("encrypt needs the new password or key: --password-file PATH, --key-file PATH, %s or %s, or a terminal on stdin to ask for it", passwordEnv, keyEnv),
+					doing: "encrypting",
+					stopped: func(s *secret) string {
+						return fmt.Sprintf("the encryption stopped at a batch boundary; the store opens with the new %s, and 'snkv encrypt %s' run again with it finishes", s.kind(), path)
+					},
+					run: db.Encrypt,
+				})
 				defer s.wipe()
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return usagef("%s: encrypt needs the new password or key: --password-file PATH, --key-file PATH, %s or %s, or a terminal on stdin to ask for it", path, passwordEnv, keyEnv)
-				}
-				kdf, err := sealCost(cmd, kdfFlag, s)
-				if err != nil {
-					return err
-				}
-				bar := a.progress(-1, "encrypting", "")
-				err = db.Encrypt(cmd.Context(), *s.encryption(kdf))
-				bar.done()
-				if interrupted(cmd.Context(), err) {
-					return interruptedf("interrupted: the encryption stopped at a batch boundary; the store opens with the new %s, and 'snkv encrypt %s' run again with it finishes", s.kind(), path)
-				}
 				if err != nil {
 					return err
 				}
@@ -184,24 +209,15 @@ the old key.`,
 				if !a.unlocked {
 					return fmt.Errorf("%s: the store is not encrypted: nothing to re-key ('snkv encrypt %s' encrypts it)", path, path)
 				}
-				s, ok, err := a.readSecret(&newSecret, path, true)
+				s, kdf, err := a.convert(cmd, path, &newSecret, kdfFlag, conversion{
+					needs: fmt.Sprintf("rekey needs the new password or key: --new-password-file PATH, --new-key-file PATH, %s or %s, or a terminal on stdin to ask for it", newPasswordEnv, newKeyEnv),
+					doing: "re-keying",
+					stopped: func(*secret) string {
+						return "the re-key stopped at a batch boundary; the store opens with the old secret or the new one, and any command run with either finishes it"
+					},
+					run: db.Rekey,
+				})
 				defer s.wipe()
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return usagef("%s: rekey needs the new password or key: --new-password-file PATH, --new-key-file PATH, %s or %s, or a terminal on stdin to ask for it", path, newPasswordEnv, newKeyEnv)
-				}
-				kdf, err := sealCost(cmd, kdfFlag, s)
-				if err != nil {
-					return err
-				}
-				bar := a.progress(-1, "re-keying", "")
-				err = db.Rekey(cmd.Context(), *s.encryption(kdf))
-				bar.done()
-				if interrupted(cmd.Context(), err) {
-					return interruptedf("interrupted: the re-key stopped at a batch boundary; the store opens with the old secret or the new one, and any command run with either finishes it")
-				}
 				if err != nil {
 					return err
 				}
