@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -493,22 +495,22 @@ func TestConversionsLeaveNoOldBytes(t *testing.T) {
 
 // cancelAfter is a context cancelled once its Err has been asked n times:
 // a conversion it runs stops part way, at a batch boundary or inside one.
+// Err is called from other goroutines too (context.AfterFunc).
 type cancelAfter struct {
 	context.Context
-	n, asked int
-	done     chan struct{}
+	n     int64
+	asked atomic.Int64
+	once  sync.Once
+	done  chan struct{}
 }
 
 func newCancelAfter(n int) *cancelAfter {
-	return &cancelAfter{Context: context.Background(), n: n, done: make(chan struct{})}
+	return &cancelAfter{Context: context.Background(), n: int64(n), done: make(chan struct{})}
 }
 
 func (c *cancelAfter) Err() error {
-	c.asked++
-	if c.asked == c.n {
-		close(c.done)
-	}
-	if c.asked >= c.n {
+	if c.asked.Add(1) >= c.n {
+		c.once.Do(func() { close(c.done) })
 		return context.Canceled
 	}
 	return nil
