@@ -34,8 +34,10 @@ type Registry struct {
 	// only format-2 tables), so a handle's layout need not be asked of
 	// SQLite (see shapeOf). A file never goes back to format 1.
 	v2 atomic.Bool
-	// sealHdr is the encryption header Init read (nil: none).
-	sealHdr []byte
+	// sealHdr is the encryption header Init read (nil: none), and
+	// sealScrub whether the file recorded a scrub still to run.
+	sealHdr   []byte
+	sealScrub bool
 }
 
 // NewRegistry returns the registry of the store described by env.
@@ -122,7 +124,7 @@ func (r *Registry) opened(ctx context.Context, c *engine.Conn, h header) error {
 		return nil
 	}
 	var err error
-	r.sealHdr, err = readSealHeader(ctx, c)
+	r.sealHdr, r.sealScrub, err = readSealHeader(ctx, c)
 	return err
 }
 

@@ -13,27 +13,38 @@ import (
 
 // The encryption header and the conversions between forms (see seal.go).
 
-// sealHeaderRow is the meta table row that holds the encryption header.
-const sealHeaderRow = "encryption"
+// sealHeaderRow is the meta table row that holds the encryption header,
+// and scrubRow the one that says a conversion's scrub is still to run: the
+// file may still hold the form the values had before (in the clear, or
+// sealed under a data key a re-key retired) and the headers that wrapped a
+// data key under a retired secret.
+const (
+	sealHeaderRow = "encryption"
+	scrubRow      = "encryption scrub"
+)
 
 // readSealHeader reads the encryption header on c, a connection to a file
 // of format 2 (a version-1 file has no meta table and is never
-// encrypted): nil for a store without encryption.
-func readSealHeader(ctx context.Context, c *engine.Conn) ([]byte, error) {
-	rows, err := c.Query(ctx, `SELECT value FROM `+metaTable+` WHERE name = ?1`, sealHeaderRow)
+// encrypted): nil for a store without encryption; and whether a scrub is
+// still to run.
+func readSealHeader(ctx context.Context, c *engine.Conn) (h []byte, scrub bool, err error) {
+	rows, err := c.Query(ctx, `SELECT name, value FROM `+metaTable+` WHERE name IN (?1, ?2)`, sealHeaderRow, scrubRow)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var h []byte
-	if rows.Next() {
-		raw, k := rows.RawBlob(0)
+	for rows.Next() {
+		if string(rows.RawBytes(0)) == scrubRow {
+			scrub = true
+			continue
+		}
+		raw, k := rows.RawBlob(1)
 		if k != engine.KindBlob {
 			_ = rows.Close()
-			return nil, fmt.Errorf("%w: %w", engine.ErrAuth, seal.ErrHeader)
+			return nil, false, fmt.Errorf("%w: %w", engine.ErrAuth, seal.ErrHeader)
 		}
 		h = bytes.Clone(raw)
 	}
-	return h, rows.Close()
+	return h, scrub, rows.Close()
 }
 
 // WriteSealHeader stores the encryption header h on c, inside the
@@ -48,6 +59,22 @@ func WriteSealHeader(ctx context.Context, c *engine.Conn, h []byte) error {
 	}
 	return err
 }
+
+// MarkScrub records on c, inside the caller's write transaction, that a
+// conversion's scrub is still to run (pending), or that it has run.
+func MarkScrub(ctx context.Context, c *engine.Conn, pending bool) error {
+	var err error
+	if pending {
+		_, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES (?1, 1)`, scrubRow)
+	} else {
+		_, err = c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, scrubRow)
+	}
+	return err
+}
+
+// ScrubPending reports whether, when Init read it, the file recorded a
+// conversion's scrub still to run (see MarkScrub).
+func (r *Registry) ScrubPending() bool { return r.sealScrub }
 
 // SealHeader returns the encryption header Init read with the file's
 // format (nil: none), so that Open needs no second connection or round
@@ -73,42 +100,60 @@ func markSealed(ctx context.Context, c *engine.Conn, table string) error {
 
 // SealHidden marks the existing hidden table name of kind sealed (a table
 // made before it could be), and in an encrypted store seals the values it
-// holds, in transactions of batch rows.
-func (r *Registry) SealHidden(ctx context.Context, kind, name string, batch int) error {
+// holds, in transactions of batch rows (rows it cannot read are left as
+// they were and reported).
+func (r *Registry) SealHidden(ctx context.Context, kind, name string, batch int) (ResealReport, error) {
+	var rep ResealReport
 	if err := ValidateHidden(kind, name); err != nil {
-		return err
+		return rep, err
 	}
 	cf, err := r.OpenHidden(ctx, kind, name)
 	if err != nil {
-		return err
+		return rep, err
 	}
 	if cf.m.sealed.Load() {
-		return nil
+		return rep, nil
 	}
 	if !r.v2.Load() {
-		return fmt.Errorf("%w: a version-1 file: run Upgrade first", engine.ErrVersion)
+		return rep, fmt.Errorf("%w: a version-1 file: run Upgrade first", engine.ErrVersion)
 	}
 	err = r.env.update(ctx, nil, "seal hidden table", func(ctx context.Context, tx *engine.Tx) error {
 		return markSealed(ctx, tx.Conn(), cf.m.name)
 	})
 	if err != nil {
-		return err
+		return rep, err
 	}
 	cf.m.sealed.Store(true)
 	if r.env.Seal.Load() == nil {
-		return nil
+		return rep, nil
 	}
-	_, err = r.resealTable(ctx, cf.m.name, batch, true, nil)
-	return err
+	err = r.resealTable(ctx, cf.m.name, batch, true, &rep, nil)
+	return rep, err
+}
+
+// ResealReport is what Reseal did.
+type ResealReport struct {
+	// Converted is the number of values rewritten.
+	Converted int64
+	// Bad is the number of rows that could not be read (a value that fails
+	// its checksum or authentication), left as they were.
+	Bad int64
+	// Problems names them, as CheckIntegrity does (at most maxAuthLines
+	// per table, then a count).
+	Problems []string
 }
 
 // Reseal rewrites, in transactions of batch rows, every value of every
 // sealed table that is not in the form the row codec writes now: sealed
 // under its write key, or in the clear when it has none. Each row says its
 // form, so a Reseal stopped anywhere (a crash included) is resumed by
-// running it again. progress, if not nil, gets the running count of
-// values rewritten after each transaction.
-func (r *Registry) Reseal(ctx context.Context, batch int, progress func(int64)) (int64, error) {
+// running it again. A row that cannot be read (damaged, forged, or
+// written in another form by a process that had the store open before
+// the conversion) is left as it was and reported: it cannot stop a
+// conversion. progress, if not nil, gets the running count of values
+// rewritten after each transaction.
+func (r *Registry) Reseal(ctx context.Context, batch int, progress func(int64)) (ResealReport, error) {
+	var rep ResealReport
 	var names []string
 	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
 		var err error
@@ -116,32 +161,37 @@ func (r *Registry) Reseal(ctx context.Context, batch int, progress func(int64)) 
 		return err
 	})
 	if err != nil {
-		return 0, engine.Wrap(ctx, "convert values", err)
+		return rep, engine.Wrap(ctx, "convert values", err)
 	}
 	slices.Sort(names)
-	var total int64
 	for _, name := range names {
-		n, err := r.resealTable(ctx, name, batch, false, func(n int64) {
+		base := rep.Converted
+		err := r.resealTable(ctx, name, batch, false, &rep, func(n int64) {
 			if progress != nil {
-				progress(total + n)
+				progress(base + n)
 			}
 		})
-		total += n
 		if err != nil {
-			return total, err
+			return rep, err
 		}
 	}
-	return total, nil
+	return rep, nil
 }
 
-// resealTable is Reseal of one table (a catalog name). fromClear accepts
-// values in the clear whatever the state says: the table has just been
-// made sealed (SealHidden).
-func (r *Registry) resealTable(ctx context.Context, name string, batch int, fromClear bool, progress func(int64)) (int64, error) {
+// resealTable is Reseal of one table (a catalog name), adding what it did
+// to rep. fromClear accepts values in the clear whatever the state says:
+// the table has just been made sealed (SealHidden).
+func (r *Registry) resealTable(ctx context.Context, name string, batch int, fromClear bool, rep *ResealReport, progress func(int64)) error {
 	var after []byte
-	var total int64
+	var total, bad int64
+	defer func() {
+		if bad > maxAuthLines {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d more rows could not be read", name, bad-maxAuthLines))
+		}
+	}()
 	for {
 		var n, done int
+		var skipped []error
 		err := r.env.update(ctx, nil, "convert values of "+name, func(ctx context.Context, tx *engine.Tx) error {
 			c := tx.Conn()
 			stamp, err := c.QueryInt(ctx, `SELECT created_ms FROM `+catalog+` WHERE name = ?1`, name)
@@ -153,18 +203,26 @@ func (r *Registry) resealTable(ctx context.Context, name string, batch int, from
 				return err
 			}
 			cf := &ColumnFamily{m: m, tx: tx}
-			n, done, after, err = cf.resealBatch(ctx, c, after, batch, fromClear)
+			n, done, after, skipped, err = cf.resealBatch(ctx, c, after, batch, fromClear)
 			return err
 		})
-		total += int64(done)
 		if err != nil {
-			return total, err
+			return err
+		}
+		total += int64(done)
+		rep.Converted += int64(done)
+		for _, e := range skipped {
+			bad++
+			rep.Bad++
+			if bad <= maxAuthLines {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", name, e))
+			}
 		}
 		if progress != nil && done > 0 {
 			progress(total)
 		}
 		if n < batch {
-			return total, nil
+			return nil
 		}
 	}
 }
@@ -179,26 +237,29 @@ type resealRow struct {
 
 // resealBatch rewrites the rows after key after (all from the first when
 // nil), at most batch of them, that are not in the form the codec writes.
-// It returns the rows read, the rows rewritten and the last key read.
-func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after []byte, batch int, fromClear bool) (n, done int, last []byte, err error) {
+// It returns the rows read, the rows rewritten, the last key read, and the
+// errors of the rows it could not read (ErrAuth or ErrCorrupt), which it
+// left as they were.
+func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after []byte, batch int, fromClear bool) (n, done int, last []byte, skipped []error, err error) {
 	m := cf.m
 	sh := m.w()
 	if !sh.t.Crc {
-		return 0, 0, nil, fmt.Errorf("%w: a version-1 table: run Upgrade first", engine.ErrVersion)
+		return 0, 0, nil, nil, fmt.Errorf("%w: a version-1 table: run Upgrade first", engine.ErrVersion)
 	}
 	if after == nil {
 		after = []byte{} // every key has at least one byte
 	}
 	rows, err := c.Query(ctx, `SELECT key, value, expire_ms, crc FROM `+sh.t.View+` WHERE key > ?1 ORDER BY key LIMIT ?2`, after, int64(batch))
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, nil, nil, err
 	}
 	var todo []resealRow
 	ss := m.env.Seal.Load()
 	for rows.Next() {
 		n++
-		key, stored := bytes.Clone(rows.RawBytes(0)), rows.RawBytes(1)
+		key := bytes.Clone(rows.RawBytes(0))
 		last = key
+		stored := rows.RawBytes(1)
 		var exp []byte
 		if e, k := rows.RawBlob(2); k == engine.KindBlob {
 			exp = e
@@ -212,7 +273,7 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 		todo = append(todo, resealRow{key: key, stored: bytes.Clone(stored), crc: crc, kind: kind, exp: bytes.Clone(exp)})
 	}
 	if err := rows.Close(); err != nil {
-		return 0, 0, nil, err
+		return 0, 0, nil, nil, err
 	}
 	var st engine.Counters
 	for _, row := range todo {
@@ -221,22 +282,25 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 		value := row.stored
 		if !fromClear || row.kind != engine.KindInt || row.crc != sum {
 			if value, _, err = m.decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil, nil); err != nil {
-				return 0, 0, nil, err
+				return 0, 0, nil, nil, err
+			}
+		}
+		expMs := int64(-1)
+		if hasTTL {
+			if expMs, err = ttl.Decode(row.exp); err != nil {
+				return 0, 0, nil, nil, err
 			}
 		}
 		stored, wsum := m.encode(c, sh, row.key, value, hasTTL)
 		if !hasTTL {
 			_, err = writeRow(ctx, c, sh, row.key, stored, wsum)
 		} else {
-			var expMs int64
-			if expMs, err = ttl.Decode(row.exp); err == nil {
-				err = cf.writeRowTTL(ctx, c, sh, row.key, stored, wsum, expMs)
-			}
+			err = cf.writeRowTTL(ctx, c, sh, row.key, stored, wsum, expMs)
 		}
 		if err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 		done++
 	}
-	return n, done, last, nil
+	return n, done, last, skipped, nil
 }

@@ -64,11 +64,24 @@ func (s *Store) sealBatch() int {
 	return columnfamily.UpgradeBatch
 }
 
+// refusedOpen is an error of openSeal that wrote nothing: Open discards
+// the DB, so that every file is left as it was found.
+type refusedOpen struct{ error }
+
+func (r refusedOpen) Unwrap() error { return r.error }
+
+// openRefused reports whether err, from openSeal, refused the store before
+// anything was written.
+func openRefused(err error) bool {
+	var r refusedOpen
+	return errors.As(err, &r)
+}
+
 // openSeal checks the store's encryption against opts.Encryption as Open
-// returns it: a store without encryption opened with a secret is
-// encrypted now, an encrypted one is unlocked (and a conversion a crash
-// interrupted is finished), and an encrypted one without a secret, or with
-// the wrong one, is refused with nothing written.
+// returns it: an encrypted store is unlocked (and a conversion a crash
+// interrupted is finished); a store in the clear is encrypted. Every
+// refusal (no secret, the wrong one, a damaged header) is a refusedOpen,
+// with nothing written.
 func (s *Store) openSeal(ctx context.Context) error {
 	h := s.reg.SealHeader()
 	enc := s.opts.Encryption
@@ -87,11 +100,11 @@ func (s *Store) openSeal(ctx context.Context) error {
 	case h == nil && enc == nil:
 		return nil
 	case h != nil && enc == nil:
-		return fmt.Errorf("%w: the store is encrypted: open it with Options.Encryption", ErrAuth)
+		return refusedOpen{fmt.Errorf("%w: the store is encrypted: open it with Options.Encryption", ErrAuth)}
 	}
 	secret, err := enc.secret()
 	if err != nil {
-		return fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)
+		return refusedOpen{fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)}
 	}
 	if h == nil {
 		if s.opts.ReadOnly {
@@ -101,18 +114,22 @@ func (s *Store) openSeal(ctx context.Context) error {
 	}
 	kr, err := unlock(h, secret)
 	if err != nil {
-		return err
+		return refusedOpen{err}
 	}
-	if err := s.follow(kr); err != nil {
+	if err := s.follow(kr, h); err != nil {
 		kr.Destroy()
 		return err
 	}
-	if kr.Job() != seal.JobNone && !s.opts.ReadOnly {
-		// A conversion a crash stopped: finish it. Read-only, the rows say
-		// their form, and both forms read.
-		return s.finishJob(ctx)
+	if s.opts.ReadOnly {
+		// Read-only, the rows say their form, and both forms read.
+		return nil
 	}
-	return nil
+	if s.reg.ScrubPending() {
+		s.scrub = scrubVacuum
+	}
+	// A conversion a crash stopped, or a scrub it did not finish: finish
+	// it.
+	return s.finishJob(ctx)
 }
 
 // unlock opens header h with secret, mapping the failures to sentinels.
@@ -129,141 +146,6 @@ func unlock(h []byte, secret seal.Secret) (*seal.Keyring, error) {
 	return kr, nil
 }
 
-// follow makes the store's row codec follow keyring kr.
-func (s *Store) follow(kr *seal.Keyring) error {
-	st, err := kr.State()
-	if err != nil {
-		return err
-	}
-	s.keyring = kr
-	s.reg.SetSeal(st)
-	return nil
-}
-
-// writeHeader stores the encryption header h (nil: none) in a write
-// transaction of its own.
-func (s *Store) writeHeader(ctx context.Context, h []byte) error {
-	return s.Update(ctx, func(tx *Tx) error {
-		return columnfamily.WriteSealHeader(tx.Context(), tx.tx.Conn(), h)
-	})
-}
-
-// encrypt encrypts a store without encryption with secret.
-func (s *Store) encrypt(ctx context.Context, secret seal.Secret) error {
-	if !s.reg.Formatted() {
-		return fmt.Errorf("%w: a version-1 store cannot be encrypted: Upgrade it first", ErrVersion)
-	}
-	kr, err := seal.Create(secret)
-	if err != nil {
-		return fmt.Errorf("%w: %s", ErrInvalidArgument, err)
-	}
-	if err := s.beginJob(ctx, kr); err != nil {
-		if s.keyring != kr {
-			kr.Destroy() // nothing recorded: the store stays in the clear
-		}
-		return err
-	}
-	return nil
-}
-
-// beginJob records the conversion keyring kr has begun in the header,
-// makes the codec follow it and runs it to its end. When the header could
-// not be written the job is cancelled and nothing changed; a failure after
-// that leaves the job recorded, for the next conversion or Open to finish.
-func (s *Store) beginJob(ctx context.Context, kr *seal.Keyring) error {
-	h, err := kr.Header()
-	if err == nil {
-		err = s.writeHeader(ctx, h)
-	}
-	if err != nil {
-		kr.Cancel()
-		return err
-	}
-	if err := s.follow(kr); err != nil {
-		return err
-	}
-	return s.finishJob(ctx)
-}
-
-// resume finishes a conversion an earlier call left part way (it failed
-// after recording its job), before another one starts.
-func (s *Store) resume(ctx context.Context) error {
-	if s.keyring == nil || s.keyring.Job() == seal.JobNone {
-		return nil
-	}
-	return s.finishJob(ctx)
-}
-
-// finishJob runs the conversion the keyring records to its end: every value
-// rewritten in the form it wants, then the header that ends it.
-func (s *Store) finishJob(ctx context.Context) error {
-	kr := s.keyring
-	reseal := func() error {
-		_, err := s.reg.Reseal(ctx, s.sealBatch(), nil)
-		return err
-	}
-	if kr.Job() == seal.JobDecrypt {
-		// What it leaves behind is sealed: nothing to scrub.
-		if err := reseal(); err != nil {
-			return err
-		}
-	} else if err := s.scrubbed(ctx, reseal); err != nil {
-		return err
-	}
-	h, err := kr.Finish()
-	if err != nil {
-		return err
-	}
-	if err := s.writeHeader(ctx, h); err != nil {
-		return err
-	}
-	if h == nil {
-		kr.Destroy()
-		s.keyring = nil
-		s.reg.SetSeal(nil)
-		return nil
-	}
-	return s.follow(kr)
-}
-
-// scrubbed runs fn, a conversion that leaves the values it replaced (in
-// the clear, or sealed under a key being retired) in the file's free space:
-// in freed cells, in the gaps SQLite leaves when it moves cells between
-// pages, in free pages and in the WAL. A VACUUM then rebuilds the file from
-// its live content, and a TRUNCATE checkpoint copies the WAL into it and
-// empties it. (SQLite's secure_delete alone is not enough: it zeroes freed
-// cells and pages but not the gaps a page split leaves.) When readers hold
-// the checkpoint up, the next checkpoint that completes empties the WAL.
-func (s *Store) scrubbed(ctx context.Context, fn func() error) error {
-	if err := fn(); err != nil || s.db.Memory() {
-		return err
-	}
-	if err := s.Vacuum(ctx); err != nil {
-		return err
-	}
-	_, err := s.Checkpoint(ctx, CheckpointTruncate)
-	return err
-}
-
-// sealOp runs one of the conversions of an open store, one at a time.
-func (s *Store) sealOp(ctx context.Context, op string, fn func() error) error {
-	if err := s.usable(ctx); err != nil {
-		return err
-	}
-	if s.opts.ReadOnly {
-		return fmt.Errorf("snkv: %s: %w", op, ErrReadOnly)
-	}
-	if s.db.Closed() {
-		return fmt.Errorf("snkv: %s: %w", op, ErrClosed)
-	}
-	s.sealMu.Lock()
-	defer s.sealMu.Unlock()
-	if err := fn(); err != nil {
-		return fmt.Errorf("snkv: %s: %w", op, err)
-	}
-	return nil
-}
-
 // Encrypted reports whether the store is encrypted (false for a nil
 // Store).
 func (s *Store) Encrypted() bool {
@@ -273,10 +155,13 @@ func (s *Store) Encrypted() bool {
 // Encrypt encrypts a store without encryption with e: every value of
 // every column family (and of the sealed hidden tables, such as a time
 // series' values) is sealed in place, in transactions of
-// Options.UpgradeBatch values. Reads and writes go on meanwhile. A crash
-// part way leaves a store that Open with e finishes converting, and that
-// every read of reads right. It fails with ErrExists if the store is
-// encrypted already.
+// Options.UpgradeBatch values. Reads and writes go on meanwhile. Then the
+// file is rewritten (VACUUM) and its WAL emptied, so that no value is left
+// in the clear in it.
+//
+// It fails with ErrExists if the store is encrypted already. A crash part
+// way leaves a store that Open with e finishes converting, and that every
+// read of reads right.
 func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 	return s.sealOp(ctx, "encrypt", func() error {
 		if err := s.resume(ctx); err != nil {
@@ -294,10 +179,13 @@ func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 }
 
 // Rekey seals every value again under a new data key, which e (a new
-// password or key) opens from then on; the old password or key stops
-// opening the store once Rekey returns. Until then both open it, and a
-// crash leaves a store that Open with either finishes re-keying. It fails
-// with ErrInvalidArgument on a store that is not encrypted.
+// password or key) opens from then on. Once it returns nil, the old
+// password or key opens nothing: the file, its WAL and its free pages hold
+// no wrapping of a data key under it, and no value sealed under the
+// retired data key (the file is rewritten and its WAL emptied, as after
+// Encrypt). Until then both secrets open the store, and a crash leaves a
+// store that Open with either finishes re-keying. It fails with
+// ErrInvalidArgument on a store that is not encrypted.
 //
 // Another process that has the store open keeps using the key it opened
 // with: re-key while no other process has the store open.
@@ -321,10 +209,12 @@ func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 }
 
 // RemoveEncryption puts every value back in the clear and removes the
-// store's encryption: from then on it opens without a password. A crash
-// part way leaves a store that Open with the password finishes
-// decrypting. It fails with ErrInvalidArgument on a store that is not
-// encrypted.
+// store's encryption: from then on it opens without a password. It does
+// not rewrite the file: the values' sealed form, and the last encryption
+// header, may stay in its free space, where the old secret still opens
+// them. A crash part way leaves a store that Open with the password
+// finishes decrypting. It fails with ErrInvalidArgument on a store that is
+// not encrypted.
 func (s *Store) RemoveEncryption(ctx context.Context) error {
 	return s.sealOp(ctx, "remove encryption", func() error {
 		if err := s.resume(ctx); err != nil {
@@ -347,7 +237,8 @@ func (s *Store) RemoveEncryption(ctx context.Context) error {
 // sealed.
 func (s *Store) SealHiddenTable(ctx context.Context, kind, name string) error {
 	return s.sealOp(ctx, "seal hidden table", func() error {
-		return s.reg.SealHidden(ctx, kind, name, s.sealBatch())
+		_, err := s.reg.SealHidden(ctx, kind, name, s.sealBatch())
+		return err
 	})
 }
 

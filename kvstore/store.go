@@ -10,7 +10,6 @@ import (
 
 	"github.com/snkv-go/snkv/columnfamily"
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/internal/seal"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/ttl"
 )
@@ -49,10 +48,9 @@ type Store struct {
 	stopPurge context.CancelFunc
 	purgeWG   sync.WaitGroup
 
-	// sealMu orders the encryption conversions; keyring holds the keys of
-	// an encrypted store while it is open (encryption.go).
-	sealMu  sync.Mutex
-	keyring *seal.Keyring
+	// sealState is the encryption of the store while it is open
+	// (encryption_convert.go).
+	sealState
 }
 
 // Open opens the store at path, creating the file if it does not exist
@@ -107,7 +105,7 @@ func Open(path string, opts Options) (*Store, error) {
 	s := &Store{db: db, reg: reg, path: path, opts: opts}
 	if err := s.openSeal(ctx); err != nil {
 		s.closeSeal()
-		if errors.Is(err, ErrAuth) || errors.Is(err, ErrInvalidOption) {
+		if openRefused(err) {
 			_ = db.Discard() // refused: the file stays as it was
 		} else {
 			_ = db.Close()

@@ -173,15 +173,17 @@ func TestSealConversionsKilled(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, encrypted, after != nil)
 		require.NoError(t, s.Close())
+		require.Zero(t, pendingJob(t, path), "kill %d: the open left a conversion or its scrub undone", i)
 		t.Logf("kill %d: %d steps done, conversion under way: %d, opened with %v", i, steps, job, map[*kvstore.Encryption]string{nil: "no secret", sealKeyA: "key A", sealKeyB: "key B"}[enc])
 	}
-	require.Positive(t, midJob, "no kill landed in the middle of a conversion")
+	require.Positive(t, midJob, "no kill landed in the middle of a conversion (or of its scrub)")
 }
 
 // pendingJob reads, as another tool would, the job the store's encryption
 // header records (docs/format.md: the byte after the version and the
 // generation): 0 for none (or no header), 1 encrypting, 2 re-keying, 3
-// decrypting.
+// decrypting; and 4 for none but a scrub still to run (the meta row
+// 'encryption scrub').
 func pendingJob(t *testing.T, path string) int {
 	t.Helper()
 	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?mode=ro")
@@ -193,5 +195,12 @@ func pendingJob(t *testing.T, path string) int {
 		return 0
 	}
 	require.NoError(t, err)
+	if job.Int64 == 0 {
+		var scrub int
+		require.NoError(t, raw.QueryRow(`SELECT count(*) FROM __snkv_meta WHERE name = 'encryption scrub'`).Scan(&scrub))
+		if scrub > 0 {
+			return 4
+		}
+	}
 	return int(job.Int64)
 }

@@ -276,27 +276,46 @@ func (k *Keyring) Cancel() {
 	k.job = JobNone
 }
 
-// Finish records that the job is done and returns the header the store
-// keeps from now on: nil after a decryption (the store has no header).
-// After a re-key only the new secret and data key remain.
-func (k *Keyring) Finish() ([]byte, error) {
+// End returns the header that ends the job (nil after a decryption: the
+// store then has none), and ended, which makes the keyring follow it: call
+// it once that header is stored, and not at all if it could not be. After
+// a re-key only the new secret and data key remain.
+func (k *Keyring) End() (h []byte, ended func(), err error) {
 	switch k.job {
 	case JobDecrypt:
-		k.job = JobNone
-		return nil, nil
+		return nil, func() { k.job = JobNone }, nil
 	case JobRekey:
-		wipe(k.cur)
-		for _, sl := range k.slots[:len(k.slots)-1] {
-			wipe(sl.kek)
-		}
-		final := k.final
-		k.cur, k.next, k.gen, k.final = k.next, nil, k.gen^1, nil
-		k.slots = k.slots[len(k.slots)-1:]
-		k.job = JobNone
-		return final, nil
+		return k.final, k.endRekey, nil
 	}
+	job := k.job
 	k.job = JobNone
-	return k.Header()
+	h, err = k.Header()
+	k.job = job
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, func() { k.job = JobNone }, nil
+}
+
+// endRekey makes the keyring the one a finished re-key leaves.
+func (k *Keyring) endRekey() {
+	wipe(k.cur)
+	for _, sl := range k.slots[:len(k.slots)-1] {
+		wipe(sl.kek)
+	}
+	k.cur, k.next, k.gen, k.final = k.next, nil, k.gen^1, nil
+	k.slots = k.slots[len(k.slots)-1:]
+	k.job = JobNone
+}
+
+// Finish is End with the header taken as stored.
+func (k *Keyring) Finish() ([]byte, error) {
+	h, ended, err := k.End()
+	if err != nil {
+		return nil, err
+	}
+	ended()
+	return h, nil
 }
 
 // Destroy overwrites the keys the keyring holds. Keys handed to the AEAD

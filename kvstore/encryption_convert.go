@@ -1,0 +1,208 @@
+package kvstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/seal"
+)
+
+// sealState is the encryption of an open store.
+type sealState struct {
+	// sealMu orders the conversions, and guards the fields below.
+	sealMu sync.Mutex
+	// keyring holds the keys of an encrypted store while it is open.
+	keyring *seal.Keyring
+	// scrub is what is left of a conversion's scrub (see scrubStage).
+	scrub scrubStage
+}
+
+// scrubStage is what is left of the scrub that ends Encrypt and Rekey: the
+// file rewritten without the old form of the values and the headers of
+// retired secrets, then its WAL emptied.
+type scrubStage uint8
+
+const (
+	scrubNone     scrubStage = iota
+	scrubVacuum              // the file is still to be rewritten
+	scrubTruncate            // rewritten: its WAL is still to be emptied
+)
+
+// headerWritten, set by tests, sees every encryption header a store is
+// about to write.
+var headerWritten atomic.Pointer[func(h []byte)]
+
+// follow makes the store's row codec follow keyring kr, whose header, as
+// stored in the file, is h.
+func (s *Store) follow(kr *seal.Keyring, h []byte) error {
+	st, err := kr.State()
+	if err != nil {
+		return err
+	}
+	s.keyring = kr
+	s.reg.SetSeal(st)
+	return nil
+}
+
+// writeHeader stores the encryption header h (nil: none) in a write
+// transaction of its own; with scrub set, it also records that the scrub
+// is still to run (see scrubbed).
+func (s *Store) writeHeader(ctx context.Context, h []byte, scrub bool) error {
+	if f := headerWritten.Load(); f != nil && h != nil {
+		(*f)(h)
+	}
+	return s.Update(ctx, func(tx *Tx) error {
+		c := tx.tx.Conn()
+		if err := columnfamily.WriteSealHeader(tx.Context(), c, h); err != nil {
+			return err
+		}
+		if scrub {
+			return columnfamily.MarkScrub(tx.Context(), c, true)
+		}
+		return nil
+	})
+}
+
+// encrypt encrypts a store without encryption with secret.
+func (s *Store) encrypt(ctx context.Context, secret seal.Secret) error {
+	if !s.reg.Formatted() {
+		return fmt.Errorf("%w: a version-1 store cannot be encrypted: Upgrade it first", ErrVersion)
+	}
+	kr, err := seal.Create(secret)
+	if err != nil {
+		return fmt.Errorf("%w: %s", ErrInvalidArgument, err)
+	}
+	if err := s.beginJob(ctx, kr); err != nil {
+		if s.keyring != kr {
+			kr.Destroy() // nothing recorded: the store stays in the clear
+		}
+		return err
+	}
+	return nil
+}
+
+// beginJob records the conversion keyring kr has begun in the header,
+// makes the codec follow it and runs it to its end. When the header could
+// not be written the job is cancelled and nothing changed; a failure after
+// that leaves the job recorded, for FinishConversion, the next conversion
+// or Open to finish.
+func (s *Store) beginJob(ctx context.Context, kr *seal.Keyring) error {
+	h, err := kr.Header()
+	if err == nil {
+		err = s.writeHeader(ctx, h, false)
+	}
+	if err != nil {
+		kr.Cancel()
+		return err
+	}
+	if err := s.follow(kr, h); err != nil {
+		return err
+	}
+	return s.finishJob(ctx)
+}
+
+// resume finishes what an earlier conversion left part way (it failed
+// after recording its job, or before its scrub ended), before another one
+// starts.
+func (s *Store) resume(ctx context.Context) error {
+	if (s.keyring == nil || s.keyring.Job() == seal.JobNone) && s.scrub == scrubNone {
+		return nil
+	}
+	return s.finishJob(ctx)
+}
+
+// finishJob runs the conversion the keyring records to its end: every
+// value rewritten in the form it wants, then the header that ends it, then
+// (after Encrypt and Rekey) the scrub.
+func (s *Store) finishJob(ctx context.Context) error {
+	kr := s.keyring
+	if kr != nil && kr.Job() != seal.JobNone {
+		job := kr.Job()
+		if _, err := s.reg.Reseal(ctx, s.sealBatch(), nil); err != nil {
+			return err
+		}
+		h, ended, err := kr.End()
+		if err != nil {
+			return err
+		}
+		// The header that ends the job is written before the scrub, so that
+		// the scrub clears every header before it too.
+		scrub := job != seal.JobDecrypt && !s.db.Memory()
+		if err := s.writeHeader(ctx, h, scrub); err != nil {
+			return err
+		}
+		ended()
+		if h == nil {
+			kr.Destroy()
+			s.keyring = nil
+			s.reg.SetSeal(nil)
+		} else if err := s.follow(kr, h); err != nil {
+			return err
+		}
+		if scrub {
+			s.scrub = scrubVacuum
+		}
+	}
+	return s.scrubbed(ctx)
+}
+
+// scrubbed runs the scrub that ends Encrypt and Rekey. The conversion
+// leaves what it replaced (values in the clear, or sealed under the
+// retired data key, and every header before the last) in the file's free
+// space: in freed cells, in the gaps SQLite leaves when it moves cells
+// between pages, in free pages and in the WAL. A VACUUM rebuilds the file
+// from its live content, and a TRUNCATE checkpoint copies the WAL into it
+// and empties it. (SQLite's secure_delete alone is not
+// enough: it zeroes freed cells and pages but not the gaps a page split
+// leaves.) The meta row that records a scrub still to run goes last: a
+// crash before leaves it to the next writable Open.
+func (s *Store) scrubbed(ctx context.Context) error {
+	if s.scrub == scrubNone {
+		return nil
+	}
+	if s.scrub == scrubVacuum {
+		if err := s.Vacuum(ctx); err != nil {
+			return err
+		}
+		s.scrub = scrubTruncate
+	}
+	if err := s.truncateWAL(ctx); err != nil {
+		return err
+	}
+	err := s.Update(ctx, func(tx *Tx) error {
+		return columnfamily.MarkScrub(tx.Context(), tx.tx.Conn(), false)
+	})
+	if err != nil {
+		return err
+	}
+	s.scrub = scrubNone
+	return nil
+}
+
+// truncateWAL empties the WAL with a TRUNCATE checkpoint.
+func (s *Store) truncateWAL(ctx context.Context) error {
+	_, err := s.Checkpoint(ctx, CheckpointTruncate)
+	return err
+}
+
+// sealOp runs one of the conversions of an open store, one at a time.
+func (s *Store) sealOp(ctx context.Context, op string, fn func() error) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
+	if s.opts.ReadOnly {
+		return fmt.Errorf("snkv: %s: %w", op, ErrReadOnly)
+	}
+	if s.db.Closed() {
+		return fmt.Errorf("snkv: %s: %w", op, ErrClosed)
+	}
+	s.sealMu.Lock()
+	defer s.sealMu.Unlock()
+	if err := fn(); err != nil {
+		return fmt.Errorf("snkv: %s: %w", op, err)
+	}
+	return nil
+}
