@@ -3,6 +3,7 @@ package columnfamily
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -259,7 +260,11 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 		n++
 		key := bytes.Clone(rows.RawBytes(0))
 		last = key
-		stored := rows.RawBytes(1)
+		stored, vk := rows.RawBlob(1)
+		if rows.Kind(0) != engine.KindBlob || vk != engine.KindBlob {
+			skipped = append(skipped, badValueKind(key, vk))
+			continue
+		}
 		var exp []byte
 		if e, k := rows.RawBlob(2); k == engine.KindBlob {
 			exp = e
@@ -281,14 +286,22 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 		sum := dataSum(row.key, row.stored, hasTTL)
 		value := row.stored
 		if !fromClear || row.kind != engine.KindInt || row.crc != sum {
-			if value, _, err = m.decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil, nil); err != nil {
-				return 0, 0, nil, nil, err
+			var derr error
+			if value, _, derr = m.decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil, nil); derr != nil {
+				if !errors.Is(derr, engine.ErrAuth) && !errors.Is(derr, engine.ErrCorrupt) {
+					return 0, 0, nil, nil, derr
+				}
+				// A row no key of this store reads: left as it was.
+				skipped = append(skipped, derr)
+				continue
 			}
 		}
 		expMs := int64(-1)
 		if hasTTL {
-			if expMs, err = ttl.Decode(row.exp); err != nil {
-				return 0, 0, nil, nil, err
+			var derr error
+			if expMs, derr = ttl.Decode(row.exp); derr != nil {
+				skipped = append(skipped, corruptRow(row.key, derr.Error()))
+				continue
 			}
 		}
 		stored, wsum := m.encode(c, sh, row.key, value, hasTTL)

@@ -44,6 +44,48 @@ var DefaultKDF = KDF(seal.DefaultKDF)
 // passes, 1 lane (docs/encryption.md gives its time and what it trades).
 var LightKDF = KDF(seal.LightKDF)
 
+// BadRowsError is the error of a conversion (Encrypt, Rekey,
+// RemoveEncryption, SealHiddenTable) that finished but
+// left rows it could not read as they were: values that fail their
+// checksum or authentication (damaged, forged, or written in another form
+// by a process that had the store open before the conversion). Reading
+// them fails as it did before, CheckIntegrity names them, and a row left
+// by Encrypt stays in the clear until it is deleted or written again. The
+// conversion itself is complete. It matches ErrCorrupt.
+type BadRowsError struct {
+	// Rows is the number of rows left as they were.
+	Rows int64
+	// Problems names them, as IntegrityReport.Problems does (at most 100
+	// per column family, then a count).
+	Problems []string
+}
+
+func (e *BadRowsError) Error() string {
+	what := "rows"
+	if e.Rows == 1 {
+		what = "row"
+	}
+	msg := fmt.Sprintf("finished, but %d %s could not be read and were left as they were", e.Rows, what)
+	if e.Rows == 1 {
+		msg = "finished, but 1 row could not be read and was left as it was"
+	}
+	for _, p := range e.Problems {
+		msg += "; " + p
+	}
+	return msg
+}
+
+// Is makes a BadRowsError match ErrCorrupt.
+func (e *BadRowsError) Is(target error) bool { return target == ErrCorrupt }
+
+// badRows returns the BadRowsError of rep, or nil when every row was read.
+func badRows(rep columnfamily.ResealReport) error {
+	if rep.Bad == 0 {
+		return nil
+	}
+	return &BadRowsError{Rows: rep.Bad, Problems: rep.Problems}
+}
+
 func (e *Encryption) secret() (seal.Secret, error) {
 	s := seal.Secret{Password: e.Password, Key: e.Key, KDF: seal.KDF(e.KDF)}
 	if err := s.Validate(); err != nil {
@@ -128,8 +170,13 @@ func (s *Store) openSeal(ctx context.Context) error {
 		s.scrub = scrubVacuum
 	}
 	// A conversion a crash stopped, or a scrub it did not finish: finish
-	// it.
-	return s.finishJob(ctx)
+	// it. Rows no key reads are left for CheckIntegrity to name.
+	err = s.finishJob(ctx)
+	var bad *BadRowsError
+	if errors.As(err, &bad) {
+		return nil
+	}
+	return err
 }
 
 // unlock opens header h with secret, mapping the failures to sentinels.
@@ -161,7 +208,9 @@ func (s *Store) Encrypted() bool {
 //
 // It fails with ErrExists if the store is encrypted already. A crash part
 // way leaves a store that Open with e finishes converting, and that every
-// read of reads right.
+// read of reads right. Rows it cannot read are left as they were and
+// reported with a *BadRowsError (see there): the store is encrypted all
+// the same.
 func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 	return s.sealOp(ctx, "encrypt", func() error {
 		if err := s.resume(ctx); err != nil {
@@ -184,8 +233,10 @@ func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 // no wrapping of a data key under it, and no value sealed under the
 // retired data key (the file is rewritten and its WAL emptied, as after
 // Encrypt). Until then both secrets open the store, and a crash leaves a
-// store that Open with either finishes re-keying. It fails with
-// ErrInvalidArgument on a store that is not encrypted.
+// store that Open with either finishes re-keying. Rows it cannot read are
+// left as they were and reported with a *BadRowsError; the re-key is
+// complete all the same. It fails with ErrInvalidArgument on a store that
+// is not encrypted.
 //
 // Another process that has the store open keeps using the key it opened
 // with: re-key while no other process has the store open.
@@ -213,8 +264,9 @@ func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 // not rewrite the file: the values' sealed form, and the last encryption
 // header, may stay in its free space, where the old secret still opens
 // them. A crash part way leaves a store that Open with the password
-// finishes decrypting. It fails with ErrInvalidArgument on a store that is
-// not encrypted.
+// finishes decrypting. Rows it cannot read are left as they were and
+// reported with a *BadRowsError. It fails with ErrInvalidArgument on a
+// store that is not encrypted.
 func (s *Store) RemoveEncryption(ctx context.Context) error {
 	return s.sealOp(ctx, "remove encryption", func() error {
 		if err := s.resume(ctx); err != nil {
@@ -233,12 +285,16 @@ func (s *Store) RemoveEncryption(ctx context.Context) error {
 // SealHiddenTable marks the hidden table name of kind sealed, for a layer
 // whose table was made before it could ask for that with
 // CreateHiddenTable's HiddenSealed; in an encrypted store the values it
-// holds are sealed now, in batches. It does nothing to a table already
-// sealed.
+// holds are sealed now, in batches (rows it cannot read are left as they
+// were and reported with a *BadRowsError). It does nothing to a table
+// already sealed.
 func (s *Store) SealHiddenTable(ctx context.Context, kind, name string) error {
 	return s.sealOp(ctx, "seal hidden table", func() error {
-		_, err := s.reg.SealHidden(ctx, kind, name, s.sealBatch())
-		return err
+		rep, err := s.reg.SealHidden(ctx, kind, name, s.sealBatch())
+		if err != nil {
+			return err
+		}
+		return badRows(rep)
 	})
 }
 

@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -106,22 +107,30 @@ func (s *Store) beginJob(ctx context.Context, kr *seal.Keyring) error {
 
 // resume finishes what an earlier conversion left part way (it failed
 // after recording its job, or before its scrub ended), before another one
-// starts.
+// starts. Rows it cannot read are reported by the conversion that follows.
 func (s *Store) resume(ctx context.Context) error {
 	if (s.keyring == nil || s.keyring.Job() == seal.JobNone) && s.scrub == scrubNone {
 		return nil
 	}
-	return s.finishJob(ctx)
+	var bad *BadRowsError
+	if err := s.finishJob(ctx); err != nil && !errors.As(err, &bad) {
+		return err
+	}
+	return nil
 }
 
 // finishJob runs the conversion the keyring records to its end: every
-// value rewritten in the form it wants, then the header that ends it, then
-// (after Encrypt and Rekey) the scrub.
+// value that can be read rewritten in the form it wants, then the header
+// that ends it, then (after Encrypt and Rekey) the scrub. Rows no key
+// reads are left as they were and reported with a *BadRowsError once the
+// rest is done.
 func (s *Store) finishJob(ctx context.Context) error {
 	kr := s.keyring
+	var rep columnfamily.ResealReport
 	if kr != nil && kr.Job() != seal.JobNone {
 		job := kr.Job()
-		if _, err := s.reg.Reseal(ctx, s.sealBatch(), nil); err != nil {
+		var err error
+		if rep, err = s.reg.Reseal(ctx, s.sealBatch(), nil); err != nil {
 			return err
 		}
 		h, ended, err := kr.End()
@@ -146,7 +155,10 @@ func (s *Store) finishJob(ctx context.Context) error {
 			s.scrub = scrubVacuum
 		}
 	}
-	return s.scrubbed(ctx)
+	if err := s.scrubbed(ctx); err != nil {
+		return err
+	}
+	return badRows(rep)
 }
 
 // scrubbed runs the scrub that ends Encrypt and Rekey. The conversion

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -14,6 +15,14 @@ import (
 
 // kdfUsage is the help of --kdf.
 const kdfUsage = "`COST` of deriving a key from the new password: default (Argon2id, 64 MiB, 3 passes), light (9 MiB, 4 passes) or time=N,memory=SIZE,threads=N"
+
+// finishedAroundBadRows reports whether err is that of a conversion that
+// finished but left rows it could not read as they were: the command
+// says what it did, then reports them (exit code 4, a damaged store).
+func finishedAroundBadRows(err error) bool {
+	var bad *kvstore.BadRowsError
+	return errors.As(err, &bad)
+}
 
 // sealCost reads --kdf and refuses it for a raw key.
 func sealCost(cmd *cobra.Command, kdfFlag string, s *secret) (kvstore.KDF, error) {
@@ -150,10 +159,10 @@ encryption and rewrites the file; 'snkv rekey' changes the secret. With --create
 					run: db.Encrypt,
 				})
 				defer s.wipe()
-				if err != nil {
+				if err != nil && !finishedAroundBadRows(err) {
 					return err
 				}
-				return a.sealResult(path, "encrypted", "", s, kdf, nil)
+				return errors.Join(a.sealResult(path, "encrypted", "", s, kdf, nil), err)
 			})
 		},
 	}
@@ -218,10 +227,10 @@ the old key.`,
 					run: db.Rekey,
 				})
 				defer s.wipe()
-				if err != nil {
+				if err != nil && !finishedAroundBadRows(err) {
 					return err
 				}
-				return a.sealResult(path, "re-keyed", "; every value is sealed again, and only the new "+s.kind()+" opens the store", s, kdf, map[string]any{"rekeyed": true})
+				return errors.Join(a.sealResult(path, "re-keyed", "; every value is sealed again, and only the new "+s.kind()+" opens the store", s, kdf, map[string]any{"rekeyed": true}), err)
 			})
 		},
 	}
@@ -251,6 +260,7 @@ finishes the decryption.`,
 				if !a.unlocked {
 					return fmt.Errorf("%s: the store is not encrypted: nothing to decrypt", path)
 				}
+				var bad error // rows the decryption left as they were
 				if db.Encrypted() {
 					// Otherwise opening it finished a decryption a crash
 					// had interrupted.
@@ -260,15 +270,16 @@ finishes the decryption.`,
 					if interrupted(cmd.Context(), err) {
 						return interruptedf("interrupted: the decryption stopped at a batch boundary; the store opens with its secret, and any command run with it finishes the decryption")
 					}
-					if err != nil {
+					if err != nil && !finishedAroundBadRows(err) {
 						return err
 					}
+					bad = err
 				}
 				if a.json {
-					return a.emit(map[string]any{"file": path, "encrypted": false})
+					return errors.Join(a.emit(map[string]any{"file": path, "encrypted": false}), bad)
 				}
 				_, err := fmt.Fprintf(a.out, "%s: decrypted: every value is stored in the clear, and the store opens without a password or key\n", path)
-				return err
+				return errors.Join(err, bad)
 			})
 		},
 	}

@@ -426,3 +426,30 @@ func TestTamperedSealedValue(t *testing.T) {
 	r = cli(t, nil, "get", path, "user:2", "--key-file", keyFile)
 	require.Equal(t, result{"bob", "", 0}, r)
 }
+
+// TestRekeyAroundABadRow re-keys a store holding a row the shell inserted
+// in the clear (reading it is an authentication failure): the re-key
+// finishes around it, says so and names it (exit code 4, a damaged store,
+// never 5, a wrong secret), and every command then works with the new
+// secret.
+func TestRekeyAroundABadRow(t *testing.T) {
+	path := fixture(t)
+	oldPw, newPw := secretFile(t, "0ld-s3cret\n"), secretFile(t, "n3w-s3cret\n")
+	r := cli(t, nil, with([]string{"encrypt", path, "--password-file", oldPw}, cheapKDF...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	damage(t, path, `INSERT INTO "default" (key, value) VALUES (CAST('shell' AS BLOB), CAST('typed in the shell' AS BLOB))`)
+
+	r = cli(t, nil, with([]string{"rekey", path, "--password-file", oldPw, "--new-password-file", newPw}, cheapKDF...)...)
+	require.Equal(t, exitDamaged, r.code, r.stderr)
+	require.Equal(t, path+": re-keyed with a password (Argon2id, 1 pass, 8 KiB, 1 thread); every value is sealed again, and only the new password opens the store\n", r.stdout)
+	require.Contains(t, r.stderr, "1 row could not be read and was left as it was")
+	require.Contains(t, r.stderr, "key 7368656c6c")
+	requireNoLeak(t, r, "0ld-s3cret", "n3w-s3cret")
+
+	r = cli(t, nil, "get", path, "user:2", "--password-file", oldPw)
+	require.Equal(t, exitAuth, r.code, "the old password is retired")
+	r = cli(t, nil, "del", path, "user:2", "--password-file", newPw)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, nil, "get", path, "user:1", "--password-file", newPw)
+	require.Equal(t, result{"alice", "", 0}, r)
+}
