@@ -44,6 +44,20 @@ var DefaultKDF = KDF(seal.DefaultKDF)
 // passes, 1 lane (docs/encryption.md gives its time and what it trades).
 var LightKDF = KDF(seal.LightKDF)
 
+// Errors of encryption (see also ErrAuth).
+var (
+	// ErrScrubPending: a conversion (Encrypt, Rekey) is done, and the
+	// store opens with its new secret only, but the file still holds the
+	// form its values had before (in the clear, or sealed under the
+	// retired data key) and, after a re-key, the headers that wrapped a
+	// data key under the retired secret: readers that began before the
+	// conversion's end (a cursor, a View, another process) kept the WAL
+	// from being emptied for Options.BusyTimeout. Once they end,
+	// Store.FinishConversion (or the next writable Open, or the next
+	// conversion) clears it. It also matches ErrBusy.
+	ErrScrubPending = fmt.Errorf("%w: the old form of the values is still in the file", ErrBusy)
+)
+
 // BadRowsError is the error of a conversion (Encrypt, Rekey,
 // RemoveEncryption, SealHiddenTable) that finished but
 // left rows it could not read as they were: values that fail their
@@ -170,10 +184,11 @@ func (s *Store) openSeal(ctx context.Context) error {
 		s.scrub = scrubVacuum
 	}
 	// A conversion a crash stopped, or a scrub it did not finish: finish
-	// it. Rows no key reads are left for CheckIntegrity to name.
+	// it. Rows no key reads are left for CheckIntegrity to name, and a
+	// scrub that other processes' readers hold up for the next Open.
 	err = s.finishJob(ctx)
 	var bad *BadRowsError
-	if errors.As(err, &bad) {
+	if errors.As(err, &bad) || errors.Is(err, ErrScrubPending) {
 		return nil
 	}
 	return err
@@ -204,7 +219,10 @@ func (s *Store) Encrypted() bool {
 // series' values) is sealed in place, in transactions of
 // Options.UpgradeBatch values. Reads and writes go on meanwhile. Then the
 // file is rewritten (VACUUM) and its WAL emptied, so that no value is left
-// in the clear in it.
+// in the clear in it; that waits up to Options.BusyTimeout for readers
+// that began before (they may read the values in the clear until they
+// end), without holding up writers meanwhile, and returns ErrScrubPending
+// if they are still there.
 //
 // It fails with ErrExists if the store is encrypted already. A crash part
 // way leaves a store that Open with e finishes converting, and that every
@@ -232,7 +250,7 @@ func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 // password or key opens nothing: the file, its WAL and its free pages hold
 // no wrapping of a data key under it, and no value sealed under the
 // retired data key (the file is rewritten and its WAL emptied, as after
-// Encrypt). Until then both secrets open the store, and a crash leaves a
+// Encrypt, with ErrScrubPending when readers hold that up). Until then both secrets open the store, and a crash leaves a
 // store that Open with either finishes re-keying. Rows it cannot read are
 // left as they were and reported with a *BadRowsError; the re-key is
 // complete all the same. It fails with ErrInvalidArgument on a store that
@@ -279,6 +297,20 @@ func (s *Store) RemoveEncryption(ctx context.Context) error {
 			return fmt.Errorf("%w: %s", ErrInvalidArgument, err)
 		}
 		return s.beginJob(ctx, s.keyring)
+	})
+}
+
+// FinishConversion finishes what an earlier Encrypt, Rekey or
+// RemoveEncryption left undone: the values not yet converted (its context
+// was cancelled, or a write failed part way), or the rewrite of the file
+// that readers held up (ErrScrubPending). It does nothing when nothing is
+// left, and returns what those calls return.
+func (s *Store) FinishConversion(ctx context.Context) error {
+	return s.sealOp(ctx, "finish conversion", func() error {
+		if s.keyring == nil && s.scrub == scrubNone {
+			return nil
+		}
+		return s.finishJob(ctx)
 	})
 }
 

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/seal"
 )
 
@@ -167,7 +169,7 @@ func (s *Store) finishJob(ctx context.Context) error {
 // space: in freed cells, in the gaps SQLite leaves when it moves cells
 // between pages, in free pages and in the WAL. A VACUUM rebuilds the file
 // from its live content, and a TRUNCATE checkpoint copies the WAL into it
-// and empties it. (SQLite's secure_delete alone is not
+// and empties it (truncateWAL). (SQLite's secure_delete alone is not
 // enough: it zeroes freed cells and pages but not the gaps a page split
 // leaves.) The meta row that records a scrub still to run goes last: a
 // crash before leaves it to the next writable Open.
@@ -194,10 +196,62 @@ func (s *Store) scrubbed(ctx context.Context) error {
 	return nil
 }
 
-// truncateWAL empties the WAL with a TRUNCATE checkpoint.
+// truncateAttempt is how long one TRUNCATE checkpoint of truncateWAL waits
+// for readers while it holds the writer.
+const truncateAttempt = 10 * time.Millisecond
+
+// truncateWAL empties the WAL with TRUNCATE checkpoints. A checkpoint
+// that waited for readers while holding the writer would stall every
+// writer that long; so each attempt waits at most truncateAttempt, and
+// between attempts the writer is free, for up to Options.BusyTimeout in
+// all. Readers that began before the scrub's VACUUM may read pages the
+// WAL still holds; while they last, the WAL cannot be emptied, and it
+// returns ErrScrubPending.
 func (s *Store) truncateWAL(ctx context.Context) error {
-	_, err := s.Checkpoint(ctx, CheckpointTruncate)
-	return err
+	limit := s.db.Config().BusyTimeout
+	start := time.Now()
+	pause := time.Millisecond
+	for {
+		// Idle readers' held read transactions would hold it up too.
+		s.db.DropHeld()
+		busy, err := s.tryTruncate(ctx)
+		if err != nil || !busy {
+			return err
+		}
+		if time.Since(start) >= limit {
+			return fmt.Errorf("%w: readers that began before the conversion ended (a cursor, a View, another process) kept its WAL from being emptied for %v: once they end, FinishConversion clears it", ErrScrubPending, limit)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: %w", ErrScrubPending, ctx.Err())
+		case <-t.C:
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+}
+
+// tryTruncate runs one TRUNCATE checkpoint on the writer, waiting at most
+// truncateAttempt for readers; busy reports that they held it up.
+func (s *Store) tryTruncate(ctx context.Context) (busy bool, err error) {
+	err = s.db.WithWriter(ctx, func(c *engine.Conn) error {
+		if err := c.ExecScript(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", truncateAttempt.Milliseconds())); err != nil {
+			return err
+		}
+		defer func() {
+			_ = c.ExecScript(context.Background(), fmt.Sprintf("PRAGMA busy_timeout = %d", s.db.Config().BusyTimeout.Milliseconds()))
+		}()
+		rows, err := c.Query(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+		if err != nil {
+			return err
+		}
+		if rows.Next() {
+			busy = rows.Int(0) != 0
+		}
+		return rows.Close()
+	})
+	return busy, engine.Wrap(ctx, "empty the WAL", err)
 }
 
 // sealOp runs one of the conversions of an open store, one at a time.

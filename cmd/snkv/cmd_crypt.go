@@ -16,12 +16,24 @@ import (
 // kdfUsage is the help of --kdf.
 const kdfUsage = "`COST` of deriving a key from the new password: default (Argon2id, 64 MiB, 3 passes), light (9 MiB, 4 passes) or time=N,memory=SIZE,threads=N"
 
-// finishedAroundBadRows reports whether err is that of a conversion that
-// finished but left rows it could not read as they were: the command
-// says what it did, then reports them (exit code 4, a damaged store).
-func finishedAroundBadRows(err error) bool {
+// finished reports whether err is that of a conversion that finished all
+// the same: it left rows it could not read as they were (reported with
+// exit code 4, a damaged store), or other programs' readers kept its
+// scrub from clearing the old form from the file. The command says what
+// it did, then reports err (see scrubAdvice).
+func finished(err error) bool {
 	var bad *kvstore.BadRowsError
-	return errors.As(err, &bad)
+	return errors.As(err, &bad) || errors.Is(err, kvstore.ErrScrubPending)
+}
+
+// scrubAdvice rewords, for the command line, the error of a conversion
+// whose scrub other programs' readers held up; again says what clears it
+// once they have closed the store.
+func scrubAdvice(err error, path, again string) error {
+	if !errors.Is(err, kvstore.ErrScrubPending) {
+		return err
+	}
+	return fmt.Errorf("%s: the old form of the values (and of its encryption header) is still in the file: another program reading the store kept it from being cleared; once it has closed the store, %s clears it", path, again)
 }
 
 // sealCost reads --kdf and refuses it for a raw key.
@@ -159,10 +171,10 @@ encryption and rewrites the file; 'snkv rekey' changes the secret. With --create
 					run: db.Encrypt,
 				})
 				defer s.wipe()
-				if err != nil && !finishedAroundBadRows(err) {
+				if err != nil && !finished(err) {
 					return err
 				}
-				return errors.Join(a.sealResult(path, "encrypted", "", s, kdf, nil), err)
+				return errors.Join(a.sealResult(path, "encrypted", "", s, kdf, nil), scrubAdvice(err, path, "'snkv encrypt "+path+"' run again with the new secret"))
 			})
 		},
 	}
@@ -227,10 +239,10 @@ the old key.`,
 					run: db.Rekey,
 				})
 				defer s.wipe()
-				if err != nil && !finishedAroundBadRows(err) {
+				if err != nil && !finished(err) {
 					return err
 				}
-				return errors.Join(a.sealResult(path, "re-keyed", "; every value is sealed again, and only the new "+s.kind()+" opens the store", s, kdf, map[string]any{"rekeyed": true}), err)
+				return errors.Join(a.sealResult(path, "re-keyed", "; every value is sealed again, and only the new "+s.kind()+" opens the store", s, kdf, map[string]any{"rekeyed": true}), scrubAdvice(err, path, "'snkv vacuum "+path+"' run with the new secret"))
 			})
 		},
 	}
@@ -270,7 +282,7 @@ finishes the decryption.`,
 					if interrupted(cmd.Context(), err) {
 						return interruptedf("interrupted: the decryption stopped at a batch boundary; the store opens with its secret, and any command run with it finishes the decryption")
 					}
-					if err != nil && !finishedAroundBadRows(err) {
+					if err != nil && !finished(err) {
 						return err
 					}
 					bad = err
