@@ -21,6 +21,9 @@ type Env struct {
 	// Seal is the encryption state the row codec follows; nil for a store
 	// without encryption (see seal.go).
 	Seal atomic.Pointer[seal.State]
+	// past holds every state Seal held with the header it went with, for
+	// reads whose snapshot began before a conversion ended (seal.go).
+	past snapHistory
 }
 
 // Registry tracks a store's column families. It is created by kvstore.

@@ -359,7 +359,7 @@ func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte,
 	st := &cf.db().Stats
 	if found = rows.Next(); found {
 		if expMs, err = readExpiry(rows, st, key, expCol, ecrcCol, sh.t.V2); err == nil && withValue {
-			value, err = cf.m.readValue(rows, st, key, sh, expMs >= 0)
+			value, err = cf.m.readValue(ctx, c, rows, st, key, sh, expMs >= 0)
 		}
 	}
 	return value, expMs, found, errors.Join(err, rows.Close())

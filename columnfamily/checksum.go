@@ -1,6 +1,7 @@
 package columnfamily
 
 import (
+	"context"
 	"fmt"
 	"hash/crc32"
 
@@ -130,10 +131,11 @@ func checkSumOf(v int64, k int, key []byte, want int64, what string, strict bool
 }
 
 // readValue returns a copy of the value of the current row of a get (in
-// the clear), checked to be a BLOB and, in a table with a checksum column,
-// to match its checksum, which also says whether the key has a TTL
-// (hasTTL: the read found a key index row) and how the value is stored.
-func (m *meta) readValue(rows *engine.Rows, st *engine.Counters, key []byte, sh *shape, hasTTL bool) ([]byte, error) {
+// the clear) read on c, checked to be a BLOB and, in a table with a
+// checksum column, to match its checksum, which also says whether the key
+// has a TTL (hasTTL: the read found a key index row) and how the value is
+// stored.
+func (m *meta) readValue(ctx context.Context, c *engine.Conn, rows *engine.Rows, st *engine.Counters, key []byte, sh *shape, hasTTL bool) ([]byte, error) {
 	raw, err := rawValue(rows, key, getValue)
 	if err != nil {
 		return nil, err
@@ -142,7 +144,7 @@ func (m *meta) readValue(rows *engine.Rows, st *engine.Counters, key []byte, sh 
 		// Not the common case of a verified row in the clear, which takes
 		// one call into SQLite.
 		crc, k := rows.IntKind(getCrc)
-		v, opened, err := m.decode(st, key, raw, sum, crc, k, sh.t.V2, nil, nil)
+		v, opened, err := m.decodeOn(ctx, c, nil, st, key, raw, sum, crc, k, sh.t.V2, nil, nil)
 		if err != nil || opened {
 			return v, err
 		}
@@ -163,18 +165,6 @@ func rawValue(rows *engine.Rows, key []byte, col int) ([]byte, error) {
 // badValueKind is the error of a value stored as another class than BLOB.
 func badValueKind(key []byte, k int) error {
 	return corruptRow(key, fmt.Sprintf("value is stored as %s, not a BLOB (written by another tool?)", kindName(k)))
-}
-
-// verifyRow checks the data row's checksum, column crcCol, against sum
-// (dataSum of its key and value), counting an unverified row in st.
-// The read paths test the common case, a stored checksum equal to sum (not
-// 0), themselves before calling it: rows.Int(crcCol) == sum.
-func verifyRow(rows *engine.Rows, st *engine.Counters, key []byte, crcCol int, sum int64, strict bool) error {
-	verd, err := checkSum(rows, crcCol, key, sum, "row", strict)
-	if err == nil && verd == rowUnverified {
-		st.Unverified.Add(1)
-	}
-	return err
 }
 
 // readExpiry returns the expiry of the current row (column col; -1 for

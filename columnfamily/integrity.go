@@ -193,6 +193,7 @@ func (r *Registry) Check(ctx context.Context) (CheckReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	ss := r.snapshotState(ctx, c)
 	for _, n := range orphans(o, names) {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("table %q has snkv's hidden objects but no catalog row", n))
 	}
@@ -218,7 +219,7 @@ func (r *Registry) Check(ctx context.Context) (CheckReport, error) {
 			}
 		}
 		m.sealed.Store(sealed)
-		if err := checkRows(ctx, c, t, m, &rep); err != nil {
+		if err := checkRows(ctx, c, t, m, ss, &rep); err != nil {
 			return rep, err
 		}
 		if o.has("table", t.KeysName) && o.has("table", t.ExpiryName) {
@@ -237,7 +238,14 @@ func (r *Registry) Check(ctx context.Context) (CheckReport, error) {
 //
 // In an encrypted store every sealed value is opened as well, and each one
 // that fails authentication is reported with its key.
-func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, m *meta, rep *CheckReport) error {
+//
+// ss is the encryption state of the check's snapshot (see
+// Registry.snapshotState).
+func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, m *meta, ss *seal.State, rep *CheckReport) error {
+	sealed := m.sealed.Load()
+	if !sealed {
+		ss = nil
+	}
 	hasTTL, err := t.Enabled(ctx, c)
 	if err != nil {
 		return err
@@ -273,8 +281,8 @@ func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, m *meta, rep *
 				check = want // the checksum is right; the value is opened below
 			}
 			v, err := checkSumOf(check, kind, key, want, "", strict)
-			if err == nil && !keys && (sealedForm || m.sealing() != nil) {
-				out, opened, aerr := m.decode(&scrap, key, val, want, crc, kind, strict, scratch[:0], &adBuf)
+			if err == nil && !keys && (sealedForm || ss != nil) {
+				out, opened, aerr := m.decodeWith(ss, sealed, &scrap, key, val, want, crc, kind, strict, scratch[:0], &adBuf)
 				if opened {
 					scratch = out // reused for the next row's value
 				}

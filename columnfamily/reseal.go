@@ -82,8 +82,15 @@ func (r *Registry) ScrubPending() bool { return r.sealScrub }
 // trip for it.
 func (r *Registry) SealHeader() []byte { return r.sealHdr }
 
-// SetSeal makes the row codec follow st (nil: no encryption).
-func (r *Registry) SetSeal(st *seal.State) { r.env.Seal.Store(st) }
+// SetSeal makes the row codec follow st (nil: no encryption), whose
+// header, as stored in the file, is header: a read whose snapshot holds
+// that header reads with st even after the store has moved on (seal.go).
+func (r *Registry) SetSeal(st *seal.State, header []byte) {
+	if st != nil {
+		r.env.past.add(header, st)
+	}
+	r.env.Seal.Store(st)
+}
 
 // Sealing reports whether the row codec follows an encryption state.
 func (r *Registry) Sealing() bool { return r.env.Seal.Load() != nil }

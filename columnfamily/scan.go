@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/seal"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/ttl"
 )
@@ -77,6 +78,19 @@ type source struct {
 	borrow  bool         // rows hand out keys and values in SQLite's memory
 	rows    *engine.Rows // the scan open now, if any
 	cur     *scanRows    // the scanRows reading rows
+	snap    snapSeal     // the encryption state of the snapshot, once looked up (seal.go)
+}
+
+// sealing is the encryption state the source's rows are read with: its
+// snapshot's, once looked up, or the one the store follows now.
+func (s *source) sealing() *seal.State {
+	if s.snap.known {
+		if !s.snap.sealed {
+			return nil
+		}
+		return s.snap.ss
+	}
+	return s.cf.m.sealing()
 }
 
 func (cf *ColumnFamily) newSource() (*source, error) {
@@ -320,7 +334,7 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 			return nil, nil, 0, err
 		}
 	}
-	if r.crcCol >= 0 && r.src.cf.m.sealing() != nil {
+	if r.crcCol >= 0 && r.src.sealing() != nil {
 		return r.openRow(copied, key, value, kv, exp)
 	}
 	var sum int64
@@ -351,9 +365,9 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 		}
 	}
 	if r.crcCol >= 0 && (sum == 0 || r.rows.Int(r.crcCol) != sum) {
-		if err := verifyRow(r.rows, st, key, r.crcCol, sum, r.strict); err != nil {
-			return nil, nil, 0, err
-		}
+		// Unverified, damaged, or sealed: a snapshot of the store from
+		// before its encryption was removed (see decodeOn).
+		return r.openRow(copied, key, value, kv, exp)
 	}
 	return key, value, exp, nil
 }
@@ -372,9 +386,9 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 		sum = dataSum(key, stored, exp >= 0)
 		crc, kind = r.rows.IntKind(r.crcCol)
 	}
-	m := r.src.cf.m
+	m, src := r.src.cf.m, r.src
 	if !copied {
-		v, opened, err := m.decode(r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0], &r.adBuf)
+		v, opened, err := m.decodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0], &r.adBuf)
 		if opened {
 			r.scratch = v
 		}
@@ -383,7 +397,7 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 	n := len(key)
 	buf := r.alloc(n + len(stored)) // an opened value is shorter than its sealed form
 	copy(buf, key)
-	v, opened, err := m.decode(r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
+	v, opened, err := m.decodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
 	switch {
 	case err != nil:
 		return nil, nil, 0, err

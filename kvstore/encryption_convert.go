@@ -46,7 +46,7 @@ func (s *Store) follow(kr *seal.Keyring, h []byte) error {
 		return err
 	}
 	s.keyring = kr
-	s.reg.SetSeal(st)
+	s.reg.SetSeal(st, h)
 	return nil
 }
 
@@ -149,7 +149,7 @@ func (s *Store) finishJob(ctx context.Context) error {
 		if h == nil {
 			kr.Destroy()
 			s.keyring = nil
-			s.reg.SetSeal(nil)
+			s.reg.SetSeal(nil, nil)
 		} else if err := s.follow(kr, h); err != nil {
 			return err
 		}
