@@ -20,19 +20,21 @@ type Encryption struct {
 	// themselves (a key store, an HSM, a platform keychain).
 	Key []byte
 	// KDF is the cost of deriving a key from Password when it is set: at
-	// encryption, or by Rekey. The zero value is DefaultKDF. Opening an
-	// existing store uses the cost recorded in it, whatever this says.
+	// encryption, or by Rekey (at most KDFOpenLimit). The zero value is
+	// DefaultKDF. Opening an existing store uses the cost recorded in it;
+	// a recorded cost above KDFOpenLimit (written by an older version) is
+	// derived with only if KDF is at least as large in each field.
 	KDF KDF
 }
 
 // KDF is the cost of Argon2id, the password hash that turns a password
-// into a key.
+// into a key. A new password's cost is at most KDFOpenLimit.
 type KDF struct {
-	// Time is the number of passes over the memory (1 to 64).
+	// Time is the number of passes over the memory (1 to 10).
 	Time uint32
-	// MemoryKiB is the memory used, in KiB (8 per thread to 4 GiB).
+	// MemoryKiB is the memory used, in KiB (8 per thread to 64 MiB).
 	MemoryKiB uint32
-	// Threads is the number of lanes (at least 1).
+	// Threads is the number of lanes (1 to 16).
 	Threads uint8
 }
 
@@ -43,6 +45,17 @@ var DefaultKDF = KDF(seal.DefaultKDF)
 // LightKDF is a cost for devices that cannot spare 64 MiB: 9 MiB, 4
 // passes, 1 lane (docs/encryption.md gives its time and what it trades).
 var LightKDF = KDF(seal.LightKDF)
+
+// KDFOpenLimit is the largest key derivation cost: 64 MiB (DefaultKDF's,
+// the largest documented setting), 10 passes and 16 lanes. A new password
+// is given at most this cost (more is ErrInvalidArgument, or
+// ErrInvalidOption from Open), and Open derives a key at no more than it:
+// a header that records more, damaged (and its checksum made to match) or
+// forged, is refused with ErrInvalidOption before anything is derived,
+// unless Encryption.KDF is at least the recorded cost (a store an older
+// version gave more). So no header can make Open allocate more than
+// 64 MiB or run longer than 10 passes over it.
+var KDFOpenLimit = KDF(seal.OpenLimit)
 
 // Errors of encryption (see also ErrAuth).
 var (
@@ -166,9 +179,12 @@ func (s *Store) openSeal(ctx context.Context) error {
 		if s.opts.ReadOnly {
 			return fmt.Errorf("%w: the store is not encrypted, and encrypting it needs a writable open", ErrReadOnly)
 		}
+		if err := secret.ValidateNew(); err != nil {
+			return refusedOpen{fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)}
+		}
 		return s.encrypt(ctx, secret)
 	}
-	kr, err := unlock(h, secret)
+	kr, err := unlock(h, secret, seal.KDF(enc.KDF))
 	if err != nil {
 		return refusedOpen{err}
 	}
@@ -194,14 +210,18 @@ func (s *Store) openSeal(ctx context.Context) error {
 	return err
 }
 
-// unlock opens header h with secret, mapping the failures to sentinels.
-func unlock(h []byte, secret seal.Secret) (*seal.Keyring, error) {
-	kr, err := seal.Unlock(h, secret)
+// unlock opens header h with secret, deriving at no more than the larger
+// of KDFOpenLimit and allow (the caller's Encryption.KDF), and maps the
+// failures to sentinels.
+func unlock(h []byte, secret seal.Secret, allow seal.KDF) (*seal.Keyring, error) {
+	kr, err := seal.Unlock(h, secret, seal.OpenLimit.Max(allow))
 	switch {
 	case errors.Is(err, seal.ErrOpen):
 		return nil, fmt.Errorf("%w: wrong password or key, or a changed encryption header", ErrAuth)
 	case errors.Is(err, seal.ErrHeader):
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	case errors.Is(err, seal.ErrCost):
+		return nil, fmt.Errorf("%w: %w (more than KDFOpenLimit: if that cost was set on purpose, give it in Encryption.KDF; otherwise the header was changed)", ErrInvalidOption, err)
 	case err != nil:
 		return nil, fmt.Errorf("%w: %s", ErrInvalidArgument, err)
 	}

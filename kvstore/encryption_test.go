@@ -303,7 +303,8 @@ func TestEncryptionTamperedHeaderAndValues(t *testing.T) {
 	require.True(t, errorsIsAny(err, kvstore.ErrAuth, kvstore.ErrCorrupt), "%v", err)
 	require.NoError(t, s.Close())
 
-	// A changed cost in the header: refused like a wrong password.
+	// A changed cost in the header: refused (its checksum fails) before
+	// anything is derived with it.
 	execRaw(t, path, `UPDATE __snkv_meta SET value = CAST(substr(value, 1, 30) || x'07' || substr(value, 32) AS BLOB) WHERE name = 'encryption'`)
 	before := fileSum(t, path)
 	_, err = kvstore.Open(path, kvstore.Options{Encryption: pw("p")})

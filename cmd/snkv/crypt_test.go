@@ -336,7 +336,7 @@ func TestEncryptAgain(t *testing.T) {
 	require.Equal(t, exitAuth, r.code)
 	r = cli(t, nil, "encrypt", path, "--kdf", "time=0")
 	require.Equal(t, exitUsage, r.code)
-	require.Contains(t, r.stderr, `bad --kdf "time=0": time is the number of passes, 1 to 64`)
+	require.Contains(t, r.stderr, `bad --kdf "time=0": time is the number of passes, 1 to 10`)
 }
 
 // TestEncryptedStoreCommands runs the other commands on an encrypted store

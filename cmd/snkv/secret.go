@@ -283,20 +283,20 @@ func parseKDF(s string) (kvstore.KDF, error) {
 		switch name {
 		case "time":
 			n, err := strconv.ParseUint(val, 10, 32)
-			if err != nil || n < 1 || n > 64 {
-				return bad("time is the number of passes, 1 to 64")
+			if err != nil || n < 1 || n > uint64(kvstore.KDFOpenLimit.Time) {
+				return bad(fmt.Sprintf("time is the number of passes, 1 to %d", kvstore.KDFOpenLimit.Time))
 			}
 			k.Time = uint32(n)
 		case "threads":
 			n, err := strconv.ParseUint(val, 10, 8)
-			if err != nil || n < 1 {
-				return bad("threads is 1 to 255")
+			if err != nil || n < 1 || n > uint64(kvstore.KDFOpenLimit.Threads) {
+				return bad(fmt.Sprintf("threads is 1 to %d", kvstore.KDFOpenLimit.Threads))
 			}
 			k.Threads = uint8(n)
 		case "memory":
 			kib, err := parseKiB(val)
-			if err != nil {
-				return bad("memory is a size such as 65536, 64MiB or 8KiB, at most 4GiB")
+			if err != nil || kib > kvstore.KDFOpenLimit.MemoryKiB {
+				return bad(fmt.Sprintf("memory is a size such as 65536, 64MiB or 8KiB, at most %dMiB", kvstore.KDFOpenLimit.MemoryKiB>>10))
 			}
 			k.MemoryKiB = kib
 		default:

@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/chacha20poly1305"
@@ -29,14 +31,23 @@ var DefaultKDF = KDF{Time: 3, MemoryKiB: 64 << 10, Threads: 1}
 // passes, 1 lane (a setting of the same strength in OWASP's guidance).
 var LightKDF = KDF{Time: 4, MemoryKiB: 9 << 10, Threads: 1}
 
-// Bounds on the cost a header may ask for: a damaged or hostile header must
-// not make an open allocate gigabytes or run for hours.
+// OpenLimit is the largest cost an open derives a key with unless its
+// caller allows more (Unlock's limit): DefaultKDF's memory (the largest
+// documented setting), 10 passes and 16 lanes. It is also the largest cost
+// a new secret may be given (Secret.Validate for a new cost), so a store
+// keeps within it unless an older version wrote its header.
+var OpenLimit = KDF{Time: 10, MemoryKiB: 64 << 10, Threads: 16}
+
+// Absolute bounds on a cost, whatever a caller allows: a cost above them
+// is never derived with.
 const (
 	maxTime      = 64
 	maxMemoryKiB = 4 << 20 // 4 GiB
 )
 
-// Validate checks that the cost is within what snkv accepts.
+// Validate checks that the cost is within the absolute bounds (1 to 64
+// passes, 8 KiB per lane to 4 GiB, at least 1 lane): a cost an open may be
+// allowed to derive with.
 func (p KDF) Validate() error {
 	switch {
 	case p.Time < 1 || p.Time > maxTime:
@@ -45,6 +56,29 @@ func (p KDF) Validate() error {
 		return errors.New("key derivation threads must be at least 1")
 	case p.MemoryKiB < 8*uint32(p.Threads) || p.MemoryKiB > maxMemoryKiB:
 		return fmt.Errorf("key derivation memory %d KiB (%d KiB to 4 GiB)", p.MemoryKiB, 8*uint32(p.Threads))
+	}
+	return nil
+}
+
+// Within reports whether every field of p is at most limit's.
+func (p KDF) Within(limit KDF) bool {
+	return p.Time <= limit.Time && p.MemoryKiB <= limit.MemoryKiB && p.Threads <= limit.Threads
+}
+
+// Max returns the larger of p and q in each field.
+func (p KDF) Max(q KDF) KDF {
+	return KDF{Time: max(p.Time, q.Time), MemoryKiB: max(p.MemoryKiB, q.MemoryKiB), Threads: max(p.Threads, q.Threads)}
+}
+
+// ValidateNew checks a cost a new secret is given: within the bounds and
+// at most OpenLimit, so that every later open can derive with it.
+func (p KDF) ValidateNew() error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if !p.Within(OpenLimit) {
+		return fmt.Errorf("key derivation cost of %d passes, %d KiB and %d lanes is above the largest a store takes (%d passes, %d MiB, %d lanes)",
+			p.Time, p.MemoryKiB, p.Threads, OpenLimit.Time, OpenLimit.MemoryKiB>>10, OpenLimit.Threads)
 	}
 	return nil
 }
@@ -75,6 +109,18 @@ func (s Secret) Validate() error {
 	}
 	if s.Password != nil {
 		return s.kdf().Validate()
+	}
+	return nil
+}
+
+// ValidateNew is Validate for a secret being set (Create, BeginRekey):
+// its cost must also be at most OpenLimit.
+func (s Secret) ValidateNew() error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if s.Password != nil {
+		return s.kdf().ValidateNew()
 	}
 	return nil
 }
@@ -144,6 +190,7 @@ func (sl *slot) derive(s Secret) []byte {
 	if sl.kind == slotKey {
 		return bytes.Clone(s.Key)
 	}
+	derivations.Add(1)
 	return argon2.IDKey(s.Password, sl.salt[:], sl.kdf.Time, sl.kdf.MemoryKiB, sl.kdf.Threads, KeySize)
 }
 
@@ -166,7 +213,7 @@ type Keyring struct {
 // Create returns the keyring of a store being encrypted with secret: a new
 // store identifier and data key, and the job JobEncrypt.
 func Create(s Secret) (*Keyring, error) {
-	if err := s.Validate(); err != nil {
+	if err := s.ValidateNew(); err != nil {
 		return nil, err
 	}
 	k := &Keyring{job: JobEncrypt, cur: make([]byte, KeySize)}
@@ -215,7 +262,7 @@ func (k *Keyring) State() (*State, error) {
 // slot that opens the store. Until the job ends, both the old and the new
 // secret open the store and both data keys read; either can finish it.
 func (k *Keyring) BeginRekey(s Secret) error {
-	if err := s.Validate(); err != nil {
+	if err := s.ValidateNew(); err != nil {
 		return err
 	}
 	if err := k.idle(); err != nil {
@@ -335,22 +382,34 @@ func wipe(b []byte) {
 	}
 }
 
-// The header's encoding (version 1), all integers big-endian:
+// The header's encoding (version 2), all integers big-endian:
 //
-//	"snkvseal" 1 gen job store(16) nslots
+//	"snkvseal" 2 gen job store(16) nslots
 //	per slot: kind time(4) memoryKiB(4) threads salt(16) len(2) wrapped
+//	during a re-key: len(4) final
+//	crc32c(4)
 //
 // wrapped seals the data keys (cur, then next during a re-key) under the
 // slot's key-encryption key, with every byte of the header before the
 // slots, and the slot's own fields, as associated data: a changed field
-// fails authentication like a wrong secret.
+// fails authentication like a wrong secret. The CRC-32C (Castagnoli) of
+// every byte before it catches a damaged header before anything is
+// derived with its cost; it covers only bytes anyone can read, so it tells
+// a password guesser nothing. Version 1 is the same without the checksum,
+// and is still read.
 var magic = []byte("snkvseal")
 
-const headerVersion = 1
+const (
+	headerVersion = 2
+	headerV1      = 1
+)
 
-func (k *Keyring) fixed() []byte {
+// castagnoli is the table of the header's checksum.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (k *Keyring) fixed(version byte) []byte {
 	b := append([]byte{}, magic...)
-	b = append(b, headerVersion, k.gen, byte(k.job))
+	b = append(b, version, k.gen, byte(k.job))
 	b = append(b, k.store[:]...)
 	return append(b, byte(len(k.slots)))
 }
@@ -364,8 +423,12 @@ func (sl *slot) params(b []byte) []byte {
 }
 
 // Header returns the encoded header of the keyring.
-func (k *Keyring) Header() ([]byte, error) {
-	fixed := k.fixed()
+func (k *Keyring) Header() ([]byte, error) { return k.encode(headerVersion) }
+
+// encode returns the header of the keyring in version (headerVersion, or
+// headerV1 for the tests that read what older versions wrote).
+func (k *Keyring) encode(version byte) ([]byte, error) {
+	fixed := k.fixed(version)
 	out := bytes.Clone(fixed)
 	keys := append(bytes.Clone(k.cur), k.next...)
 	defer wipe(keys)
@@ -392,7 +455,10 @@ func (k *Keyring) Header() ([]byte, error) {
 		out = binary.BigEndian.AppendUint32(out, uint32(len(k.final)))
 		out = append(out, k.final...)
 	}
-	return out, nil
+	if version == headerV1 {
+		return out, nil
+	}
+	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)), nil
 }
 
 // slotAD is the associated data of a slot's wrapped keys.
@@ -409,10 +475,21 @@ type rawSlot struct {
 	params, wrapped []byte
 }
 
-// Unlock opens the encoded header h with secret s. A secret that opens no
-// slot, or a header whose fields were changed, gives ErrOpen; one that
-// cannot be parsed gives ErrHeader.
-func Unlock(h []byte, s Secret) (*Keyring, error) {
+// ErrCost is the error of a header whose key derivation cost is above the
+// limit its open allows (see Unlock).
+var ErrCost = errors.New("the store's key derivation cost is above what this open allows")
+
+// derivations counts the keys derived from passwords, for tests that check
+// that a refused header is refused before any.
+var derivations atomic.Int64
+
+// Unlock opens the encoded header h with secret s, deriving a key from a
+// password at no more than limit's cost. A header that cannot be parsed,
+// or whose checksum does not match, gives ErrHeader, and one that asks for
+// more than limit gives ErrCost, both before anything is derived; a secret
+// that opens no slot, or a header whose fields were changed (and its
+// checksum made to match), gives ErrOpen.
+func Unlock(h []byte, s Secret, limit KDF) (*Keyring, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -424,8 +501,13 @@ func Unlock(h []byte, s Secret) (*Keyring, error) {
 	if s.Password != nil {
 		want = slotPassword
 	}
+	costly := false
 	for _, rs := range slots {
 		if rs.kind != want {
+			continue
+		}
+		if rs.kind == slotPassword && !rs.kdf.Within(limit) {
+			costly = true
 			continue
 		}
 		kek := rs.derive(s)
@@ -463,12 +545,26 @@ func Unlock(h []byte, s Secret) (*Keyring, error) {
 		k.final = final
 		return k, nil
 	}
+	if costly {
+		return nil, ErrCost
+	}
 	return nil, ErrOpen
 }
 
 func parse(h []byte) (k *Keyring, slots []rawSlot, fixed, final []byte, err error) {
 	fixedLen := len(magic) + 3 + 16 + 1
-	if len(h) < fixedLen || !bytes.Equal(h[:len(magic)], magic) || h[len(magic)] != headerVersion {
+	if len(h) < fixedLen || !bytes.Equal(h[:len(magic)], magic) {
+		return nil, nil, nil, nil, ErrHeader
+	}
+	switch h[len(magic)] {
+	case headerVersion:
+		n := len(h) - 4
+		if n < fixedLen || crc32.Checksum(h[:n], castagnoli) != binary.BigEndian.Uint32(h[n:]) {
+			return nil, nil, nil, nil, ErrHeader
+		}
+		h = h[:n]
+	case headerV1:
+	default:
 		return nil, nil, nil, nil, ErrHeader
 	}
 	k = &Keyring{gen: h[len(magic)+1], job: Job(h[len(magic)+2])}

@@ -63,24 +63,24 @@ func TestHeaderUnlockAndJobs(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, IsHeader(h))
 
-	got, err := Unlock(h, a)
+	got, err := Unlock(h, a, OpenLimit)
 	require.NoError(t, err)
 	require.Equal(t, kr.cur, got.cur)
 	require.Equal(t, JobEncrypt, got.Job())
-	_, err = Unlock(h, Secret{Password: []byte("beta"), KDF: cheap})
+	_, err = Unlock(h, Secret{Password: []byte("beta"), KDF: cheap}, OpenLimit)
 	require.ErrorIs(t, err, ErrOpen)
-	_, err = Unlock(h, b)
+	_, err = Unlock(h, b, OpenLimit)
 	require.ErrorIs(t, err, ErrOpen)
 
 	// Every changed byte of the header is refused.
 	for i := range h {
 		bad := bytes.Clone(h)
 		bad[i] ^= 1
-		_, err := Unlock(bad, a)
+		_, err := Unlock(bad, a, OpenLimit)
 		require.Error(t, err, "flip at %d", i)
 	}
 	for n := range len(h) {
-		_, err := Unlock(h[:n], a)
+		_, err := Unlock(h[:n], a, OpenLimit)
 		require.ErrorIs(t, err, ErrHeader)
 	}
 
@@ -98,19 +98,19 @@ func TestHeaderUnlockAndJobs(t *testing.T) {
 	require.NoError(t, err)
 	// Mid re-key either secret opens it, and either can finish.
 	for _, s := range []Secret{a, b} {
-		k, err := Unlock(hr, s)
+		k, err := Unlock(hr, s, OpenLimit)
 		require.NoError(t, err)
 		require.Equal(t, JobRekey, k.Job())
 		final, err := k.Finish()
 		require.NoError(t, err)
-		done, err := Unlock(final, b)
+		done, err := Unlock(final, b, OpenLimit)
 		require.NoError(t, err)
 		require.NotEqual(t, old, done.cur)
 		require.Equal(t, uint8(1), done.gen)
-		_, err = Unlock(final, a)
+		_, err = Unlock(final, a, OpenLimit)
 		require.ErrorIs(t, err, ErrOpen)
 	}
-	_, err = Unlock(h, a)
+	_, err = Unlock(h, a, OpenLimit)
 	require.NoError(t, err, "the header before the re-key still opens with the old secret")
 }
 
