@@ -133,81 +133,77 @@ func (s *Store) sealBatch() int {
 	return columnfamily.UpgradeBatch
 }
 
-// refusedOpen is an error of openSeal that wrote nothing: Open discards
-// the DB, so that every file is left as it was found.
-type refusedOpen struct{ error }
-
-func (r refusedOpen) Unwrap() error { return r.error }
-
-// openRefused reports whether err, from openSeal, refused the store before
-// anything was written.
-func openRefused(err error) bool {
-	var r refusedOpen
-	return errors.As(err, &r)
-}
-
-// openSeal checks the store's encryption against opts.Encryption as Open
-// returns it: an encrypted store is unlocked (and a conversion a crash
-// interrupted is finished); a store in the clear is encrypted. Every
-// refusal (no secret, the wrong one, a damaged header) is a refusedOpen,
-// with nothing written.
-func (s *Store) openSeal(ctx context.Context) error {
+// openSeal checks the store's encryption against opts.Encryption, writing
+// nothing: an encrypted store is unlocked; a store in the clear opened
+// with a secret is to be encrypted. An error is a refusal (no secret, the
+// wrong one, a damaged header, a store in the clear opened read-only with
+// a secret): Open discards the DB then, so that every file is left as it
+// was found, the -shm included (the check runs before the DB ends its
+// probe: engine.DB.EndProbe). Otherwise it returns finish, which Open runs
+// once the DB is an ordinary one: it makes the row codec follow the keys,
+// encrypts a store in the clear, and finishes a conversion a crash
+// interrupted.
+func (s *Store) openSeal() (finish func(ctx context.Context) error, err error) {
+	nothing := func(context.Context) error { return nil }
 	h := s.reg.SealHeader()
 	enc := s.opts.Encryption
 	if s.opts.keyless {
-		return nil
+		return nothing, nil
 	}
 	if enc == nil && testEncryption != nil {
 		// The test suite run against encrypted stores: every store it can
 		// encrypt is, and opened with the suite's key.
 		if h == nil && (s.opts.ReadOnly || !s.reg.Formatted()) {
-			return nil
+			return nothing, nil
 		}
 		enc = testEncryption
 	}
 	switch {
 	case h == nil && enc == nil:
-		return nil
+		return nothing, nil
 	case h != nil && enc == nil:
-		return refusedOpen{fmt.Errorf("%w: the store is encrypted: open it with Options.Encryption", ErrAuth)}
+		return nil, fmt.Errorf("%w: the store is encrypted: open it with Options.Encryption", ErrAuth)
 	}
 	secret, err := enc.secret()
 	if err != nil {
-		return refusedOpen{fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)}
+		return nil, fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)
 	}
 	if h == nil {
 		if s.opts.ReadOnly {
-			return fmt.Errorf("%w: the store is not encrypted, and encrypting it needs a writable open", ErrReadOnly)
+			return nil, fmt.Errorf("%w: the store is not encrypted, and encrypting it needs a writable open", ErrReadOnly)
 		}
 		if err := secret.ValidateNew(); err != nil {
-			return refusedOpen{fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)}
+			return nil, fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)
 		}
-		return s.encrypt(ctx, secret)
+		return func(ctx context.Context) error { return s.encrypt(ctx, secret) }, nil
 	}
 	kr, err := unlock(h, secret, seal.KDF(enc.KDF))
 	if err != nil {
-		return refusedOpen{err}
+		return nil, err
 	}
-	if err := s.follow(kr, h); err != nil {
-		kr.Destroy()
+	s.keyring = kr // for closeSeal, if Open fails before finish
+	return func(ctx context.Context) error {
+		if err := s.follow(kr, h); err != nil {
+			return err
+		}
+		if s.opts.ReadOnly {
+			// Read-only, the rows say their form, and both forms read.
+			return nil
+		}
+		if s.reg.ScrubPending() {
+			s.scrub = scrubVacuum
+		}
+		// A conversion a crash stopped, or a scrub it did not finish:
+		// finish it. Rows no key reads are left for CheckIntegrity to
+		// name, and a scrub that other processes' readers hold up for the
+		// next Open.
+		err := s.finishJob(ctx)
+		var bad *BadRowsError
+		if errors.As(err, &bad) || errors.Is(err, ErrScrubPending) {
+			return nil
+		}
 		return err
-	}
-	if s.opts.ReadOnly {
-		// Read-only, the rows say their form, and both forms read.
-		return nil
-	}
-	if s.reg.ScrubPending() {
-		s.scrub = scrubVacuum
-	}
-	// A conversion a crash stopped, or a scrub it did not finish: finish
-	// it. Rows no key reads are left for CheckIntegrity to name, and a
-	// scrub that other processes' readers hold up for the next Open.
-	err = s.finishJob(ctx)
-	var bad *BadRowsError
-	if errors.As(err, &bad) || errors.Is(err, ErrScrubPending) {
-		return nil
-	}
-	return err
+	}, nil
 }
 
 // unlock opens header h with secret, deriving at no more than the larger

@@ -92,24 +92,29 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	ctx := context.Background()
+	s := &Store{db: db, reg: reg, path: path, opts: opts}
+	// Refused (encryption): every file stays as it was, the -shm too.
+	finishSeal, err := s.openSeal()
+	if err != nil {
+		s.closeSeal()
+		_ = db.Discard()
+		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
+	}
 	if err := db.EndProbe(); err != nil {
+		s.closeSeal()
 		_ = db.Close()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
 	if opts.Upgrade && !opts.ReadOnly {
 		if err := reg.Upgrade(ctx, opts.UpgradeBatch); err != nil {
+			s.closeSeal()
 			_ = db.Close()
 			return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 		}
 	}
-	s := &Store{db: db, reg: reg, path: path, opts: opts}
-	if err := s.openSeal(ctx); err != nil {
+	if err := finishSeal(ctx); err != nil {
 		s.closeSeal()
-		if openRefused(err) {
-			_ = db.Discard() // refused: the file stays as it was
-		} else {
-			_ = db.Close()
-		}
+		_ = db.Close()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
 	def, err := reg.OpenDefault(ctx)

@@ -5,28 +5,21 @@ import (
 	"os"
 )
 
-// storeAppID is the application_id an snkv store carries in its header
-// (bytes 68-71, big-endian "snkv"; columnfamily.ApplicationID).
-const storeAppID = "snkv"
-
 // probeNeeded reports whether Open must first read the file on
 // connections that keep the WAL index in their own memory: the file has
-// WAL content (a non-empty -wal) and its header does not say it is a store.
-// It may then be another application's database, which Open refuses, and
-// a refusal must leave every file as it was. A plain connection would not:
-// the first connection to a WAL file that no process has open rebuilds the
-// WAL index in the -shm file from the -wal (WAL recovery), rewriting it.
-// In SQLite's exclusive locking mode a connection keeps the WAL index in
-// its own memory and never opens the -shm. A store whose header page is
-// still in its WAL (a new store not yet checkpointed when its process
-// died) is probed too, at the cost of one more connection.
+// WAL content (a non-empty -wal). Open may refuse it (another application's
+// database, a newer format, an encrypted store opened without its secret
+// or with the wrong one), and a refusal must leave every file as it was. A
+// plain connection would not: the first connection to a WAL file that no
+// process has open rebuilds the WAL index in the -shm file from the -wal
+// (WAL recovery), rewriting it. In SQLite's exclusive locking mode a
+// connection keeps the WAL index in its own memory and never opens the
+// -shm. The cost, for a store a crash left with WAL content, is one more
+// connection; where another process has the file open, the probe fails at
+// once and the file is opened the ordinary way (the -shm is live then).
 func probeNeeded(path string) bool {
 	st, err := os.Stat(path + "-wal")
-	if err != nil || st.Size() == 0 {
-		return false
-	}
-	head, err := readHead(path, 72)
-	return err == nil && string(head[68:72]) != storeAppID
+	return err == nil && st.Size() > 0
 }
 
 // EndProbe turns a DB that Open is still probing (see probeNeeded) into an
