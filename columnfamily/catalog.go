@@ -41,6 +41,8 @@ type Registry struct {
 	// sealScrub whether the file recorded a scrub still to run.
 	sealHdr   []byte
 	sealScrub bool
+	// created: Init made the file a store (it was new or empty).
+	created bool
 }
 
 // NewRegistry returns the registry of the store described by env.
@@ -97,7 +99,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 	if err := c.Control(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return engine.Wrap(ctx, "open", err)
 	}
-	v2 := false
+	v2, created := false, false
 	err = func() error {
 		// Again under the write lock: another process may have got here first.
 		h, err := readHeader(ctx, c, adopt, false)
@@ -105,7 +107,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 			v2 = h.format >= 2
 			return err
 		}
-		v2 = true
+		v2, created = true, true
 		return writeHeader(ctx, c, h, ttl.StampMs(r.env.Clock))
 	}()
 	if err != nil {
@@ -116,6 +118,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 		return engine.Wrap(ctx, "open", err)
 	}
 	r.v2.Store(v2)
+	r.created = created
 	return nil
 }
 

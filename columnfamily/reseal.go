@@ -73,6 +73,10 @@ func MarkScrub(ctx context.Context, c *engine.Conn, pending bool) error {
 	return err
 }
 
+// Created reports whether Init made the file a store: it was new, or an
+// empty SQLite file (or another application's, adopted).
+func (r *Registry) Created() bool { return r.created }
+
 // ScrubPending reports whether, when Init read it, the file recorded a
 // conversion's scrub still to run (see MarkScrub).
 func (r *Registry) ScrubPending() bool { return r.sealScrub }

@@ -38,8 +38,10 @@
 // Encryption at rest (Options.Encryption, with a password or a raw key)
 // seals every value with XChaCha20-Poly1305, bound to its store, column
 // family and key; keys stay in the clear, so ordering and iteration are
-// unchanged. A wrong or missing secret is ErrAuth. Encrypt, Rekey and
-// RemoveEncryption convert a store in place, resumably.
+// unchanged. A wrong or missing secret is ErrAuth; a store in the clear
+// opened with one is ErrNotEncrypted, never encrypted under it unless asked
+// (Encryption.EncryptInPlace). Encrypt, Rekey and RemoveEncryption convert
+// a store in place, resumably.
 //
 // Each column family is a table of the SQLite file, which the sqlite3 shell
 // can read. The repository's API_SPECIFICATION.md and docs/ directory

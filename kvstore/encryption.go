@@ -25,6 +25,13 @@ type Encryption struct {
 	// a recorded cost above KDFOpenLimit (written by an older version) is
 	// derived with only if KDF is at least as large in each field.
 	KDF KDF
+	// EncryptInPlace lets Open encrypt a store in the clear with this
+	// secret before it returns, as Store.Encrypt does. Without it, Open
+	// refuses an existing store in the clear with ErrNotEncrypted and
+	// leaves it as it was: a mistyped secret in a configuration must not
+	// lock a store's data under the typo. A store that Open creates (a new
+	// or empty file) is encrypted either way.
+	EncryptInPlace bool
 }
 
 // KDF is the cost of Argon2id, the password hash that turns a password
@@ -59,6 +66,11 @@ var KDFOpenLimit = KDF(seal.OpenLimit)
 
 // Errors of encryption (see also ErrAuth).
 var (
+	// ErrNotEncrypted: a store in the clear opened with Options.Encryption
+	// (and without Encryption.EncryptInPlace), or Rekey or RemoveEncryption
+	// of a store in the clear (this also matches ErrInvalidArgument).
+	// Nothing in the file changes.
+	ErrNotEncrypted = errors.New("snkv: the store is not encrypted")
 	// ErrScrubPending: a conversion (Encrypt, Rekey) is done, and the
 	// store opens with its new secret only, but the file still holds the
 	// form its values had before (in the clear, or sealed under the
@@ -139,9 +151,11 @@ func (s *Store) sealBatch() int {
 // wrong one, a damaged header, a store in the clear opened read-only with
 // a secret): Open discards the DB then, so that every file is left as it
 // was found, the -shm included (the check runs before the DB ends its
-// probe: engine.DB.EndProbe). Otherwise it returns finish, which Open runs
-// once the DB is an ordinary one: it makes the row codec follow the keys,
-// encrypts a store in the clear, and finishes a conversion a crash
+// probe: engine.DB.EndProbe). A store in the clear is refused with
+// ErrNotEncrypted unless Open created it or the caller asked for the
+// conversion (EncryptInPlace). Otherwise it returns finish, which Open
+// runs once the DB is an ordinary one: it makes the row codec follow the
+// keys, encrypts a store in the clear, and finishes a conversion a crash
 // interrupted.
 func (s *Store) openSeal() (finish func(ctx context.Context) error, err error) {
 	nothing := func(context.Context) error { return nil }
@@ -150,13 +164,14 @@ func (s *Store) openSeal() (finish func(ctx context.Context) error, err error) {
 	if s.opts.keyless {
 		return nothing, nil
 	}
+	inPlace := enc != nil && enc.EncryptInPlace
 	if enc == nil && testEncryption != nil {
 		// The test suite run against encrypted stores: every store it can
 		// encrypt is, and opened with the suite's key.
 		if h == nil && (s.opts.ReadOnly || !s.reg.Formatted()) {
 			return nothing, nil
 		}
-		enc = testEncryption
+		enc, inPlace = testEncryption, true
 	}
 	switch {
 	case h == nil && enc == nil:
@@ -169,7 +184,10 @@ func (s *Store) openSeal() (finish func(ctx context.Context) error, err error) {
 		return nil, fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)
 	}
 	if h == nil {
-		if s.opts.ReadOnly {
+		switch {
+		case !inPlace && !s.reg.Created():
+			return nil, fmt.Errorf("%w: it is a store in the clear: open it without Options.Encryption, or set Encryption.EncryptInPlace (or call Store.Encrypt) to encrypt it", ErrNotEncrypted)
+		case s.opts.ReadOnly:
 			return nil, fmt.Errorf("%w: the store is not encrypted, and encrypting it needs a writable open", ErrReadOnly)
 		}
 		if err := secret.ValidateNew(); err != nil {
@@ -269,8 +287,8 @@ func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 // Encrypt, with ErrScrubPending when readers hold that up). Until then both secrets open the store, and a crash leaves a
 // store that Open with either finishes re-keying. Rows it cannot read are
 // left as they were and reported with a *BadRowsError; the re-key is
-// complete all the same. It fails with ErrInvalidArgument on a store that
-// is not encrypted.
+// complete all the same. It fails with ErrNotEncrypted (which also
+// matches ErrInvalidArgument) on a store in the clear.
 //
 // Another process that has the store open keeps using the key it opened
 // with: re-key while no other process has the store open.
@@ -280,7 +298,7 @@ func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 			return err
 		}
 		if s.keyring == nil {
-			return fmt.Errorf("%w: the store is not encrypted", ErrInvalidArgument)
+			return fmt.Errorf("%w: %w", ErrInvalidArgument, ErrNotEncrypted)
 		}
 		secret, err := e.secret()
 		if err != nil {
@@ -299,15 +317,15 @@ func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 // header, may stay in its free space, where the old secret still opens
 // them. A crash part way leaves a store that Open with the password
 // finishes decrypting. Rows it cannot read are left as they were and
-// reported with a *BadRowsError. It fails with ErrInvalidArgument on a
-// store that is not encrypted.
+// reported with a *BadRowsError. It fails with ErrNotEncrypted (which also
+// matches ErrInvalidArgument) on a store in the clear.
 func (s *Store) RemoveEncryption(ctx context.Context) error {
 	return s.sealOp(ctx, "remove encryption", func() error {
 		if err := s.resume(ctx); err != nil {
 			return err
 		}
 		if s.keyring == nil {
-			return fmt.Errorf("%w: the store is not encrypted", ErrInvalidArgument)
+			return fmt.Errorf("%w: %w", ErrInvalidArgument, ErrNotEncrypted)
 		}
 		if err := s.keyring.BeginDecrypt(); err != nil {
 			return fmt.Errorf("%w: %s", ErrInvalidArgument, err)

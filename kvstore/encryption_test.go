@@ -184,8 +184,10 @@ func TestEncryptInPlaceRekeyRemove(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.Contains(t, string(rawValue(t, path, "default", []byte("k01"))), "plain")
 
-	// Open with a password: encrypted in place.
-	s, err = kvstore.Open(path, kvstore.Options{Encryption: pw("one"), UpgradeBatch: 7})
+	// Open with a password, asked to encrypt: encrypted in place.
+	inPlace := pw("one")
+	inPlace.EncryptInPlace = true
+	s, err = kvstore.Open(path, kvstore.Options{Encryption: inPlace, UpgradeBatch: 7})
 	require.NoError(t, err)
 	want := contents(t, s.Default())
 	require.Len(t, want, 51)
@@ -326,7 +328,9 @@ func TestEncryptionReadOnlyNeverConverts(t *testing.T) {
 	require.NoError(t, s.Default().Put([]byte("k"), []byte("v")))
 	require.NoError(t, s.Close())
 	before := fileSum(t, path)
-	_, err = kvstore.Open(path, kvstore.Options{ReadOnly: true, Encryption: pw("p")})
+	inPlace := pw("p")
+	inPlace.EncryptInPlace = true
+	_, err = kvstore.Open(path, kvstore.Options{ReadOnly: true, Encryption: inPlace})
 	require.ErrorIs(t, err, kvstore.ErrReadOnly)
 	require.Equal(t, before, fileSum(t, path))
 }

@@ -141,12 +141,14 @@ type Options struct {
 	// means 2000. Smaller batches make writers wait less, larger ones
 	// finish sooner.
 	UpgradeBatch int
-	// Encryption opens an encrypted store with its password or key; a
-	// store without encryption opened with it is encrypted in place before
-	// Open returns (it must be writable and of the current format). An
-	// encrypted store opened without it, or with the wrong secret, is
-	// refused with ErrAuth and left as it was. See Encryption and
-	// docs/encryption.md.
+	// Encryption opens an encrypted store with its password or key; a new
+	// store (a missing or empty file) is created encrypted. An existing
+	// store in the clear opened with it is refused with ErrNotEncrypted and
+	// left as it was, unless Encryption.EncryptInPlace asks to encrypt it
+	// in place before Open returns (it must be writable and of the current
+	// format). An encrypted store opened without it, or with the wrong
+	// secret, is refused with ErrAuth and left as it was. See Encryption
+	// and docs/encryption.md.
 	Encryption *Encryption
 	// keyless opens an encrypted store without its secret, for RepairFile:
 	// every sealed value then fails with ErrAuth.

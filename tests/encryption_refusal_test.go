@@ -122,7 +122,9 @@ func TestRefusedOpensChangeNothing(t *testing.T) {
 		{"read-only, wrong key", kvstore.Options{ReadOnly: true, Encryption: wrong}, kvstore.ErrAuth},
 	}
 	clearRefusals := []refusal{
-		{"read-only with a secret", kvstore.Options{ReadOnly: true, Encryption: sealKeyA}, kvstore.ErrReadOnly},
+		{"with a secret", kvstore.Options{Encryption: sealKeyA}, kvstore.ErrNotEncrypted},
+		{"read-only with a secret", kvstore.Options{ReadOnly: true, Encryption: sealKeyA}, kvstore.ErrNotEncrypted},
+		{"read-only, asked to encrypt", kvstore.Options{ReadOnly: true, Encryption: &kvstore.Encryption{Key: sealKeyA.Key, EncryptInPlace: true}}, kvstore.ErrReadOnly},
 	}
 	check := func(t *testing.T, path string, refusals []refusal) {
 		dir := filepath.Dir(path)
