@@ -3,6 +3,8 @@ package seal
 import (
 	"bytes"
 	"testing"
+
+	"golang.org/x/crypto/chacha20poly1305"
 )
 
 // BenchmarkOpen100 opens a sealed 100-byte value: the floor of what
@@ -33,5 +35,42 @@ func BenchmarkSeal100(b *testing.B) {
 	buf := make([]byte, 0, 200)
 	for b.Loop() {
 		k.Seal(buf[:0], "default", key, v)
+	}
+}
+
+// BenchmarkOpen100NewX is BenchmarkOpen100 the way the Key opened values
+// before it kept each nonce prefix's subkey: chacha20poly1305.NewX, which
+// runs HChaCha20 for every value.
+func BenchmarkOpen100NewX(b *testing.B) {
+	kr, _ := Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
+	st, _ := kr.State()
+	k := st.Write
+	x, _ := chacha20poly1305.NewX(kr.cur)
+	v := bytes.Repeat([]byte("v"), 100)
+	key := []byte("0123456789abcdef")
+	s := k.Seal(nil, "default", key, v)
+	ad := k.AD(nil, "default", key)[nonceRoom:]
+	buf := make([]byte, 0, 200)
+	for b.Loop() {
+		if _, err := x.Open(buf[:0], s[:NonceSize], s[NonceSize:], ad); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOpen1K opens a sealed 1 KiB value.
+func BenchmarkOpen1K(b *testing.B) {
+	kr, _ := Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
+	st, _ := kr.State()
+	k := st.Write
+	v := bytes.Repeat([]byte("v"), 1024)
+	key := []byte("0123456789abcdef")
+	s := k.Seal(nil, "default", key, v)
+	ad := k.AD(nil, "default", key)
+	buf := make([]byte, 0, 1100)
+	for b.Loop() {
+		if _, err := k.OpenAD(buf[:0], ad, s); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

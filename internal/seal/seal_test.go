@@ -25,7 +25,7 @@ func TestSealOpenBindsTableAndKey(t *testing.T) {
 	// The same construction as chacha20poly1305.NewX, nonce first.
 	x, err := chacha20poly1305.NewX(kr.cur)
 	require.NoError(t, err)
-	_, err = x.Open(nil, sealed[:NonceSize], sealed[NonceSize:], k.ad(nil, "cf", []byte("key")))
+	_, err = x.Open(nil, sealed[:NonceSize], sealed[NonceSize:], k.ad(nil, "cf", []byte("key"))[nonceRoom:])
 	require.NoError(t, err)
 
 	for _, c := range []struct{ table, key string }{{"cf2", "key"}, {"cf", "key2"}, {"c", "fkey"}} {
