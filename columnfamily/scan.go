@@ -395,7 +395,14 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 		return key, v, exp, err
 	}
 	n := len(key)
-	buf := r.alloc(n + len(stored)) // an opened value is shorter than its sealed form
+	// Room for the opened value, which is seal.Overhead bytes shorter than
+	// its sealed form; a value kept as it is stored (in the clear) gets a
+	// copy of its own.
+	room := len(stored)
+	if room >= seal.Overhead {
+		room -= seal.Overhead
+	}
+	buf := r.alloc(n + room)
 	copy(buf, key)
 	v, opened, err := m.decodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
 	switch {
@@ -404,6 +411,10 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 	case opened:
 		v = v[:len(v):len(v)]
 	default:
+		if room < len(stored) {
+			buf = r.alloc(n + len(stored))
+			copy(buf, key)
+		}
 		v = buf[n : n+copy(buf[n:], stored)]
 	}
 	return buf[:n:n], v, exp, nil

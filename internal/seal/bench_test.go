@@ -74,3 +74,16 @@ func BenchmarkOpen1K(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAD builds the associated data of a value (with the room of its
+// nonce): what every open and seal adds before the cipher.
+func BenchmarkAD(b *testing.B) {
+	kr, _ := Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
+	st, _ := kr.State()
+	k := st.Write
+	key := []byte("0123456789abcdef")
+	buf := make([]byte, 0, 128)
+	for b.Loop() {
+		buf = k.AD(buf[:0], "default", key)
+	}
+}
