@@ -51,8 +51,10 @@ func (s *Store) follow(kr *seal.Keyring, h []byte) error {
 }
 
 // writeHeader stores the encryption header h (nil: none) in a write
-// transaction of its own; with scrub set, it also records that the scrub
-// is still to run (see scrubbed).
+// transaction of its own, and records that a scrub is still to run (scrub
+// set; see scrubbed) or that none is: a job that starts, or a decryption
+// that ends, makes a scrub an earlier conversion left pending moot (the
+// job's own scrub, or none, replaces it).
 func (s *Store) writeHeader(ctx context.Context, h []byte, scrub bool) error {
 	if f := headerWritten.Load(); f != nil && h != nil {
 		(*f)(h)
@@ -62,10 +64,7 @@ func (s *Store) writeHeader(ctx context.Context, h []byte, scrub bool) error {
 		if err := columnfamily.WriteSealHeader(tx.Context(), c, h); err != nil {
 			return err
 		}
-		if scrub {
-			return columnfamily.MarkScrub(tx.Context(), c, true)
-		}
-		return nil
+		return columnfamily.MarkScrub(tx.Context(), c, scrub)
 	})
 }
 
@@ -101,6 +100,7 @@ func (s *Store) beginJob(ctx context.Context, kr *seal.Keyring) error {
 		kr.Cancel()
 		return err
 	}
+	s.scrub = scrubNone
 	if err := s.follow(kr, h); err != nil {
 		return err
 	}
@@ -109,13 +109,15 @@ func (s *Store) beginJob(ctx context.Context, kr *seal.Keyring) error {
 
 // resume finishes what an earlier conversion left part way (it failed
 // after recording its job, or before its scrub ended), before another one
-// starts. Rows it cannot read are reported by the conversion that follows.
+// starts. Rows it cannot read are reported by the conversion that follows,
+// and a scrub that readers still hold up is replaced by that conversion's
+// own (or made moot by a decryption).
 func (s *Store) resume(ctx context.Context) error {
 	if (s.keyring == nil || s.keyring.Job() == seal.JobNone) && s.scrub == scrubNone {
 		return nil
 	}
 	var bad *BadRowsError
-	if err := s.finishJob(ctx); err != nil && !errors.As(err, &bad) {
+	if err := s.finishJob(ctx); err != nil && !errors.As(err, &bad) && !errors.Is(err, ErrScrubPending) {
 		return err
 	}
 	return nil
@@ -146,6 +148,7 @@ func (s *Store) finishJob(ctx context.Context) error {
 			return err
 		}
 		ended()
+		s.scrub = scrubNone
 		if h == nil {
 			kr.Destroy()
 			s.keyring = nil

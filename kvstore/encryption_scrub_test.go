@@ -136,3 +136,37 @@ func TestConversionEndDoesNotStallWriters(t *testing.T) {
 	require.Less(t, worst, busy/4, "a write waited %v (busy timeout %v)", worst, busy)
 	require.ErrorIs(t, err, kvstore.ErrScrubPending, "the cursor is still open")
 }
+
+// scrubRecorded reads, as another tool would, whether the store records a
+// scrub still to run.
+func scrubRecorded(t *testing.T, path string) bool {
+	t.Helper()
+	db := rawDB(t, "file:"+path+"?mode=ro")
+	defer db.Close()
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM __snkv_meta WHERE name = 'encryption scrub'`).Scan(&n))
+	return n > 0
+}
+
+// A scrub that a reader holds up does not hold up the next conversion: a
+// re-key replaces it with its own, and removing the encryption makes it
+// moot (it does not scrub).
+func TestPendingScrubDoesNotBlockTheNextConversion(t *testing.T) {
+	skipSealedSuite(t)
+	s, path := markerStore(t, 500, kvstore.Options{BusyTimeout: 100 * time.Millisecond, UpgradeBatch: 100})
+	cur := openCursor(t, s)
+	require.ErrorIs(t, s.Encrypt(context.Background(), *rawKey(1)), kvstore.ErrScrubPending)
+	require.True(t, scrubRecorded(t, path))
+	require.NoError(t, s.RemoveEncryption(context.Background()), "the cursor still holds the WAL")
+	require.False(t, s.Encrypted())
+	require.False(t, scrubRecorded(t, path))
+	require.NoError(t, cur.Close())
+	require.NoError(t, s.FinishConversion(context.Background()))
+
+	cur = openCursor(t, s)
+	require.ErrorIs(t, s.Encrypt(context.Background(), *rawKey(2)), kvstore.ErrScrubPending)
+	require.NoError(t, cur.Close())
+	require.NoError(t, s.Rekey(context.Background(), *rawKey(3)), "its own scrub clears what the encryption's left")
+	require.False(t, scrubRecorded(t, path))
+	require.Zero(t, markersLeft(t, path))
+}

@@ -61,9 +61,11 @@ type Store struct {
 // that cannot be opened (a directory, a missing file opened read-only),
 // ErrCorrupt for a file that is not a database or is damaged, ErrNotStore
 // for another application's SQLite database (see Options.Adopt),
-// ErrVersion for a store written by a newer format, and ErrAuth for an
+// ErrVersion for a store written by a newer format, ErrAuth for an
 // encrypted store opened without its secret or with the wrong one (see
-// Options.Encryption; with it, Open also costs the key derivation).
+// Options.Encryption; with it, Open also costs the key derivation), and
+// ErrNotEncrypted for an existing store in the clear opened with a secret.
+// A refused open leaves every file of the store as it was.
 //
 // Cost: Open opens one SQLite connection (a file store in WAL mode also
 // starts its checkpoint goroutine, whose connection opens at the first
