@@ -77,10 +77,11 @@ func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 var sealedSuite = os.Getenv("SNKV_TEST_ENCRYPTION") == "1"
 
 // sealedOpts returns o, with a raw key when the suite runs against
-// encrypted stores (a read-only open finds the store encrypted already).
+// encrypted stores (a read-only open finds the store encrypted already; a
+// writable one encrypts a fixture made in the clear, as asked).
 func sealedOpts(o kvstore.Options) kvstore.Options {
 	if sealedSuite && o.Encryption == nil {
-		o.Encryption = &kvstore.Encryption{Key: bytes.Repeat([]byte{0x7e}, 32)}
+		o.Encryption = &kvstore.Encryption{Key: bytes.Repeat([]byte{0x7e}, 32), EncryptInPlace: true}
 	}
 	return o
 }
