@@ -174,6 +174,9 @@ func TestSealConversionsKilled(t *testing.T) {
 		require.Equal(t, encrypted, after != nil)
 		require.NoError(t, s.Close())
 		require.Zero(t, pendingJob(t, path), "kill %d: the open left a conversion or its scrub undone", i)
+		if encrypted {
+			requireOnlyLiveHeader(t, path, i)
+		}
 		t.Logf("kill %d: %d steps done, conversion under way: %d, opened with %v", i, steps, job, map[*kvstore.Encryption]string{nil: "no secret", sealKeyA: "key A", sealKeyB: "key B"}[enc])
 	}
 	require.Positive(t, midJob, "no kill landed in the middle of a conversion (or of its scrub)")
@@ -203,4 +206,33 @@ func pendingJob(t *testing.T, path string) int {
 		}
 	}
 	return int(job.Int64)
+}
+
+// requireOnlyLiveHeader checks that every copy of the encryption header's
+// magic in the store's main file and WAL starts the live header: the scrub
+// that ends an encryption or a re-key (which the open after a kill
+// finishes) left no earlier header, so no wrapping of a data key under a
+// secret a re-key retired.
+func requireOnlyLiveHeader(t *testing.T, path string, kill int) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?mode=ro")
+	require.NoError(t, err)
+	var live []byte
+	require.NoError(t, raw.QueryRow(`SELECT value FROM __snkv_meta WHERE name = 'encryption'`).Scan(&live))
+	require.NoError(t, raw.Close())
+	for _, p := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for i := 0; ; {
+			j := bytes.Index(b[i:], []byte("snkvseal"))
+			if j < 0 {
+				break
+			}
+			i += j
+			require.True(t, bytes.HasPrefix(b[i:], live), "kill %d: an earlier encryption header is in %s at byte %d", kill, p, i)
+			i += len(live)
+		}
+	}
 }
