@@ -2,12 +2,9 @@ package timelog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/snkv-go/snkv/kvstore"
 )
 
 // Compaction, one bounded transaction per step:
@@ -132,10 +129,7 @@ func (l *Log) compactStep(ctx context.Context, force bool) (bool, error) {
 	did, err := l.compactTx(ctx, force)
 	if err != nil {
 		l.st.compactErrors.Add(1)
-		if errors.Is(err, kvstore.ErrBusy) {
-			err = fmt.Errorf("%w: %w", ErrBusy, err)
-		}
-		return false, fmt.Errorf("timelog: compact %q: %w", l.name, err)
+		return false, fromStore(fmt.Errorf("timelog: compact %q: %w", l.name, err))
 	}
 	return did, nil
 }

@@ -2,7 +2,6 @@ package timelog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -53,10 +52,7 @@ func (l *Log) flushOne(ctx context.Context, upTo uint64) (done bool, err error) 
 	l.mu.Unlock()
 	if err := l.flushRun(ctx, r, seq); err != nil {
 		l.st.flushErrors.Add(1)
-		if errors.Is(err, kvstore.ErrBusy) {
-			err = fmt.Errorf("%w: %w", ErrBusy, err)
-		}
-		return false, fmt.Errorf("timelog: flush %q: %w", l.name, err)
+		return false, fromStore(fmt.Errorf("timelog: flush %q: %w", l.name, err))
 	}
 	return false, nil
 }

@@ -83,7 +83,7 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	}
 	fail := func(err error) (*Log, error) {
 		l.lock.release()
-		return nil, fmt.Errorf("timelog: open %q: %w", name, err)
+		return nil, fromStore(fmt.Errorf("timelog: open %q: %w", name, err))
 	}
 	if l.t, err = openTables(ctx, store, name); errors.Is(err, kvstore.ErrNotFound) {
 		if l.readOnly {
@@ -160,7 +160,7 @@ func createTables(ctx context.Context, s *kvstore.Store, name string) (tables, e
 func List(store *kvstore.Store) ([]string, error) {
 	names, err := store.ListHiddenTables(context.Background(), kind)
 	if err != nil {
-		return nil, fmt.Errorf("timelog: list: %w", err)
+		return nil, fromStore(fmt.Errorf("timelog: list: %w", err))
 	}
 	var logs []string
 	for _, n := range names {
@@ -182,7 +182,7 @@ func Drop(ctx context.Context, store *kvstore.Store, name string) error {
 		if errors.Is(err, kvstore.ErrNotFound) {
 			return fmt.Errorf("timelog: drop %q: %w: %w", name, ErrNotFound, err)
 		}
-		return fmt.Errorf("timelog: drop %q: %w", name, err)
+		return fromStore(fmt.Errorf("timelog: drop %q: %w", name, err))
 	}
 	l, err := Open(store, name, Options{Maintenance: Manual})
 	if err != nil {
@@ -227,7 +227,7 @@ func ForceDrop(ctx context.Context, store *kvstore.Store, name string) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("timelog: force drop %q: %w", name, err)
+		return fromStore(fmt.Errorf("timelog: force drop %q: %w", name, err))
 	}
 	return nil
 }

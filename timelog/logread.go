@@ -184,7 +184,7 @@ func (l *Log) Drop(ctx context.Context) error {
 	l.workMu.Unlock()
 	if err != nil {
 		reopen()
-		return fmt.Errorf("timelog: drop %q: %w", l.name, err)
+		return fromStore(fmt.Errorf("timelog: drop %q: %w", l.name, err))
 	}
 	l.ret.deliver(0)
 	l.lock.release()

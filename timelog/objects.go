@@ -158,7 +158,7 @@ func (o *Objects[T]) Get(s *Snapshot, h uint64) (T, error) {
 			// A live record: s returns it unless s is older than it.
 			seen, err := s.sees(h)
 			if err != nil {
-				return zero, err
+				return zero, fromStore(err)
 			}
 			if seen {
 				return v, nil

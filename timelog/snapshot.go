@@ -54,12 +54,12 @@ func (l *Log) SnapshotContext(ctx context.Context) (*Snapshot, error) {
 	}
 	tx, err := l.store.Begin(ctx, false) // pins the read snapshot at once
 	if err != nil {
-		return nil, fmt.Errorf("timelog: snapshot %q: %w", l.name, err)
+		return nil, fromStore(fmt.Errorf("timelog: snapshot %q: %w", l.name, err))
 	}
 	m, err := l.txManifest(tx)
 	if err != nil {
 		_ = tx.Rollback()
-		return nil, fmt.Errorf("timelog: snapshot %q: %w", l.name, err)
+		return nil, fromStore(fmt.Errorf("timelog: snapshot %q: %w", l.name, err))
 	}
 	s := &Snapshot{l: l, tx: tx, t: l.t.in(tx), man: m, epoch: m.epoch}
 	s.tombs = slices.Clone(m.tombs)
@@ -97,7 +97,7 @@ func (s *Snapshot) Close() error {
 	s.l.ret.unpin(s.epoch)
 	s.l.ret.deliver(s.l.cfg.ReleaseDrainLimit)
 	if err != nil {
-		return fmt.Errorf("timelog: snapshot close: %w", err)
+		return fromStore(fmt.Errorf("timelog: snapshot close: %w", err))
 	}
 	return nil
 }
