@@ -22,13 +22,17 @@ var (
 	// ErrInvalidRange: a range whose start is after its end. Nothing is
 	// written or read. It is also an ErrInvalidArgument.
 	ErrInvalidRange = newError("timelog: invalid range", &ErrInvalidArgument, &kvstore.ErrInvalidArgument)
-	// ErrBusy has two meanings. From a write (Append, AppendBatch, the
-	// deletes) it means the write WAS accepted but the queue of sealed
-	// buffers is full (see Options.Busy): do not retry it, that would write
-	// it twice. From Flush, MaintStep or Compact it means the store's write
-	// lock stayed taken (the condition of kvstore.ErrBusy): nothing was lost
-	// and a retry is safe.
+	// ErrBusy: the store's write lock (or a read connection) stayed taken
+	// longer than the store's BusyTimeout: nothing was written, a retry is
+	// safe. From a write (Append, ...) it means the write was not accepted:
+	// making room for it needed a flush that could not take the lock. Same
+	// condition as kvstore.ErrBusy.
 	ErrBusy = newError("timelog: busy", &kvstore.ErrBusy)
+	// ErrQueueFull: only with Options.Busy set to BusyAcceptAndReport, from
+	// a write (Append, AppendBatch, AppendValue(s), the deletes): the write
+	// WAS accepted, but the queue of sealed buffers is full. Do not retry
+	// it, that would write it twice. It matches no other error.
+	ErrQueueFull = newError("timelog: the write was accepted, the sealed queue is full")
 	// ErrLocked: another Log (in this process or another) has the log open
 	// for writing.
 	ErrLocked = newError("timelog: log is locked by another writer")

@@ -25,15 +25,23 @@ import (
 // package gains an error these maps do not list.
 var (
 	logErrors = map[string]error{
-		"ErrInvalidRange": timelog.ErrInvalidRange, "ErrBusy": timelog.ErrBusy,
-		"ErrLocked":        timelog.ErrLocked,
-		"ErrSnapshotsOpen": timelog.ErrSnapshotsOpen, "ErrClosed": timelog.ErrClosed,
-		"ErrReadOnly": timelog.ErrReadOnly, "ErrNotFound": timelog.ErrNotFound,
-		"ErrInvalidOption": timelog.ErrInvalidOption, "ErrCorrupt": timelog.ErrCorrupt,
-		"ErrNoValues": timelog.ErrNoValues, "ErrValuesLog": timelog.ErrValuesLog,
-		"ErrValueTooLarge": timelog.ErrValueTooLarge, "ErrValuesLayout": timelog.ErrValuesLayout,
-		"ErrValueNotFound": timelog.ErrValueNotFound, "ErrInvalidArgument": timelog.ErrInvalidArgument,
-		"ErrManualMode": timelog.ErrManualMode,
+		"ErrInvalidRange":    timelog.ErrInvalidRange,
+		"ErrBusy":            timelog.ErrBusy,
+		"ErrQueueFull":       timelog.ErrQueueFull,
+		"ErrLocked":          timelog.ErrLocked,
+		"ErrSnapshotsOpen":   timelog.ErrSnapshotsOpen,
+		"ErrClosed":          timelog.ErrClosed,
+		"ErrReadOnly":        timelog.ErrReadOnly,
+		"ErrNotFound":        timelog.ErrNotFound,
+		"ErrInvalidOption":   timelog.ErrInvalidOption,
+		"ErrCorrupt":         timelog.ErrCorrupt,
+		"ErrNoValues":        timelog.ErrNoValues,
+		"ErrValuesLog":       timelog.ErrValuesLog,
+		"ErrValueTooLarge":   timelog.ErrValueTooLarge,
+		"ErrValuesLayout":    timelog.ErrValuesLayout,
+		"ErrValueNotFound":   timelog.ErrValueNotFound,
+		"ErrInvalidArgument": timelog.ErrInvalidArgument,
+		"ErrManualMode":      timelog.ErrManualMode,
 	}
 	storeErrors = map[string]error{
 		"ErrNotFound": kvstore.ErrNotFound, "ErrClosed": kvstore.ErrClosed,
