@@ -205,6 +205,8 @@ func TestErrorsOfAClosedStore(t *testing.T) {
 		"All":                seq(l.All()),
 		"AllReverse":         seq(l.AllReverse()),
 		"Columns":            func() error { return firstErr(l.Columns(0, 9)) },
+		"ColumnsAll":         func() error { return firstErr(l.ColumnsAll()) },
+		"Value":              func() error { _, err := l.Value(1); return err },
 		"RangeValues":        func() error { return firstErr(l.RangeValues(0, 9)) },
 		"RangeValuesReverse": func() error { return firstErr(l.RangeValuesReverse(0, 9)) },
 		"AllValues":          func() error { return firstErr(l.AllValues()) },

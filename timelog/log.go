@@ -171,67 +171,6 @@ func List(store *kvstore.Store) ([]string, error) {
 	return logs, nil
 }
 
-// Drop deletes the log name and all its records in one transaction. It
-// fails with ErrLocked if the log is open for writing (drop it through
-// Log.Drop then, which also announces the dropped records), ErrNotFound if
-// it does not exist. Records dropped this way are announced to nobody. It
-// reads every page; a log with a damaged page fails with ErrCorrupt (see
-// ForceDrop).
-func Drop(ctx context.Context, store *kvstore.Store, name string) error {
-	if _, err := openTables(ctx, store, name); err != nil {
-		if errors.Is(err, kvstore.ErrNotFound) {
-			return fmt.Errorf("timelog: drop %q: %w: %w", name, ErrNotFound, err)
-		}
-		return fromStore(fmt.Errorf("timelog: drop %q: %w", name, err))
-	}
-	l, err := Open(store, name, Options{Maintenance: Manual})
-	if err != nil {
-		return err
-	}
-	if err := l.Drop(ctx); err != nil {
-		_ = l.Close() // a failed Drop leaves the log open: let its lock go
-		return err
-	}
-	return nil
-}
-
-// ForceDrop deletes every table of the log name (records, deletes, meta
-// and values) in one transaction without reading them: for a log that Drop
-// cannot drop because a page or its meta is damaged (ErrCorrupt), or that
-// lost one of its tables. Nothing is announced to OnDrop, so handles held
-// by the log's records are not retired. It fails with ErrLocked if the log
-// is open for writing, ErrNotFound if the log has no table at all.
-func ForceDrop(ctx context.Context, store *kvstore.Store, name string) error {
-	if err := validateName(name); err != nil {
-		return err
-	}
-	lock, err := acquireLock(store, name)
-	if err != nil {
-		return err
-	}
-	defer lock.release()
-	err = store.Update(ctx, func(tx *kvstore.Tx) error {
-		dropped := 0
-		for _, suffix := range []string{suffixMeta, suffixPages, suffixTombs, suffixValues} {
-			err := tx.DropHiddenTable(kind, name+suffix)
-			switch {
-			case err == nil:
-				dropped++
-			case !errors.Is(err, kvstore.ErrNotFound):
-				return err
-			}
-		}
-		if dropped == 0 {
-			return fmt.Errorf("%w: no table of the log exists", ErrNotFound)
-		}
-		return nil
-	})
-	if err != nil {
-		return fromStore(fmt.Errorf("timelog: force drop %q: %w", name, err))
-	}
-	return nil
-}
-
 // Name returns the log's name.
 func (l *Log) Name() string { return l.name }
 

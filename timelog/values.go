@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 
 	"github.com/snkv-go/snkv/kvstore"
@@ -394,35 +393,3 @@ func (w *TxWriter) AppendValues(ts []int64, values [][]byte) (first uint64, err 
 }
 
 func head(hs []uint64) []uint64 { return hs[:min(len(hs), 10)] }
-
-// freshValues runs f on a fresh snapshot, closed when the iteration ends.
-func (l *Log) freshValues(f func(s *Snapshot) iter.Seq2[Entry, error]) iter.Seq2[Entry, error] {
-	return func(yield func(Entry, error) bool) {
-		s, err := l.Snapshot()
-		if err != nil {
-			yield(Entry{}, err)
-			return
-		}
-		defer s.Close()
-		for e, err := range f(s) {
-			if !yield(e, err) {
-				return
-			}
-		}
-	}
-}
-
-// RangeValues is Snapshot.RangeValues on a fresh snapshot.
-func (l *Log) RangeValues(t1, t2 int64) iter.Seq2[Entry, error] {
-	return l.freshValues(func(s *Snapshot) iter.Seq2[Entry, error] { return s.RangeValues(t1, t2) })
-}
-
-// RangeValuesReverse is Snapshot.RangeValuesReverse on a fresh snapshot.
-func (l *Log) RangeValuesReverse(t1, t2 int64) iter.Seq2[Entry, error] {
-	return l.freshValues(func(s *Snapshot) iter.Seq2[Entry, error] { return s.RangeValuesReverse(t1, t2) })
-}
-
-// AllValues is Snapshot.AllValues on a fresh snapshot.
-func (l *Log) AllValues() iter.Seq2[Entry, error] {
-	return l.freshValues(func(s *Snapshot) iter.Seq2[Entry, error] { return s.AllValues() })
-}
