@@ -116,10 +116,7 @@ func (l *Log) minUnflushedSeq() uint64 {
 	for _, r := range l.sealed {
 		low = min(low, r.minSeq)
 	}
-	for _, x := range l.mem.recs {
-		low = min(low, x.seq)
-	}
-	return low
+	return min(low, l.mem.minSeq)
 }
 
 // compactStep runs one compaction step and reports whether it did any work.

@@ -132,7 +132,7 @@ func (l *Log) dropTx(ctx context.Context) error {
 	for _, r := range l.sealed {
 		all = append(all, r.recs...)
 	}
-	all = append(all, l.mem.recs...)
+	all = append(append(all, l.mem.recs...), l.mem.late...)
 	l.mu.Unlock()
 	suffixes := []string{suffixMeta, suffixPages, suffixTombs}
 	if l.t.values != nil {
@@ -150,7 +150,7 @@ func (l *Log) dropTx(ctx context.Context) error {
 		return err
 	}
 	l.mu.Lock()
-	l.sealed, l.mem = nil, newMemtable(0)
+	l.sealed, l.mem, l.spare = nil, newMemtable(0, arrays{}), nil
 	l.mu.Unlock()
 	return nil
 }

@@ -37,6 +37,7 @@ type Log struct {
 	mu      sync.Mutex
 	mem     *memtable
 	sealed  []*run
+	spare   []rec // a flushed buffer's array, for the next buffer
 	nextRun uint64
 	seq     uint64        // the last sequence number taken
 	nextH   uint64        // values log: the next handle to assign
@@ -74,7 +75,7 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	l := &Log{store: store, name: name, cfg: cfg, readOnly: opts.ReadOnly || store.ReadOnly(), room: make(chan struct{})}
 	l.ret = newRetirer(cfg)
 	l.checked = map[uint64][]uint64{}
-	l.mem = newMemtable(cfg.memRecs)
+	l.mem = newMemtable(cfg.memRecs, arrays{})
 	ctx := context.Background()
 	if !l.readOnly {
 		if l.lock, err = acquireLock(store, name); err != nil {
@@ -366,8 +367,22 @@ func (l *Log) sealLocked() {
 		return
 	}
 	l.nextRun++
-	l.sealed = append(l.sealed, l.mem.snapshot(l.nextRun))
-	l.mem = newMemtable(l.cfg.memRecs)
+	r, free := l.mem.seal(l.nextRun)
+	l.sealed = append(l.sealed, r)
+	if cap(free.recs) < l.cfg.memRecs {
+		free.recs, l.spare = l.spare, nil
+	}
+	l.mem = newMemtable(l.cfg.memRecs, free)
+}
+
+// recycle keeps the array of flushed run r, if no one else refers to it,
+// as the next write buffer (l.mu held). One is kept, and only one of the
+// usual size: the array of a huge batch is let go.
+func (l *Log) recycle(r *run) {
+	if c := cap(r.buf); l.spare == nil && c >= l.cfg.memRecs && c <= 2*l.cfg.memRecs {
+		l.spare = r.buf[:0]
+	}
+	r.buf = nil
 }
 
 // queueFull applies BusySilent or BusyAcceptAndReport to an accepted write
@@ -423,6 +438,9 @@ func (l *Log) Close() error {
 			return err
 		}
 	}
+	l.mu.Lock()
+	l.spare = nil
+	l.mu.Unlock()
 	l.ret.deliver(0)
 	l.lock.release()
 	return nil

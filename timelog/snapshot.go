@@ -66,6 +66,7 @@ func (l *Log) SnapshotContext(ctx context.Context) (*Snapshot, error) {
 	if !l.readOnly {
 		l.mu.Lock()
 		for _, r := range l.sealed {
+			r.buf = nil // the snapshot refers to it now
 			s.addRun(r)
 		}
 		s.addRun(l.mem.snapshot(l.nextRun + 1))
