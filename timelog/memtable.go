@@ -178,6 +178,9 @@ func (m *memtable) newRun(id uint64, recs []rec) *run {
 	return r
 }
 
+// comesAfter reports whether r comes after x in (ts, seq) order.
+func comesAfter(r, x *rec) bool { return r.ts > x.ts || (r.ts == x.ts && r.seq > x.seq) }
+
 // mergeInto merges sorted a and b into dst (len(a)+len(b) records) and
 // returns it. dst may be a itself extended over its spare capacity: the
 // merge runs from the end, so it never overwrites a record of a it has
@@ -187,7 +190,7 @@ func mergeInto(dst, a, b []rec) []rec {
 	i, o := len(a), len(dst) // a[:i] and b[:j+1] are left; dst[o:] is done
 	for j := len(b) - 1; j >= 0; j-- {
 		x := b[j]
-		k := firstAfter(a, i, x)
+		k := firstAfter(a, i, &x)
 		o -= i - k
 		copy(dst[o:], a[k:i])
 		i, o = k, o-1
@@ -202,17 +205,16 @@ func mergeInto(dst, a, b []rec) []rec {
 // firstAfter returns the first index k <= i such that every record of
 // a[k:i] comes after x, for sorted a: a search back from i in steps that
 // double, then a binary search in the last step.
-func firstAfter(a []rec, i int, x rec) int {
-	after := func(r *rec) bool { return r.ts > x.ts || (r.ts == x.ts && r.seq > x.seq) }
+func firstAfter(a []rec, i int, x *rec) int {
 	step := 1
-	for step <= i && after(&a[i-step]) {
+	for step <= i && comesAfter(&a[i-step], x) {
 		step *= 2
 	}
 	lo := max(0, i-step+1) // a[lo-1] does not come after x, or lo is 0
 	hi := i - step/2       // a[hi:i] comes after x
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if after(&a[m]) {
+		if comesAfter(&a[m], x) {
 			hi = m
 		} else {
 			lo = m + 1
