@@ -55,7 +55,7 @@ func (s *Snapshot) columns(q span) iter.Seq2[Columns, error] {
 				}
 			}
 			if err != nil {
-				yield(Columns{}, err)
+				yield(Columns{}, fromStore(err))
 				return
 			}
 			for len(ts) > 0 {

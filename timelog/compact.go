@@ -2,12 +2,9 @@ package timelog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/snkv-go/snkv/kvstore"
 )
 
 // Compaction, one bounded transaction per step:
@@ -119,10 +116,7 @@ func (l *Log) minUnflushedSeq() uint64 {
 	for _, r := range l.sealed {
 		low = min(low, r.minSeq)
 	}
-	for _, x := range l.mem.recs {
-		low = min(low, x.seq)
-	}
-	return low
+	return min(low, l.mem.minSeq)
 }
 
 // compactStep runs one compaction step and reports whether it did any work.
@@ -132,10 +126,7 @@ func (l *Log) compactStep(ctx context.Context, force bool) (bool, error) {
 	did, err := l.compactTx(ctx, force)
 	if err != nil {
 		l.st.compactErrors.Add(1)
-		if errors.Is(err, kvstore.ErrBusy) {
-			err = fmt.Errorf("%w: %w", ErrBusy, err)
-		}
-		return false, fmt.Errorf("timelog: compact %q: %w", l.name, err)
+		return false, fromStore(fmt.Errorf("timelog: compact %q: %w", l.name, err))
 	}
 	return did, nil
 }

@@ -79,7 +79,7 @@ func (c *Cursor) step() bool {
 		}
 		ok, err := c.rd.nextCluster()
 		if err != nil || !ok {
-			c.err, c.valid = err, false
+			c.err, c.valid = fromStore(err), false
 			return false
 		}
 		c.i = -1

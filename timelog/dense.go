@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"sort"
 	"sync/atomic"
 )
@@ -46,8 +45,6 @@ func zigzag(v uint64) uint64 { return v<<1 ^ uint64(int64(v)>>63) }
 
 func unzigzag(z uint64) uint64 { return z>>1 ^ -(z & 1) }
 
-func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
-
 // pageEncoder encodes dense pages; its column buffers are reused.
 type pageEncoder struct {
 	ts, seq, h, idx []byte
@@ -57,51 +54,144 @@ type pageEncoder struct {
 // in maxBytes bytes (at least one record, whatever maxBytes) as one page,
 // and returns the page, its description (id left to the caller) and the
 // number of records it holds.
+//
+// The varints are written straight into the column buffers, which have
+// room for a whole page plus one block of records. A block is written
+// without a check per record, then taken back if it took the page past
+// maxBytes; from there (the page's last block) records go one at a time,
+// and the one that would take the page past maxBytes is taken back, with
+// the index entry before it.
 func (e *pageEncoder) encode(recs []rec, maxBytes int) ([]byte, pageInfo, int) {
-	e.ts, e.seq, e.h, e.idx = e.ts[:0], e.seq[:0], e.h[:0], e.idx[:0]
-	p := pageInfo{minTs: recs[0].ts, n: 0, minSeq: math.MaxUint64, version: denseVersion}
+	if room := maxBytes + denseBlock*denseMaxRecord; cap(e.ts) < room {
+		e.ts, e.seq, e.h = make([]byte, room), make([]byte, room), make([]byte, room)
+	}
+	ts, sq, hs := e.ts[:cap(e.ts)], e.seq[:cap(e.seq)], e.h[:cap(e.h)]
+	e.idx = e.idx[:0]
 	size := denseHeader
-	var pt, ps, ph uint64
-	for _, r := range recs {
-		dt := uint64(r.ts) - pt
-		ds := zigzag(r.seq - ps)
-		dh := zigzag(r.h - ph)
-		k := uvarintLen(dt) + uvarintLen(ds) + uvarintLen(dh)
-		entry := p.n > 0 && p.n%denseBlock == 0
-		if entry {
-			k += denseEntry
+	st := encState{lo: math.MaxUint64}
+	n, blocks := 0, true
+	for n < len(recs) {
+		indexed := n > 0 && n%denseBlock == 0
+		if indexed {
+			e.idx = st.appendEntry(e.idx)
 		}
-		if p.n > 0 && size+k > maxBytes {
+		if blocks && n > 0 {
+			before := st
+			end := min(len(recs), n-n%denseBlock+denseBlock)
+			st.putBlock(recs[n:end], ts, sq, hs)
+			if k := st.len() - before.len() + entryBytes(indexed); size+k <= maxBytes {
+				size += k
+				n = end
+				continue
+			}
+			st, blocks = before, false
+		}
+		before := st
+		st.put(&recs[n], ts, sq, hs)
+		k := st.len() - before.len() + entryBytes(indexed)
+		if n > 0 && size+k > maxBytes {
+			st = before
+			if indexed {
+				e.idx = e.idx[:len(e.idx)-denseEntry]
+			}
 			break
 		}
 		size += k
-		if entry {
-			e.idx = be.AppendUint64(e.idx, pt)
-			e.idx = be.AppendUint64(e.idx, ps)
-			e.idx = be.AppendUint64(e.idx, ph)
-			e.idx = be.AppendUint32(e.idx, uint32(len(e.ts)))
-			e.idx = be.AppendUint32(e.idx, uint32(len(e.seq)))
-			e.idx = be.AppendUint32(e.idx, uint32(len(e.h)))
-		}
-		e.ts = appendUvarint(e.ts, dt)
-		e.seq = appendUvarint(e.seq, ds)
-		e.h = appendUvarint(e.h, dh)
-		pt, ps, ph = uint64(r.ts), r.seq, r.h
-		p.minSeq = min(p.minSeq, r.seq)
-		p.maxSeq = max(p.maxSeq, r.seq)
-		p.n++
+		n++
 	}
-	p.maxTs = recs[p.n-1].ts
-	b := make([]byte, denseHeader, size)
+	p := pageInfo{minTs: recs[0].ts, maxTs: recs[n-1].ts, n: n, minSeq: st.lo, maxSeq: st.hi, version: denseVersion}
+	it, is, ih := st.it, st.is, st.ih
+	b := make([]byte, size)
 	copy(b, "TLP")
 	b[3] = denseVersion
-	be.PutUint32(b[8:], uint32(p.n))
-	be.PutUint32(b[12:], uint32(len(e.ts)))
-	be.PutUint32(b[16:], uint32(len(e.seq)))
-	be.PutUint32(b[20:], uint32(len(e.h)))
-	b = append(append(append(append(b, e.ts...), e.seq...), e.h...), e.idx...)
+	be.PutUint32(b[8:], uint32(n))
+	be.PutUint32(b[12:], uint32(it))
+	be.PutUint32(b[16:], uint32(is))
+	be.PutUint32(b[20:], uint32(ih))
+	o := denseHeader
+	o += copy(b[o:], ts[:it])
+	o += copy(b[o:], sq[:is])
+	o += copy(b[o:], hs[:ih])
+	copy(b[o:], e.idx)
 	be.PutUint32(b[4:], pageSum(b))
-	return b, p, p.n
+	return b, p, n
+}
+
+// encState is where an encoding stands: the columns' lengths, the last
+// record written, and the smallest and largest sequence numbers.
+type encState struct {
+	it, is, ih int
+	pt, ps, ph uint64
+	lo, hi     uint64
+}
+
+func (st *encState) len() int { return st.it + st.is + st.ih }
+
+func entryBytes(indexed bool) int {
+	if indexed {
+		return denseEntry
+	}
+	return 0
+}
+
+// appendEntry appends the index entry of the next record: the last record
+// written and the columns' lengths.
+func (st *encState) appendEntry(idx []byte) []byte {
+	idx = be.AppendUint64(idx, st.pt)
+	idx = be.AppendUint64(idx, st.ps)
+	idx = be.AppendUint64(idx, st.ph)
+	idx = be.AppendUint32(idx, uint32(st.it))
+	idx = be.AppendUint32(idx, uint32(st.is))
+	return be.AppendUint32(idx, uint32(st.ih))
+}
+
+// put writes record r's varints into the columns.
+func (st *encState) put(r *rec, ts, sq, hs []byte) {
+	st.it = putUvarint(ts, st.it, uint64(r.ts)-st.pt)
+	st.is = putUvarint(sq, st.is, zigzag(r.seq-st.ps))
+	st.ih = putUvarint(hs, st.ih, zigzag(r.h-st.ph))
+	st.pt, st.ps, st.ph = uint64(r.ts), r.seq, r.h
+	st.lo, st.hi = min(st.lo, r.seq), max(st.hi, r.seq)
+}
+
+// putBlock is put for every record of block, one column at a time (each
+// loop keeps its few values in registers).
+func (st *encState) putBlock(block []rec, ts, sq, hs []byte) {
+	it, pt := st.it, st.pt
+	for i := range block {
+		v := uint64(block[i].ts)
+		it = putUvarint(ts, it, v-pt)
+		pt = v
+	}
+	is, ps, lo, hi := st.is, st.ps, st.lo, st.hi
+	for i := range block {
+		v := block[i].seq
+		is = putUvarint(sq, is, zigzag(v-ps))
+		ps, lo, hi = v, min(lo, v), max(hi, v)
+	}
+	ih, ph := st.ih, st.ph
+	for i := range block {
+		v := block[i].h
+		ih = putUvarint(hs, ih, zigzag(v-ph))
+		ph = v
+	}
+	*st = encState{it, is, ih, pt, ps, ph, lo, hi}
+}
+
+// putUvarint writes v as a varint at b[i:] (room for 10 bytes) and returns
+// the index after it.
+func putUvarint(b []byte, i int, v uint64) int {
+	if v < 0x80 {
+		b[i] = byte(v)
+		return i + 1
+	}
+	for v >= 0x80 {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+		i++
+	}
+	b[i] = byte(v)
+	return i + 1
 }
 
 // page encodes the first page of recs within c's limits (see encode).
@@ -115,14 +205,6 @@ func (e *pageEncoder) page(recs []rec, c *config) ([]byte, pageInfo, int) {
 // testPageEncode, set only by tests, replaces the page encoder (to write
 // pages of an older version).
 var testPageEncode atomic.Pointer[func(recs []rec, maxBytes int) ([]byte, pageInfo, int)]
-
-func appendUvarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
 
 var errVarint = errors.New("bad varint")
 

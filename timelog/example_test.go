@@ -14,23 +14,29 @@ func Example() {
 		panic(err)
 	}
 	defer db.Close()
-	log, err := timelog.Open(db, "events", timelog.Options{Maintenance: timelog.Manual})
+	events, err := timelog.Open(db, "events", timelog.Options{Maintenance: timelog.Manual})
 	if err != nil {
 		panic(err)
 	}
-	_ = log.AppendBatch([]timelog.Record{{Ts: 30, Handle: 3}, {Ts: 10, Handle: 1}, {Ts: 20, Handle: 2}})
-	_ = log.DeleteRange(20, 30) // hides (20, 2)
-	_ = log.Append(20, 4)       // appended after the delete: visible
-	if err := log.Flush(context.Background()); err != nil {
+	if err := events.AppendBatch([]timelog.Record{{Ts: 30, Handle: 3}, {Ts: 10, Handle: 1}, {Ts: 20, Handle: 2}}); err != nil {
 		panic(err)
 	}
-	for r, err := range log.Range(0, 100) {
+	if err := events.DeleteRange(20, 30); err != nil { // hides (20, 2)
+		panic(err)
+	}
+	if err := events.Append(20, 4); err != nil { // appended after the delete: visible
+		panic(err)
+	}
+	if err := events.Flush(context.Background()); err != nil {
+		panic(err)
+	}
+	for r, err := range events.Range(0, 100) {
 		if err != nil {
 			panic(err)
 		}
 		fmt.Println(r.Ts, r.Handle)
 	}
-	if err := log.Close(); err != nil {
+	if err := events.Close(); err != nil {
 		panic(err)
 	}
 	// Output:
@@ -39,20 +45,56 @@ func Example() {
 	// 30 3
 }
 
+// A bulk load: with the default busy policy an error from a write means it
+// was not written, so the plain error check is right. The writes flush on
+// their own when the buffers fill (here every 1,000 records), keeping
+// memory bounded, even with manual maintenance and no Flush in the loop.
+func ExampleLog_AppendBatch() {
+	db, err := kvstore.Open("", kvstore.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	metrics, err := timelog.Open(db, "metrics", timelog.Options{
+		Maintenance: timelog.Manual, MemtableMaxBytes: 24 * 1000, SealedMaxRuns: 2,
+	})
+	if err != nil {
+		panic(err)
+	}
+	load := func() error {
+		batch := make([]timelog.Record, 500)
+		for t := 0; t < 100_000; t += len(batch) {
+			for i := range batch {
+				batch[i] = timelog.Record{Ts: int64(t + i), Handle: uint64(t + i)}
+			}
+			if err := metrics.AppendBatch(batch); err != nil {
+				return err // not written: nothing to undo, a retry is safe
+			}
+		}
+		return metrics.Close() // flushes the rest
+	}
+	if err := load(); err != nil {
+		panic(err)
+	}
+	fmt.Println(metrics.Stats().FlushedRecords)
+	// Output:
+	// 100000
+}
+
 func ExampleLog_In() {
 	db, _ := kvstore.Open("", kvstore.Options{})
 	defer db.Close()
-	log, _ := timelog.Open(db, "orders", timelog.Options{Maintenance: timelog.Manual})
-	defer log.Close()
+	orders, _ := timelog.Open(db, "orders", timelog.Options{Maintenance: timelog.Manual})
+	defer orders.Close()
 	// The record and the key-value write commit together, or not at all.
 	err := db.Update(context.Background(), func(tx *kvstore.Tx) error {
 		if err := tx.Put([]byte("order/7"), []byte("paid")); err != nil {
 			return err
 		}
-		return log.In(tx).Append(1700000000, 7)
+		return orders.In(tx).Append(1700000000, 7)
 	})
 	fmt.Println(err)
-	n, _ := log.Count()
+	n, _ := orders.Count()
 	fmt.Println(n)
 	// Output:
 	// <nil>

@@ -2,7 +2,6 @@ package timelog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -53,10 +52,7 @@ func (l *Log) flushOne(ctx context.Context, upTo uint64) (done bool, err error) 
 	l.mu.Unlock()
 	if err := l.flushRun(ctx, r, seq); err != nil {
 		l.st.flushErrors.Add(1)
-		if errors.Is(err, kvstore.ErrBusy) {
-			err = fmt.Errorf("%w: %w", ErrBusy, err)
-		}
-		return false, fmt.Errorf("timelog: flush %q: %w", l.name, err)
+		return false, fromStore(fmt.Errorf("timelog: flush %q: %w", l.name, err))
 	}
 	return false, nil
 }
@@ -94,11 +90,16 @@ func (l *Log) flushRun(ctx context.Context, r *run, seq uint64) error {
 		return err
 	}
 	w := newWriter(l.t.in(tx), old, old.tombs, r.tombs)
-	// keep is the buffer itself unless a delete hides some of it.
+	// keep is the buffer itself unless a delete hides some of it; only
+	// the deletes that may hide one of its records are tried.
 	keep := r.recs
 	var dropped []rec
+	hiders := mayHide(mayHide(nil, r, r.tombs), r, old.tombs)
 	for i, x := range r.recs {
-		if hidden(r.tombs, x) || hidden(old.tombs, x) {
+		if len(hiders) == 0 {
+			break // nothing to drop
+		}
+		if hidden(hiders, x) {
 			if len(dropped) == 0 {
 				keep = append(make([]rec, 0, len(r.recs)), r.recs[:i]...)
 			}
@@ -142,12 +143,25 @@ func (l *Log) flushRun(ctx context.Context, r *run, seq uint64) error {
 	l.keepChecked(w)
 	l.mu.Lock()
 	l.sealed = l.sealed[1:]
+	l.recycle(r)
 	close(l.room)
 	l.room = make(chan struct{})
 	l.mu.Unlock()
 	l.st.flushes.Add(1)
 	l.st.flushedRecords.Add(int64(len(keep)))
 	return nil
+}
+
+// mayHide appends to dst the deletes of ts that may hide a record of r: newer
+// than its oldest record, overlapping its span.
+func mayHide(dst []tomb, r *run, ts []tomb) []tomb {
+	sp := r.span()
+	for _, t := range ts {
+		if t.seq > r.minSeq && sp.overlaps(t.lo, t.hi) {
+			dst = append(dst, t)
+		}
+	}
+	return dst
 }
 
 // hidesStored reports whether some page of m may hold a record t hides:

@@ -37,6 +37,7 @@ type Log struct {
 	mu      sync.Mutex
 	mem     *memtable
 	sealed  []*run
+	spare   []rec // a flushed buffer's array, for the next buffer
 	nextRun uint64
 	seq     uint64        // the last sequence number taken
 	nextH   uint64        // values log: the next handle to assign
@@ -74,7 +75,7 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	l := &Log{store: store, name: name, cfg: cfg, readOnly: opts.ReadOnly || store.ReadOnly(), room: make(chan struct{})}
 	l.ret = newRetirer(cfg)
 	l.checked = map[uint64][]uint64{}
-	l.mem = newMemtable(cfg.memRecs)
+	l.mem = newMemtable(cfg.memRecs, arrays{})
 	ctx := context.Background()
 	if !l.readOnly {
 		if l.lock, err = acquireLock(store, name); err != nil {
@@ -83,7 +84,7 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	}
 	fail := func(err error) (*Log, error) {
 		l.lock.release()
-		return nil, fmt.Errorf("timelog: open %q: %w", name, err)
+		return nil, fromStore(fmt.Errorf("timelog: open %q: %w", name, err))
 	}
 	if l.t, err = openTables(ctx, store, name); errors.Is(err, kvstore.ErrNotFound) {
 		if l.readOnly {
@@ -160,7 +161,7 @@ func createTables(ctx context.Context, s *kvstore.Store, name string) (tables, e
 func List(store *kvstore.Store) ([]string, error) {
 	names, err := store.ListHiddenTables(context.Background(), kind)
 	if err != nil {
-		return nil, fmt.Errorf("timelog: list: %w", err)
+		return nil, fromStore(fmt.Errorf("timelog: list: %w", err))
 	}
 	var logs []string
 	for _, n := range names {
@@ -169,67 +170,6 @@ func List(store *kvstore.Store) ([]string, error) {
 		}
 	}
 	return logs, nil
-}
-
-// Drop deletes the log name and all its records in one transaction. It
-// fails with ErrLocked if the log is open for writing (drop it through
-// Log.Drop then, which also announces the dropped records), ErrNotFound if
-// it does not exist. Records dropped this way are announced to nobody. It
-// reads every page; a log with a damaged page fails with ErrCorrupt (see
-// ForceDrop).
-func Drop(ctx context.Context, store *kvstore.Store, name string) error {
-	if _, err := openTables(ctx, store, name); err != nil {
-		if errors.Is(err, kvstore.ErrNotFound) {
-			return fmt.Errorf("timelog: drop %q: %w: %w", name, ErrNotFound, err)
-		}
-		return fmt.Errorf("timelog: drop %q: %w", name, err)
-	}
-	l, err := Open(store, name, Options{Maintenance: Manual})
-	if err != nil {
-		return err
-	}
-	if err := l.Drop(ctx); err != nil {
-		_ = l.Close() // a failed Drop leaves the log open: let its lock go
-		return err
-	}
-	return nil
-}
-
-// ForceDrop deletes every table of the log name (records, deletes, meta
-// and values) in one transaction without reading them: for a log that Drop
-// cannot drop because a page or its meta is damaged (ErrCorrupt), or that
-// lost one of its tables. Nothing is announced to OnDrop, so handles held
-// by the log's records are not retired. It fails with ErrLocked if the log
-// is open for writing, ErrNotFound if the log has no table at all.
-func ForceDrop(ctx context.Context, store *kvstore.Store, name string) error {
-	if err := validateName(name); err != nil {
-		return err
-	}
-	lock, err := acquireLock(store, name)
-	if err != nil {
-		return err
-	}
-	defer lock.release()
-	err = store.Update(ctx, func(tx *kvstore.Tx) error {
-		dropped := 0
-		for _, suffix := range []string{suffixMeta, suffixPages, suffixTombs, suffixValues} {
-			err := tx.DropHiddenTable(kind, name+suffix)
-			switch {
-			case err == nil:
-				dropped++
-			case !errors.Is(err, kvstore.ErrNotFound):
-				return err
-			}
-		}
-		if dropped == 0 {
-			return fmt.Errorf("%w: no table of the log exists", ErrNotFound)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("timelog: force drop %q: %w", name, err)
-	}
-	return nil
 }
 
 // Name returns the log's name.
@@ -248,16 +188,19 @@ func (l *Log) checkWrite() error {
 	return nil
 }
 
-// Append adds the record (ts, h) to the write buffer. It returns nil, or
-// ErrBusy when the record was accepted but the sealed queue is full (see
-// Options.Busy: do not retry), or ErrClosed/ErrReadOnly (nothing written).
-// The record is durable after the next flush (Flush, Close, maintenance).
+// Append adds the record (ts, h) to the write buffer. It returns nil when
+// the record is accepted; an error means it was not, and nothing was
+// written: ErrClosed, ErrReadOnly, or the error of the flush that had to
+// make room for it (ErrBusy: the store's write lock stayed taken; retry).
+// Only the BusyAcceptAndReport policy returns an error for an accepted
+// record, ErrQueueFull (do not retry). The record is durable after the
+// next flush (Flush, Close, maintenance).
 func (l *Log) Append(ts int64, h uint64) error {
 	if l.t.values != nil {
 		return l.errValuesLog()
 	}
 	l.mu.Lock()
-	if err := l.checkWrite(); err != nil {
+	if err := l.admit(1); err != nil {
 		l.mu.Unlock()
 		return err
 	}
@@ -277,13 +220,9 @@ func (l *Log) AppendBatch(batch []Record) error {
 		return l.errValuesLog()
 	}
 	l.mu.Lock()
-	if err := l.checkWrite(); err != nil {
+	if err := l.admit(len(batch)); err != nil {
 		l.mu.Unlock()
 		return err
-	}
-	// A batch lands in one buffer: seal first if it would not fit.
-	if l.mem.size() > 0 && l.mem.size()+len(batch) > l.cfg.memRecs && len(l.sealed) < l.cfg.SealedMaxRuns {
-		l.sealLocked()
 	}
 	if need := len(l.mem.recs) + len(batch); need > cap(l.mem.recs) {
 		l.mem.recs = growRecs(l.mem.recs, len(batch))
@@ -312,21 +251,99 @@ func (l *Log) DeleteFrom(t int64) error { return l.deleteSpan(span{t, math.MaxIn
 
 func (l *Log) deleteSpan(s span) error {
 	l.mu.Lock()
-	if err := l.checkWrite(); err != nil {
+	if s.empty() {
+		err := l.checkWrite()
 		l.mu.Unlock()
 		return err
 	}
-	if s.empty() {
+	if err := l.admit(1); err != nil {
 		l.mu.Unlock()
-		return nil
+		return err
 	}
 	l.seq++
 	l.mem.addTomb(tomb{lo: s.lo, hi: s.hi, seq: l.seq})
 	return l.afterWrite()
 }
 
-// afterWrite runs with l.mu held and releases it: it seals a full buffer,
-// wakes maintenance and applies the busy policy.
+// admit readies the write buffer for a write of n entries (records,
+// deletes, value bytes in units of recSize) before it is accepted; l.mu is
+// held on entry and on return. A write that would overflow a buffer that
+// is not empty seals it first; when the sealed queue is full too, the
+// BusyWait and BusyFlush policies make room (l.mu released meanwhile),
+// the others let the write into the full buffer. An error means the write
+// must not be accepted.
+func (l *Log) admit(n int) error {
+	for {
+		if err := l.checkWrite(); err != nil {
+			return err
+		}
+		if size := l.mem.size(); size == 0 || size+n <= l.cfg.memRecs {
+			return nil
+		}
+		if len(l.sealed) < l.cfg.SealedMaxRuns {
+			l.sealLocked()
+			l.maint.wake()
+			return nil
+		}
+		if l.cfg.Busy == BusySilent || l.cfg.Busy == BusyAcceptAndReport {
+			return nil
+		}
+		l.mu.Unlock()
+		err := l.makeRoom()
+		l.mu.Lock()
+		if err != nil {
+			return fmt.Errorf("timelog: %q: the write was not accepted: %w", l.name, err)
+		}
+	}
+}
+
+// makeRoom frees a place in the full sealed queue, for the BusyWait and
+// BusyFlush policies (l.mu not held).
+func (l *Log) makeRoom() error {
+	l.st.busy.Add(1)
+	ctx := context.Background()
+	if l.cfg.Busy == BusyFlush {
+		return l.flushAll(ctx)
+	}
+	if l.waitRoom() {
+		return nil
+	}
+	defer l.ret.deliver(l.cfg.ReleaseDrainLimit)
+	_, err := l.flushOne(ctx, math.MaxUint64)
+	return err
+}
+
+// waitRoom waits up to SealedWait, with background maintenance running,
+// for the sealed queue to have room (l.mu not held), and reports whether
+// it has.
+func (l *Log) waitRoom() bool {
+	if l.cfg.Maintenance != Background || l.cfg.SealedWait <= 0 || !l.maint.running() {
+		return false
+	}
+	deadline := time.NewTimer(l.cfg.SealedWait)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		room := l.room
+		ok := len(l.sealed) < l.cfg.SealedMaxRuns
+		l.mu.Unlock()
+		if ok {
+			return true
+		}
+		l.st.busyWaits.Add(1)
+		select {
+		case <-room:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// afterWrite runs with l.mu held and releases it, once a write was
+// accepted: it seals a full buffer if the queue has room and wakes
+// maintenance. A full buffer that cannot be sealed waits for the next
+// write, which makes room under BusyWait and BusyFlush; the other policies
+// deal with it here.
 func (l *Log) afterWrite() error {
 	if l.mem.size() < l.cfg.memRecs {
 		l.mu.Unlock()
@@ -338,10 +355,10 @@ func (l *Log) afterWrite() error {
 	}
 	l.mu.Unlock()
 	l.maint.wake()
-	if ok {
+	if ok || l.cfg.Busy == BusyWait || l.cfg.Busy == BusyFlush {
 		return nil
 	}
-	return l.busy()
+	return l.queueFull()
 }
 
 // sealLocked moves the active buffer to the sealed queue (l.mu held).
@@ -350,45 +367,43 @@ func (l *Log) sealLocked() {
 		return
 	}
 	l.nextRun++
-	l.sealed = append(l.sealed, l.mem.snapshot(l.nextRun))
-	l.mem = newMemtable(l.cfg.memRecs)
+	r, free := l.mem.seal(l.nextRun)
+	l.sealed = append(l.sealed, r)
+	if cap(free.recs) < l.cfg.memRecs {
+		free.recs, l.spare = l.spare, nil
+	}
+	l.mem = newMemtable(l.cfg.memRecs, free)
 }
 
-// busy handles a full sealed queue after a write was accepted.
-func (l *Log) busy() error {
+// recycle keeps the array of flushed run r, if no one else refers to it,
+// as the next write buffer (l.mu held). One is kept, and only one of the
+// usual size: the array of a huge batch is let go.
+func (l *Log) recycle(r *run) {
+	if c := cap(r.buf); l.spare == nil && c >= l.cfg.memRecs && c <= 2*l.cfg.memRecs {
+		l.spare = r.buf[:0]
+	}
+	r.buf = nil
+}
+
+// queueFull applies BusySilent or BusyAcceptAndReport to an accepted write
+// that found the sealed queue full: it waits for room as waitRoom does and
+// seals the buffer if room came; else BusyAcceptAndReport reports
+// ErrQueueFull.
+func (l *Log) queueFull() error {
 	l.st.busy.Add(1)
-	if l.cfg.Maintenance == Background && l.cfg.SealedWait > 0 && l.maint.running() {
-		deadline := time.NewTimer(l.cfg.SealedWait)
-		defer deadline.Stop()
-		for {
-			l.mu.Lock()
-			if l.mem.size() < l.cfg.memRecs || len(l.sealed) < l.cfg.SealedMaxRuns {
-				l.sealLocked()
-				l.mu.Unlock()
-				l.maint.wake()
-				return nil
-			}
-			room := l.room
-			l.mu.Unlock()
-			l.st.busyWaits.Add(1)
-			select {
-			case <-room:
-				continue
-			case <-deadline.C:
-			}
-			break
+	if l.waitRoom() {
+		l.mu.Lock()
+		if len(l.sealed) < l.cfg.SealedMaxRuns {
+			l.sealLocked()
 		}
-	}
-	switch l.cfg.Busy {
-	case BusySilent:
-		return nil
-	case BusyFlush:
-		if err := l.Flush(context.Background()); err != nil {
-			return fmt.Errorf("%w: the write was accepted; flushing failed: %w", ErrBusy, err)
-		}
+		l.mu.Unlock()
+		l.maint.wake()
 		return nil
 	}
-	return fmt.Errorf("timelog: %q: %w: the write was accepted, the sealed queue is full", l.name, ErrBusy)
+	if l.cfg.Busy == BusySilent {
+		return nil
+	}
+	return fmt.Errorf("timelog: %q: %w (do not retry the write)", l.name, ErrQueueFull)
 }
 
 // Close refuses with ErrSnapshotsOpen while snapshots or cursors are open;
@@ -423,6 +438,9 @@ func (l *Log) Close() error {
 			return err
 		}
 	}
+	l.mu.Lock()
+	l.spare = nil
+	l.mu.Unlock()
 	l.ret.deliver(0)
 	l.lock.release()
 	return nil

@@ -22,16 +22,65 @@ func fillSealed(t *testing.T, l *timelog.Log, n int) error {
 
 func TestBusyPolicies(t *testing.T) {
 	small := timelog.Options{MemtableMaxBytes: 24 * 2, SealedMaxRuns: 1}
-	t.Run("raise", func(t *testing.T) {
+	t.Run("wait, the default", func(t *testing.T) {
+		// The natural loop: return on the first error. Manual maintenance,
+		// never a Flush: the writes make room themselves, every one is
+		// accepted, memory stays within the buffer and the queue.
 		db, _ := openStore(t)
+		l := openLog(t, db, "b", manual(timelog.Options{MemtableMaxBytes: 24 * 100, SealedMaxRuns: 2}))
+		maxBuffered := 0
+		for i := range 100 {
+			batch := make([]timelog.Record, 37)
+			for j := range batch {
+				batch[j] = timelog.Record{Ts: int64(i*37 + j), Handle: uint64(i*37 + j)}
+			}
+			require.NoError(t, l.AppendBatch(batch))
+			require.NoError(t, l.Append(-1, uint64(i)))
+			require.NoError(t, l.DeleteRange(-1, 0))
+			maxBuffered = max(maxBuffered, l.Stats().BufferedRecords+l.Stats().BufferedDeletes)
+		}
+		require.LessOrEqual(t, maxBuffered, 3*100, "the active buffer and two sealed ones")
+		st := l.Stats()
+		require.Positive(t, st.Flushes)
+		require.Positive(t, st.BusyEvents)
+		n, err := l.Count()
+		require.NoError(t, err)
+		require.EqualValues(t, 3700, n)
+	})
+	t.Run("wait refuses what it cannot make room for", func(t *testing.T) {
+		path := t.TempDir() + "/busy.db"
+		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{BusyTimeout: 20 * time.Millisecond}))
+		require.NoError(t, err)
+		defer db.Close()
 		l := openLog(t, db, "b", manual(small))
+		require.NoError(t, l.AppendBatch(recs(1, 1, 2, 2))) // sealed: the queue is full
+		require.NoError(t, l.AppendBatch(recs(3, 3, 4, 4))) // the buffer is full too
+		tx, err := db.Begin(ctx, true)                      // holds the write lock
+		require.NoError(t, err)
+		err = l.Append(5, 5)
+		require.ErrorIs(t, err, timelog.ErrBusy)
+		require.ErrorIs(t, err, kvstore.ErrBusy)
+		require.NotErrorIs(t, err, timelog.ErrQueueFull)
+		require.NoError(t, tx.Rollback())
+		require.Equal(t, recs(1, 1, 2, 2, 3, 3, 4, 4), collect(t, l.All()), "not accepted")
+		require.NoError(t, l.Append(5, 5), "the retry")
+		require.Equal(t, recs(1, 1, 2, 2, 3, 3, 4, 4, 5, 5), collect(t, l.All()))
+	})
+	t.Run("accept and report", func(t *testing.T) {
+		require.Equal(t, timelog.BusyAcceptAndReport, timelog.BusyRaise)
+		db, _ := openStore(t)
+		o := small
+		o.Busy = timelog.BusyAcceptAndReport
+		l := openLog(t, db, "b", manual(o))
 		require.NoError(t, l.Append(1, 1))
 		require.NoError(t, l.Append(2, 2)) // sealed: the queue is full now
 		require.NoError(t, l.Append(3, 3))
 		err := l.Append(4, 4) // buffer full, queue full
-		require.ErrorIs(t, err, timelog.ErrBusy)
+		require.ErrorIs(t, err, timelog.ErrQueueFull)
+		require.NotErrorIs(t, err, timelog.ErrBusy, "accepted: not to be retried")
+		require.NotErrorIs(t, err, kvstore.ErrBusy, "accepted: not to be retried")
 		err = l.DeleteRange(100, 200)
-		require.ErrorIs(t, err, timelog.ErrBusy)
+		require.ErrorIs(t, err, timelog.ErrQueueFull)
 		// Accepted all the same.
 		require.Equal(t, recs(1, 1, 2, 2, 3, 3, 4, 4), collect(t, l.All()))
 		require.EqualValues(t, 2, l.Stats().BusyEvents)
@@ -58,6 +107,23 @@ func TestBusyPolicies(t *testing.T) {
 		require.Less(t, st.BufferedRecords, 10)
 		require.Len(t, collect(t, l.All()), 10)
 	})
+	t.Run("flush refuses what it cannot make room for", func(t *testing.T) {
+		db, _ := openStore(t)
+		o := small
+		o.Busy = timelog.BusyFlush
+		l := openLog(t, db, "b", manual(o))
+		require.NoError(t, l.AppendBatch(recs(1, 1, 2, 2, 3, 3, 4, 4)))
+		require.NoError(t, l.Append(5, 5)) // sealed 1-4: the queue is full
+		require.NoError(t, l.Append(6, 6)) // the buffer is full too
+		disk := errors.New("disk on fire")
+		timelog.SetFailCommit(func() error { return disk })
+		err := l.Append(7, 7)
+		timelog.SetFailCommit(nil)
+		require.ErrorIs(t, err, disk)
+		require.Len(t, collect(t, l.All()), 6, "not accepted")
+		require.NoError(t, l.Append(7, 7))
+		require.Len(t, collect(t, l.All()), 7)
+	})
 	t.Run("background waits", func(t *testing.T) {
 		db, _ := openStore(t)
 		o := small
@@ -69,6 +135,16 @@ func TestBusyPolicies(t *testing.T) {
 		n, err := l.Count()
 		require.NoError(t, err)
 		require.EqualValues(t, 200, n)
+	})
+	t.Run("background, maintenance stopped: the writes flush", func(t *testing.T) {
+		db, _ := openStore(t)
+		o := small
+		o.SealedWait = time.Millisecond
+		l := openLog(t, db, "b", o)
+		l.StopMaintenance() // nothing flushes but the writes themselves
+		require.NoError(t, fillSealed(t, l, 50))
+		require.LessOrEqual(t, l.Stats().BufferedRecords, 4)
+		require.Len(t, collect(t, l.All()), 50)
 	})
 }
 

@@ -1,6 +1,7 @@
 package timelog
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,7 +25,8 @@ const (
 	suffixValues = "/values"
 )
 
-// tables are the handles of a log's three hidden tables.
+// tables are the handles of a log's hidden tables: pages, tombs and meta,
+// and values in a values log (docs/format.md).
 type tables struct {
 	pages, tombs, meta *kvstore.ColumnFamily
 	values             *kvstore.ColumnFamily // nil unless a values log
@@ -59,19 +61,7 @@ type manifest struct {
 // index recomputes groups and totals after pages changed.
 func (m *manifest) index() {
 	slices.SortFunc(m.pages, func(a, b pageInfo) int {
-		if a.minTs != b.minTs {
-			if a.minTs < b.minTs {
-				return -1
-			}
-			return 1
-		}
-		if a.id < b.id {
-			return -1
-		}
-		if a.id > b.id {
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(a.minTs, b.minTs), cmp.Compare(a.id, b.id))
 	})
 	m.groups = m.groups[:0]
 	m.records = 0
@@ -294,7 +284,7 @@ func (w *writer) addTomb(t tomb) error {
 		return err
 	}
 	w.m.tombs = append(w.m.tombs, t)
-	slices.SortFunc(w.m.tombs, func(a, b tomb) int { return cmpU64(a.seq, b.seq) })
+	slices.SortFunc(w.m.tombs, func(a, b tomb) int { return cmp.Compare(a.seq, b.seq) })
 	return nil
 }
 
@@ -304,16 +294,6 @@ func (w *writer) removeTomb(t tomb) error {
 	}
 	w.m.tombs = slices.DeleteFunc(w.m.tombs, func(x tomb) bool { return x.seq == t.seq })
 	return nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // finish writes the counters: seq raised to at least seq, gen bumped, epoch

@@ -134,7 +134,7 @@ func OpenObjects[T any](store *kvstore.Store, name string, opts Options, oo Obje
 func (o *Objects[T]) Log() *Log { return o.log }
 
 // Append stores v at ts and returns its handle; results as
-// Log.AppendValue (ErrBusy: accepted). A codec failure writes nothing.
+// Log.AppendValue. A codec failure writes nothing.
 func (o *Objects[T]) Append(ts int64, v T) (uint64, error) {
 	b, err := o.codec.Marshal(v)
 	if err != nil {
@@ -158,7 +158,7 @@ func (o *Objects[T]) Get(s *Snapshot, h uint64) (T, error) {
 			// A live record: s returns it unless s is older than it.
 			seen, err := s.sees(h)
 			if err != nil {
-				return zero, err
+				return zero, fromStore(err)
 			}
 			if seen {
 				return v, nil

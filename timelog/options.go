@@ -16,21 +16,40 @@ const (
 	Manual
 )
 
-// BusyPolicy decides what a write sees when the queue of sealed buffers is
-// full. The write is accepted in every case.
+// BusyPolicy decides what a write does when the write buffer is full and
+// so is the queue of sealed buffers (SealedMaxRuns): flushing does not keep
+// up with the writes.
 type BusyPolicy int
 
 const (
-	// BusyRaise (the default): the write returns ErrBusy, which means
-	// "accepted, do not retry".
-	BusyRaise BusyPolicy = iota
-	// BusySilent: the write returns nil; the buffer keeps growing until
-	// maintenance catches up.
+	// BusyWait (the default): the write makes room before it is accepted.
+	// With background maintenance running it waits up to SealedWait for a
+	// flush to take a sealed buffer off the queue; then (at once in Manual
+	// mode) it flushes the oldest sealed buffer itself. Memory stays
+	// bounded, and a write that returns an error was not accepted: nothing
+	// of it is written and a retry is safe (ErrBusy if that flush could not
+	// take the store's write lock within its BusyTimeout).
+	BusyWait BusyPolicy = iota
+	// BusySilent: the write is accepted and returns nil; the buffer grows
+	// past MemtableMaxBytes until maintenance catches up, so memory is not
+	// bounded.
 	BusySilent
-	// BusyFlush: the write flushes the queue synchronously, then returns
-	// nil (or ErrBusy wrapping the flush error; the write stays accepted).
+	// BusyFlush: as BusyWait, without the wait: the write flushes the whole
+	// queue and the full buffer itself, then is accepted.
 	BusyFlush
+	// BusyAcceptAndReport: the write is accepted, then (after waiting up to
+	// SealedWait for room with background maintenance running) returns
+	// ErrQueueFull, which means "accepted, do not retry"; the buffer grows
+	// as with BusySilent. For callers that shed load on their own.
+	BusyAcceptAndReport
 )
+
+// BusyRaise is the former name of BusyAcceptAndReport, once the default.
+//
+// Deprecated: a write it accepts now returns ErrQueueFull, not ErrBusy.
+// Use the default, BusyWait, under which an error always means the write
+// was not accepted; or BusyAcceptAndReport by its name.
+const BusyRaise = BusyAcceptAndReport
 
 // Options configures Open. The zero value is the default.
 type Options struct {
@@ -47,11 +66,13 @@ type Options struct {
 	// past it writes meet the Busy policy. 0 means 4. Each sealed buffer
 	// holds up to MemtableMaxBytes of memory.
 	SealedMaxRuns int
-	// SealedWait is how long a write waits for room in the sealed queue in
-	// Background mode before the Busy policy applies. 0 means 100 ms; a
-	// negative value never waits.
+	// SealedWait is how long a write that finds the sealed queue full
+	// waits, in Background mode, for maintenance to make room before it
+	// flushes itself (BusyWait) or reports ErrQueueFull
+	// (BusyAcceptAndReport). 0 means 100 ms; a negative value never waits.
 	SealedWait time.Duration
-	// Busy is the backpressure policy; the default is BusyRaise.
+	// Busy is the backpressure policy; the default, BusyWait, never returns
+	// an error for a write it accepted.
 	Busy BusyPolicy
 	// PageMaxBytes is the largest page (one SQLite row holding many
 	// records), header included. 0 means 16 KiB, or the store's
@@ -149,7 +170,7 @@ func (o Options) config(maxValue int) (config, error) {
 	if o.SealedWait == 0 {
 		c.SealedWait = 100 * time.Millisecond
 	}
-	if o.Busy < BusyRaise || o.Busy > BusyFlush {
+	if o.Busy < BusyWait || o.Busy > BusyAcceptAndReport {
 		return bad("unknown busy policy %d", o.Busy)
 	}
 	switch {

@@ -2,7 +2,6 @@ package timelog
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -357,5 +356,3 @@ func (r *reader) countCluster() (int64, error) {
 	}
 	return int64(len(r.cur)), nil
 }
-
-func cmpTs(r rec, ts int64) int { return cmp.Compare(r.ts, ts) }

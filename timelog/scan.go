@@ -17,7 +17,7 @@ func (s *Snapshot) scan(q span, rev bool) iter.Seq2[Record, error] {
 		for {
 			ok, err := rd.nextCluster()
 			if err != nil {
-				yield(Record{}, err)
+				yield(Record{}, fromStore(err))
 				return
 			}
 			if !ok {
@@ -119,7 +119,7 @@ func (s *Snapshot) count(q span) (int64, error) {
 	for rd.it.next(&rd.c) {
 		k, err := rd.countCluster()
 		if err != nil {
-			return 0, err
+			return 0, fromStore(err)
 		}
 		n += k
 	}
@@ -136,7 +136,7 @@ func (s *Snapshot) first(q span, rev bool) (Record, bool, error) {
 	defer rd.close()
 	ok, err := rd.nextCluster()
 	if err != nil || !ok {
-		return Record{}, false, err
+		return Record{}, false, fromStore(err)
 	}
 	x := rd.cur[0]
 	if rev {

@@ -54,18 +54,19 @@ func (l *Log) SnapshotContext(ctx context.Context) (*Snapshot, error) {
 	}
 	tx, err := l.store.Begin(ctx, false) // pins the read snapshot at once
 	if err != nil {
-		return nil, fmt.Errorf("timelog: snapshot %q: %w", l.name, err)
+		return nil, fromStore(fmt.Errorf("timelog: snapshot %q: %w", l.name, err))
 	}
 	m, err := l.txManifest(tx)
 	if err != nil {
 		_ = tx.Rollback()
-		return nil, fmt.Errorf("timelog: snapshot %q: %w", l.name, err)
+		return nil, fromStore(fmt.Errorf("timelog: snapshot %q: %w", l.name, err))
 	}
 	s := &Snapshot{l: l, tx: tx, t: l.t.in(tx), man: m, epoch: m.epoch}
 	s.tombs = slices.Clone(m.tombs)
 	if !l.readOnly {
 		l.mu.Lock()
 		for _, r := range l.sealed {
+			r.buf = nil // the snapshot refers to it now
 			s.addRun(r)
 		}
 		s.addRun(l.mem.snapshot(l.nextRun + 1))
@@ -97,7 +98,7 @@ func (s *Snapshot) Close() error {
 	s.l.ret.unpin(s.epoch)
 	s.l.ret.deliver(s.l.cfg.ReleaseDrainLimit)
 	if err != nil {
-		return fmt.Errorf("timelog: snapshot close: %w", err)
+		return fromStore(fmt.Errorf("timelog: snapshot close: %w", err))
 	}
 	return nil
 }

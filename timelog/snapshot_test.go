@@ -247,3 +247,56 @@ func TestSnapshotConcurrentReads(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A flushed buffer's array becomes the next write buffer only if no
+// snapshot refers to it: snapshots taken of the active buffer (which
+// shares its array while it holds no late record) and of sealed buffers
+// keep returning what they saw while the writes go on through many
+// buffers.
+func TestSnapshotsOutliveRecycledBuffers(t *testing.T) {
+	db, _ := openStore(t)
+	l := openLog(t, db, "rec", manual(timelog.Options{MemtableMaxBytes: 24 * 10, SealedMaxRuns: 2}))
+	var all []timelog.Record
+	appendRecs := func(late bool, n int) {
+		for range n {
+			r := timelog.Record{Ts: int64(len(all)), Handle: uint64(len(all))}
+			if late && len(all)%3 == 0 {
+				r.Ts -= 5
+			}
+			require.NoError(t, l.Append(r.Ts, r.Handle))
+			all = append(all, r)
+		}
+	}
+	sorted := func() []timelog.Record {
+		out := slices.Clone(all)
+		slices.SortStableFunc(out, func(a, b timelog.Record) int { return cmp.Compare(a.Ts, b.Ts) })
+		return out
+	}
+	type held struct {
+		s    *timelog.Snapshot
+		want []timelog.Record
+	}
+	var snaps []held
+	take := func() {
+		s, err := l.Snapshot()
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		snaps = append(snaps, held{s, sorted()})
+	}
+	appendRecs(false, 5)
+	take()               // shares the active buffer's array
+	appendRecs(false, 5) // sealed: the run shares that array
+	require.NoError(t, l.Flush(ctx))
+	appendRecs(true, 10) // sealed
+	take()               // holds both sealed buffers
+	appendRecs(true, 7)
+	take() // a sorted copy of the active buffer
+	appendRecs(true, 300)
+	require.NoError(t, l.Flush(ctx))
+	appendRecs(true, 300)
+	require.NoError(t, l.Flush(ctx))
+	for i, h := range snaps {
+		require.Equal(t, h.want, collect(t, h.s.All()), "snapshot %d", i)
+	}
+	require.Equal(t, sorted(), collect(t, l.All()))
+}

@@ -75,7 +75,7 @@ func (l *Log) Stats() Stats {
 		valBytes += r.valBytes
 	}
 	s.SealedRuns = len(l.sealed)
-	s.BufferedRecords += len(l.mem.recs)
+	s.BufferedRecords += l.mem.records()
 	s.BufferedDeletes += len(l.mem.tombs)
 	s.Seq = l.seq
 	l.mu.Unlock()

@@ -154,7 +154,7 @@ func (w *TxWriter) write(seq uint64, f func(t tables, nextPage uint64) (uint64, 
 		return nil
 	}()
 	if err != nil {
-		return fmt.Errorf("timelog: %q: write in transaction: %w", w.l.name, err)
+		return fromStore(fmt.Errorf("timelog: %q: write in transaction: %w", w.l.name, err))
 	}
 	return nil
 }

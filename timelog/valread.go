@@ -32,12 +32,12 @@ func (s *Snapshot) Value(h uint64) ([]byte, error) {
 	defer s.fetchMu.Unlock()
 	c, err := s.t.values.Cursor(kvstore.IterOptions{Reverse: true, Borrow: true})
 	if err != nil {
-		return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
+		return nil, fromStore(fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err))
 	}
 	defer c.Close()
 	if !c.Seek(seekKey(h)) {
 		if err := c.Err(); err != nil {
-			return nil, fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err)
+			return nil, fromStore(fmt.Errorf("timelog: %q: value %d: %w", s.l.name, h, err))
 		}
 		return nil, fmt.Errorf("timelog: %q: handle %d: %w", s.l.name, h, ErrValueNotFound)
 	}
@@ -276,10 +276,10 @@ func (s *Snapshot) withValues(recs iter.Seq2[Record, error]) iter.Seq2[Entry, er
 			}
 			v, err := vc.get(r.Handle)
 			if err != nil {
-				if errors.Is(err, ErrValueNotFound) {
-					err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+				if errors.Is(err, ErrValueNotFound) { // a record without its value
+					err = fmt.Errorf("%w: %v", ErrCorrupt, err)
 				}
-				yield(Entry{}, err)
+				yield(Entry{}, fromStore(err))
 				return
 			}
 			if !yield(Entry{Record: r, Value: v}, nil) {
@@ -310,7 +310,7 @@ func (s *Snapshot) AllValues() iter.Seq2[Entry, error] { return s.withValues(s.A
 // record. It returns nil or an error wrapping ErrCorrupt that says what is
 // wrong. Buffered records are not looked at (Flush first to include them).
 func (l *Log) IntegrityCheck(ctx context.Context) error {
-	return l.store.View(ctx, func(tx *kvstore.Tx) error {
+	return fromStore(l.store.View(ctx, func(tx *kvstore.Tx) error {
 		t := l.t.in(tx)
 		handles := map[uint64]int{}
 		var buf []rec
@@ -369,5 +369,5 @@ func (l *Log) IntegrityCheck(ctx context.Context) error {
 		slices.Sort(dups)
 		return fmt.Errorf("timelog: %q: integrity: %w: %d values without a record %v, %d records without a value %v, %d handles twice %v",
 			l.name, ErrCorrupt, len(orphans), head(orphans), len(missing), head(missing), len(dups), head(dups))
-	})
+	}))
 }

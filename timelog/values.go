@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 
 	"github.com/snkv-go/snkv/kvstore"
@@ -126,10 +125,11 @@ func (l *Log) checkValues(values [][]byte) error {
 }
 
 // AppendValue adds a record at ts carrying a copy of value and returns its
-// handle, assigned by the log (increasing). Results as Append: ErrBusy
-// means accepted (the handle is valid); ErrNoValues on a log without
-// values and ErrValueTooLarge for a value above the store's
-// MaxValueSize write nothing. The value is durable with its record.
+// handle, assigned by the log (increasing). Results as Append (under
+// BusyAcceptAndReport, ErrQueueFull means accepted: the handle is valid);
+// ErrNoValues on a log without values and ErrValueTooLarge for a value
+// above the store's MaxValueSize write nothing. The value is durable with
+// its record.
 func (l *Log) AppendValue(ts int64, value []byte) (uint64, error) {
 	return l.AppendValues([]int64{ts}, [][]byte{value})
 }
@@ -165,17 +165,14 @@ func (l *Log) appendValues(ts []int64, values [][]byte, before func(first uint64
 		copies[i] = buf[n:len(buf):len(buf)]
 	}
 	l.mu.Lock()
-	if err := l.checkWrite(); err != nil {
+	if len(ts) == 0 {
+		err := l.checkWrite()
+		l.mu.Unlock()
+		return l.nextH, err
+	}
+	if err := l.admit(len(ts) + total/recSize); err != nil {
 		l.mu.Unlock()
 		return 0, err
-	}
-	if len(ts) == 0 {
-		l.mu.Unlock()
-		return l.nextH, nil
-	}
-	// A batch lands in one buffer: seal first if it would not fit.
-	if l.mem.size() > 0 && l.mem.size()+len(ts) > l.cfg.memRecs && len(l.sealed) < l.cfg.SealedMaxRuns {
-		l.sealLocked()
 	}
 	first = l.nextH
 	if before != nil {
@@ -396,35 +393,3 @@ func (w *TxWriter) AppendValues(ts []int64, values [][]byte) (first uint64, err 
 }
 
 func head(hs []uint64) []uint64 { return hs[:min(len(hs), 10)] }
-
-// freshValues runs f on a fresh snapshot, closed when the iteration ends.
-func (l *Log) freshValues(f func(s *Snapshot) iter.Seq2[Entry, error]) iter.Seq2[Entry, error] {
-	return func(yield func(Entry, error) bool) {
-		s, err := l.Snapshot()
-		if err != nil {
-			yield(Entry{}, err)
-			return
-		}
-		defer s.Close()
-		for e, err := range f(s) {
-			if !yield(e, err) {
-				return
-			}
-		}
-	}
-}
-
-// RangeValues is Snapshot.RangeValues on a fresh snapshot.
-func (l *Log) RangeValues(t1, t2 int64) iter.Seq2[Entry, error] {
-	return l.freshValues(func(s *Snapshot) iter.Seq2[Entry, error] { return s.RangeValues(t1, t2) })
-}
-
-// RangeValuesReverse is Snapshot.RangeValuesReverse on a fresh snapshot.
-func (l *Log) RangeValuesReverse(t1, t2 int64) iter.Seq2[Entry, error] {
-	return l.freshValues(func(s *Snapshot) iter.Seq2[Entry, error] { return s.RangeValuesReverse(t1, t2) })
-}
-
-// AllValues is Snapshot.AllValues on a fresh snapshot.
-func (l *Log) AllValues() iter.Seq2[Entry, error] {
-	return l.freshValues(func(s *Snapshot) iter.Seq2[Entry, error] { return s.AllValues() })
-}

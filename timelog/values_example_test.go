@@ -14,17 +14,22 @@ func ExampleLog_AppendValue() {
 		panic(err)
 	}
 	defer db.Close()
-	log, err := timelog.Open(db, "events", timelog.Options{Values: true, Maintenance: timelog.Manual})
+	events, err := timelog.Open(db, "events", timelog.Options{Values: true, Maintenance: timelog.Manual})
 	if err != nil {
 		panic(err)
 	}
-	defer log.Close()
-	h, _ := log.AppendValue(20, []byte("second"))
-	_, _ = log.AppendValue(10, []byte("first"))
-	if err := log.Flush(context.Background()); err != nil {
+	defer events.Close()
+	h, err := events.AppendValue(20, []byte("second"))
+	if err != nil {
 		panic(err)
 	}
-	s, err := log.Snapshot()
+	if _, err := events.AppendValue(10, []byte("first")); err != nil {
+		panic(err)
+	}
+	if err := events.Flush(context.Background()); err != nil {
+		panic(err)
+	}
+	s, err := events.Snapshot()
 	if err != nil {
 		panic(err)
 	}
@@ -59,8 +64,11 @@ func ExampleOpenObjects() {
 		panic(err)
 	}
 	defer objs.Close()
-	_, _ = objs.Append(100, reading{"a", 1.5})
-	_, _ = objs.Append(200, reading{"b", 2.5})
+	for i, r := range []reading{{"a", 1.5}, {"b", 2.5}} {
+		if _, err := objs.Append(int64(100*(i+1)), r); err != nil {
+			panic(err)
+		}
+	}
 	s, err := objs.Log().Snapshot()
 	if err != nil {
 		panic(err)
