@@ -200,33 +200,17 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = root.RegisterFlagCompletionFunc("cf", a.completeCF)
 
 	root.AddGroup(
-		&cobra.Group{ID: "read", Title: "Read commands (open the store read-only):"},
-		&cobra.Group{ID: "write", Title: "Write commands:"},
+		&cobra.Group{ID: groupRead, Title: "Read commands (open the store read-only):"},
+		&cobra.Group{ID: groupWrite, Title: "Write commands:"},
 	)
-	const key = "cf,json,hex,base64"
-	for _, c := range []*cobra.Command{
-		takes(a.lsCommand(), "json,escape"), takes(a.getCommand(), key+",escape"),
-		takes(a.existsCommand(), key), takes(a.ttlCommand(), key),
-		takes(a.scanCommand(), key+",escape"), takes(a.countCommand(), key),
-		takes(a.statsCommand(), "json"), takes(a.checkCommand(), "json"),
-		takes(a.exportCommand(), key), takes(a.backupCommand(), "json"),
-	} {
-		c.GroupID = "read"
+	for _, reg := range commands() {
+		c := reg.build(a)
+		if reg.group != "" {
+			c.GroupID = reg.group
+			takes(c, reg.flags)
+		}
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{
-		takes(a.putCommand(), key+",adopt"), takes(a.delCommand(), key),
-		takes(a.expireCommand(), key), takes(a.persistCommand(), key),
-		takes(a.purgeCommand(), "cf,json,escape"), takes(a.checkpointCommand(), "json"),
-		takes(a.vacuumCommand(), "json"), takes(a.importCommand(), "cf,json,escape,adopt"),
-		takes(a.repairCommand(), "json"), takes(a.upgradeCommand(), "json"),
-		takes(a.encryptCommand(), "json"), takes(a.rekeyCommand(), "json"),
-		takes(a.decryptCommand(), "json"),
-	} {
-		c.GroupID = "write"
-		root.AddCommand(c)
-	}
-	root.AddCommand(a.cfCommand(), a.timelogCommand())
 	if path := os.Getenv(dbEnv); path != "" {
 		defaultStore(root, path)
 	}

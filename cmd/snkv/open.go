@@ -306,21 +306,3 @@ func explainOpen(path string, write bool, err error) error {
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
-
-// strip drops the library's repeated "snkv: " and "open \"path\": " prefixes
-// from a message that is about to be prefixed by the file name.
-func strip(err error) string {
-	s := err.Error()
-	for {
-		t := strings.TrimPrefix(s, "snkv: ")
-		if strings.HasPrefix(t, "open \"") {
-			if i := strings.Index(t, "\": "); i >= 0 {
-				t = t[i+3:]
-			}
-		}
-		if t == s {
-			return s
-		}
-		s = t
-	}
-}

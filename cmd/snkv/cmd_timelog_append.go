@@ -5,46 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
-	"time"
 
-	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 	"github.com/spf13/cobra"
 )
 
 // appendBatch is how many records append hands to the log at a time.
 const appendBatch = 4096
-
-// withWritableLog opens the store at path and its log name for writing
-// (manual maintenance: nothing runs in the background), runs fn and closes
-// the log, which flushes what fn appended. A missing log is created only
-// when create is set (with values: a values log).
-func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func(l *timelog.Log) error) error {
-	create := canCreate && a.create
-	return a.withStore(path, true, func(db *kvstore.Store) error {
-		names, err := timelog.List(db)
-		if err != nil {
-			return err
-		}
-		exists := slices.Contains(names, name)
-		switch {
-		case !exists && !create:
-			hint := ""
-			if canCreate {
-				hint = "; pass --create to create it"
-			}
-			return notFound{fmt.Sprintf("time-series log %q does not exist (see 'snkv timelog ls'%s)", name, hint)}
-		case exists && values:
-			// Asked of an existing log, Values would add a values table
-			// to a log of handles.
-			return usagef("--values applies when --create creates the log; %q exists already", name)
-		}
-		return withLog(db, name, timelog.Options{Maintenance: timelog.Manual, Values: values}, fn)
-	})
-}
 
 func (a *app) timelogAppendCommand(f *timelogFlags) *cobra.Command {
 	var values bool
@@ -211,100 +179,3 @@ func cutField(b []byte) (field, rest []byte, ok bool) {
 	}
 	return b[:i], b[i+1:], true
 }
-
-func (a *app) timelogDeleteBeforeCommand(f *timelogFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete-before FILE LOG T",
-		Short: "Delete every record of a log with a timestamp before T",
-		Long: `Delete the records of LOG with a timestamp before T (excluded), the way a
-retention policy does: one range delete (a tombstone) that hides them at
-once; 'snkv timelog compact' then removes them from the pages. T is an
-integer, or an RFC 3339 time with --time-unit. Prints how many records it
-deleted (--json: {"log","before","deleted"}).`,
-		Example: `  snkv timelog delete-before app.db cpu 1700000000000
-  snkv timelog delete-before app.db cpu --time-unit ms 2030-01-01T00:00:00Z`,
-		Args: nargs(3, 3),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			perSec, err := parseTimeUnit(f.unit)
-			if err != nil {
-				return err
-			}
-			cutoff, err := parseTimestamp("T", args[2], perSec)
-			if err != nil {
-				return err
-			}
-			var deleted int64
-			err = a.withWritableLog(args[0], args[1], false, false, func(l *timelog.Log) error {
-				if cutoff > math.MinInt64 {
-					if deleted, err = l.CountRange(math.MinInt64, cutoff); err != nil {
-						return err
-					}
-				}
-				if err := l.DeleteBefore(cutoff); err != nil {
-					return err
-				}
-				return l.Flush(cmd.Context())
-			})
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.emit(map[string]any{"log": args[1], "before": cutoff, "deleted": deleted})
-			}
-			_, err = fmt.Fprintf(a.out, "deleted %d records\n", deleted)
-			return err
-		},
-	}
-}
-
-func (a *app) timelogCompactCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "compact FILE LOG",
-		Short: "Merge a log's overlapping pages and drop its deleted records",
-		Long: `Compact LOG fully: merge every group of overlapping pages into pages that do
-not overlap, and remove the records that deletes hide, in small
-transactions (an application reading the log meanwhile is not held up).
-Prints the pages and stored records before and after. Ctrl-C stops between
-two transactions; what was compacted stays compacted.`,
-		Example: `  snkv timelog compact app.db cpu`,
-		Args:    nargs(2, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			var before, after timelog.Stats
-			err := a.withWritableLog(args[0], args[1], false, false, func(l *timelog.Log) error {
-				before = l.Stats()
-				bar := a.progress(-1, "compacting", "")
-				defer bar.done()
-				l.Compact()
-				for {
-					did, err := l.MaintStep(ctx)
-					if err != nil {
-						if interrupted(ctx, err) {
-							return interruptedf("interrupted: the log is partly compacted, and whole")
-						}
-						return err
-					}
-					if !did {
-						break
-					}
-				}
-				after = l.Stats()
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.emit(map[string]any{"log": args[1], "pages_before": before.Pages, "pages_after": after.Pages,
-					"stored_before": before.StoredRecords, "stored_after": after.StoredRecords})
-			}
-			t := a.table("", "BEFORE", "AFTER")
-			t.row("pages", itoa(int64(before.Pages)), itoa(int64(after.Pages)))
-			t.row("stored records", itoa(before.StoredRecords), itoa(after.StoredRecords))
-			return t.flush()
-		},
-	}
-}
-
-// followEvery is how often tail -f looks for new records.
-const followEvery = 250 * time.Millisecond

@@ -58,42 +58,6 @@ func logFixture(t testing.TB) string {
 	return path
 }
 
-// TestGoldenTimelog runs the timelog commands, and snkv ls with logs,
-// against the log fixture.
-// Timestamps of "cpu" are in ms from t0 = 1893553445000.
-func TestGoldenTimelog(t *testing.T) {
-	path := logFixture(t)
-	runGolden(t, path, []step{
-		{name: "tl-ls-with-logs", args: "ls FILE"},
-		{name: "tl-ls", args: "timelog ls FILE"},
-		{name: "tl-count", args: "timelog count FILE cpu"},
-		{name: "tl-count-range", args: "timelog count FILE cpu --start 1893553446000 --end 1893553449000"},
-		{name: "tl-count-rfc3339", args: "timelog count FILE cpu --time-unit ms --start 2030-01-02T03:04:06Z --end 2030-01-02T03:04:09.0001Z"},
-		{name: "tl-count-edge-start", args: "timelog count FILE edge --start 0"},
-		{name: "tl-count-edge-end", args: "timelog count FILE edge --end 0"},
-		{name: "tl-count-empty-range", args: "timelog count FILE cpu --start 5 --end 5"},
-		{name: "tl-range", args: "timelog range FILE cpu --start 1893553446000 --end 1893553449000"},
-		{name: "tl-range-reverse-limit", args: "timelog range FILE cpu --reverse --limit 3"},
-		{name: "tl-range-time-unit", args: "timelog range FILE cpu --time-unit ms --start 2030-01-02T03:04:10Z"},
-		{name: "tl-range-edge", args: "timelog range FILE edge --time-unit s"},
-		{name: "tl-range-edge-negative", args: "timelog range FILE edge --end=-1"},
-		{name: "tl-tail", args: "timelog tail FILE cpu -n 3"},
-		{name: "tl-tail-time-unit", args: "timelog tail FILE cpu --time-unit ms"},
-		{name: "tl-tail-idle", args: "timelog tail FILE idle"},
-		{name: "tl-stats", args: "timelog stats FILE cpu --time-unit ms"},
-		{name: "tl-stats-idle", args: "timelog stats FILE idle"},
-		{name: "tl-check", args: "check FILE"},
-		{name: "tl-missing-log", args: "timelog count FILE nope", code: 3},
-		{name: "tl-missing-log-range", args: "timelog range FILE nope --limit 1", code: 3},
-		{name: "tl-usage-no-subcommand", args: "timelog FILE", code: 2},
-		{name: "tl-usage-rfc3339-no-unit", args: "timelog count FILE cpu --start 2030-01-02T03:04:05Z", code: 2},
-		{name: "tl-usage-bad-unit", args: "timelog tail FILE cpu --time-unit h", code: 2},
-		{name: "tl-usage-bad-ts", args: "timelog range FILE cpu --start soon", code: 2},
-		{name: "tl-usage-start-after-end", args: "timelog range FILE cpu --start 10 --end 5", code: 2},
-		{name: "tl-usage-missing-log-arg", args: "timelog count FILE", code: 2},
-	})
-}
-
 // jsonNumbers parses every line of out as a JSON object, numbers kept exact.
 func jsonNumbers(t testing.TB, out string) []map[string]any {
 	t.Helper()

@@ -1,0 +1,20 @@
+package main
+
+import (
+	"testing"
+)
+
+// TestScan lists ranges, prefixes and glob patterns in key order.
+func TestScan(t *testing.T) {
+	path := fixture(t)
+	runGolden(t, path, []step{
+		{name: "scan", args: "scan FILE"},
+		{name: "scan-prefix-limit", args: "scan FILE --prefix user: --limit 2"},
+		{name: "scan-range-reverse", args: "scan FILE --start b --end user:3 --reverse --keys-only"},
+		{name: "scan-with-ttl", args: "scan FILE --cf sessions --with-ttl"},
+		{name: "scan-empty", args: "scan FILE --cf empty"},
+		{name: "scan-match", args: "scan FILE --match user:[13]"},
+		{name: "scan-match-star", args: "scan FILE --match *i* --keys-only"},
+		{name: "scan-match-prefix", args: "scan FILE --match u* --prefix user: --reverse --limit 2"},
+	})
+}
