@@ -311,35 +311,6 @@ func cmdName(cmd *cobra.Command) string {
 	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
-// dbEnv names the environment variable of the default store: when it is
-// set, every command takes its FILE from it, and FILE is left out of the
-// arguments.
-const dbEnv = "SNKV_DB"
-
-// defaultStore makes every command under c that takes FILE first take it
-// from path instead.
-func defaultStore(c *cobra.Command, path string) {
-	for _, sub := range c.Commands() {
-		defaultStore(sub, path)
-	}
-	use := strings.Fields(c.Use)
-	if len(use) < 2 || use[1] != "FILE" || c.RunE == nil {
-		return
-	}
-	c.Use = strings.Join(append(use[:1:1], use[2:]...), " ")
-	check, run := c.Args, c.RunE
-	c.Args = func(cmd *cobra.Command, args []string) error {
-		err := check(cmd, append([]string{path}, args...))
-		if err != nil {
-			return usagef("%s (%s=%s gives FILE: leave it out, or unset %s to name the file)", err, dbEnv, path, dbEnv)
-		}
-		return nil
-	}
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		return run(cmd, append([]string{path}, args...))
-	}
-}
-
 // args returns a cobra argument check that reports a usage error unless
 // the command has between min and max arguments (max < 0: no limit).
 func nargs(min, max int) cobra.PositionalArgs {
@@ -368,15 +339,6 @@ func (a *app) completeCF(cmd *cobra.Command, args []string, _ string) ([]string,
 	defer db.Close()
 	names, _ := db.ListColumnFamilies()
 	return names, cobra.ShellCompDirectiveNoFileComp
-}
-
-// withDefaultStore puts the store of SNKV_DB, when it is set, in front of
-// the arguments a completion function sees (the command's own FILE).
-func withDefaultStore(args []string) []string {
-	if path := os.Getenv(dbEnv); path != "" {
-		return append([]string{path}, args...)
-	}
-	return args
 }
 
 // cfChanged reports whether --cf was given (commands that act on every
