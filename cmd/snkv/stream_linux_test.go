@@ -38,7 +38,19 @@ func valueStore(t *testing.T, n, size int) string {
 // child started with vfork counts the parent's memory too.)
 func peakRSS(t *testing.T, args ...string) int64 {
 	t.Helper()
+	rss, r := peakRSSIn(t, nil, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	return rss
+}
+
+// peakRSSIn is peakRSS with stdin from in (nil: empty), for a command that
+// may fail: it returns what the command printed on stderr and its exit
+// code too.
+func peakRSSIn(t *testing.T, in io.Reader, args ...string) (int64, result) {
+	t.Helper()
 	cmd := exec.Command(snkvBin, args...)
+	cmd.Env = append(os.Environ(), nowEnv+"="+t0.Format(time.RFC3339Nano))
+	cmd.Stdin = in
 	cmd.Stdout = io.Discard
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -50,9 +62,14 @@ func peakRSS(t *testing.T, args ...string) int64 {
 	for {
 		select {
 		case err := <-done:
-			require.NoError(t, err, stderr.String())
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else {
+				require.NoError(t, err, stderr.String())
+			}
 			require.Positive(t, peak, "no sample of the process's memory")
-			return peak
+			return peak, result{stderr: stderr.String(), code: code}
 		default:
 		}
 		if b, err := os.ReadFile(status); err == nil {
@@ -87,4 +104,17 @@ func TestScanMemoryBounded(t *testing.T) {
 		require.Less(t, rss, base+16<<20, "%v holds what it prints", args)
 		require.Less(t, rss, int64(40<<20), "%v: the whole run stays below the size of the values it lists", args)
 	}
+}
+
+// TestTimelogAppendMemoryBounded appends records from a pipe: the peak
+// memory of 1M records is that of 100k, within a few MiB (the records are
+// flushed as they come, whatever the log's busy policy).
+func TestTimelogAppendMemoryBounded(t *testing.T) {
+	dir := t.TempDir()
+	small, r := peakRSSIn(t, &recordLines{n: 100_000}, "timelog", "append", filepath.Join(dir, "small.db"), "l", "--create")
+	require.Equal(t, 0, r.code, r.stderr)
+	large, r := peakRSSIn(t, &recordLines{n: 1_000_000}, "timelog", "append", filepath.Join(dir, "large.db"), "l", "--create")
+	require.Equal(t, 0, r.code, r.stderr)
+	t.Logf("peak RSS: 100k records %d MiB, 1M records %d MiB", small>>20, large>>20)
+	require.Less(t, large, small+16<<20, "memory grows with the records appended")
 }
