@@ -134,7 +134,8 @@ Tables show keys and values as text: valid UTF-8 as it is, a backslash as
 byte that is not printable ASCII as \xNN. 'get' of one key writes its
 exact bytes when stdout is not a terminal. --json prints JSON (one object
 per line for listings); there a key or value that is valid UTF-8 is a
-string, anything else is base64 under "key_base64" / "value_base64".
+string, unless base64 is shorter than the escaped string; that, and
+anything else, is base64 under "key_base64" / "value_base64".
 Listings stream, in bounded memory.
 
 Exit codes:

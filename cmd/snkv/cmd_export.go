@@ -24,8 +24,10 @@ one key:
 
   {"cf":"sessions","key":"tok1","value":"{\"user\":7}","expire_ms":1893456000000}
 
-A key or value that is valid UTF-8 is a string under "key"/"value"; anything
-else is standard base64 under "key_base64"/"value_base64". "expire_ms" is the
+A key or value that is valid UTF-8 is a string under "key"/"value", unless
+its escaped string would be longer than its base64 (control characters
+take six bytes each); that, and anything else, is standard base64 under
+"key_base64"/"value_base64". "expire_ms" is the
 absolute expiry in milliseconds since the Unix epoch, present only for a key
 with a TTL. An empty column family is written as {"cf":"name"} alone, so that
 it survives a round trip. Keys already expired are not written.

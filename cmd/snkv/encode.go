@@ -138,9 +138,8 @@ func jsonString(s string) ([]byte, error) {
 }
 
 // record is one key in JSON: a line of an export or import, of a scan, or
-// the answer of get. A key or value that is valid UTF-8 is a string under
-// "key"/"value"; anything else is standard base64 under
-// "key_base64"/"value_base64". expire_ms is the absolute expiry in
+// the answer of get. A key or value is a string under "key"/"value" or
+// standard base64 under "key_base64"/"value_base64" (see textOrBase64). expire_ms is the absolute expiry in
 // milliseconds since the Unix epoch, absent for a key without TTL. A record
 // without any key field only names a column family (an export writes one
 // for each empty column family, so that it survives a round trip).
@@ -156,15 +155,40 @@ type record struct {
 	TTLMs *int64 `json:"ttl_ms,omitempty"`
 }
 
-// textOrBase64 returns b as a string for a text field, or as base64 for
-// the base64 field.
+// textOrBase64 returns b as a string for a text field when it is valid
+// UTF-8 and its JSON string is not longer than its base64 (a value of
+// zero bytes is valid UTF-8, but each one is six bytes of "\u0000"), or
+// else as base64 for the base64 field. Either way a line is never longer
+// than base64 makes it, which is what import's limit on a line counts on.
 func textOrBase64(b []byte) (text, b64 *string) {
-	if utf8.Valid(b) {
+	if utf8.Valid(b) && jsonEscapedLen(b) <= base64.StdEncoding.EncodedLen(len(b)) {
 		s := string(b)
 		return &s, nil
 	}
 	s := base64.StdEncoding.EncodeToString(b)
 	return nil, &s
+}
+
+// jsonEscapedLen is the length of valid UTF-8 b as the inside of a JSON
+// string, as encoding/json writes it without HTML escaping: a quote and a
+// backslash take two bytes, \n, \r and \t two, the other control
+// characters and U+2028, U+2029 six.
+func jsonEscapedLen(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n += 2
+		case c < 0x20:
+			n += 6
+		case c == 0xe2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xa8 || b[i+2] == 0xa9):
+			n += 6
+			i += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // newRecord builds the JSON record of a key (value nil: leave it out).
