@@ -114,7 +114,7 @@ encrypted copy).`,
 					total = -1 // a spinner: the selected keys are not counted
 				}
 				bar := a.progress(total, "exporting", "keys")
-				n, at, err := a.export(ctx, db, cfs, w, ks, tsv, bar)
+				n, at, largest, err := a.export(ctx, db, cfs, w, ks, tsv, bar)
 				bar.done()
 				if ferr := w.Flush(); err == nil {
 					err = ferr
@@ -130,6 +130,11 @@ encrypted copy).`,
 						return interruptedf("interrupted after exporting %d keys: the export is incomplete", n)
 					}
 					return readError(db, at, err)
+				}
+				if largest > defaultMaxValueSize {
+					// The store was written with a larger
+					// Options.MaxValueSize: its import needs as much.
+					fmt.Fprintf(a.err, "snkv: note: the largest value exported is %d bytes (%s), above the default limit: import it with --max-value-size %s\n", largest, humanSize(int64(largest)), flagSize(largest))
 				}
 				return a.exportSummary(outPath != "", n, len(cfs))
 			})
@@ -158,7 +163,7 @@ func parseFormat(s string) (tsv bool, err error) {
 // family it was at (the one an error is about). The command's clock is
 // fixed, so an expiry computed as now + the time left is the stored one,
 // to the millisecond.
-func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, sel keySel, tsv bool, bar *progress) (n int64, at string, err error) {
+func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, sel keySel, tsv bool, bar *progress) (n int64, at string, largest int, err error) {
 	sink := &app{out: w}
 	var line []byte
 	err = db.View(ctx, func(tx *kvstore.Tx) error {
@@ -174,6 +179,7 @@ func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.Colu
 				if !sel.keeps(e.Key) {
 					continue
 				}
+				largest = max(largest, len(e.Value))
 				var exp *int64
 				if ttlOn {
 					d, err := h.TTL(e.Key)
@@ -215,7 +221,7 @@ func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.Colu
 		}
 		return nil
 	})
-	return n, at, err
+	return n, at, largest, err
 }
 
 // exportSummary reports an export: on stdout when the data went to a file,

@@ -36,6 +36,11 @@ every N keys instead (lines of column families may then be mixed).
 the escapes 'snkv export --format tsv' writes) into the column family of
 --cf, created if missing.
 
+A value is at most 10 MiB unless --max-value-size raises the limit (export
+says when its values need it). A line longer than the most a key and a
+value within the limits take (4/3 of them in JSON Lines, 4 times in TSV)
+is refused before it is read whole.
+
 With --in FILE the progress bar shows the share of the file read.
 
 Ctrl-C stops at a batch boundary: what was committed stays, the batch in
@@ -121,7 +126,13 @@ type importer struct {
 
 // run reads and applies every line of src.
 func (im *importer) run(src io.Reader) error {
-	chunks := readLines(src)
+	limit := im.a.valueLimit()
+	maxLine := jsonLineMax(limit)
+	if im.tsv {
+		maxLine = tsvLineMax(limit)
+	}
+	lr := readLines(src, maxLine)
+	defer lr.stop()
 	line := 0
 	for {
 		var c chunk
@@ -129,10 +140,13 @@ func (im *importer) run(src io.Reader) error {
 		select {
 		case <-im.ctx.Done():
 			return im.interrupt()
-		case c, ok = <-chunks:
+		case c, ok = <-lr.chunks():
 		}
 		if !ok {
 			break
+		}
+		if errors.Is(c.err, errLineTooLong) {
+			return im.fail(line+1, fmt.Errorf("%w, the most a key and a value of at most %d bytes take in this format: a larger value needs --max-value-size", c.err, limit))
 		}
 		if c.err != nil {
 			return im.fail(line, fmt.Errorf("reading the input: %w", c.err))
@@ -151,6 +165,7 @@ func (im *importer) run(src io.Reader) error {
 				return im.fail(line, err)
 			}
 		}
+		lr.release(c)
 		if im.byBytes {
 			im.bar.add(read)
 		}
@@ -242,6 +257,9 @@ func (im *importer) put(key, value []byte, expireMs *int64) (err error) {
 		err = im.h.PutExpireAt(key, value, time.UnixMilli(*expireMs))
 	} else {
 		err = im.h.Put(key, value)
+	}
+	if errors.Is(err, kvstore.ErrValueTooLarge) {
+		return fmt.Errorf("%w: --max-value-size %s takes it", err, flagSize(len(value)))
 	}
 	if err != nil {
 		return err

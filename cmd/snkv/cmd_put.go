@@ -14,7 +14,11 @@ func (a *app) putCommand() *cobra.Command {
 value and TTL. The value comes from the argument, from --value-file, or from
 stdin when VALUE is '-'. --ttl makes the key expire after a duration
 (90s, 30m, 2h, 7d), --expire-at at an RFC 3339 instant; without either the
-key is permanent.`,
+key is permanent.
+
+A value is at most 10 MiB unless --max-value-size raises the limit (a store
+written with a larger Options.MaxValueSize); one from stdin or a file is
+refused as soon as it is over the limit, without reading the rest.`,
 		Example: `  snkv put app.db user:1 alice
   snkv put app.db --cf sessions tok123 '{"user":1}' --ttl 30m
   snkv put app.db --cf sessions tok456 - --expire-at 2030-01-01T00:00:00Z < session.json

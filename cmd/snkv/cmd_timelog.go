@@ -47,7 +47,7 @@ func (a *app) timelogCommand() *cobra.Command {
 	for _, sub := range []*cobra.Command{
 		takes(a.timelogCountCommand(&f), "json,time-unit"), takes(a.timelogRangeCommand(&f), "json,escape,time-unit"),
 		takes(a.timelogTailCommand(&f), "json,escape,time-unit"), takes(a.timelogStatsCommand(&f), "json,escape,time-unit"),
-		takes(a.timelogAppendCommand(&f), "json,time-unit,hex,base64"), takes(a.timelogDeleteBeforeCommand(&f), "json,time-unit"),
+		takes(a.timelogAppendCommand(&f), "json,time-unit,hex,base64,max-value-size"), takes(a.timelogDeleteBeforeCommand(&f), "json,time-unit"),
 		takes(a.timelogCompactCommand(), "json"),
 	} {
 		sub.ValidArgsFunction = completeLog

@@ -236,7 +236,11 @@ func (ap *appender) appendOne(ts int64, field string) error {
 
 // appendStdin appends one record per line of stdin.
 func (ap *appender) appendStdin(perSec int64) error {
-	chunks := readLines(ap.a.in)
+	// A line holds a timestamp and a value of at most the limit, in hex
+	// at most.
+	limit := ap.a.valueLimit()
+	lr := readLines(ap.a.in, 2*limit+64)
+	defer lr.stop()
 	line := 0
 	for {
 		var c chunk
@@ -244,10 +248,13 @@ func (ap *appender) appendStdin(perSec int64) error {
 		select {
 		case <-ap.ctx.Done():
 			return interruptedf("interrupted")
-		case c, ok = <-chunks:
+		case c, ok = <-lr.chunks():
 		}
 		if !ok {
 			return nil
+		}
+		if errors.Is(c.err, errLineTooLong) {
+			return usageError{fmt.Errorf("line %d: %w: a value of at most %d bytes (--max-value-size raises the limit)", line+1, c.err, limit)}
 		}
 		if c.err != nil {
 			return fmt.Errorf("reading stdin: %w", c.err)
@@ -260,6 +267,7 @@ func (ap *appender) appendStdin(perSec int64) error {
 				return err
 			}
 		}
+		lr.release(c)
 		if ap.byBytes {
 			ap.bar.add(read)
 		}

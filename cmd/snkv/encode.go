@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/snkv-go/snkv/kvstore"
 )
 
 // input turns a key, value or bound given as an argument into bytes: "-"
@@ -24,17 +25,24 @@ type input struct {
 func (a *app) inputs() *input { return &input{a: a} }
 
 // arg decodes the argument s named what (for messages: "KEY", "VALUE").
+// From stdin, a value is refused once it is longer than the command's
+// limit and a key once it is longer than a key may be, without reading
+// the rest.
 func (in *input) arg(what, s string) ([]byte, error) {
 	if s == "-" {
 		if in.stdinUsed {
 			return nil, usagef("%s: stdin ('-') can be read only once", what)
 		}
 		in.stdinUsed = true
-		b, err := io.ReadAll(in.a.in)
-		if err != nil {
+		limit := kvstore.MaxKeySize
+		if what == "VALUE" {
+			limit = in.a.valueLimit()
+		}
+		b, err := readLimited(in.a.in, limit, what)
+		if err != nil && !isUsage(err) {
 			return nil, fmt.Errorf("reading %s from stdin: %w", what, err)
 		}
-		return b, nil
+		return b, err
 	}
 	return in.a.decode(what, s)
 }
@@ -61,16 +69,26 @@ func (a *app) decode(what, s string) ([]byte, error) {
 	return []byte(s), nil
 }
 
-// valueFile reads the file named by --value-file ("-": stdin).
+// valueFile reads the file named by --value-file ("-": stdin). A file
+// larger than the command's value limit is refused before it is read.
 func (in *input) valueFile(path string) ([]byte, error) {
 	if path == "-" {
 		return in.arg("VALUE", "-")
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--value-file: %w", err)
 	}
-	return b, nil
+	defer f.Close()
+	limit := in.a.valueLimit()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > int64(limit) {
+		return nil, tooLarge("VALUE", limit)
+	}
+	b, err := readLimited(f, limit, "VALUE")
+	if err != nil && !isUsage(err) {
+		return nil, fmt.Errorf("--value-file: %w", err)
+	}
+	return b, err
 }
 
 // escape shows bytes safely on a terminal: printable ASCII as is, a

@@ -45,6 +45,9 @@ func (e usageError) Error() string { return e.err.Error() }
 
 func (e usageError) Unwrap() error { return e.err }
 
+// isUsage reports whether err is a usage error.
+func isUsage(err error) bool { return errors.As(err, new(usageError)) }
+
 // usagef returns a usage error with a formatted message.
 func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
@@ -159,6 +162,9 @@ func (e notFound) Is(target error) bool { return target == kvstore.ErrNotFound }
 func keyError(cf *kvstore.ColumnFamily, key []byte, err error) error {
 	if errors.Is(err, kvstore.ErrNotFound) {
 		return notFound{fmt.Sprintf("key %q not found in column family %q", showText(key), cf.Name())}
+	}
+	if errors.Is(err, kvstore.ErrValueTooLarge) {
+		return usageError{fmt.Errorf("%w (--max-value-size raises the limit)", err)}
 	}
 	if errors.Is(err, kvstore.ErrInvalidKey) || errors.Is(err, kvstore.ErrKeyTooLarge) || errors.Is(err, kvstore.ErrInvalidTTL) {
 		return usageError{err}

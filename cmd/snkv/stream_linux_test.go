@@ -118,3 +118,55 @@ func TestTimelogAppendMemoryBounded(t *testing.T) {
 	t.Logf("peak RSS: 100k records %d MiB, 1M records %d MiB", small>>20, large>>20)
 	require.Less(t, large, small+16<<20, "memory grows with the records appended")
 }
+
+// repeated is stdin of n bytes c, made as it is read.
+type repeated struct {
+	c byte
+	n int64
+}
+
+func (z *repeated) Read(p []byte) (int, error) {
+	if z.n <= 0 {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), z.n))
+	for i := range p[:n] {
+		p[i] = z.c
+	}
+	z.n -= int64(n)
+	return n, nil
+}
+
+// TestOversizedInputMemoryBounded gives put and import far more than the
+// limit of a value (10 MiB): each is refused once it has read past the
+// limit, with a peak memory of a small multiple of the limit. (put read
+// 500 MB whole to 1.26 GB before refusing it, --value-file of a 500 MB file
+// 526 MB, a one-line import of 300 MB 630 MB.)
+func TestOversizedInputMemoryBounded(t *testing.T) {
+	path := fixture(t)
+	dir := filepath.Dir(path)
+	big := filepath.Join(dir, "big.bin")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<30)) // sparse: 1 GiB that takes no disk
+	require.NoError(t, f.Close())
+	line := io.MultiReader(strings.NewReader(`{"cf":"default","key":"k","value_base64":"`), &repeated{'A', 200 << 20}, strings.NewReader("\"}\n"))
+	for _, c := range []struct {
+		name  string
+		in    io.Reader
+		args  []string
+		bound int64
+	}{
+		{"put from stdin", &repeated{0, 200 << 20}, []string{"put", path, "k", "-"}, 32 << 20},
+		{"put --value-file", nil, []string{"put", path, "k", "--value-file", big}, 20 << 20},
+		{"import of one line", line, []string{"import", path}, 40 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rss, r := peakRSSIn(t, c.in, c.args...)
+			t.Logf("%v: peak RSS %d MiB: %s", c.args, rss>>20, r.stderr)
+			require.NotEqual(t, 0, r.code)
+			require.Contains(t, r.stderr, "--max-value-size")
+			require.Less(t, rss, c.bound)
+		})
+	}
+}
