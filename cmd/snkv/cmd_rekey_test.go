@@ -87,7 +87,7 @@ func TestRekeyAroundABadRow(t *testing.T) {
 	require.Equal(t, exitDamaged, r.code, r.stderr)
 	require.Equal(t, path+": re-keyed with a password (Argon2id, 1 pass, 8 KiB, 1 thread); every value is sealed again, and only the new password opens the store\n", r.stdout)
 	require.Contains(t, r.stderr, "1 row could not be read and was left as it was")
-	require.Contains(t, r.stderr, "key 7368656c6c")
+	require.Contains(t, r.stderr, `key "shell"`)
 	requireNoLeak(t, r, "0ld-s3cret", "n3w-s3cret")
 
 	r = cli(t, nil, "get", path, "user:2", "--password-file", oldPw)
