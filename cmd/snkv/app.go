@@ -70,6 +70,9 @@ type app struct {
 	onEncrypted func() error
 	// unlocked: the store was opened with its secret.
 	unlocked bool
+	// checking: the command is check, whose messages never say to run
+	// check.
+	checking bool
 }
 
 func newApp(in io.Reader, out, errw io.Writer) *app {

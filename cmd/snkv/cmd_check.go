@@ -22,6 +22,7 @@ problems found and exits 4 ("snkv repair" mends damaged hidden objects).`,
 		Example: `  snkv check app.db`,
 		Args:    nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			a.checking = true
 			return a.withStore(args[0], false, func(db *kvstore.Store) error {
 				bar := a.progress(-1, "checking every row", "")
 				rep, err := db.CheckIntegrity(cmd.Context())
@@ -42,10 +43,10 @@ problems found and exits 4 ("snkv repair" mends damaged hidden objects).`,
 						return jerr
 					}
 				} else if ok {
-					fmt.Fprintf(a.out, "ok: %d rows, %d verified, %d unverified\n", rep.Rows, rep.Verified, rep.Unverified)
+					fmt.Fprintf(a.out, "ok: %s, %d verified, %d unverified\n", countOf(rep.Rows, "row"), rep.Verified, rep.Unverified)
 				}
 				if !ok {
-					return damagedError{err: fmt.Errorf("%s: check failed: %s", args[0], strings.Join(rep.Problems, "; "))}
+					return damagedError{err: fmt.Errorf("%s: check failed: %s:\n  %s", args[0], countOf(len(rep.Problems), "problem"), strings.Join(rep.Problems, "\n  "))}
 				}
 				return nil
 			})

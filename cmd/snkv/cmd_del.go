@@ -60,8 +60,15 @@ and the message names the missing ones.`,
 				case len(keys) == 1:
 					return keyError(cf, keys[0], kvstore.ErrNotFound)
 				}
-				return notFound{fmt.Sprintf("%d of %d keys not found in column family %q: %s (the other %d were deleted)",
-					len(missing), len(keys), cf.Name(), strings.Join(missing, ", "), len(deleted))}
+				others := fmt.Sprintf("the other %d were deleted", len(deleted))
+				switch len(deleted) {
+				case 0:
+					others = "none was deleted"
+				case 1:
+					others = "the other one was deleted"
+				}
+				return notFound{fmt.Sprintf("%d of %d keys not found in column family %q: %s (%s)",
+					len(missing), len(keys), cf.Name(), strings.Join(missing, ", "), others)}
 			})
 		},
 	}

@@ -17,13 +17,11 @@ the key does not exist.`,
   snkv expire app.db --cf sessions tok123 --expire-at 2030-01-01T00:00:00Z`,
 		Args: nargs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var ttlArg *string
 			if len(args) == 3 {
-				if ttlFlag != "" {
-					return usagef("give the duration as an argument or with --ttl, not both")
-				}
-				ttlFlag = args[2]
+				ttlArg = &args[2]
 			}
-			exp, err := a.expiryFlags(ttlFlag, atFlag)
+			exp, err := a.expiryFlags(cmd, ttlArg, ttlFlag, atFlag)
 			if err != nil {
 				return err
 			}

@@ -124,10 +124,10 @@ encrypted copy).`,
 				}
 				if err != nil {
 					if interrupted(ctx, err) && outPath != "" {
-						return interruptedf("interrupted after exporting %d keys: the export is incomplete, and %s was not written", n, outPath)
+						return interruptedf("interrupted after exporting %s: the export is incomplete, and %s was not written", countOf(n, "key"), outPath)
 					}
 					if interrupted(ctx, err) {
-						return interruptedf("interrupted after exporting %d keys: the export is incomplete", n)
+						return interruptedf("interrupted after exporting %s: the export is incomplete", countOf(n, "key"))
 					}
 					return readError(db, at, err)
 				}
@@ -238,6 +238,6 @@ func (a *app) exportSummary(toFile bool, keys int64, cfs int) error {
 		sink := &app{out: w}
 		return sink.emit(map[string]any{"exported": keys, "column_families": cfs})
 	}
-	_, err := fmt.Fprintf(w, "exported %d keys from %d column families\n", keys, cfs)
+	_, err := fmt.Fprintf(w, "exported %s from %s\n", countOf(keys, "key"), countOf(cfs, "column family"))
 	return err
 }

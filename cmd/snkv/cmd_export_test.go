@@ -13,6 +13,7 @@ func TestExport(t *testing.T) {
 		{name: "export-match", args: "export FILE --cf default --match user:?"},
 		{name: "export-tsv", args: "export FILE --format tsv"},
 		{name: "export-tsv-cf", args: "export FILE --format tsv --cf sessions"},
+		{name: "usage-export-start-after-end", args: "export FILE --start z --end a", code: 2},
 		{name: "usage-bad-format", args: "export FILE --format csv", code: 2},
 	})
 }

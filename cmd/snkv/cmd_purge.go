@@ -86,7 +86,7 @@ consistent.`,
 					}
 				}
 				if runErr != nil && interrupted(ctx, runErr) {
-					return fmt.Errorf("interrupted: %d expired keys were purged before stopping at a batch boundary; the store is consistent", total)
+					return fmt.Errorf("interrupted: purged %s before stopping at a batch boundary; the store is consistent", countOf(total, "expired key"))
 				}
 				return runErr
 			})

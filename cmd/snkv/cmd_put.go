@@ -25,7 +25,7 @@ refused as soon as it is over the limit, without reading the rest.`,
   snkv put app.db --cf blobs --hex 00ff --value-file blob.bin`,
 		Args: nargs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			exp, err := a.expiryFlags(ttlFlag, atFlag)
+			exp, err := a.expiryFlags(cmd, nil, ttlFlag, atFlag)
 			if err != nil {
 				return err
 			}

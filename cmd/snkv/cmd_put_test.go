@@ -34,6 +34,14 @@ func TestPut(t *testing.T) {
 		{name: "usage-negative-ttl", args: "put FILE k v --ttl -5m", code: 2},
 		{name: "usage-ttl-and-expire-at", args: "put FILE k v --ttl 5m --expire-at 2031-01-01T00:00:00Z", code: 2},
 		{name: "usage-put-no-value", args: "put FILE k", code: 2},
+		{name: "usage-ttl-empty", args: "put FILE k v --ttl=", code: 2},
+		{name: "usage-ttl-1ns", args: "put FILE k v --ttl 1ns", code: 2},
+		{name: "usage-ttl-999us", args: "put FILE k v --ttl 999us", code: 2},
+		{name: "w-put-ttl-1ms", args: "put FILE --cf sessions ms v --ttl 1ms --json"},
+		{name: "w-put-100000d", args: "put FILE --cf sessions days v --ttl 100000d --json"},
+		{name: "w-put-2400000h", args: "put FILE --cf sessions hours v --ttl 2400000h --json"},
+		{name: "usage-ttl-too-many-days", args: "put FILE k v --ttl 106752d", code: 2},
+		{name: "usage-ttl-too-many-hours", args: "put FILE k v --ttl 2562048h", code: 2},
 	})
 }
 

@@ -130,7 +130,7 @@ func (a *app) scan(ctx context.Context, db *kvstore.Store, cf *kvstore.ColumnFam
 		}
 	}
 	if interrupted(ctx, err) {
-		return interruptedf("interrupted after listing %d keys", n)
+		return interruptedf("interrupted after listing %s", countOf(n, "key"))
 	}
 	return err
 }

@@ -15,6 +15,8 @@ func TestScan(t *testing.T) {
 		{name: "scan-empty", args: "scan FILE --cf empty"},
 		{name: "scan-match", args: "scan FILE --match user:[13]"},
 		{name: "scan-match-star", args: "scan FILE --match *i* --keys-only"},
+		{name: "usage-scan-start-after-end", args: "scan FILE --start z --end a", code: 2},
+		{name: "scan-start-is-end", args: "scan FILE --start user:1 --end user:1"},
 		{name: "scan-match-prefix", args: "scan FILE --match u* --prefix user: --reverse --limit 2"},
 	})
 }

@@ -206,13 +206,13 @@ func (ap *appender) finish(err error) error {
 	var ie interruptError
 	switch {
 	case ferr != nil && err == nil:
-		return fmt.Errorf("%w (%d records are stored; the %d after them were not flushed)", ferr, ap.stored, ap.pending)
+		return fmt.Errorf("%w (%s stored; %s after them not flushed)", ferr, countOf(ap.stored, "record"), countOf(ap.pending, "record"))
 	case ferr != nil:
-		return fmt.Errorf("%w (%d records are stored; the %d after them were not flushed: %v)", err, ap.stored, ap.pending, ferr)
+		return fmt.Errorf("%w (%s stored; %s after them not flushed: %v)", err, countOf(ap.stored, "record"), countOf(ap.pending, "record"), ferr)
 	case errors.As(err, &ie) || interrupted(ap.ctx, err):
-		return interruptedf("interrupted after appending %d records (they are stored)", ap.stored)
+		return interruptedf("interrupted after appending %s (stored)", countOf(ap.stored, "record"))
 	case err != nil && ap.stored > 0:
-		return fmt.Errorf("%w (the %d records before it are appended)", err, ap.stored)
+		return fmt.Errorf("%w (%s before it appended and stored)", err, countOf(ap.stored, "record"))
 	}
 	return err
 }

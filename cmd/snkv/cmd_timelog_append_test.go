@@ -29,6 +29,10 @@ func TestTimelogAppend(t *testing.T) {
 		{name: "tlw-values-tail", args: "timelog tail FILE ev -n 2 --escape"},
 		{name: "tlw-delete-before-rfc3339", args: "timelog delete-before FILE mem --time-unit ms 1970-01-01T00:00:00.003Z --json"},
 		{name: "tlw-usage-bad-ts", args: "timelog append FILE mem soon 1", code: 2},
+		{name: "tlw-append-negative", args: "timelog append FILE mem -5 50"},
+		{name: "tlw-append-negative-json", args: "timelog append FILE mem --json -7 70"},
+		{name: "tlw-range-negative", args: "timelog range FILE mem --start -10 --end 0"},
+		{name: "tlw-delete-before-negative", args: "timelog delete-before FILE mem -6"},
 	})
 }
 

@@ -47,7 +47,7 @@ deleted (--json: {"log","before","deleted"}).`,
 			if a.json {
 				return a.emit(map[string]any{"log": args[1], "before": cutoff, "deleted": deleted})
 			}
-			_, err = fmt.Fprintf(a.out, "deleted %d records\n", deleted)
+			_, err = fmt.Fprintf(a.out, "deleted %s\n", countOf(deleted, "record"))
 			return err
 		},
 	}

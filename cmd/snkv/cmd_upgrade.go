@@ -7,6 +7,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// currentFormat is the format version Store.Upgrade converts to.
+const currentFormat = 2
+
 func (a *app) upgradeCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "upgrade FILE",
@@ -22,6 +25,13 @@ nothing on a current store.`,
 				if err != nil {
 					return err
 				}
+				if from >= currentFormat {
+					if a.json {
+						return a.emit(map[string]any{"from": from, "to": from, "current": true})
+					}
+					_, err := fmt.Fprintf(a.out, "%s: the store is current (format %d): nothing to upgrade\n", args[0], from)
+					return err
+				}
 				bar := a.progress(-1, "upgrading", "")
 				err = db.Upgrade(cmd.Context())
 				bar.done()
@@ -33,7 +43,7 @@ nothing on a current store.`,
 					return err
 				}
 				if a.json {
-					return a.emit(map[string]any{"from": from, "to": to})
+					return a.emit(map[string]any{"from": from, "to": to, "current": to >= currentFormat})
 				}
 				fmt.Fprintf(a.out, "format %d -> %d\n", from, to)
 				return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/snkv-go/snkv/kvstore"
@@ -94,39 +95,54 @@ func (e damagedError) Error() string { return e.err.Error() }
 func (e damagedError) Unwrap() error { return e.err }
 
 // damagedAdvice is what the message about a damaged store at path ends
-// with.
-func damagedAdvice(path string) string {
+// with; checked: the command is check, which has said what is wrong.
+func damagedAdvice(path string, checked bool) string {
 	if path == "" {
 		path = "FILE"
 	}
-	return fmt.Sprintf("\nthe store is damaged: 'snkv check %s' lists what is wrong; 'snkv repair %s' mends damaged hidden objects (views, triggers, TTL tables, catalog rows), never data rows", path, path)
+	repair := fmt.Sprintf("'snkv repair %s' mends damaged hidden objects (views, triggers, TTL tables, catalog rows), never data rows", path)
+	if checked {
+		return "\nthe store is damaged: " + repair + "; a row that fails its checksum or its authentication is mended only by writing it again or restoring a backup"
+	}
+	return fmt.Sprintf("\nthe store is damaged: 'snkv check %s' lists what is wrong; %s", path, repair)
 }
 
 // message returns the text shown for err: the library's own wording, which
 // already names the column family and the operation, without the
 // library's own "snkv: " prefixes (the line already starts with one), and
-// for a damaged store what to do about it (path: the store the command
-// opened).
-func message(err error, path string) string {
+// for a damaged store what to do about it (about the store the command
+// opened; check is never told to run check).
+func (a *app) message(err error) string {
 	msg := stripPrefixes(err.Error())
 	var d damagedError
 	if exitCode(err) == exitDamaged && !(errors.As(err, &d) && d.final) {
-		msg += damagedAdvice(path)
+		msg += damagedAdvice(a.storePath, a.checking)
 	}
 	return msg
 }
 
-// stripPrefixes removes the library's "snkv: " from the start of msg and
-// from the start of every ": "-separated part of it: a wrapped error
-// carries one per layer ("snkv: default: put: snkv: store is read-only").
+// timelogPrefix is the time-series package's prefix of an error about one
+// log: `timelog: "cpu": `.
+var timelogPrefix = regexp.MustCompile(`(^|: )timelog: ("(?:[^"\\]|\\.)*"): `)
+
+// stripPrefixes removes the packages' own prefixes from msg, where a
+// wrapped error carries one per layer: kvstore's "snkv: " at its start and
+// at the start of every ": "-separated part ("snkv: default: put: snkv:
+// store is read-only"), and timelog's "timelog: " inside it; timelog's
+// prefix that names a log becomes the CLI's name for it (`time-series log
+// "cpu": busy`). A message of the CLI's own that starts with a command's
+// name ("timelog: missing subcommand") keeps it.
 func stripPrefixes(msg string) string {
+	msg = timelogPrefix.ReplaceAllString(msg, `${1}time-series log $2: `)
 	const p = "snkv: "
-	msg = strings.TrimLeft(strings.TrimPrefix(msg, p), " ")
+	msg = strings.TrimLeft(msg, " ")
 	for strings.HasPrefix(msg, p) {
 		msg = strings.TrimPrefix(msg, p)
 	}
-	for strings.Contains(msg, ": "+p) {
-		msg = strings.ReplaceAll(msg, ": "+p, ": ")
+	for _, p := range []string{p, "timelog: "} {
+		for strings.Contains(msg, ": "+p) {
+			msg = strings.ReplaceAll(msg, ": "+p, ": ")
+		}
 	}
 	return msg
 }

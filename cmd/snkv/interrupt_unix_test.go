@@ -37,6 +37,8 @@ func TestInterruptImport(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, db.Put([]byte("keep"), []byte("me")))
 			require.NoError(t, db.Close())
+			before, err := os.ReadFile(path)
+			require.NoError(t, err)
 
 			cmd := exec.Command(snkvBin, "import", path, "--json", "--batch", fmt.Sprint(batch))
 			cmd.Env = append(os.Environ(), nowEnv+"="+t0.Format(time.RFC3339))
@@ -76,6 +78,11 @@ func TestInterruptImport(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(stdout.Bytes(), &summary), stdout.String())
 
+			if batch == 0 {
+				after, err := os.ReadFile(path)
+				require.NoError(t, err)
+				require.True(t, bytes.Equal(before, after), "an interrupted all-or-nothing import leaves the file as it was (%d bytes, then %d)", len(before), len(after))
+			}
 			db, err = kvstore.Open(path, kvstore.Options{ReadOnly: true, Clock: kvstore.NewManualClock(t0)})
 			require.NoError(t, err)
 			defer db.Close()

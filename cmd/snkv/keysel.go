@@ -58,6 +58,11 @@ func (a *app) selection(cmd *cobra.Command, r keyRange) (keySel, error) {
 			*b.dst = []byte{}
 		}
 	}
+	if sel.opts.Start != nil && sel.opts.End != nil && bytes.Compare(sel.opts.Start, sel.opts.End) > 0 {
+		// As timelog range does: a reversed range is a mistake, not an
+		// empty answer.
+		return sel, usagef("--start %q is after --end %q", showText(sel.opts.Start), showText(sel.opts.End))
+	}
 	if len(sel.opts.Prefix) == 0 {
 		sel.opts.Prefix = nil
 	}

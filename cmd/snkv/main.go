@@ -28,7 +28,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	app := newApp(stdin, stdout, stderr)
 	root := app.rootCommand()
-	root.SetArgs(args)
+	root.SetArgs(negativesPositional(root, args))
 	err := root.ExecuteContext(ctx)
 	if ferr := app.flushOut(); err == nil && ferr != nil {
 		err = ferr
@@ -46,7 +46,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = interruptError{fmt.Errorf("interrupted: %s", stripPrefixes(err.Error()))}
 	}
 	code := exitCode(err)
-	fmt.Fprintf(stderr, "snkv: %s\n", message(err, app.storePath))
+	fmt.Fprintf(stderr, "snkv: %s\n", app.message(err))
 	if code == exitUsage {
 		fmt.Fprintf(stderr, "Run 'snkv help' or 'snkv COMMAND --help' for usage.\n")
 	}

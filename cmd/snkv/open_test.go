@@ -175,3 +175,46 @@ func TestCorruptFile(t *testing.T) {
 		requireClean(t, r)
 	}
 }
+
+// emptySQLite creates a SQLite database with no tables: a header and an
+// empty schema, as `sqlite3 x.db 'PRAGMA user_version = 7'` leaves it.
+func emptySQLite(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "empty-sqlite.db")
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(`PRAGMA user_version = 7`)
+	require.NoError(t, err)
+	return path
+}
+
+// TestEmptySQLiteFile treats a SQLite database without tables as it does
+// an empty file: a write command makes it a store only with --create or
+// --adopt (put used to make it one silently), and a read command says
+// what the file is (ls called it read-only); both leave it as it was.
+func TestEmptySQLiteFile(t *testing.T) {
+	for _, args := range [][]string{{"put", "k", "v"}, {"ls"}, {"get", "k"}, {"import"}} {
+		path := emptySQLite(t)
+		before, err := os.ReadFile(path)
+		require.NoError(t, err)
+		r := cli(t, nil, append([]string{args[0], path}, args[1:]...)...)
+		require.Equal(t, 1, r.code, "%v: %s", args, r.stderr)
+		require.Contains(t, r.stderr, path+": a SQLite database without tables, not an snkv store (pass --create to make it one)", "%v", args)
+		requireClean(t, r)
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, before, after, "%v leaves the file as it was", args)
+	}
+	for _, flag := range []string{"--create", "--adopt"} {
+		path := emptySQLite(t)
+		r := cli(t, nil, "put", path, "k", "v", flag)
+		require.Equal(t, 0, r.code, "%s: %s", flag, r.stderr)
+		r = cli(t, nil, "get", path, "k")
+		require.Equal(t, result{"v", "", 0}, r)
+	}
+	path := emptySQLite(t)
+	r := cli(t, nil, "ls", path, "--create")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "default")
+}

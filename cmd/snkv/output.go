@@ -259,3 +259,22 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// irregular are the plurals that are not the word and an s.
+var irregular = map[string]string{"column family": "column families", "entry": "entries"}
+
+// plural is the plural of a noun.
+func pluralOf(noun string) string {
+	if p, ok := irregular[noun]; ok {
+		return p
+	}
+	return noun + "s"
+}
+
+// countOf says n of a noun: "1 key", "2 keys", "1 column family".
+func countOf[N int | int64](n N, noun string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %s", n, pluralOf(noun))
+}

@@ -153,7 +153,7 @@ func (w *recordWriter) end(ctx context.Context, err error, n int) error {
 		}
 	}
 	if err != nil && interrupted(ctx, err) {
-		return interruptedf("interrupted after %d records", n)
+		return interruptedf("interrupted after %s", countOf(n, "record"))
 	}
 	return err
 }

@@ -87,10 +87,12 @@ func TestTamperedSealedValue(t *testing.T) {
 
 	r = cli(t, nil, "get", path, "user:1", "--key-file", keyFile)
 	requireDamaged(t, r, path)
-	require.Contains(t, r.stderr, "authentication failed: key 757365723a31")
+	require.Contains(t, r.stderr, `authentication failed: key "user:1"`)
 	r = cli(t, nil, "check", path, "--key-file", keyFile)
-	requireDamaged(t, r, path)
-	require.Contains(t, r.stderr, "key 757365723a31")
+	require.Equal(t, exitDamaged, r.code, r.stderr)
+	require.Contains(t, r.stderr, `key "user:1"`)
+	require.Contains(t, r.stderr, "'snkv repair "+path+"'")
+	require.NotContains(t, r.stderr, "snkv check")
 	r = cli(t, nil, "get", path, "user:2", "--key-file", keyFile)
 	require.Equal(t, result{"bob", "", 0}, r)
 }
