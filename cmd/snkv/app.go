@@ -45,6 +45,8 @@ type app struct {
 	fileMode os.FileMode
 	// maxValue is --max-value-size (0: the library's default).
 	maxValue int
+	// noHeader is --no-header: tables without their header row.
+	noHeader bool
 
 	// clock is the time every expiry decision of the command uses: fixed
 	// when the command starts, so that a TTL shown, exported or imported is
@@ -200,6 +202,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.BoolVar(&a.adopt, "adopt", false, "turn a SQLite database of another application into a store")
 	pf.BoolVar(&a.hexIn, "hex", false, "keys, values and bounds given as arguments are hex")
 	pf.BoolVar(&a.base64In, "base64", false, "keys, values and bounds given as arguments are base64")
+	pf.BoolVar(&a.noHeader, "no-header", false, "print tables without their header row")
 	pf.BoolVar(&a.escapeOut, "escape", false, "show keys and values with every byte that is not printable ASCII as \\xNN")
 	pf.Var(sizeFlag{&a.maxValue}, "max-value-size", "the largest value the command writes or reads in, in bytes or with a KiB, MiB or GiB suffix (default 10MiB, the library's)")
 	pf.Var(fileModeFlag{&a.fileMode}, "file-mode", "permission bits (octal) of every file the command creates: a new store and its -wal/-shm, a backup, an export (default 0600)")
@@ -227,7 +230,7 @@ func (a *app) rootCommand() *cobra.Command {
 // globalFlags are the flags every command parses (the root's, and
 // timelog's --time-unit for its subcommands); each command names the ones
 // it uses, and refuses the others.
-var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "time-unit", "file-mode", "max-value-size", "password-file", "key-file", "password-prompt"}
+var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "no-header", "time-unit", "file-mode", "max-value-size", "password-file", "key-file", "password-prompt"}
 
 // takes records the global flags c uses (a comma-separated list; --create,
 // --file-mode and the flags that give an encrypted store's secret are

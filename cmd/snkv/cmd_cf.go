@@ -130,6 +130,6 @@ that were stored.`,
 			})
 		},
 	}
-	c.AddCommand(takes(create, "json,adopt"), takes(drop, "json"), takes(list, "json,escape"), takes(clear, "json"))
+	c.AddCommand(takes(create, "json,adopt"), takes(drop, "json"), takes(list, "json,escape,no-header"), takes(clear, "json"))
 	return c
 }

@@ -10,5 +10,8 @@ func TestExists(t *testing.T) {
 	runGolden(t, path, []step{
 		{name: "exists", args: "exists FILE user:1"},
 		{name: "exists-missing", args: "exists FILE nope", code: 3},
+		{name: "exists-many", args: "exists FILE user:1 nope user:2", code: 3},
+		{name: "exists-many-all", args: "exists FILE user:1 user:2 --no-header"},
+		{name: "exists-many-json", args: "exists FILE user:1 nope --json", code: 3},
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 func (a *app) getCommand() *cobra.Command {
 	var raw bool
+	var format string
 	c := &cobra.Command{
 		Use:   "get FILE KEY...",
 		Short: "Print the value of one or more keys (read-only)",
@@ -28,6 +29,10 @@ way anywhere, with every non-ASCII byte as \xNN.
 With several keys, one read shows them all, from one snapshot: a table
 KEY VALUE (escaped as on a terminal), or with --json one object per key;
 the keys that do not exist are named on stderr (exit code 3).
+
+--format tsv prints, for one key or several, a line KEY<tab>VALUE per key
+found, escaped as 'snkv export --format tsv' escapes (\\, \t, \n, \r,
+\xNN), with no header; --no-header leaves out the table's header.
 --json prints {"cf","key","value","expire_ms","ttl_ms"}. Exit code 3 if a
 key does not exist (or has expired).`,
 		Example: `  snkv get app.db user:1
@@ -38,18 +43,23 @@ key does not exist (or has expired).`,
 			if raw && a.escapeOut {
 				return usagef("--raw and --escape exclude each other")
 			}
+			tsv, err := a.listFormat(format)
+			if err != nil {
+				return err
+			}
 			keys, err := a.keyArgs(args[1:])
 			if err != nil {
 				return err
 			}
 			return a.withCF(args[0], false, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
-				if len(keys) == 1 {
+				if len(keys) == 1 && !tsv {
 					return a.getOne(cf, keys[0])
 				}
-				return a.getMany(cmd.Context(), db, cf, keys)
+				return a.getMany(cmd.Context(), db, cf, keys, tsv)
 			})
 		},
 	}
+	c.Flags().StringVar(&format, "format", "table", "`FORMAT` of several keys: table, or tsv (KEY<tab>VALUE lines with export's escapes)")
 	c.Flags().BoolVar(&raw, "raw", false, "kept for earlier scripts: the exact bytes are the default when stdout is not a terminal, and a terminal never gets them")
 	return c
 }
@@ -89,10 +99,10 @@ func (a *app) getOne(cf *kvstore.ColumnFamily, key []byte) error {
 
 // getMany prints the values of several keys read in one transaction, and
 // names the missing ones.
-func (a *app) getMany(ctx context.Context, db *kvstore.Store, cf *kvstore.ColumnFamily, keys [][]byte) error {
-	var t *table
+func (a *app) getMany(ctx context.Context, db *kvstore.Store, cf *kvstore.ColumnFamily, keys [][]byte, tsv bool) error {
+	var t *rowWriter
 	if !a.json {
-		t = a.table("KEY", "VALUE")
+		t = a.rows(tsv, "KEY", "VALUE")
 	}
 	var missing []string
 	err := db.View(ctx, func(tx *kvstore.Tx) error {
@@ -114,7 +124,9 @@ func (a *app) getMany(ctx context.Context, db *kvstore.Store, cf *kvstore.Column
 				}
 				continue
 			}
-			t.row(a.show(key), a.show(v))
+			if err := t.row(bin(key), bin(v)); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -122,6 +134,9 @@ func (a *app) getMany(ctx context.Context, db *kvstore.Store, cf *kvstore.Column
 		if ferr := t.flush(); err == nil {
 			err = ferr
 		}
+	}
+	if err == nil && len(missing) > 0 && len(keys) == 1 {
+		return keyError(cf, keys[0], kvstore.ErrNotFound)
 	}
 	if err == nil && len(missing) > 0 {
 		err = notFound{fmt.Sprintf("%d of %d keys not found in column family %q: %s", len(missing), len(keys), cf.Name(), strings.Join(missing, ", "))}

@@ -421,7 +421,7 @@ func (im *importer) summary() error {
 	}
 	t := im.a.table("COLUMN FAMILY", "IMPORTED", "SKIPPED EXPIRED")
 	for _, c := range im.tallies {
-		t.row(im.a.show([]byte(c.name)), itoa(c.imported), itoa(c.skipped))
+		t.row(im.a.showCell([]byte(c.name), false), itoa(c.imported), itoa(c.skipped))
 	}
 	t.row("total", itoa(imported), itoa(skipped))
 	return t.flush()

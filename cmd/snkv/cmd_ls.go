@@ -48,7 +48,7 @@ ls' shows more of them).`,
 						}
 						continue
 					}
-					t.row(a.show([]byte(kc.Name)), itoa(kc.Live), itoa(kc.TTL), itoa(kc.Expired))
+					t.row(a.showCell([]byte(kc.Name), false), itoa(kc.Live), itoa(kc.TTL), itoa(kc.Expired))
 				}
 				if !a.json {
 					if err := t.flush(); err != nil {
@@ -113,7 +113,7 @@ func (a *app) lsLogs(ctx context.Context, db *kvstore.Store) error {
 			if a.json {
 				return a.emit(map[string]any{"log": name, "records": n})
 			}
-			t.row(a.show([]byte(name)), itoa(n))
+			t.row(a.showCell([]byte(name), false), itoa(n))
 			return nil
 		})
 		if err != nil {

@@ -10,6 +10,8 @@ func TestLs(t *testing.T) {
 	runGolden(t, path, []step{
 		{name: "ls", args: "ls FILE"},
 		{name: "usage-flag-not-taken", args: "ls FILE --cf sessions", code: 2},
+		{name: "ls-no-header", args: "ls FILE --no-header"},
+		{name: "usage-no-header-not-taken", args: "count FILE --no-header", code: 2},
 	})
 }
 

@@ -72,7 +72,7 @@ consistent.`,
 							return err
 						}
 					} else {
-						t.row(a.show([]byte(j.cf.Name())), itoa(purged))
+						t.row(a.showCell([]byte(j.cf.Name()), false), itoa(purged))
 					}
 					if runErr != nil {
 						break

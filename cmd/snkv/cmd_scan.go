@@ -12,6 +12,7 @@ func (a *app) scanCommand() *cobra.Command {
 		sel                        keyRange
 		reverse, keysOnly, withTTL bool
 		limit                      int
+		format                     string
 	)
 	c := &cobra.Command{
 		Use:   "scan FILE",
@@ -24,7 +25,10 @@ literal x), as redis' SCAN MATCH does; --reverse walks backwards; --limit
 stops after N keys; --keys-only leaves the values out; --with-ttl adds each
 key's remaining time and absolute expiry. Bounds are decoded with
 --hex/--base64 like keys; a pattern is always text. Expired keys are never
-listed. --json prints one object per key (the export format, plus ttl_ms).
+listed. --json prints one object per key (the export format, plus ttl_ms);
+--format tsv prints the columns as tab-separated lines with export's
+escapes and no header (with --with-ttl: TTL_MS and EXPIRE_MS, empty for a
+permanent key); --no-header leaves out the table's header.
 Output streams: memory stays bounded however many keys are listed.`,
 		Example: `  snkv scan app.db --prefix user: --limit 20
   snkv scan app.db --match 'user:*:email'
@@ -39,9 +43,13 @@ Output streams: memory stays bounded however many keys are listed.`,
 			if err != nil {
 				return err
 			}
+			tsv, err := a.listFormat(format)
+			if err != nil {
+				return err
+			}
 			ks.opts.Reverse = reverse
 			return a.withCF(args[0], false, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
-				return readError(db, cf.Name(), a.scan(cmd.Context(), db, cf, ks, limit, keysOnly, withTTL))
+				return readError(db, cf.Name(), a.scan(cmd.Context(), db, cf, ks, limit, keysOnly, withTTL, tsv))
 			})
 		},
 	}
@@ -51,11 +59,12 @@ Output streams: memory stays bounded however many keys are listed.`,
 	f.IntVar(&limit, "limit", 0, "stop after `N` keys (0: no limit)")
 	f.BoolVar(&keysOnly, "keys-only", false, "list keys without values")
 	f.BoolVar(&withTTL, "with-ttl", false, "show each key's remaining time and expiry")
+	f.StringVar(&format, "format", "table", "`FORMAT`: table, or tsv (tab-separated lines with export's escapes, no header)")
 	return c
 }
 
-func (a *app) scan(ctx context.Context, db *kvstore.Store, cf *kvstore.ColumnFamily, sel keySel, limit int, keysOnly, withTTL bool) error {
-	var t *table
+func (a *app) scan(ctx context.Context, db *kvstore.Store, cf *kvstore.ColumnFamily, sel keySel, limit int, keysOnly, withTTL, tsv bool) error {
+	var t *rowWriter
 	if !a.json {
 		headers := []string{"KEY"}
 		if !keysOnly {
@@ -63,8 +72,11 @@ func (a *app) scan(ctx context.Context, db *kvstore.Store, cf *kvstore.ColumnFam
 		}
 		if withTTL {
 			headers = append(headers, "TTL", "EXPIRES")
+			if tsv {
+				headers = append(headers[:len(headers)-2], "TTL_MS", "EXPIRE_MS")
+			}
 		}
-		t = a.table(headers...)
+		t = a.rows(tsv, headers...)
 	}
 	n := 0
 	err := db.View(ctx, func(tx *kvstore.Tx) error {
@@ -96,20 +108,23 @@ func (a *app) scan(ctx context.Context, db *kvstore.Store, cf *kvstore.ColumnFam
 					return err
 				}
 			} else {
-				row := []string{a.show(e.Key)}
+				row := []cell{bin(e.Key)}
 				if !keysOnly {
-					row = append(row, a.show(e.Value))
+					row = append(row, bin(e.Value))
 				}
-				if withTTL {
-					if d == kvstore.NoTTL {
-						row = append(row, "permanent", "-")
-					} else {
-						row = append(row, formatTTL(d, false), formatExpiry(a.nowMs()+d.Milliseconds()))
-					}
+				switch {
+				case !withTTL:
+				case tsv && d == kvstore.NoTTL:
+					row = append(row, txt(""), txt(""))
+				case tsv:
+					row = append(row, txt(itoa(d.Milliseconds())), txt(itoa(a.nowMs()+d.Milliseconds())))
+				case d == kvstore.NoTTL:
+					row = append(row, txt("permanent"), txt("-"))
+				default:
+					row = append(row, txt(formatTTL(d, false)), txt(formatExpiry(a.nowMs()+d.Milliseconds())))
 				}
-				t.row(row...)
-				if t.err != nil {
-					return t.err
+				if err := t.row(row...); err != nil {
+					return err
 				}
 			}
 			n++

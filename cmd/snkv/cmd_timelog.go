@@ -45,15 +45,15 @@ func (a *app) timelogCommand() *cobra.Command {
 	})
 	c.PersistentFlags().StringVar(&f.unit, "time-unit", "", "`UNIT` of the log's timestamps: s, ms, us or ns since the Unix epoch (shows RFC 3339 too, accepts RFC 3339 bounds)")
 	for _, sub := range []*cobra.Command{
-		takes(a.timelogCountCommand(&f), "json,time-unit"), takes(a.timelogRangeCommand(&f), "json,escape,time-unit"),
-		takes(a.timelogTailCommand(&f), "json,escape,time-unit"), takes(a.timelogStatsCommand(&f), "json,escape,time-unit"),
+		takes(a.timelogCountCommand(&f), "json,time-unit"), takes(a.timelogRangeCommand(&f), "json,escape,time-unit,no-header"),
+		takes(a.timelogTailCommand(&f), "json,escape,time-unit,no-header"), takes(a.timelogStatsCommand(&f), "json,escape,time-unit"),
 		takes(a.timelogAppendCommand(&f), "json,time-unit,hex,base64,max-value-size"), takes(a.timelogDeleteBeforeCommand(&f), "json,time-unit"),
-		takes(a.timelogCompactCommand(), "json"),
+		takes(a.timelogCompactCommand(), "json,no-header"),
 	} {
 		sub.ValidArgsFunction = completeLog
 		c.AddCommand(sub)
 	}
-	c.AddCommand(takes(a.timelogLsCommand(), "json,escape"))
+	c.AddCommand(takes(a.timelogLsCommand(), "json,escape,no-header"))
 	return c
 }
 

@@ -75,7 +75,7 @@ timestamps.`,
 						if a.json {
 							return a.emit(sum)
 						}
-						t.row(a.show([]byte(name)), itoa(sum.Records), itoa(sum.Stored), itoa(int64(sum.Pages)),
+						t.row(a.showCell([]byte(name), false), itoa(sum.Records), itoa(sum.Stored), itoa(int64(sum.Pages)),
 							itoa(int64(sum.Tombstones)), optTs(sum.First), optTs(sum.Last))
 						return nil
 					})

@@ -32,7 +32,7 @@ type table struct {
 
 func (a *app) table(headers ...string) *table {
 	t := &table{w: a.out}
-	if len(headers) > 0 {
+	if len(headers) > 0 && !a.noHeader {
 		t.row(headers...)
 	}
 	return t
