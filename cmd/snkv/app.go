@@ -47,6 +47,8 @@ type app struct {
 	maxValue int
 	// noHeader is --no-header: tables without their header row.
 	noHeader bool
+	// busyTimeout is --busy-timeout (0: the library's default, 5 s).
+	busyTimeout time.Duration
 
 	// clock is the time every expiry decision of the command uses: fixed
 	// when the command starts, so that a TTL shown, exported or imported is
@@ -184,6 +186,9 @@ func (a *app) rootCommand() *cobra.Command {
 			if a.hexIn && a.base64In {
 				return usagef("--hex and --base64 exclude each other")
 			}
+			if a.busyTimeout < 0 || a.busyTimeout > kvstore.MaxBusyTimeout {
+				return usagef("--busy-timeout %v: want a duration from 0s to %v", a.busyTimeout, kvstore.MaxBusyTimeout)
+			}
 			return a.clockErr
 		},
 		Version: versionText(),
@@ -203,6 +208,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.BoolVar(&a.hexIn, "hex", false, "keys, values and bounds given as arguments are hex")
 	pf.BoolVar(&a.base64In, "base64", false, "keys, values and bounds given as arguments are base64")
 	pf.BoolVar(&a.noHeader, "no-header", false, "print tables without their header row")
+	pf.DurationVar(&a.busyTimeout, "busy-timeout", 0, "how long to wait for a lock another program holds, as `DURATION` (default 5s; 0s: the default)")
 	pf.BoolVar(&a.escapeOut, "escape", false, "show keys and values with every byte that is not printable ASCII as \\xNN")
 	pf.Var(sizeFlag{&a.maxValue}, "max-value-size", "the largest value the command writes or reads in, in bytes or with a KiB, MiB or GiB suffix (default 10MiB, the library's)")
 	pf.Var(fileModeFlag{&a.fileMode}, "file-mode", "permission bits (octal) of every file the command creates: a new store and its -wal/-shm, a backup, an export (default 0600)")
@@ -230,16 +236,17 @@ func (a *app) rootCommand() *cobra.Command {
 // globalFlags are the flags every command parses (the root's, and
 // timelog's --time-unit for its subcommands); each command names the ones
 // it uses, and refuses the others.
-var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "no-header", "time-unit", "file-mode", "max-value-size", "password-file", "key-file", "password-prompt"}
+var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "no-header", "time-unit", "file-mode", "max-value-size", "busy-timeout", "password-file", "key-file", "password-prompt"}
 
 // takes records the global flags c uses (a comma-separated list; --create,
-// --file-mode and the flags that give an encrypted store's secret are
-// taken by every command that opens a store, so they are not listed).
+// --file-mode, --busy-timeout and the flags that give an encrypted store's
+// secret are taken by every command that opens a store, so they are not
+// listed).
 func takes(c *cobra.Command, flags string) *cobra.Command {
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
 	}
-	c.Annotations["globals"] = flags + ",create,file-mode,password-file,key-file,password-prompt"
+	c.Annotations["globals"] = flags + ",create,file-mode,busy-timeout,password-file,key-file,password-prompt"
 	return c
 }
 

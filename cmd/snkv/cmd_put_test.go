@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,6 +31,16 @@ func TestPut(t *testing.T) {
 		{name: "w-put-value-twice", args: "put FILE blob v --value-file value.bin", code: 2},
 		{name: "w-scan-after-put", args: "scan FILE --cf sessions --with-ttl"},
 		{name: "w-put-missing-cf", args: "put FILE --cf logs k v", code: 3},
+		{name: "w-put-if-absent", args: "put FILE --cf sessions fresh F --if-absent --ttl 1h --json"},
+		{name: "w-put-if-absent-exists", args: "put FILE --cf sessions fresh G --if-absent", code: 1},
+		{name: "w-put-if-absent-expired", args: "put FILE --cf sessions tok-old again --if-absent"},
+		{name: "w-put-if-absent-after", args: "get FILE --cf sessions fresh tok-old --json"},
+		{name: "w-put-keep-ttl", args: "put FILE --cf sessions tok-a A2 --keep-ttl --json"},
+		{name: "w-put-keep-ttl-permanent", args: "put FILE --cf sessions perm P2 --keep-ttl --json"},
+		{name: "w-put-keep-ttl-after", args: "scan FILE --cf sessions --with-ttl"},
+		{name: "usage-put-keep-ttl-and-ttl", args: "put FILE k v --keep-ttl --ttl 1h", code: 2},
+		{name: "usage-put-keep-ttl-and-if-absent", args: "put FILE k v --keep-ttl --if-absent", code: 2},
+		{name: "usage-busy-timeout", args: "put FILE k v --busy-timeout -1s", code: 2},
 		{name: "w-create-missing-dir", args: "put nowhere/new.db k v --create", code: 1},
 		{name: "usage-expire-at-past", args: "put FILE k v --expire-at 2020-01-01T00:00:00Z", code: 2},
 		{name: "usage-bad-ttl", args: "put FILE k v --ttl soon", code: 2},
@@ -91,4 +104,23 @@ func TestPutValueLimit(t *testing.T) {
 	}
 	r = cli(t, nil, "get", path, "k", "--max-value-size", "1MiB")
 	require.Equal(t, exitUsage, r.code, "a reader does not take the flag")
+}
+
+// TestBusyTimeout holds the store's write lock: put gives up after
+// --busy-timeout, well before the default 5 s, saying the store is
+// locked.
+func TestBusyTimeout(t *testing.T) {
+	path := fixture(t)
+	db, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	tx, err := db.Begin(context.Background(), true)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	start := time.Now()
+	r := cli(t, nil, "put", path, "k", "v", "--busy-timeout", "200ms")
+	took := time.Since(start)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "locked")
+	require.Less(t, took, 4*time.Second, "gave up after --busy-timeout, not the default 5 s")
 }

@@ -154,7 +154,7 @@ func dirExists(path string) error {
 // to the mapping's size (256 MiB by default) to its resident memory (110
 // MiB with the mapping, 22-26 MiB without, on that store).
 func (a *app) options(readOnly bool) kvstore.Options {
-	return kvstore.Options{ReadOnly: readOnly, Adopt: a.adopt && !readOnly, Clock: a.clock, MmapSize: -1, FileMode: a.fileMode, MaxValueSize: a.maxValue}
+	return kvstore.Options{ReadOnly: readOnly, Adopt: a.adopt && !readOnly, Clock: a.clock, MmapSize: -1, FileMode: a.fileMode, MaxValueSize: a.maxValue, BusyTimeout: a.busyTimeout}
 }
 
 // inspect reads the file's header and refuses what is not an snkv store
