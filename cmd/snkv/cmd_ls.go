@@ -18,18 +18,42 @@ func (a *app) lsCommand() *cobra.Command {
 keys, of keys with a TTL (expired or not), and of keys that have expired but
 are still stored until a purge ('snkv purge' removes them). Then the
 time-series logs, if there are any, with their record counts ('snkv timelog
-ls' shows more of them).`,
+ls' shows more of them).
+
+An encrypted store is listed without its password or key when none is
+given (its names and counts are stored in the clear; only values are
+sealed): the column families and their counts, then a note on stderr that
+the time-series logs need the secret. Given the secret, ls opens the store
+with it and lists everything.`,
 		Example: `  snkv ls app.db
   snkv ls app.db --json`,
 		Args: nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return a.withStore(args[0], false, func(db *kvstore.Store) error {
+			path := args[0]
+			keyless := false
+			a.onEncrypted = func() error {
+				if flag, err := a.secret.given(); err != nil || flag != "" || a.secret.fromEnv() {
+					return err // a secret was given: open with it
+				}
+				// No secret: list what is in the clear.
+				keyless = true
+				counts, err := kvstore.CountKeysFile(ctx, path, a.options(true))
+				if err != nil {
+					return err
+				}
+				if err := a.lsCounts(counts); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.err, "snkv: note: %s is encrypted and no password or key was given: column families and counts only (the time-series logs need the secret)\n", path)
+				return errListedKeyless
+			}
+			err := a.withStore(path, false, func(db *kvstore.Store) error {
 				names, err := db.ListColumnFamilies()
 				if err != nil {
 					return err
 				}
-				t := a.table("COLUMN FAMILY", "KEYS", "TTL KEYS", "EXPIRED")
+				var counts []kvstore.KeyCounts
 				var damaged []error
 				for _, name := range names {
 					kc, err := db.CountKeys(ctx, name)
@@ -42,26 +66,44 @@ ls' shows more of them).`,
 						}
 						damaged = append(damaged, err)
 					}
-					if a.json {
-						if err := a.emit(lsRecord{kc.Name, kc.Live, kc.Stored, kc.TTL, kc.Expired}); err != nil {
-							return err
-						}
-						continue
-					}
-					t.row(a.showCell([]byte(kc.Name), false), itoa(kc.Live), itoa(kc.TTL), itoa(kc.Expired))
+					counts = append(counts, kc)
 				}
-				if !a.json {
-					if err := t.flush(); err != nil {
-						return err
-					}
+				if err := a.lsCounts(counts); err != nil {
+					return err
 				}
 				if err := a.lsLogs(ctx, db); err != nil {
 					return err
 				}
 				return errors.Join(damaged...)
 			})
+			if keyless && errors.Is(err, errListedKeyless) {
+				return nil
+			}
+			return err
 		},
 	}
+}
+
+// errListedKeyless ends the open of an encrypted store that ls listed
+// without its secret.
+var errListedKeyless = errors.New("listed without the secret")
+
+// lsCounts prints the column families' counts: a table, or a JSON line
+// each.
+func (a *app) lsCounts(counts []kvstore.KeyCounts) error {
+	if a.json {
+		for _, kc := range counts {
+			if err := a.emit(lsRecord{kc.Name, kc.Live, kc.Stored, kc.TTL, kc.Expired}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t := a.table("COLUMN FAMILY", "KEYS", "TTL KEYS", "EXPIRED")
+	for _, kc := range counts {
+		t.row(a.showCell([]byte(kc.Name), false), itoa(kc.Live), itoa(kc.TTL), itoa(kc.Expired))
+	}
+	return t.flush()
 }
 
 // probe reads the first key of column family name through the path every
