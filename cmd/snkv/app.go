@@ -29,6 +29,8 @@ type app struct {
 	// buffer that run flushes), for the terminal test; nil otherwise.
 	stdout *os.File
 	outBuf *bufio.Writer
+	// rawOut is the stream out buffers, for the shell's commands.
+	rawOut io.Writer
 
 	// storePath is the store the command opened, for messages.
 	storePath string
@@ -77,10 +79,18 @@ type app struct {
 	// checking: the command is check, whose messages never say to run
 	// check.
 	checking bool
+
+	// session is the store the shell opened, at sessionPath: every command
+	// the shell runs works on it, and it stays open between them.
+	session     *kvstore.Store
+	sessionPath string
+	// stopSignals gives up run's handling of Ctrl-C and SIGTERM, for the
+	// shell, which handles them per command.
+	stopSignals func()
 }
 
 func newApp(in io.Reader, out, errw io.Writer) *app {
-	a := &app{in: in, out: out, err: errw}
+	a := &app{in: in, out: out, err: errw, rawOut: out}
 	if f, ok := out.(*os.File); ok {
 		a.stdout = f
 	}
@@ -180,6 +190,11 @@ func (a *app) rootCommand() *cobra.Command {
 			if err := checkRefusedSecretFlags(cmd); err != nil {
 				return err
 			}
+			if a.session != nil {
+				if err := checkSessionFlags(cmd); err != nil {
+					return err
+				}
+			}
 			if err := checkGlobals(cmd); err != nil {
 				return err
 			}
@@ -227,7 +242,10 @@ func (a *app) rootCommand() *cobra.Command {
 		}
 		root.AddCommand(c)
 	}
-	if path := os.Getenv(dbEnv); path != "" {
+	switch path := os.Getenv(dbEnv); {
+	case a.session != nil:
+		givenBy(root, a.sessionPath, "the shell works on "+a.sessionPath+": leave FILE out")
+	case path != "":
 		defaultStore(root, path)
 	}
 	return root

@@ -19,8 +19,8 @@ func (a *app) getCommand() *cobra.Command {
 		Short: "Print the value of one or more keys (read-only)",
 		Long: `Print the value of KEY in the column family of --cf.
 
-When stdout is not a terminal (a pipe or a file), the value's exact bytes
-are written, with no newline added, so that 'snkv get app.db k > v.json'
+When stdout is not a terminal (a pipe or a file), and outside 'snkv
+shell', the value's exact bytes are written, with no newline added, so that 'snkv get app.db k > v.json'
 copies the value. On a terminal it is shown as text: valid UTF-8 as it is,
 anything that cannot be shown (control characters, bytes that are not
 UTF-8) as \xNN, a backslash as \\, then a newline. --escape shows it that
@@ -89,7 +89,7 @@ func (a *app) getOne(cf *kvstore.ColumnFamily, key []byte) error {
 		a.setTTL(&r, d)
 		return a.emit(r)
 	}
-	if !a.escapeOut && !a.stdoutIsTerminal() {
+	if !a.escapeOut && !a.stdoutIsTerminal() && a.session == nil {
 		_, err := a.out.Write(v)
 		return err
 	}

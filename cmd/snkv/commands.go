@@ -57,5 +57,6 @@ func commands() []registration {
 
 		{(*app).cfCommand, "", ""},
 		{(*app).timelogCommand, "", ""},
+		{(*app).shellCommand, "", ""},
 	}
 }

@@ -20,8 +20,14 @@ const dbEnv = "SNKV_DB"
 // namesFile), which is how a FILE given to a command that takes any number
 // of keys (get, del) is told from a key.
 func defaultStore(c *cobra.Command, path string) {
+	givenBy(c, path, fmt.Sprintf("%s=%s gives FILE: leave it out, or unset %s to name the file", dbEnv, path, dbEnv))
+}
+
+// givenBy makes every command under c that takes FILE first take path,
+// and refuses a FILE given anyway with the message why (what gives FILE).
+func givenBy(c *cobra.Command, path, why string) {
 	for _, sub := range c.Commands() {
-		defaultStore(sub, path)
+		givenBy(sub, path, why)
 	}
 	use := strings.Fields(c.Use)
 	if len(use) < 2 || use[1] != "FILE" || c.RunE == nil {
@@ -34,7 +40,7 @@ func defaultStore(c *cobra.Command, path string) {
 	check, run := c.Args, c.RunE
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		refuse := func(err error) error {
-			return usagef("%s (%s=%s gives FILE: leave it out, or unset %s to name the file)", err, dbEnv, path, dbEnv)
+			return usagef("%s (%s)", err, why)
 		}
 		if len(args) > 0 && !fileNext && namesFile(args[0]) {
 			return refuse(fmt.Errorf("%s: too many arguments: %q names a file (usage: %s)", cmdName(cmd), args[0], cmd.UseLine()))

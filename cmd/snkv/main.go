@@ -27,10 +27,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}()
 
 	app := newApp(stdin, stdout, stderr)
+	app.stopSignals = stop
 	root := app.rootCommand()
 	root.SetArgs(negativesPositional(root, args))
-	err := root.ExecuteContext(ctx)
-	if ferr := app.flushOut(); err == nil && ferr != nil {
+	return app.finish(ctx, root.ExecuteContext(ctx))
+}
+
+// finish ends a command that returned err under ctx: it writes what is
+// buffered for stdout, reports err on stderr, and returns the exit code.
+func (a *app) finish(ctx context.Context, err error) int {
+	if ferr := a.flushOut(); err == nil && ferr != nil {
 		err = ferr
 	}
 	if err == nil {
@@ -46,9 +52,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = interruptError{fmt.Errorf("interrupted: %s", stripPrefixes(err.Error()))}
 	}
 	code := exitCode(err)
-	fmt.Fprintf(stderr, "snkv: %s\n", app.message(err))
+	fmt.Fprintf(a.err, "snkv: %s\n", a.message(err))
 	if code == exitUsage {
-		fmt.Fprintf(stderr, "Run 'snkv help' or 'snkv COMMAND --help' for usage.\n")
+		fmt.Fprintf(a.err, "Run 'snkv help' or 'snkv COMMAND --help' for usage.\n")
 	}
 	return code
 }

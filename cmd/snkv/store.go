@@ -11,6 +11,14 @@ import (
 // withStore opens the store at path (read-only unless write), runs fn and
 // closes the store, reporting an error of closing it when fn succeeded.
 func (a *app) withStore(path string, write bool, fn func(db *kvstore.Store) error) (err error) {
+	if a.session != nil {
+		// In the shell: the store it opened, which stays open.
+		a.storePath = a.sessionPath
+		if write && a.session.ReadOnly() {
+			return fmt.Errorf("%s: the shell opened the store read-only (the file is not writable): write commands cannot run", a.sessionPath)
+		}
+		return fn(a.session)
+	}
 	db, err := a.open(path, write)
 	if err != nil {
 		return err
