@@ -58,7 +58,9 @@ func TestRegisteredLayerChecksAndRepairs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"layertest: t: removed a bad row"}, fixed)
 	require.NoError(t, db.IntegrityCheck(ctx))
-	require.Panics(t, func() { kvstore.RegisterLayer("kv", kvstore.Layer{Check: func(context.Context, *kvstore.Store) ([]string, error) { return nil, nil }}) })
+	require.Panics(t, func() {
+		kvstore.RegisterLayer("kv", kvstore.Layer{Check: func(context.Context, *kvstore.Store) ([]string, error) { return nil, nil }})
+	})
 	require.Panics(t, func() { kvstore.RegisterLayer("x", kvstore.Layer{}) })
 }
 
