@@ -120,7 +120,7 @@ func TestFiltersReturnMinKMatching(t *testing.T) {
 		require.GreaterOrEqual(t, r, 0.95, "every %d", every)
 	}
 	// A subset: an exact scan.
-	sub := []uint32{5, 17, 300, 3999}
+	sub := []uint32{5, 17, 300, 3999, 17}
 	res, err := g.Search(set.Queries[0], SearchOptions{K: 10, Subset: sub})
 	require.NoError(t, err)
 	require.Len(t, res, 4)
@@ -180,4 +180,17 @@ func TestConcurrentSearchAndInsert(t *testing.T) {
 	}
 	<-done
 	g.RepairDeleted()
+}
+
+// A node inserted when every other node is a tombstone becomes the entry
+// point (it would otherwise be linked to nothing and never found).
+func TestInsertAfterEveryNodeDeleted(t *testing.T) {
+	g, err := New(Config{Dim: 2})
+	require.NoError(t, err)
+	require.NoError(t, g.Insert(0, []float32{1, 0}))
+	require.True(t, g.Delete(0))
+	require.NoError(t, g.Insert(1, []float32{0, 1}))
+	res, err := g.Search([]float32{1, 0}, SearchOptions{K: 3})
+	require.NoError(t, err)
+	require.Equal(t, []Result{{ID: 1, Dist: 2}}, res)
 }

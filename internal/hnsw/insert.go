@@ -34,7 +34,9 @@ func (g *Graph) Insert(id uint32, v []float32) error {
 		b := g.links(id, l)
 		b[0] = 0
 	}
-	if g.top < 0 {
+	if g.top < 0 || g.live == 1 {
+		// The first live node (tombstones, if any, are left behind:
+		// nothing live is reachable only through them).
 		g.entry, g.top = id, level
 		return nil
 	}

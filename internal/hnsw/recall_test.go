@@ -34,7 +34,7 @@ func recallOf(t testing.TB, g *Graph, set *vectest.Set, truth [][]vectest.Neighb
 // The recall test CI runs: 20,000 clustered and hard vectors.
 func TestRecall20k(t *testing.T) {
 	dim := 96
-	if testing.Short() && raceEnabled {
+	if testing.Short() {
 		dim = 32
 	}
 	for _, tc := range []struct {

@@ -70,18 +70,18 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 	switch {
 	case g.live == 0:
 	case o.Subset != nil && len(o.Subset) <= exactBelow:
-		items = g.exact(qp, qn2, k, o.Subset, allow)
+		items = g.exact(s, qp, qn2, k, o.Subset, allow)
 	case o.Subset != nil || allow != nil:
 		if o.Subset != nil {
 			allow = subsetFilter(o.Subset, allow)
 		}
 		if g.estimate(allow) <= exactBelow {
-			items = g.exact(qp, qn2, k, nil, allow)
+			items = g.exact(s, qp, qn2, k, nil, allow)
 			break
 		}
 		items = g.graphSearch(s, qp, qn2, ef, allow)
 		if len(items) < k {
-			items = g.exact(qp, qn2, k, nil, allow)
+			items = g.exact(s, qp, qn2, k, nil, allow)
 		}
 	default:
 		items = g.graphSearch(s, qp, qn2, ef, nil)
@@ -170,12 +170,17 @@ func (g *Graph) estimate(allow func(uint32) bool) int {
 	return int(float64(hit) / float64(seen) * float64(g.live))
 }
 
-// exact scans ids (every slot when nil) for the k nearest live nodes that
-// allow accepts.
-func (g *Graph) exact(q []float32, qn2 float32, k int, ids []uint32, allow func(uint32) bool) []item {
+// exact scans ids (every slot when nil; an id listed twice counts once) for
+// the k nearest live nodes that allow accepts.
+func (g *Graph) exact(s *scratch, q []float32, qn2 float32, k int, ids []uint32, allow func(uint32) bool) []item {
 	h := make(maxHeap, 0, k+1)
+	s.gen++
+	if s.gen == 0 {
+		clear(s.visited)
+		s.gen = 1
+	}
 	try := func(id uint32) {
-		if id >= g.n || g.levels[id] < 0 || bit(g.deleted, id) || (allow != nil && !allow(id)) {
+		if id >= g.n || !s.visit(id) || g.levels[id] < 0 || bit(g.deleted, id) || (allow != nil && !allow(id)) {
 			return
 		}
 		d := g.dist(q, qn2, id)

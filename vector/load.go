@@ -1,0 +1,320 @@
+package vector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/snkv-go/snkv/internal/hnsw"
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// load builds the in-memory state from the tables, in one read snapshot:
+// the key rows say which node holds which live vector; a node whose saved
+// links were made for the vector it holds (same put sequence) is loaded
+// with them, any other is inserted again.
+func (ix *Index) load(ctx context.Context) error {
+	g, err := ix.newGraph()
+	if err != nil {
+		return err
+	}
+	m := newMem(g)
+	err = ix.store.View(ctx, func(tx *kvstore.Tx) error {
+		t := ix.t.in(tx)
+		raw, err := t.meta.Get(metaSeq)
+		if err != nil {
+			return fmt.Errorf("seq: %w", err)
+		}
+		if m.applied, err = u64val(raw); err != nil {
+			return err
+		}
+		return ix.loadTables(ctx, t, m)
+	})
+	if err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	ix.m = m
+	ix.mu.Unlock()
+	return nil
+}
+
+type savedNode struct {
+	seq   uint64
+	links [][]uint32
+}
+
+func (ix *Index) loadTables(ctx context.Context, t tables, m *mem) error {
+	rows := map[uint32]keyRow{}
+	for e, err := range t.keys.All() {
+		if err != nil {
+			return err
+		}
+		r, err := decodeKeyRow(e.Value)
+		if err != nil {
+			return fmt.Errorf("key %q: %w", e.Key, err)
+		}
+		rows[r.node] = r
+		m.set(r.node, e.Key, r.seq, r.expire, r.meta)
+	}
+	saved := make(map[uint32]savedNode, len(rows))
+	for e, err := range t.graph.All() {
+		if err != nil {
+			return err
+		}
+		if len(e.Key) != 4 {
+			continue // CheckIntegrity reports it
+		}
+		node := be32(e.Key)
+		r, live := rows[node]
+		if !live {
+			continue
+		}
+		seq, links, err := decodeGraphRow(e.Value, ix.cfg.M)
+		if err != nil || seq != r.seq {
+			continue // damaged or stale: linked again below
+		}
+		saved[node] = savedNode{seq, links}
+	}
+	var relink []uint32
+	vecs := map[uint32][]float32{}
+	bv := ix.cfg.BlockVecs
+	buf := make([]float32, 0, ix.cfg.Dim)
+	for e, err := range t.vecs.All() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if len(e.Key) != 4 {
+			continue
+		}
+		base := be32(e.Key) * uint32(bv)
+		for i := range bv {
+			node := base + uint32(i)
+			if _, live := rows[node]; !live {
+				continue
+			}
+			v, ok := vecAt(e.Value, i, ix.cfg.Dim, buf)
+			if !ok {
+				return fmt.Errorf("%w: vector block %d is short", ErrCorrupt, base/uint32(bv))
+			}
+			if s, ok := saved[node]; ok {
+				err = m.g.Load(node, v, hnsw.Node{Level: len(s.links) - 1, Links: s.links})
+			} else {
+				vecs[node] = append([]float32(nil), v...)
+				relink = append(relink, node)
+			}
+			if err != nil {
+				return fmt.Errorf("node %d: %w", node, err)
+			}
+			delete(rows, node)
+		}
+	}
+	for node := range rows {
+		return fmt.Errorf("%w: node %d has a key but no vector", ErrCorrupt, node)
+	}
+	m.g.Prune()
+	for _, node := range relink {
+		if err := m.g.Insert(node, vecs[node]); err != nil {
+			return fmt.Errorf("node %d: %w", node, err)
+		}
+	}
+	return nil
+}
+
+func be32(b []byte) uint32 { return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) }
+
+// readVector returns node's float32 vector from the vecs table of t,
+// caching blocks in cache (nil: no cache).
+func (ix *Index) readVector(t tables, node uint32, cache map[uint32][]byte) ([]float32, error) {
+	bv := uint32(ix.cfg.BlockVecs)
+	b := node / bv
+	block, ok := cache[b]
+	if !ok {
+		var err error
+		block, err = t.vecs.Get(u32key(b))
+		if err != nil {
+			if errors.Is(err, kvstore.ErrNotFound) {
+				return nil, fmt.Errorf("%w: node %d has no vector block", ErrCorrupt, node)
+			}
+			return nil, err
+		}
+		if cache != nil {
+			cache[b] = block
+		}
+	}
+	v, ok := vecAt(block, int(node%bv), ix.cfg.Dim, make([]float32, 0, ix.cfg.Dim))
+	if !ok {
+		return nil, fmt.Errorf("%w: vector block %d is short", ErrCorrupt, b)
+	}
+	return v, nil
+}
+
+// change is one applied change: key now lives at node (row) with vector
+// vec, or (row == nil) key is gone.
+type change struct {
+	seq  uint64
+	key  []byte
+	row  *keyRow
+	vec  []float32
+	node uint32 // for a delete: the node that held key
+}
+
+// apply makes the in-memory state follow ch; the caller holds ix.mu.
+func (ix *Index) apply(m *mem, ch change) error {
+	old, had := m.byKey[string(ch.key)]
+	if ch.row == nil {
+		if had {
+			m.drop(old)
+			m.g.Delete(old)
+		}
+		return nil
+	}
+	if had && old == ch.row.node && m.seqs[old] == ch.row.seq {
+		return nil
+	}
+	if had {
+		m.drop(old)
+		m.g.Delete(old)
+	}
+	m.set(ch.row.node, ch.key, ch.row.seq, ch.row.expire, ch.row.meta)
+	return m.g.Insert(ch.row.node, ch.vec)
+}
+
+// committed is what a write's OnCommit hook runs: apply ch if it is the
+// next change, else catch up from the log (which holds it).
+func (ix *Index) committed(ch change) {
+	ix.mu.Lock()
+	m := ix.m
+	if m == nil {
+		ix.mu.Unlock()
+		return
+	}
+	if ch.seq <= m.applied {
+		ix.mu.Unlock()
+		return
+	}
+	if ch.seq == m.applied+1 {
+		err := ix.apply(m, ch)
+		m.applied = ch.seq
+		ix.mu.Unlock()
+		ix.report(err)
+		ix.nudge()
+		return
+	}
+	ix.mu.Unlock()
+	ix.report(ix.sync(context.Background()))
+}
+
+// nudge wakes the background writer when much is unsaved.
+func (ix *Index) nudge() {
+	if ix.m != nil && ix.m.g.Dirty() >= ix.opts.PersistStep {
+		select {
+		case ix.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// sync applies what other processes (or this one's commits whose hooks
+// have not run yet) committed: the changes logged after the sequence
+// number the memory has. If the log no longer holds them (trimmed), it
+// loads everything again.
+func (ix *Index) sync(ctx context.Context) error {
+	if err := ix.usable(ctx); err != nil {
+		return err
+	}
+	ix.mu.RLock()
+	if ix.m == nil {
+		ix.mu.RUnlock()
+		return ErrClosed
+	}
+	from := ix.m.applied
+	ix.mu.RUnlock()
+	var changes []change
+	var upto uint64
+	reload := false
+	err := ix.store.View(ctx, func(tx *kvstore.Tx) error {
+		t := ix.t.in(tx)
+		raw, err := t.meta.Get(metaSeq)
+		if err != nil {
+			return err
+		}
+		if upto, err = u64val(raw); err != nil || upto <= from {
+			return err
+		}
+		touched := map[string]bool{}
+		var order [][]byte
+		next := from + 1
+		for e, err := range t.log.Scan(kvstore.IterOptions{Start: u64key(from + 1), End: u64key(upto + 1)}) {
+			if err != nil {
+				return err
+			}
+			if len(e.Key) != 8 || be64(e.Key) != next {
+				reload = true
+				return nil
+			}
+			next++
+			_, _, key, err := decodeLogRow(e.Value)
+			if err != nil {
+				return err
+			}
+			if !touched[string(key)] {
+				touched[string(key)] = true
+				order = append(order, key)
+			}
+		}
+		if next != upto+1 {
+			reload = true
+			return nil
+		}
+		cache := map[uint32][]byte{}
+		for _, key := range order {
+			ch := change{seq: upto, key: key}
+			raw, err := t.keys.Get(key)
+			if err == nil {
+				r, err := decodeKeyRow(raw)
+				if err != nil {
+					return fmt.Errorf("key %q: %w", key, err)
+				}
+				if ch.vec, err = ix.readVector(t, r.node, cache); err != nil {
+					return err
+				}
+				ch.row = &r
+			} else if !errors.Is(err, kvstore.ErrNotFound) {
+				return err
+			}
+			changes = append(changes, ch)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("vector: %q: catch up: %w", ix.name, err)
+	}
+	if reload {
+		return ix.load(ctx)
+	}
+	if upto <= from {
+		return nil
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	m := ix.m
+	if m == nil {
+		return ErrClosed
+	}
+	if m.applied >= upto {
+		return nil
+	}
+	for _, ch := range changes {
+		if err := ix.apply(m, ch); err != nil {
+			return fmt.Errorf("vector: %q: catch up: %w", ix.name, err)
+		}
+	}
+	m.applied = upto
+	return nil
+}
+
+func be64(b []byte) uint64 { return uint64(be32(b))<<32 | uint64(be32(b[4:])) }

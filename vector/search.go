@@ -1,0 +1,311 @@
+package vector
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/snkv-go/snkv/internal/hnsw"
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// Search returns the nearest vectors to q that the query accepts, nearest
+// first: min(K, matching) of them, among the vectors committed when it
+// starts (it first applies what other processes committed). Expired
+// vectors are never returned. Errors: ErrDim, ErrVector for a bad query,
+// and the store's. Safe for concurrent use. Cost: about Ef · 2M distance
+// computations in memory for an unfiltered search; a filter matching few
+// vectors makes it an exact scan of those; with Query.Values, one read of
+// each hit's row.
+func (ix *Index) Search(ctx context.Context, q []float32, query Query) ([]Hit, error) {
+	if err := ix.sync(ctx); err != nil {
+		return nil, err
+	}
+	hits, err := ix.searchMem(q, &query)
+	if err != nil || (!query.Values && !ix.needsRerank(&query)) {
+		return hits, err
+	}
+	err = ix.view(ctx, func(w *Tx) error {
+		hits, err = w.finish(q, hits, &query)
+		return err
+	})
+	return hits, err
+}
+
+func (ix *Index) needsRerank(q *Query) bool { return ix.cfg.Storage != F32 }
+
+// Search is Index.Search as the transaction sees the index: its snapshot
+// and its own writes. While the index's memory is at the transaction's
+// snapshot, it searches the graph; otherwise (the transaction wrote
+// vectors, or began before changes the memory already has) it is an exact
+// scan of the index's rows in the transaction: O(n · Dim).
+func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
+	ix := w.ix
+	if err := ix.usable(w.ctxOr()); err != nil {
+		return nil, err
+	}
+	raw, err := w.t.meta.Get(metaSeq)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := u64val(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.sync(w.ctxOr()); err != nil {
+		return nil, err
+	}
+	var hits []Hit
+	ix.mu.RLock()
+	inStep := ix.m != nil && ix.m.applied == seq
+	if inStep {
+		hits, err = ix.searchMemLocked(q, &query)
+	}
+	ix.mu.RUnlock()
+	if !inStep {
+		return w.exact(q, &query)
+	}
+	if err != nil || (!query.Values && !ix.needsRerank(&query)) {
+		return hits, err
+	}
+	return w.finish(q, hits, &query)
+}
+
+func (ix *Index) searchMem(q []float32, query *Query) ([]Hit, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.searchMemLocked(q, query)
+}
+
+func (ix *Index) searchMemLocked(q []float32, query *Query) ([]Hit, error) {
+	m := ix.m
+	if m == nil {
+		return nil, ErrClosed
+	}
+	if query.K <= 0 {
+		query.K = 10
+	}
+	ef := query.Ef
+	if ef <= 0 {
+		ef = ix.opts.EfSearch
+	}
+	allow, subset, ok := m.filter(query, ix.store.Clock().Now())
+	if !ok {
+		if _, err := ix.checkQuery(q); err != nil {
+			return nil, err
+		}
+		return []Hit{}, nil
+	}
+	k := query.K
+	if ix.needsRerank(query) {
+		over := query.Oversample
+		if over <= 0 {
+			over = 3
+		}
+		k *= over
+	}
+	if subset != nil && allow == nil {
+		allow = func(uint32) bool { return true }
+	}
+	res, err := m.g.Search(q, hnsw.SearchOptions{K: k, Ef: max(ef, k), Allow: allow, Subset: subset})
+	if err != nil {
+		return nil, ix.queryError(err)
+	}
+	hits := make([]Hit, 0, len(res))
+	for _, r := range res {
+		if query.MaxDistance > 0 && r.Dist > query.MaxDistance && !ix.needsRerank(query) {
+			break
+		}
+		hits = append(hits, Hit{Key: append([]byte(nil), m.keys[r.ID]...), Distance: r.Dist})
+	}
+	return hits, nil
+}
+
+func (ix *Index) queryError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errorsIs(err, hnsw.ErrDim):
+		return fmt.Errorf("vector: %q: query: %w: %v", ix.name, ErrDim, err)
+	case errorsIs(err, hnsw.ErrVector):
+		return fmt.Errorf("vector: %q: query: %w: %v", ix.name, ErrVector, err)
+	}
+	return err
+}
+
+// checkQuery validates q and returns it in the form the index compares
+// (normalised under the cosine metric).
+func (ix *Index) checkQuery(q []float32) ([]float32, error) {
+	if len(q) != ix.cfg.Dim {
+		return nil, fmt.Errorf("vector: %q: query: %w: %d, want %d", ix.name, ErrDim, len(q), ix.cfg.Dim)
+	}
+	var n2 float64
+	for _, x := range q {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, fmt.Errorf("vector: %q: query: %w: NaN or infinite element", ix.name, ErrVector)
+		}
+		n2 += float64(x) * float64(x)
+	}
+	if ix.cfg.Metric == Cosine && n2 == 0 {
+		return nil, fmt.Errorf("vector: %q: query: %w: zero vector under the cosine metric", ix.name, ErrVector)
+	}
+	return q, nil
+}
+
+// distance is the index's metric between a query and a stored vector, in
+// float64 for the exact paths.
+func (ix *Index) distance(q, v []float32) float32 {
+	var dot, nq, nv, l2 float64
+	for i := range q {
+		a, b := float64(q[i]), float64(v[i])
+		dot += a * b
+		nq += a * a
+		nv += b * b
+		l2 += (a - b) * (a - b)
+	}
+	switch ix.cfg.Metric {
+	case L2:
+		return float32(l2)
+	case Cosine:
+		if nv == 0 {
+			return 1
+		}
+		return float32(1 - dot/math.Sqrt(nq*nv))
+	}
+	return float32(1 - dot)
+}
+
+// finish reranks hits by the stored float32 vectors (F16 and Int8
+// indexes), cuts them to K and MaxDistance, and reads their values and
+// metadata with Query.Values; all in w's snapshot. A hit whose key is gone
+// from the snapshot is dropped.
+func (w *Tx) finish(q []float32, hits []Hit, query *Query) ([]Hit, error) {
+	ix := w.ix
+	out := hits[:0]
+	cache := map[uint32][]byte{}
+	for _, h := range hits {
+		raw, err := w.t.keys.Get(h.Key)
+		if err != nil {
+			if errorsIs(err, kvstore.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		r, err := decodeKeyRow(raw)
+		if err != nil {
+			return nil, fmt.Errorf("vector: %q: key %q: %w", ix.name, h.Key, err)
+		}
+		if ix.needsRerank(query) {
+			v, err := ix.readVector(w.t, r.node, cache)
+			if err != nil {
+				return nil, err
+			}
+			h.Distance = ix.distance(q, v)
+		}
+		if query.Values {
+			h.Value, h.Meta = r.value, r.meta
+		}
+		out = append(out, h)
+	}
+	if ix.needsRerank(query) {
+		sortHits(out)
+	}
+	if len(out) > query.K {
+		out = out[:query.K]
+	}
+	for i, h := range out {
+		if query.MaxDistance > 0 && h.Distance > query.MaxDistance {
+			out = out[:i]
+			break
+		}
+	}
+	return out, nil
+}
+
+func sortHits(h []Hit) {
+	for i := 1; i < len(h); i++ {
+		x := h[i]
+		j := i - 1
+		for ; j >= 0 && h[j].Distance > x.Distance; j-- {
+			h[j+1] = h[j]
+		}
+		h[j+1] = x
+	}
+}
+
+// exact is a search by an exact scan of the index's rows in the
+// transaction.
+func (w *Tx) exact(q []float32, query *Query) ([]Hit, error) {
+	ix := w.ix
+	if _, err := ix.checkQuery(q); err != nil {
+		return nil, err
+	}
+	if query.K <= 0 {
+		query.K = 10
+	}
+	now := ix.store.Clock().Now().UnixMilli()
+	h := &hitHeap{}
+	cache := map[uint32][]byte{}
+	for e, err := range w.t.keys.Scan(kvstore.IterOptions{Prefix: query.Prefix, Start: query.Start, End: query.End}) {
+		if err != nil {
+			return nil, err
+		}
+		r, err := decodeKeyRow(e.Value)
+		if err != nil {
+			return nil, fmt.Errorf("vector: %q: key %q: %w", ix.name, e.Key, err)
+		}
+		if r.expire != 0 && r.expire <= now {
+			continue
+		}
+		if !metaMatches(r.meta, query.Where) || (query.Filter != nil && !query.Filter(e.Key)) {
+			continue
+		}
+		v, err := ix.readVector(w.t, r.node, cache)
+		if err != nil {
+			return nil, err
+		}
+		d := ix.distance(q, v)
+		if query.MaxDistance > 0 && d > query.MaxDistance {
+			continue
+		}
+		hit := Hit{Key: e.Key, Distance: d}
+		if query.Values {
+			hit.Value, hit.Meta = r.value, r.meta
+		}
+		if h.Len() < query.K {
+			heap.Push(h, hit)
+		} else if d < (*h)[0].Distance || (d == (*h)[0].Distance && bytes.Compare(e.Key, (*h)[0].Key) < 0) {
+			(*h)[0] = hit
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]Hit, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(Hit)
+	}
+	return out, nil
+}
+
+func metaMatches(meta, where map[string]string) bool {
+	for k, v := range where {
+		if got, ok := meta[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+type hitHeap []Hit
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return h[i].Distance > h[j].Distance }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
