@@ -124,7 +124,9 @@ func (ix *Index) loadTables(ctx context.Context, t tables, m *mem) error {
 	return nil
 }
 
-func be32(b []byte) uint32 { return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) }
+func be32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
 
 // readVector returns node's float32 vector from the vecs table of t,
 // caching blocks in cache (nil: no cache).
