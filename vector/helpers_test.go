@@ -2,6 +2,7 @@ package vector_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -77,3 +78,5 @@ func hitKeys(hits []vector.Hit) []string {
 }
 
 var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func mathFloat32bits(f float32) uint32 { return math.Float32bits(f) }

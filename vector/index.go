@@ -123,6 +123,7 @@ func Open(ctx context.Context, store *kvstore.Store, name string, opts Options) 
 		ix.wg.Add(1)
 		go ix.background()
 	}
+	register(ix)
 	return ix, nil
 }
 
@@ -224,6 +225,7 @@ func (ix *Index) Close() error {
 	}
 	close(ix.stop)
 	ix.wg.Wait()
+	unregister(ix)
 	var err error
 	if !ix.store.ReadOnly() {
 		err = ix.persistAll(context.Background())
