@@ -13,6 +13,8 @@
 #   make bench-snkv SNKV's own benchmark re-made in Go, three runs (docs/benchmarks.md)
 #   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M),
 #                       then the C Timelog workload (TIMELOG_NATIVE_N records, default 5M)
+#   make bench-vector  every target row of vector search for the clustered and hard sets
+#                   (VECTOR_BENCH_N vectors, default 100,000, of VECTOR_BENCH_DIM, default 384)
 #   make cross      CGO_ENABLED=0 builds for every supported platform
 #   make fmt        gofmt -w the tree
 #   make vet        go vet ./...
@@ -23,7 +25,7 @@ FUZZTIME ?= 60s
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-timelog cross fmt vet
+.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-timelog bench-vector cross fmt vet
 
 all: test
 
@@ -41,6 +43,7 @@ test: vet
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) test -race -short ./...
 	SNKV_TEST_ENCRYPTION=1 $(GO) test -race -short -count=1 ./kvstore/ ./timelog/
+	$(GO) test -short -run Recall20k ./internal/hnsw/
 
 # The same suite with writes through SQL statements only, so that the
 # fallback every build can be made with stays tested.
@@ -66,6 +69,10 @@ bench-snkv:
 bench-timelog:
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkNative' -benchmem -benchtime 2s ./timelog/
 	$(GO) test -run '^$$' -bench '^BenchmarkNative' -benchmem -benchtime 1x ./timelog/
+
+bench-vector:
+	VECTOR_BENCH=1 $(GO) test -run '^TestBenchVector$$' -v -timeout 60m ./vector/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/hnsw/ ./vector/
 
 cross:
 	@set -e; for p in $(PLATFORMS); do \

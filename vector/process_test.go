@@ -41,6 +41,12 @@ func childSet() *vectest.Set { return vectest.Generate(vectest.Clustered(20000, 
 //     vectors committed after each commit;
 //   - "single": the same, one vector per transaction.
 func child(mode, path string) error {
+	switch mode {
+	case "open":
+		return childOpenMain(path)
+	case "grow":
+		return childGrowMain(path)
+	}
 	db, err := kvstore.Open(path, kvstore.Options{})
 	if err != nil {
 		return err

@@ -33,6 +33,9 @@ func recallOf(t testing.TB, g *Graph, set *vectest.Set, truth [][]vectest.Neighb
 
 // The recall test CI runs: 20,000 clustered and hard vectors.
 func TestRecall20k(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("20,000 inserts under -race take minutes: make test runs it without -race")
+	}
 	dim := 96
 	if testing.Short() {
 		dim = 32

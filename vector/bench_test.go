@@ -1,0 +1,71 @@
+package vector_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/snkv-go/snkv/internal/vectest"
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/vector"
+)
+
+// BenchmarkPutBatch against BenchmarkPlainPutBatch: 1,000 vectors of 384
+// dimensions a transaction, through the index, and as plain rows of a
+// column family (the float32 bytes as values) in the same kind of
+// transaction.
+func BenchmarkPutBatch(b *testing.B) {
+	set := vectest.Generate(vectest.Clustered(1000, 0, 384))
+	db, _ := tempStore(b, kvstore.Options{})
+	ix := openIndex(b, db, "v", vector.Options{Dim: 384, Metric: vector.Cosine})
+	round := 0
+	for b.Loop() {
+		items := make([]vector.Item, len(set.Base))
+		for i, v := range set.Base {
+			items[i] = vector.Item{Key: []byte(fmt.Sprintf("%d-%d", round, i)), Vector: v}
+		}
+		if err := ix.PutBatch(ctx, items); err != nil {
+			b.Fatal(err)
+		}
+		round++
+	}
+	b.ReportMetric(float64(b.N*len(set.Base))/b.Elapsed().Seconds(), "vectors/s")
+}
+
+func BenchmarkPlainPutBatch(b *testing.B) {
+	set := vectest.Generate(vectest.Clustered(1000, 0, 384))
+	db, _ := tempStore(b, kvstore.Options{})
+	round := 0
+	for b.Loop() {
+		err := db.Update(ctx, func(tx *kvstore.Tx) error {
+			for i, v := range set.Base {
+				if err := tx.Put([]byte(fmt.Sprintf("%d-%d", round, i)), floatBytes(v)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		round++
+	}
+	b.ReportMetric(float64(b.N*len(set.Base))/b.Elapsed().Seconds(), "vectors/s")
+}
+
+// BenchmarkSearch: a search of an index of 10,000 vectors of 384
+// dimensions, through the store (the check for other processes' commits
+// included); internal/hnsw's BenchmarkExactScan is the scan it replaces.
+func BenchmarkSearch(b *testing.B) {
+	set := vectest.Generate(vectest.Clustered(10000, 100, 384))
+	db, _ := tempStore(b, kvstore.Options{})
+	ix := openIndex(b, db, "v", vector.Options{Dim: 384, Metric: vector.Cosine})
+	fill(b, ix, set.Base, 1000, nil)
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if _, err := ix.Search(ctx, set.Queries[i%len(set.Queries)], vector.Query{K: 10}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -1,0 +1,294 @@
+package vector_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/vectest"
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/vector"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBenchVector prints every row of the targets of docs/vector.md for
+// the clustered and the hard set (make bench-vector). It runs only with
+// VECTOR_BENCH=1; VECTOR_BENCH_N sets the vectors (default 100,000),
+// VECTOR_BENCH_DIM the dimension (384), VECTOR_BENCH_Q the queries (200).
+func TestBenchVector(t *testing.T) {
+	if os.Getenv("VECTOR_BENCH") == "" {
+		t.Skip("set VECTOR_BENCH=1 (make bench-vector)")
+	}
+	n, dim, nq := envInt("VECTOR_BENCH_N", 100000), envInt("VECTOR_BENCH_DIM", 384), envInt("VECTOR_BENCH_Q", 200)
+	fmt.Printf("vector search targets: %d × %d, k = 10, cosine, %d queries, GOMAXPROCS %d\n", n, dim, nq, runtime.GOMAXPROCS(0))
+	for _, c := range []vectest.Config{vectest.Clustered(n, nq, dim), vectest.Hard(n, nq, dim)} {
+		benchSet(t, c)
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func row(name, format string, args ...any) {
+	fmt.Printf("  %-44s %s\n", name, fmt.Sprintf(format, args...))
+}
+
+func benchSet(t *testing.T, c vectest.Config) {
+	name := "clustered"
+	if c.Clusters == 100 {
+		name = "hard"
+	}
+	set := vectest.Generate(c)
+	start := time.Now()
+	truth := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, nil)
+	fmt.Printf("%s (ground truth by exact scan on every core: %v)\n", name, time.Since(start).Round(time.Millisecond))
+	dir := t.TempDir()
+	path := filepath.Join(dir, name+".db")
+	db, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	ix, err := vector.Open(ctx, db, "v", vector.Options{Dim: c.Dim, Metric: vector.Cosine})
+	require.NoError(t, err)
+
+	start = time.Now()
+	fill(t, ix, set.Base, 1000, func(i int) map[string]string {
+		return map[string]string{"p10": strconv.Itoa(i % 10), "p100": strconv.Itoa(i % 100)}
+	})
+	el := time.Since(start)
+	row("bulk insert, 1,000 per tx", "%.0f vectors/s (%v for %d)", float64(len(set.Base))/el.Seconds(), el.Round(time.Millisecond), len(set.Base))
+
+	for _, ef := range []int{64, 128} {
+		r, p50 := recallP50(t, ix, set, truth, vector.Query{K: 10, Ef: ef})
+		row(fmt.Sprintf("recall@10, p50 search (ef %d)", ef), "%.4f, %.3f ms", r, p50)
+	}
+	// The exact scan in memory, the baseline.
+	var lat []time.Duration
+	for _, q := range set.Queries[:min(50, len(set.Queries))] {
+		s := time.Now()
+		vectest.Exact(set.Base, q, 10, vectest.Cosine, nil)
+		lat = append(lat, time.Since(s))
+	}
+	row("exact scan p50 (float64, one goroutine)", "%.3f ms", median(lat))
+
+	for _, f := range []struct {
+		label string
+		where map[string]string
+		allow func(int) bool
+	}{
+		{"filter 10 % (metadata)", map[string]string{"p10": "3"}, func(i int) bool { return i%10 == 3 }},
+		{"filter 1 % (metadata)", map[string]string{"p100": "42"}, func(i int) bool { return i%100 == 42 }},
+	} {
+		ft := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, f.allow)
+		r, p50 := recallP50(t, ix, set, ft, vector.Query{K: 10, Where: f.where})
+		row(f.label+": recall@10, p50", "%.4f, %.3f ms", r, p50)
+	}
+
+	// Single puts, each its own transaction.
+	extra := vectest.Generate(vectest.Config{N: 500, Dim: c.Dim, Latent: c.Latent, Clusters: c.Clusters, Spread: c.Spread, Noise: c.Noise, Seed: c.Seed + 100})
+	start = time.Now()
+	for i, v := range extra.Base {
+		require.NoError(t, ix.Put(ctx, []byte(fmt.Sprintf("single-%d", i)), v, vector.Put{}))
+	}
+	el = time.Since(start)
+	row("single put per tx", "%.0f puts/s", float64(len(extra.Base))/el.Seconds())
+	for i := range extra.Base {
+		require.NoError(t, ix.Delete(ctx, []byte(fmt.Sprintf("single-%d", i))))
+	}
+
+	st, err := ix.Stats(ctx)
+	require.NoError(t, err)
+	require.NoError(t, ix.Close())
+	_, err = db.Checkpoint(ctx, kvstore.CheckpointTruncate)
+	require.NoError(t, err)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	vecBytes := float64(len(set.Base)) * float64(4*c.Dim)
+	row("file per vector", "%.2f KiB (%.3f × the vector bytes; graph memory %.2f KiB a vector)",
+		float64(fi.Size())/float64(len(set.Base))/1024, float64(fi.Size())/vecBytes, float64(st.MemoryBytes)/float64(st.Count)/1024)
+	require.NoError(t, db.Close())
+
+	// Open, index ready: clean; in a process of its own for the resident set.
+	open := childOpen(t, path, nil)
+	row("open, clean", "%v (resident %.2f KiB a vector)", open.took, open.rssPerVec)
+
+	// Open after kill -9 of a process loading more vectors.
+	killDuringLoad(t, path)
+	open = childOpen(t, path, nil)
+	row("open after kill -9 during a bulk load", "%v (%d graph rows left to save)", open.took, open.relinked)
+
+	// Open of the same store encrypted (converted in place first).
+	enc := &kvstore.Encryption{Password: []byte("bench"), KDF: kvstore.LightKDF}
+	edb, err := kvstore.Open(path, kvstore.Options{Encryption: enc})
+	require.NoError(t, err)
+	require.NoError(t, edb.Close())
+	open = childOpen(t, path, enc)
+	row("open, encrypted (light KDF)", "%v", open.took)
+
+	// Recall after deleting 30 %.
+	db, err = kvstore.Open(path, kvstore.Options{Encryption: enc})
+	require.NoError(t, err)
+	defer db.Close()
+	ix, err = vector.Open(ctx, db, "v", vector.Options{})
+	require.NoError(t, err)
+	defer ix.Close()
+	before, _ := recallP50(t, ix, set, truth, vector.Query{K: 10})
+	dead := map[int]bool{}
+	for lo := 0; lo < len(set.Base); lo += 1000 {
+		require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+			w := ix.In(tx)
+			for i := lo; i < min(lo+1000, len(set.Base)); i++ {
+				if i%10 < 3 {
+					dead[i] = true
+					if err := w.Delete(key(i)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}))
+	}
+	after := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, func(i int) bool { return !dead[i] })
+	r, _ := recallP50(t, ix, set, after, vector.Query{K: 10})
+	row("after deleting 30 %: recall (loss)", "%.4f (%.4f)", r, before-r)
+}
+
+func recallP50(t *testing.T, ix *vector.Index, set *vectest.Set, truth [][]vectest.Neighbour, q vector.Query) (float64, float64) {
+	got := make([][]int, len(set.Queries))
+	var lat []time.Duration
+	for i, v := range set.Queries {
+		s := time.Now()
+		hits, err := ix.Search(ctx, v, q)
+		lat = append(lat, time.Since(s))
+		require.NoError(t, err)
+		for _, h := range hits {
+			got[i] = append(got[i], keyID(h.Key))
+		}
+	}
+	return vectest.Recall(got, truth), median(lat)
+}
+
+func median(d []time.Duration) float64 {
+	slices.Sort(d)
+	return float64(d[len(d)/2].Microseconds()) / 1000
+}
+
+type openResult struct {
+	took      time.Duration
+	rssPerVec float64
+	relinked  int
+}
+
+// childOpen opens the index at path in a child process and reports the
+// time to a ready index and the resident set it added per vector.
+func childOpen(t *testing.T, path string, enc *kvstore.Encryption) openResult {
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), "VECTOR_CHILD=open", "VECTOR_PATH="+path)
+	if enc != nil {
+		cmd.Env = append(cmd.Env, "VECTOR_PASSWORD="+string(enc.Password))
+	}
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var r openResult
+	var ns int64
+	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &ns, &r.rssPerVec, &r.relinked)
+	require.NoError(t, err, "%s", out)
+	r.took = time.Duration(ns).Round(time.Millisecond)
+	return r
+}
+
+// childOpenMain is the "open" child: store open (with its key
+// derivation) and index open, timed; then the resident set it added.
+func childOpenMain(path string) error {
+	runtime.GC()
+	debug.FreeOSMemory()
+	rss0 := residentBytes()
+	opts := kvstore.Options{}
+	if pw := os.Getenv("VECTOR_PASSWORD"); pw != "" {
+		opts.Encryption = &kvstore.Encryption{Password: []byte(pw), KDF: kvstore.LightKDF}
+	}
+	start := time.Now()
+	db, err := kvstore.Open(path, opts)
+	if err != nil {
+		return err
+	}
+	ix, err := vector.Open(ctx, db, "v", vector.Options{PersistInterval: time.Hour})
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	st, err := ix.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	rss := residentBytes()
+	fmt.Println(took.Nanoseconds(), float64(rss-rss0)/float64(st.Count)/1024, st.Unpersisted)
+	os.Exit(0) // no Close: what was linked again stays unsaved for the next run to see
+	return nil
+}
+
+// killDuringLoad runs a child that adds vectors to the index at path in
+// batches of 1,000, and kills it with SIGKILL after its third commit.
+func killDuringLoad(t *testing.T, path string) {
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), "VECTOR_CHILD=grow", "VECTOR_PATH="+path)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(out)
+	for i := 0; i < 3 && sc.Scan(); i++ {
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+}
+
+func childGrowMain(path string) error {
+	db, err := kvstore.Open(path, kvstore.Options{})
+	if err != nil {
+		return err
+	}
+	ix, err := vector.Open(ctx, db, "v", vector.Options{})
+	if err != nil {
+		return err
+	}
+	extra := vectest.Generate(vectest.Config{N: 20000, Dim: ix.Dim(), Latent: 64, Clusters: 1000, Spread: 0.5, Noise: 0.1, Seed: 77})
+	for lo := 0; lo < len(extra.Base); lo += 1000 {
+		var items []vector.Item
+		for i := lo; i < lo+1000; i++ {
+			items = append(items, vector.Item{Key: []byte(fmt.Sprintf("grow-%d", i)), Vector: extra.Base[i]})
+		}
+		if err := ix.PutBatch(ctx, items); err != nil {
+			return err
+		}
+		fmt.Println(lo + 1000)
+	}
+	select {}
+}
+
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
