@@ -89,6 +89,9 @@ func Open(ctx context.Context, store *kvstore.Store, name string, opts Options) 
 	if errors.Is(err, kvstore.ErrNotFound) && opts.Dim > 0 && !store.ReadOnly() {
 		t, err = create(ctx, store, name, opts)
 	}
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return nil, fmt.Errorf("vector: open %q: %w: %w", name, ErrNoIndex, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vector: open %q: %w", name, err)
 	}
@@ -191,7 +194,7 @@ func List(ctx context.Context, store *kvstore.Store) ([]string, error) {
 
 // Drop deletes the index name of store, all its tables, in one
 // transaction. An Index open on it must be closed first; its calls fail
-// afterwards. A missing index gives ErrNotFound.
+// afterwards. A missing index gives ErrNoIndex (which matches ErrNotFound).
 func Drop(ctx context.Context, store *kvstore.Store, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -204,6 +207,9 @@ func Drop(ctx context.Context, store *kvstore.Store, name string) error {
 		}
 		return nil
 	})
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return fmt.Errorf("vector: drop %q: %w: %w", name, ErrNoIndex, err)
+	}
 	if err != nil {
 		return fmt.Errorf("vector: drop %q: %w", name, err)
 	}

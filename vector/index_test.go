@@ -14,7 +14,8 @@ import (
 func TestOpenCreatesAndChecksOptions(t *testing.T) {
 	db, _ := tempStore(t, kvstore.Options{})
 	_, err := vector.Open(ctx, db, "docs", vector.Options{})
-	require.ErrorIs(t, err, vector.ErrNotFound, "creating needs a dimension")
+	require.ErrorIs(t, err, vector.ErrNoIndex, "creating needs a dimension")
+	require.ErrorIs(t, err, vector.ErrNotFound)
 	ix := openIndex(t, db, "docs", vector.Options{Dim: 4, Metric: vector.Cosine})
 	require.Equal(t, 4, ix.Dim())
 	_, err = vector.Open(ctx, db, "docs", vector.Options{Dim: 8})

@@ -193,6 +193,8 @@ var (
 	// ErrCorrupt wraps kvstore.ErrCorrupt: a row of the index that does not
 	// decode.
 	ErrCorrupt = kvstore.ErrCorrupt
+	// ErrNoIndex: the index does not exist (it also matches ErrNotFound).
+	ErrNoIndex = errors.New("vector: no such index")
 	// ErrClosed: the index was closed.
 	ErrClosed = errors.New("vector: index closed")
 )
