@@ -6,8 +6,8 @@ import "math"
 // elements, which the compiler keeps in registers and the CPU overlaps (a
 // single accumulator is bound by the latency of one floating-point add).
 
-// dot returns a·b; a and b have the same length.
-func dot(a, b []float32) float32 {
+// dotGo returns a·b; a and b have the same length.
+func dotGo(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
@@ -24,8 +24,8 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// l2 returns |a − b|²; a and b have the same length.
-func l2(a, b []float32) float32 {
+// l2Go returns |a − b|²; a and b have the same length.
+func l2Go(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

@@ -1,0 +1,44 @@
+//go:build amd64 && !purego
+
+package hnsw
+
+import "golang.org/x/sys/cpu"
+
+// The float32 kernels in assembly (kernel_amd64.s) for CPUs with AVX2 and
+// FMA: eight lanes a register, four registers in flight. Elsewhere, and
+// with the purego build tag, the pure-Go kernels of distance.go run; the
+// tests compare the two on every build.
+
+var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func l2AVX2(a, b *float32, n int) float32
+
+// dot returns a·b; b is at least as long as a.
+func dot(a, b []float32) float32 {
+	if haveAVX2 && len(a) >= 8 {
+		_ = b[len(a)-1]
+		return dotAVX2(&a[0], &b[0], len(a))
+	}
+	return dotGo(a, b)
+}
+
+// l2 returns |a − b|²; b is at least as long as a.
+func l2(a, b []float32) float32 {
+	if haveAVX2 && len(a) >= 8 {
+		_ = b[len(a)-1]
+		return l2AVX2(&a[0], &b[0], len(a))
+	}
+	return l2Go(a, b)
+}
+
+// kernel names the kernels in use, for benchmark reports.
+func kernel() string {
+	if haveAVX2 {
+		return "avx2"
+	}
+	return "go"
+}

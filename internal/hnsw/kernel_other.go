@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package hnsw
+
+func dot(a, b []float32) float32 { return dotGo(a, b) }
+
+func l2(a, b []float32) float32 { return l2Go(a, b) }
+
+func kernel() string { return "go" }
