@@ -38,9 +38,11 @@ func (ix *Index) needsRerank(q *Query) bool { return ix.cfg.Storage != F32 }
 
 // Search is Index.Search as the transaction sees the index: its snapshot
 // and its own writes. While the index's memory is at the transaction's
-// snapshot, it searches the graph; otherwise (the transaction wrote
-// vectors, or began before changes the memory already has) it is an exact
-// scan of the index's rows in the transaction: O(n · Dim).
+// snapshot, it searches the graph; when the transaction (or a commit the
+// memory has not applied) changed up to overlayMax vectors, it searches
+// the graph without the vectors changed and scans the new ones exactly;
+// otherwise (the transaction began before changes the memory already has)
+// it is an exact scan of the index's rows in the transaction: O(n · Dim).
 func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
 	ix := w.ix
 	if err := ix.usable(w.ctxOr()); err != nil {
@@ -59,27 +61,115 @@ func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
 	}
 	var hits []Hit
 	ix.mu.RLock()
-	inStep := ix.m != nil && ix.m.applied == seq
-	if inStep {
-		hits, err = ix.searchMemLocked(q, &query)
+	mode := "exact"
+	if m := ix.m; m != nil && m.applied == seq {
+		mode = "memory"
+		hits, err = ix.searchMemLocked(q, &query, nil)
+	} else if m != nil && m.applied < seq && seq-m.applied <= overlayMax {
+		mode = "overlay"
+		hits, err = w.searchOverlay(m, q, &query)
 	}
 	ix.mu.RUnlock()
-	if !inStep {
+	if mode == "exact" {
 		return w.exact(q, &query)
 	}
-	if err != nil || (!query.Values && !ix.needsRerank(&query)) {
+	if err != nil || (!query.Values && !ix.needsRerank(&query) && mode == "memory") {
 		return hits, err
 	}
 	return w.finish(q, hits, &query)
 }
 
+// overlayMax is the most changes a search in a transaction lays over the
+// memory's graph; past it, the search is an exact scan.
+const overlayMax = 50000
+
+// searchOverlay searches the graph without the keys the transaction's log
+// entries after the memory's sequence number touched, and adds those keys'
+// vectors as the transaction sees them, compared exactly. The caller holds
+// ix.mu shared.
+func (w *Tx) searchOverlay(m *mem, q []float32, query *Query) ([]Hit, error) {
+	ix := w.ix
+	if _, err := ix.checkQuery(q); err != nil {
+		return nil, err
+	}
+	touched := map[string]bool{}
+	exclude := map[uint32]bool{}
+	var keys [][]byte
+	for e, err := range w.t.log.Scan(kvstore.IterOptions{Start: u64key(m.applied + 1)}) {
+		if err != nil {
+			return nil, err
+		}
+		_, _, key, err := decodeLogRow(e.Value)
+		if err != nil {
+			return nil, err
+		}
+		if !touched[string(key)] {
+			touched[string(key)] = true
+			keys = append(keys, key)
+			if node, ok := m.byKey[string(key)]; ok {
+				exclude[node] = true
+			}
+		}
+	}
+	hits, err := ix.searchMemLocked(q, query, exclude)
+	if err != nil {
+		return nil, err
+	}
+	now := ix.store.Clock().Now().UnixMilli()
+	cache := map[uint32][]byte{}
+	for _, key := range keys {
+		if !keyMatches(key, query) {
+			continue
+		}
+		raw, err := w.t.keys.Get(key)
+		if errorsIs(err, kvstore.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		r, err := decodeKeyRow(raw)
+		if err != nil {
+			return nil, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
+		}
+		if (r.expire != 0 && r.expire <= now) || !metaMatches(r.meta, query.Where) {
+			continue
+		}
+		v, err := ix.readVector(w.t, r.node, cache)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, Hit{Key: key, Distance: ix.distance(q, v)})
+	}
+	sortHits(hits)
+	if !ix.needsRerank(query) && len(hits) > query.K {
+		hits = hits[:query.K]
+	}
+	return hits, nil
+}
+
+// keyMatches applies the key filters of query (prefix, range, predicate).
+func keyMatches(key []byte, query *Query) bool {
+	if len(query.Prefix) > 0 && !bytes.HasPrefix(key, query.Prefix) {
+		return false
+	}
+	if query.Start != nil && bytes.Compare(key, query.Start) < 0 {
+		return false
+	}
+	if query.End != nil && bytes.Compare(key, query.End) >= 0 {
+		return false
+	}
+	return query.Filter == nil || query.Filter(key)
+}
+
 func (ix *Index) searchMem(q []float32, query *Query) ([]Hit, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.searchMemLocked(q, query)
+	return ix.searchMemLocked(q, query, nil)
 }
 
-func (ix *Index) searchMemLocked(q []float32, query *Query) ([]Hit, error) {
+// searchMemLocked searches the graph, leaving out the nodes of exclude;
+// the caller holds ix.mu.
+func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]bool) ([]Hit, error) {
 	m := ix.m
 	if m == nil {
 		return nil, ErrClosed
@@ -92,6 +182,13 @@ func (ix *Index) searchMemLocked(q []float32, query *Query) ([]Hit, error) {
 		ef = ix.opts.EfSearch
 	}
 	allow, subset, ok := m.filter(query, ix.store.Clock().Now())
+	if ok && len(exclude) > 0 {
+		if inner := allow; inner != nil {
+			allow = func(node uint32) bool { return !exclude[node] && inner(node) }
+		} else {
+			allow = func(node uint32) bool { return !exclude[node] && m.live(node, 0) }
+		}
+	}
 	if !ok {
 		if _, err := ix.checkQuery(q); err != nil {
 			return nil, err
