@@ -122,7 +122,8 @@ func benchSet(t *testing.T, c vectest.Config) {
 
 	// Open, index ready: clean; in a process of its own for the resident set.
 	open := childOpen(t, path, nil)
-	row("open, clean", "%v (resident %.2f KiB a vector)", open.took, open.rssPerVec)
+	row("open, clean", "%v", open.took)
+	row("resident per vector, f32 (anonymous; all)", "%.2f KiB; %.2f KiB with the file's mapped pages", open.anonPerVec, open.rssPerVec)
 
 	// Open after kill -9 of a process loading more vectors.
 	killDuringLoad(t, path)
@@ -186,9 +187,10 @@ func median(d []time.Duration) float64 {
 }
 
 type openResult struct {
-	took      time.Duration
-	rssPerVec float64
-	relinked  int
+	took       time.Duration
+	rssPerVec  float64
+	anonPerVec float64
+	relinked   int
 }
 
 // childOpen opens the index at path in a child process and reports the
@@ -203,7 +205,7 @@ func childOpen(t *testing.T, path string, enc *kvstore.Encryption) openResult {
 	require.NoError(t, err, "%s", out)
 	var r openResult
 	var ns int64
-	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &ns, &r.rssPerVec, &r.relinked)
+	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &ns, &r.rssPerVec, &r.anonPerVec, &r.relinked)
 	require.NoError(t, err, "%s", out)
 	r.took = time.Duration(ns).Round(time.Millisecond)
 	return r
@@ -214,7 +216,7 @@ func childOpen(t *testing.T, path string, enc *kvstore.Encryption) openResult {
 func childOpenMain(path string) error {
 	runtime.GC()
 	debug.FreeOSMemory()
-	rss0 := residentBytes()
+	rss0, anon0 := residentBytes("VmRSS:"), residentBytes("RssAnon:")
 	opts := kvstore.Options{}
 	if pw := os.Getenv("VECTOR_PASSWORD"); pw != "" {
 		opts.Encryption = &kvstore.Encryption{Password: []byte(pw), KDF: kvstore.LightKDF}
@@ -235,8 +237,8 @@ func childOpenMain(path string) error {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	rss := residentBytes()
-	fmt.Println(took.Nanoseconds(), float64(rss-rss0)/float64(st.Count)/1024, st.Unpersisted)
+	rss, anon := residentBytes("VmRSS:"), residentBytes("RssAnon:")
+	fmt.Println(took.Nanoseconds(), float64(rss-rss0)/float64(st.Count)/1024, float64(anon-anon0)/float64(st.Count)/1024, st.Unpersisted)
 	os.Exit(0) // no Close: what was linked again stays unsaved for the next run to see
 	return nil
 }
@@ -279,16 +281,51 @@ func childGrowMain(path string) error {
 	select {}
 }
 
-func residentBytes() int64 {
+// residentBytes reads a field of /proc/self/status (VmRSS:, RssAnon:) in
+// bytes; 0 where there is none.
+func residentBytes(field string) int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
 			kb, _ := strconv.ParseInt(f[1], 10, 64)
 			return kb << 10
 		}
 	}
 	return 0
+}
+
+// TestDumpSets writes the clustered and hard sets, and their exact
+// neighbours, to VECTOR_DUMP (a directory) for other engines to be
+// measured on the same data (docs/benchmarks.md, "SNKV's kvstore_vec"):
+// NAME.base and NAME.queries are float32 little-endian, row after row;
+// NAME.truth is the 10 nearest base indexes of each query, int32
+// little-endian.
+func TestDumpSets(t *testing.T) {
+	dir := os.Getenv("VECTOR_DUMP")
+	if dir == "" {
+		t.Skip("set VECTOR_DUMP=dir")
+	}
+	n, dim, nq := envInt("VECTOR_BENCH_N", 100000), envInt("VECTOR_BENCH_DIM", 384), envInt("VECTOR_BENCH_Q", 200)
+	for name, c := range map[string]vectest.Config{"clustered": vectest.Clustered(n, nq, dim), "hard": vectest.Hard(n, nq, dim)} {
+		set := vectest.Generate(c)
+		truth := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, nil)
+		var base, qs, tr []byte
+		for _, v := range set.Base {
+			base = append(base, floatBytes(v)...)
+		}
+		for _, v := range set.Queries {
+			qs = append(qs, floatBytes(v)...)
+		}
+		for _, ns := range truth {
+			for _, nb := range ns {
+				tr = append(tr, byte(nb.ID), byte(nb.ID>>8), byte(nb.ID>>16), byte(nb.ID>>24))
+			}
+		}
+		for ext, b := range map[string][]byte{"base": base, "queries": qs, "truth": tr} {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name+"."+ext), b, 0o600))
+		}
+	}
 }

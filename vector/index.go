@@ -272,5 +272,5 @@ func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 	}
 	return Stats{Dim: ix.cfg.Dim, Metric: ix.cfg.Metric, Storage: ix.cfg.Storage, M: ix.cfg.M, EfConstruction: ix.cfg.EfC,
 		EfSearch: ix.opts.EfSearch, Count: len(m.byKey), Tombstones: m.g.Tombstones(), Slots: m.g.Len(),
-		MemoryBytes: m.g.MemoryBytes() + int64(len(m.keys))*40 + int64(len(m.byKey))*48, Unpersisted: m.g.Dirty(), Seq: m.applied}, nil
+		MemoryBytes: m.g.MemoryBytes() + m.bytes(), Unpersisted: m.g.Dirty(), Seq: m.applied}, nil
 }

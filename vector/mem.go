@@ -3,6 +3,7 @@ package vector
 import (
 	"bytes"
 	"time"
+	"unsafe"
 
 	"github.com/snkv-go/snkv/internal/hnsw"
 )
@@ -13,7 +14,7 @@ import (
 type mem struct {
 	g       *hnsw.Graph
 	applied uint64
-	keys    [][]byte // node → key (nil: no live key)
+	keys    []string // node → key ("": no live key; keys are never empty), shared with byKey
 	seqs    []uint64 // node → the put it holds (kept for tombstones)
 	expire  []int64  // node → expiry ms (nil until a vector has one)
 	byKey   map[string]uint32
@@ -29,7 +30,7 @@ func newMem(g *hnsw.Graph) *mem {
 
 func (m *mem) grow(node uint32) {
 	for uint32(len(m.keys)) <= node {
-		m.keys = append(m.keys, nil)
+		m.keys = append(m.keys, "")
 		m.seqs = append(m.seqs, 0)
 		if m.expire != nil {
 			m.expire = append(m.expire, 0)
@@ -46,7 +47,7 @@ func pairKey(k, v string) string { return k + "\x00" + v }
 func (m *mem) set(node uint32, key []byte, seq uint64, expire int64, meta map[string]string) {
 	m.grow(node)
 	k := string(key)
-	m.keys[node] = []byte(k)
+	m.keys[node] = k
 	m.seqs[node] = seq
 	m.byKey[k] = node
 	if expire != 0 && m.expire == nil {
@@ -83,14 +84,14 @@ func (m *mem) set(node uint32, key []byte, seq uint64, expire int64, meta map[st
 
 // drop forgets node's key (it becomes a tombstone in the graph).
 func (m *mem) drop(node uint32) {
-	if int(node) >= len(m.keys) || m.keys[node] == nil {
+	if int(node) >= len(m.keys) || m.keys[node] == "" {
 		return
 	}
-	k := string(m.keys[node])
+	k := m.keys[node]
 	if m.byKey[k] == node {
 		delete(m.byKey, k)
 	}
-	m.keys[node] = nil
+	m.keys[node] = ""
 	if m.expire != nil && m.expire[node] != 0 {
 		m.expire[node] = 0
 		m.nexp--
@@ -102,7 +103,7 @@ func (m *mem) drop(node uint32) {
 
 // live reports whether node holds an unexpired key at nowMs.
 func (m *mem) live(node uint32, nowMs int64) bool {
-	if int(node) >= len(m.keys) || m.keys[node] == nil {
+	if int(node) >= len(m.keys) || m.keys[node] == "" {
 		return false
 	}
 	return m.expire == nil || m.expire[node] == 0 || m.expire[node] > nowMs
@@ -145,10 +146,10 @@ func (m *mem) filter(q *Query, now time.Time) (allow func(uint32) bool, subset [
 		if int(node) >= len(m.keys) {
 			return false
 		}
-		key := m.keys[node]
-		if key == nil {
+		if m.keys[node] == "" {
 			return false
 		}
+		key := keyBytes(m.keys[node])
 		if needExp && m.expire[node] != 0 && m.expire[node] <= nowMs {
 			return false
 		}
@@ -169,4 +170,23 @@ func (m *mem) filter(q *Query, now time.Time) (allow func(uint32) bool, subset [
 		return fn == nil || fn(key)
 	}
 	return allow, subset, true
+}
+
+// keyBytes returns the bytes of a key held in memory, without a copy: they
+// must not be written (filters only read them).
+func keyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// bytes estimates the memory of the per-node state beside the graph: the
+// slices, the keys and the key map (Go's map entry and bucket share,
+// about 40 bytes a key).
+func (m *mem) bytes() int64 {
+	b := int64(cap(m.keys))*16 + int64(cap(m.seqs))*8 + int64(cap(m.expire))*8 + int64(cap(m.meta))*24
+	for _, k := range m.keys {
+		b += int64(len(k))
+	}
+	b += int64(len(m.byKey)) * 40
+	for _, p := range m.posts {
+		b += int64(cap(p)) * 4
+	}
+	return b
 }

@@ -24,8 +24,8 @@ func (ix *Index) PurgeExpired(ctx context.Context) (int, error) {
 	ix.mu.RLock()
 	if m := ix.m; m != nil && m.nexp > 0 {
 		for node, k := range m.keys {
-			if k != nil && m.expire[node] != 0 && m.expire[node] <= now {
-				keys = append(keys, k)
+			if k != "" && m.expire[node] != 0 && m.expire[node] <= now {
+				keys = append(keys, []byte(k))
 			}
 		}
 	}

@@ -215,7 +215,7 @@ func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]b
 		if query.MaxDistance > 0 && r.Dist > query.MaxDistance && !ix.needsRerank(query) {
 			break
 		}
-		hits = append(hits, Hit{Key: append([]byte(nil), m.keys[r.ID]...), Distance: r.Dist})
+		hits = append(hits, Hit{Key: []byte(m.keys[r.ID]), Distance: r.Dist})
 	}
 	return hits, nil
 }
