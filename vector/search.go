@@ -203,9 +203,6 @@ func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]b
 		}
 		k *= over
 	}
-	if subset != nil && allow == nil {
-		allow = func(uint32) bool { return true }
-	}
 	res, err := m.g.Search(q, hnsw.SearchOptions{K: k, Ef: max(ef, k), Allow: allow, Subset: subset})
 	if err != nil {
 		return nil, ix.queryError(err)

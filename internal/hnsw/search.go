@@ -18,7 +18,10 @@ type SearchOptions struct {
 	// called under the graph's read lock, from the searching goroutine).
 	Allow func(id uint32) bool
 	// Subset, when not nil, is every id the search may return (Allow still
-	// applies): an exact scan of it when it is short, else it is a filter.
+	// applies): an exact scan of it when it is short. When it is long the
+	// search walks the graph with Allow as the filter, so Allow must then
+	// itself reject the ids outside Subset (without Allow, a set of Subset
+	// is built for the search).
 	Subset []uint32
 	// ExactBelow is the estimated number of matching vectors at or below
 	// which a filtered search is an exact scan; 0 means 2 · Ef · 2M.
@@ -72,8 +75,8 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 	case o.Subset != nil && len(o.Subset) <= exactBelow:
 		items = g.exact(s, qp, qn2, k, o.Subset, allow)
 	case o.Subset != nil || allow != nil:
-		if o.Subset != nil {
-			allow = subsetFilter(o.Subset, allow)
+		if o.Subset != nil && allow == nil {
+			allow = subsetFilter(o.Subset, nil)
 		}
 		if g.estimate(allow) <= exactBelow {
 			items = g.exact(s, qp, qn2, k, nil, allow)
