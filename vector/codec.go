@@ -114,7 +114,13 @@ func (r keyRow) encode() []byte {
 	return b
 }
 
-func decodeKeyRow(b []byte) (keyRow, error) {
+// decodeKeyRow decodes a key row; the value is a copy.
+func decodeKeyRow(b []byte) (keyRow, error) { return decodeKey(b, true) }
+
+// decodeKeyRowMeta decodes a key row without its value.
+func decodeKeyRowMeta(b []byte) (keyRow, error) { return decodeKey(b, false) }
+
+func decodeKey(b []byte, withValue bool) (keyRow, error) {
 	bad := func(what string) (keyRow, error) {
 		return keyRow{}, fmt.Errorf("%w: key row: %s", ErrCorrupt, what)
 	}
@@ -136,7 +142,9 @@ func decodeKeyRow(b []byte) (keyRow, error) {
 	if !ok {
 		return bad("value length")
 	}
-	r.value = append([]byte{}, v...)
+	if withValue {
+		r.value = append([]byte{}, v...)
+	}
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return bad("metadata count")

@@ -45,20 +45,24 @@ type savedNode struct {
 }
 
 func (ix *Index) loadTables(ctx context.Context, t tables, m *mem) error {
-	rows := map[uint32]keyRow{}
-	for e, err := range t.keys.All() {
+	live := 0
+	for e, err := range t.keys.Scan(kvstore.IterOptions{Borrow: true}) {
 		if err != nil {
 			return err
 		}
-		r, err := decodeKeyRow(e.Value)
+		r, err := decodeKeyRowMeta(e.Value)
 		if err != nil {
 			return fmt.Errorf("key %q: %w", e.Key, err)
 		}
-		rows[r.node] = r
+		if int(r.node) < len(m.keys) && m.keys[r.node] != "" {
+			return fmt.Errorf("%w: keys %q and %q share node %d", ErrCorrupt, m.keys[r.node], e.Key, r.node)
+		}
 		m.set(r.node, e.Key, r.seq, r.expire, r.meta)
+		live++
 	}
-	saved := make(map[uint32]savedNode, len(rows))
-	for e, err := range t.graph.All() {
+	isLive := func(node uint32) bool { return int(node) < len(m.keys) && m.keys[node] != "" }
+	saved := make([][][]uint32, len(m.keys))
+	for e, err := range t.graph.Scan(kvstore.IterOptions{Borrow: true}) {
 		if err != nil {
 			return err
 		}
@@ -66,25 +70,25 @@ func (ix *Index) loadTables(ctx context.Context, t tables, m *mem) error {
 			continue // CheckIntegrity reports it
 		}
 		node := be32(e.Key)
-		r, live := rows[node]
-		if !live {
+		if !isLive(node) {
 			continue
 		}
 		seq, links, err := decodeGraphRow(e.Value, ix.cfg.M)
-		if err != nil || seq != r.seq {
+		if err != nil || seq != m.seqs[node] {
 			continue // damaged or stale: linked again below
 		}
-		saved[node] = savedNode{seq, links}
+		saved[node] = links
 	}
 	var relink []uint32
-	vecs := map[uint32][]float32{}
+	var vecs [][]float32
 	bv := ix.cfg.BlockVecs
 	buf := make([]float32, 0, ix.cfg.Dim)
-	for e, err := range t.vecs.All() {
-		if err := ctx.Err(); err != nil {
+	loaded := 0
+	for e, err := range t.vecs.Scan(kvstore.IterOptions{Borrow: true}) {
+		if err != nil {
 			return err
 		}
-		if err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if len(e.Key) != 4 {
@@ -93,33 +97,36 @@ func (ix *Index) loadTables(ctx context.Context, t tables, m *mem) error {
 		base := be32(e.Key) * uint32(bv)
 		for i := range bv {
 			node := base + uint32(i)
-			if _, live := rows[node]; !live {
+			if !isLive(node) {
 				continue
 			}
 			v, ok := vecAt(e.Value, i, ix.cfg.Dim, buf)
 			if !ok {
 				return fmt.Errorf("%w: vector block %d is short", ErrCorrupt, base/uint32(bv))
 			}
-			if s, ok := saved[node]; ok {
-				err = m.g.Load(node, v, hnsw.Node{Level: len(s.links) - 1, Links: s.links})
+			if links := saved[node]; links != nil {
+				err = m.g.Load(node, v, hnsw.Node{Level: len(links) - 1, Links: links})
+				saved[node] = nil
 			} else {
-				vecs[node] = append([]float32(nil), v...)
+				vecs = append(vecs, append([]float32(nil), v...))
 				relink = append(relink, node)
 			}
 			if err != nil {
 				return fmt.Errorf("node %d: %w", node, err)
 			}
-			delete(rows, node)
+			loaded++
 		}
 	}
-	for node := range rows {
-		return fmt.Errorf("%w: node %d has a key but no vector", ErrCorrupt, node)
+	if loaded != live {
+		return fmt.Errorf("%w: %d keys but %d stored vectors", ErrCorrupt, live, loaded)
 	}
+	saved = nil
 	m.g.Prune()
-	for _, node := range relink {
-		if err := m.g.Insert(node, vecs[node]); err != nil {
+	for i, node := range relink {
+		if err := m.g.Insert(node, vecs[i]); err != nil {
 			return fmt.Errorf("node %d: %w", node, err)
 		}
+		vecs[i] = nil
 	}
 	return nil
 }
