@@ -175,8 +175,6 @@ func recallP50(t *testing.T, ix *vector.Index, set *vectest.Set, truth [][]vecte
 		s := time.Now()
 		hits, err := ix.Search(ctx, v, q)
 		lat = append(lat, time.Since(s))
-		// The machine is shared: take the best of the wall time and a
-		// second run's CPU time would mix two things, so report wall time.
 
 		require.NoError(t, err)
 		for _, h := range hits {
