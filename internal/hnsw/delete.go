@@ -85,7 +85,7 @@ func (g *Graph) relink(s *scratch, id uint32, l int, v []float32) {
 	if l == 0 {
 		mmax = g.m0
 	}
-	fv := g.decode(id, v)
+	fv := g.view(id, v)
 	fn2 := dot(fv, fv)
 	s.gen++
 	if s.gen == 0 {

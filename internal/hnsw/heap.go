@@ -111,6 +111,7 @@ type scratch struct {
 	ids     []uint32
 	q       []float32
 	v       []float32
+	w       []float32
 }
 
 func (g *Graph) getScratch() *scratch {

@@ -336,6 +336,16 @@ func (g *Graph) Vector(id uint32) []float32 {
 	return g.decode(id, make([]float32, g.cfg.Dim))
 }
 
+// view returns id's vector for reading: the arena's own slice for F32 (no
+// copy), else decoded into out.
+func (g *Graph) view(id uint32, out []float32) []float32 {
+	if g.cfg.Storage == F32 {
+		o := int(id&chunkMask) * g.cfg.Dim
+		return g.vf32[id>>chunkShift][o : o+g.cfg.Dim : o+g.cfg.Dim]
+	}
+	return g.decode(id, out)
+}
+
 func (g *Graph) decode(id uint32, out []float32) []float32 {
 	d := g.cfg.Dim
 	o := int(id&chunkMask) * d

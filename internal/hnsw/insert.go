@@ -177,7 +177,7 @@ func (g *Graph) selectHeuristic(s *scratch, w []item, m int) []item {
 		if len(out) >= m {
 			break
 		}
-		cv := g.decode(c.id, v)
+		cv := g.view(c.id, v)
 		cn2 := dot(cv, cv)
 		good := true
 		for _, o := range out {
@@ -205,12 +205,15 @@ func (g *Graph) addLink(s *scratch, from, to uint32, d float32, l, mmax int) {
 		}
 	}
 	g.markDirty(from)
+	if len(s.w) < g.cfg.Dim {
+		s.w = make([]float32, g.cfg.Dim)
+	}
 	if n < mmax {
 		b[1+n] = to
 		b[0]++
 		return
 	}
-	fv := g.decode(from, make([]float32, g.cfg.Dim))
+	fv := g.view(from, s.w)
 	fn2 := dot(fv, fv)
 	cands := make([]item, 0, n+1)
 	cands = append(cands, item{d, to})
