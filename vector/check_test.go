@@ -2,9 +2,11 @@ package vector_test
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/v1fixture"
 	"github.com/snkv-go/snkv/internal/vectest"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/vector"
@@ -88,4 +90,34 @@ func floatBytes(v []float32) []byte {
 		b = append(b, byte(u), byte(u>>8), byte(u>>16), byte(u>>24))
 	}
 	return b
+}
+
+// Upgrade converts the vector tables of a version-1 store like any hidden
+// table, and the index reads the same after it.
+func TestUpgradeCoversVectorTables(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	require.NoError(t, v1fixture.Create(path, epoch.UnixMilli(), map[string][]v1fixture.Row{"default": nil}))
+	db := openStore(t, path, kvstore.Options{})
+	v, err := db.FormatVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+	set := vectest.Generate(vectest.Clustered(300, 5, 8))
+	ix, err := vector.Open(ctx, db, "v", vector.Options{Dim: 8})
+	require.NoError(t, err)
+	fill(t, ix, set.Base, 100, nil)
+	require.NoError(t, ix.Close())
+	require.NoError(t, db.Upgrade(ctx))
+	v, err = db.FormatVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, v)
+	require.NoError(t, db.IntegrityCheck(ctx))
+	rep, err := db.CheckIntegrity(ctx)
+	require.NoError(t, err)
+	require.Zero(t, rep.Unverified, "every vector row has its checksum after Upgrade")
+	ix = openIndex(t, db, "v", vector.Options{})
+	for i := 0; i < 300; i += 29 {
+		hits, err := ix.Search(ctx, set.Base[i], vector.Query{K: 1})
+		require.NoError(t, err)
+		require.Equal(t, key(i), hits[0].Key)
+	}
 }

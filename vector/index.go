@@ -118,6 +118,11 @@ func Open(ctx context.Context, store *kvstore.Store, name string, opts Options) 
 	if opts.PersistStep == 0 {
 		opts.PersistStep = 4096
 	}
+	if !store.ReadOnly() {
+		if err := sealTables(ctx, store, name); err != nil {
+			return nil, fmt.Errorf("vector: open %q: %w", name, err)
+		}
+	}
 	ix := &Index{store: store, name: name, cfg: cfg, opts: opts, t: t, stop: make(chan struct{}), kick: make(chan struct{}, 1)}
 	if err := ix.load(ctx); err != nil {
 		return nil, fmt.Errorf("vector: open %q: %w", name, err)
@@ -142,12 +147,19 @@ func create(ctx context.Context, s *kvstore.Store, name string, opts Options) (t
 		return tables{}, fmt.Errorf("%w: M %d (2..128), EfConstruction %d (M..4096)", kvstore.ErrInvalidOption, m, efc)
 	}
 	cfg := config{Dim: opts.Dim, M: m, EfC: efc, Metric: opts.Metric, Storage: opts.Storage, BlockVecs: blockVecsFor(opts.Dim)}
+	// A version-1 store cannot record sealed tables (it cannot be
+	// encrypted either): its tables are sealed by the first writable Open
+	// after Upgrade.
+	v, err := s.FormatVersion(ctx)
+	if err != nil {
+		return tables{}, err
+	}
 	var t tables
-	err := s.Update(ctx, func(tx *kvstore.Tx) error {
+	err = s.Update(ctx, func(tx *kvstore.Tx) error {
 		ptrs := []**kvstore.ColumnFamily{&t.keys, &t.vecs, &t.graph, &t.log, &t.meta}
 		for i, suf := range suffixes {
 			var opt []kvstore.HiddenOption
-			if suf != suffixMeta {
+			if suf != suffixMeta && v >= 2 {
 				opt = append(opt, kvstore.HiddenSealed)
 			}
 			cf, err := tx.CreateHiddenTable(kind, name+suf, opt...)
@@ -169,6 +181,24 @@ func create(ctx context.Context, s *kvstore.Store, name string, opts Options) (t
 		return openTables(ctx, s, name)
 	}
 	return t, err
+}
+
+// sealTables marks the tables that hold vectors, values, metadata and links
+// sealed in a store of the current format, for an index created in a
+// version-1 store before Upgrade (a table already sealed is left alone).
+func sealTables(ctx context.Context, s *kvstore.Store, name string) error {
+	if v, err := s.FormatVersion(ctx); err != nil || v < 2 {
+		return err
+	}
+	for _, suf := range suffixes {
+		if suf == suffixMeta {
+			continue
+		}
+		if err := s.SealHiddenTable(ctx, kind, name+suf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (ix *Index) newGraph() (*hnsw.Graph, error) {
