@@ -34,6 +34,52 @@ func TestBenchVector(t *testing.T) {
 	for _, c := range []vectest.Config{vectest.Clustered(n, nq, dim), vectest.Hard(n, nq, dim)} {
 		benchSet(t, c)
 	}
+	benchInt8(t, vectest.Clustered(max(1000, n/5), nq, dim))
+	fmt.Println("packing (5,000 vectors each)")
+	for _, d := range []int{384, 768, 1536} {
+		benchPacking(t, d)
+	}
+}
+
+// benchInt8 measures an Int8 index: recall (reranked by the stored
+// float32 vectors) and the resident set per vector.
+func benchInt8(t *testing.T, c vectest.Config) {
+	set := vectest.Generate(c)
+	truth := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, nil)
+	fmt.Printf("int8 in memory (clustered, %d vectors)\n", len(set.Base))
+	path := filepath.Join(t.TempDir(), "int8.db")
+	db, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	ix, err := vector.Open(ctx, db, "v", vector.Options{Dim: c.Dim, Metric: vector.Cosine, Storage: vector.Int8})
+	require.NoError(t, err)
+	fill(t, ix, set.Base, 1000, nil)
+	r, p50 := recallP50(t, ix, set, truth, vector.Query{K: 10})
+	row("recall@10, p50 search (reranked)", "", "", "%.4f, %.3f ms", r, p50)
+	require.NoError(t, ix.Close())
+	require.NoError(t, db.Close())
+	open := childOpen(t, path, nil)
+	row("resident per vector, int8 (anonymous; all)", "≤ 0.8 KiB", "–", "%.2f KiB; %.2f KiB with the file's mapped pages", open.anonPerVec, open.rssPerVec)
+}
+
+// benchPacking measures the file against the bytes of the vectors it
+// holds, for a dimension.
+func benchPacking(t *testing.T, dim int) {
+	set := vectest.Generate(vectest.Clustered(5000, 0, dim))
+	path := filepath.Join(t.TempDir(), "pack.db")
+	db, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	ix, err := vector.Open(ctx, db, "v", vector.Options{Dim: dim, Metric: vector.Cosine})
+	require.NoError(t, err)
+	fill(t, ix, set.Base, 1000, nil)
+	require.NoError(t, ix.Close())
+	_, err = db.Checkpoint(ctx, kvstore.CheckpointTruncate)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	vecBytes := float64(len(set.Base) * 4 * dim)
+	row(fmt.Sprintf("file / vector bytes, d = %d", dim), "≤ 1.25", "4.8 KiB + 1.7 KiB for 1.5 KiB at d = 384",
+		"%.3f (%.2f KiB a vector)", float64(fi.Size())/vecBytes, float64(fi.Size())/float64(len(set.Base))/1024)
 }
 
 func envInt(name string, def int) int {
