@@ -143,7 +143,11 @@ func TestCommitVisibilityAndSnapshots(t *testing.T) {
 }
 
 func TestRecallAndReopen(t *testing.T) {
-	set := vectest.Generate(vectest.Clustered(3000, 50, 32))
+	n := 3000
+	if raceEnabled {
+		n = 1000
+	}
+	set := vectest.Generate(vectest.Clustered(n, 50, 32))
 	truth := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, nil)
 	db, path := tempStore(t, kvstore.Options{})
 	ix, err := vector.Open(ctx, db, "v", vector.Options{Dim: 32, Metric: vector.Cosine})
@@ -160,7 +164,7 @@ func TestRecallAndReopen(t *testing.T) {
 	ix = openIndex(t, db, "v", vector.Options{})
 	st, err := ix.Stats(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 3000, st.Count)
+	require.Equal(t, n, st.Count)
 	require.Equal(t, 0, st.Unpersisted, "a clean close saved every link: nothing linked again")
 	require.InDelta(t, r, recall(t, ix, set, truth, vector.Query{K: 10}), 1e-9, "the same graph")
 	require.NoError(t, db.IntegrityCheck(ctx))

@@ -39,7 +39,11 @@ func TestConfigAndBadInput(t *testing.T) {
 func TestMetricsAndStorages(t *testing.T) {
 	for _, m := range []Metric{L2, Cosine, Dot} {
 		for _, st := range []Storage{F32, F16, I8} {
-			g, set, truth := small(t, 2000, Config{Metric: m, Storage: st, Seed: 3})
+			n := 2000
+			if raceEnabled {
+				n = 600 // nine graphs: keep -race within a minute
+			}
+			g, set, truth := small(t, n, Config{Metric: m, Storage: st, Seed: 3})
 			r := recallOf(t, g, set, truth, SearchOptions{K: 10, Ef: 64})
 			want := 0.97
 			if st != F32 {
