@@ -16,6 +16,7 @@ const (
 	suffixVecs = "/vecs"  // block → the float32 vectors of blockVecs nodes
 	suffixGph  = "/graph" // node → the links it was saved with
 	suffixLog  = "/log"   // sequence → the change (for other processes)
+	suffixFree = "/free"  // node → nothing: slots of deleted vectors, for later puts
 )
 
 // formatVersion is the layout of the rows below.

@@ -35,17 +35,17 @@ type Index struct {
 	persistMu sync.Mutex // one persistence step at a time
 }
 
-type tables struct{ meta, keys, vecs, graph, log *kvstore.ColumnFamily }
+type tables struct{ meta, keys, vecs, graph, log, free *kvstore.ColumnFamily }
 
 func (t tables) in(tx *kvstore.Tx) tables {
-	return tables{tx.CF(t.meta), tx.CF(t.keys), tx.CF(t.vecs), tx.CF(t.graph), tx.CF(t.log)}
+	return tables{tx.CF(t.meta), tx.CF(t.keys), tx.CF(t.vecs), tx.CF(t.graph), tx.CF(t.log), tx.CF(t.free)}
 }
 
-var suffixes = []string{suffixKeys, suffixVecs, suffixGph, suffixLog, suffixMeta}
+var suffixes = []string{suffixKeys, suffixVecs, suffixGph, suffixLog, suffixFree, suffixMeta}
 
 func openTables(ctx context.Context, s *kvstore.Store, name string) (tables, error) {
 	var t tables
-	ptrs := []**kvstore.ColumnFamily{&t.keys, &t.vecs, &t.graph, &t.log, &t.meta}
+	ptrs := []**kvstore.ColumnFamily{&t.keys, &t.vecs, &t.graph, &t.log, &t.free, &t.meta}
 	for i, suf := range suffixes {
 		cf, err := s.OpenHiddenTable(ctx, kind, name+suf)
 		if err != nil {
@@ -156,10 +156,10 @@ func create(ctx context.Context, s *kvstore.Store, name string, opts Options) (t
 	}
 	var t tables
 	err = s.Update(ctx, func(tx *kvstore.Tx) error {
-		ptrs := []**kvstore.ColumnFamily{&t.keys, &t.vecs, &t.graph, &t.log, &t.meta}
+		ptrs := []**kvstore.ColumnFamily{&t.keys, &t.vecs, &t.graph, &t.log, &t.free, &t.meta}
 		for i, suf := range suffixes {
 			var opt []kvstore.HiddenOption
-			if suf != suffixMeta && v >= 2 {
+			if suf != suffixMeta && suf != suffixFree && v >= 2 {
 				opt = append(opt, kvstore.HiddenSealed)
 			}
 			cf, err := tx.CreateHiddenTable(kind, name+suf, opt...)
@@ -191,7 +191,7 @@ func sealTables(ctx context.Context, s *kvstore.Store, name string) error {
 		return err
 	}
 	for _, suf := range suffixes {
-		if suf == suffixMeta {
+		if suf == suffixMeta || suf == suffixFree {
 			continue
 		}
 		if err := s.SealHiddenTable(ctx, kind, name+suf); err != nil {

@@ -169,3 +169,58 @@ func TestRecallAndReopen(t *testing.T) {
 	require.InDelta(t, r, recall(t, ix, set, truth, vector.Query{K: 10}), 1e-9, "the same graph")
 	require.NoError(t, db.IntegrityCheck(ctx))
 }
+
+// The slot of a deleted or replaced vector is taken by a later put: an
+// index that keeps replacing its vectors does not grow, and another
+// process's view (which applies the changes from the log) agrees.
+func TestDeletedSlotsAreReused(t *testing.T) {
+	set := vectest.Generate(vectest.Clustered(600, 20, 16))
+	db, path := tempStore(t, kvstore.Options{})
+	ix := openIndex(t, db, "v", vector.Options{Dim: 16, Metric: vector.Cosine})
+	fill(t, ix, set.Base[:200], 100, nil)
+	other := openIndex(t, openStore(t, path, kvstore.Options{}), "v", vector.Options{})
+	for round := range 4 {
+		require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+			w := ix.In(tx)
+			for i := range 200 {
+				if i%2 == 0 {
+					if err := w.Delete(key(i)); err != nil {
+						return err
+					}
+				}
+			}
+			for i := range 200 {
+				if i%2 == 0 { // back, under the same key, with another vector
+					if err := w.Put(key(i), set.Base[200+i+round%2*200], vector.Put{}); err != nil {
+						return err
+					}
+				} else if i%5 == 0 { // replaced in place
+					if err := w.Put(key(i), set.Base[i], vector.Put{}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}))
+	}
+	for _, x := range []*vector.Index{ix, other} {
+		st, err := x.Stats(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 200, st.Count)
+		require.LessOrEqual(t, st.Slots, 340, "slots are reused (200 live, each round frees at most 140)")
+		for i := 1; i < 200; i += 2 {
+			hits, err := x.Search(ctx, set.Base[i], vector.Query{K: 1})
+			require.NoError(t, err)
+			require.Equal(t, key(i), hits[0].Key)
+		}
+		for i := 0; i < 200; i += 2 {
+			e, err := x.Get(ctx, key(i))
+			require.NoError(t, err)
+			require.Equal(t, set.Base[200+i+200], e.Vector, "the last round's vector")
+			hits, err := x.Search(ctx, e.Vector, vector.Query{K: 1})
+			require.NoError(t, err)
+			require.Equal(t, key(i), hits[0].Key)
+		}
+	}
+	require.NoError(t, db.IntegrityCheck(ctx))
+}

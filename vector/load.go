@@ -175,7 +175,7 @@ type change struct {
 func (ix *Index) apply(m *mem, ch change) error {
 	old, had := m.byKey[string(ch.key)]
 	if ch.row == nil {
-		if had {
+		if had && m.keys[old] == string(ch.key) {
 			m.drop(old)
 			m.g.Delete(old)
 		}
@@ -195,31 +195,36 @@ func (ix *Index) apply(m *mem, ch change) error {
 // committed is what a write's OnCommit hook runs: apply ch if it is the
 // next change, else catch up from the log (which holds it).
 func (ix *Index) committed(ch change) {
+	applied, err := ix.applyNext(ch)
+	if !applied {
+		err = ix.sync(context.Background())
+	}
+	ix.report(err)
+	ix.nudge()
+}
+
+// applyNext applies ch if it is the next change, and reports whether the
+// memory is now past it.
+func (ix *Index) applyNext(ch change) (bool, error) {
 	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	m := ix.m
-	if m == nil {
-		ix.mu.Unlock()
-		return
+	if m == nil || ch.seq <= m.applied {
+		return true, nil
 	}
-	if ch.seq <= m.applied {
-		ix.mu.Unlock()
-		return
+	if ch.seq != m.applied+1 {
+		return false, nil
 	}
-	if ch.seq == m.applied+1 {
-		err := ix.apply(m, ch)
-		m.applied = ch.seq
-		ix.mu.Unlock()
-		ix.report(err)
-		ix.nudge()
-		return
-	}
-	ix.mu.Unlock()
-	ix.report(ix.sync(context.Background()))
+	m.applied = ch.seq
+	return true, ix.apply(m, ch)
 }
 
 // nudge wakes the background writer when much is unsaved.
 func (ix *Index) nudge() {
-	if ix.m != nil && ix.m.g.Dirty() >= ix.opts.PersistStep {
+	ix.mu.RLock()
+	m := ix.m
+	ix.mu.RUnlock()
+	if m != nil && m.g.Dirty() >= ix.opts.PersistStep {
 		select {
 		case ix.kick <- struct{}{}:
 		default:
@@ -279,7 +284,10 @@ func (ix *Index) sync(ctx context.Context) error {
 			reload = true
 			return nil
 		}
+		// Keys that are gone first: a slot they freed may be taken by a
+		// key applied after them.
 		cache := map[uint32][]byte{}
+		var present []change
 		for _, key := range order {
 			ch := change{seq: upto, key: key}
 			raw, err := t.keys.Get(key)
@@ -292,11 +300,14 @@ func (ix *Index) sync(ctx context.Context) error {
 					return err
 				}
 				ch.row = &r
+				present = append(present, ch)
+				continue
 			} else if !errors.Is(err, kvstore.ErrNotFound) {
 				return err
 			}
 			changes = append(changes, ch)
 		}
+		changes = append(changes, present...)
 		return nil
 	})
 	if err != nil {

@@ -47,6 +47,9 @@ func pairKey(k, v string) string { return k + "\x00" + v }
 func (m *mem) set(node uint32, key []byte, seq uint64, expire int64, meta map[string]string) {
 	m.grow(node)
 	k := string(key)
+	if prev := m.keys[node]; prev != "" && prev != k && m.byKey[prev] == node {
+		delete(m.byKey, prev) // the slot was freed and taken by k
+	}
 	m.keys[node] = k
 	m.seqs[node] = seq
 	m.byKey[k] = node

@@ -93,15 +93,34 @@ func (w *Tx) PutBatch(items []Item) error {
 	if err != nil {
 		return err
 	}
+	reuse, err := w.takeFree(len(items))
+	if err != nil {
+		return err
+	}
+	var freed []uint32
 	bv := uint32(ix.cfg.BlockVecs)
 	blocks := map[uint32][]byte{}
 	var order []uint32
 	for i, it := range items {
-		node := uint32(next)
-		if next >= math.MaxUint32 {
-			return fmt.Errorf("vector: %q: put: %w: node ids exhausted", ix.name, kvstore.ErrInvalidArgument)
+		var node uint32
+		if len(reuse) > 0 {
+			node, reuse = reuse[0], reuse[1:]
+		} else {
+			if next >= math.MaxUint32 {
+				return fmt.Errorf("vector: %q: put: %w: node ids exhausted", ix.name, kvstore.ErrInvalidArgument)
+			}
+			node = uint32(next)
+			next++
 		}
-		next++
+		if raw, err := w.t.keys.Get(it.Key); err == nil {
+			old, err := decodeKeyRowMeta(raw)
+			if err != nil {
+				return fmt.Errorf("vector: %q: key %q: %w", ix.name, it.Key, err)
+			}
+			freed = append(freed, old.node)
+		} else if !errors.Is(err, kvstore.ErrNotFound) {
+			return err
+		}
 		seq++
 		b := node / bv
 		block, ok := blocks[b]
@@ -129,7 +148,38 @@ func (w *Tx) PutBatch(items []Item) error {
 			return err
 		}
 	}
+	for _, node := range freed {
+		if err := w.t.free.Put(u32key(node), nil); err != nil {
+			return err
+		}
+	}
 	return w.setCounters(seq, next)
+}
+
+// takeFree takes up to n slots of deleted vectors from the free table, the
+// lowest first.
+func (w *Tx) takeFree(n int) ([]uint32, error) {
+	var nodes []uint32
+	var keys [][]byte
+	for e, err := range w.t.free.All() {
+		if err != nil {
+			return nil, err
+		}
+		if len(e.Key) != 4 {
+			continue // CheckIntegrity reports it
+		}
+		nodes = append(nodes, be32(e.Key))
+		keys = append(keys, e.Key)
+		if len(nodes) == n {
+			break
+		}
+	}
+	for _, k := range keys {
+		if err := w.t.free.Delete(k); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
 }
 
 func (w *Tx) ctxOr() context.Context {
@@ -165,8 +215,8 @@ func (w *Tx) setCounters(seq, next uint64) error {
 
 // Delete removes key's vector in the transaction. A missing or expired key
 // gives ErrNotFound (an expired one is removed all the same). The vector's
-// bytes stay in its packed row until the row is written again; its slot is
-// not reused.
+// slot goes to the free table, where a later put takes it (and overwrites
+// the vector's bytes in its packed row).
 func (w *Tx) Delete(key []byte) error {
 	ix := w.ix
 	if err := ix.usable(w.ctxOr()); err != nil {
@@ -195,6 +245,9 @@ func (w *Tx) Delete(key []byte) error {
 		return err
 	}
 	if err := w.t.log.Put(u64key(seq), encodeLogRow(opDelete, r.node, key)); err != nil {
+		return err
+	}
+	if err := w.t.free.Put(u32key(r.node), nil); err != nil {
 		return err
 	}
 	ch := change{seq: seq, key: append([]byte(nil), key...), node: r.node}

@@ -103,7 +103,7 @@ type Graph struct {
 	dirty    []uint64
 	ndirty   int
 	pool     sync.Pool // *scratch
-	freeUp   []uint32  // offsets of freed upper runs, by level count (reused)
+	freeUp   [maxLevel + 1][]uint32 // freeUp[l]: offsets+1 of freed runs of l upper blocks, reused first
 }
 
 // New returns an empty graph for cfg.
@@ -269,16 +269,22 @@ func (g *Graph) setLevel(id uint32, level int) {
 	}
 	g.levels[id] = int8(level)
 	if level > 0 {
+		if free := g.freeUp[level]; len(free) > 0 {
+			g.upperOff[id] = free[len(free)-1]
+			g.freeUp[level] = free[:len(free)-1]
+			return
+		}
 		g.upperOff[id] = uint32(len(g.upper)) + 1
 		g.upper = append(g.upper, make([]uint32, level*g.blockU)...)
 	}
 }
 
-// releaseUpper clears id's upper blocks (their space is not reused; it is
-// small: one node in M has any).
+// releaseUpper clears id's upper blocks and keeps their run for the next
+// node of the same level.
 func (g *Graph) releaseUpper(id uint32, level int) {
 	o := int(g.upperOff[id] - 1)
 	clear(g.upper[o : o+level*g.blockU])
+	g.freeUp[level] = append(g.freeUp[level], g.upperOff[id])
 	g.upperOff[id] = 0
 }
 

@@ -198,3 +198,28 @@ func TestInsertAfterEveryNodeDeleted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []Result{{ID: 1, Dist: 2}}, res)
 }
+
+// Nodes inserted again (live or deleted) keep their level: links of others
+// to them at upper levels stay valid, and searches walk them (a new level
+// drawn for a taken-over node left links to levels it no longer had).
+func TestInsertAgainKeepsLevels(t *testing.T) {
+	set := vectest.Generate(vectest.Clustered(1200, 20, 8))
+	g, err := New(Config{Dim: 8, Metric: Cosine, M: 4, EfConstruction: 16, Seed: 11})
+	require.NoError(t, err)
+	for i := range 600 {
+		require.NoError(t, g.Insert(uint32(i), set.Base[i]))
+	}
+	for round := range 3 {
+		for i := range 600 {
+			if i%3 == round {
+				g.Delete(uint32(i))
+			}
+			require.NoError(t, g.Insert(uint32(i), set.Base[600+(i+round*37)%600]))
+		}
+		for _, q := range set.Queries {
+			res, err := g.Search(q, SearchOptions{K: 5, Ef: 16})
+			require.NoError(t, err)
+			require.Len(t, res, 5)
+		}
+	}
+}

@@ -3,8 +3,8 @@ package hnsw
 import "fmt"
 
 // Insert adds v as node id, or replaces the node id holds (its vector,
-// links and tombstone): the caller assigns ids, densely from 0 for the best
-// memory use. It fails with ErrDim or ErrVector for a bad vector. Cost:
+// links and tombstone; it keeps its level): the caller assigns ids, densely
+// from 0 for the best memory use. It fails with ErrDim or ErrVector for a bad vector. Cost:
 // O(EfConstruction · M · log n) distance computations; it holds the write
 // lock throughout.
 func (g *Graph) Insert(id uint32, v []float32) error {
@@ -21,10 +21,13 @@ func (g *Graph) Insert(id uint32, v []float32) error {
 	}
 	s.q = q
 	g.grow(id + 1)
-	if g.levels[id] >= 0 {
-		g.unlink(id)
-	}
 	level := g.randomLevel()
+	if old := int(g.levels[id]); old >= 0 {
+		// A node taken over keeps its level: links of others to it, at
+		// any level up to it, stay valid.
+		g.unlink(id)
+		level = old
+	}
 	g.setLevel(id, level)
 	g.store(id, q)
 	qn2 := dot(q, q)
