@@ -115,11 +115,18 @@ func checkIndex(ctx context.Context, s *kvstore.Store, name string) ([]string, [
 			}
 			blocks[be32(e.Key)] = len(e.Value) / (4 * cfg.Dim)
 		}
+		used := map[uint32][]byte{}
 		for e, err := range t.keys.All() {
 			if err != nil {
 				return err
 			}
 			r, err := decodeKeyRow(e.Value)
+			if err == nil {
+				if other, dup := used[r.node]; dup {
+					report("keys %q and %q share node %d", other, e.Key, r.node)
+				}
+				used[r.node] = e.Key
+			}
 			switch {
 			case err != nil:
 				report("key %q: %v", e.Key, err)
@@ -153,6 +160,16 @@ func checkIndex(ctx context.Context, s *kvstore.Store, name string) ([]string, [
 						break
 					}
 				}
+			}
+		}
+		for e, err := range t.free.All() {
+			if err != nil {
+				return err
+			}
+			if len(e.Key) != 4 || uint64(be32(e.Key)) >= next {
+				report("free row %x: not a node id below %d", e.Key, next)
+			} else if k, ok := used[be32(e.Key)]; ok {
+				report("node %d is free and holds key %q", be32(e.Key), k)
 			}
 		}
 		for e, err := range t.log.All() {

@@ -35,9 +35,14 @@ func TestDamagedGraphRowIsFoundAndRebuilt(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, g.Put([]byte{0, 0, 0, 7}, []byte("garbage")))
 		require.NoError(t, g.Put([]byte{0, 0, 0, 9}, append(make([]byte, 9), 1, 0xff, 0xff, 0xff, 0x7f))) // a link far out of range
+		free, err := db.OpenHiddenTable(ctx, "vector", "v/free")
+		require.NoError(t, err)
+		require.NoError(t, free.Put([]byte{0, 0, 0, 3}, nil)) // node 3 holds a key
 		rep, err := db.CheckIntegrity(ctx)
 		require.NoError(t, err)
-		require.Len(t, rep.Problems, 2, "%q", rep.Problems)
+		require.Len(t, rep.Problems, 3, "%q", rep.Problems)
+		require.Contains(t, rep.Problems[2], "node 3 is free and holds key")
+		require.NoError(t, free.Delete([]byte{0, 0, 0, 3}))
 		require.ErrorIs(t, db.IntegrityCheck(ctx), kvstore.ErrCorrupt)
 		fixed, err := db.Repair(ctx)
 		require.NoError(t, err)
