@@ -52,21 +52,34 @@ func BenchmarkPlainPutBatch(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(set.Base))/b.Elapsed().Seconds(), "vectors/s")
 }
 
-// BenchmarkSearch: a search of an index of 10,000 vectors of 384
-// dimensions, through the store (the check for other processes' commits
+// BenchmarkSearch: searches of an index of 20,000 vectors of 384
+// dimensions, unfiltered and filtered, through the store (the check for other processes' commits
 // included); internal/hnsw's BenchmarkExactScan is the scan it replaces.
 func BenchmarkSearch(b *testing.B) {
-	set := vectest.Generate(vectest.Clustered(10000, 100, 384))
+	set := vectest.Generate(vectest.Clustered(20000, 100, 384))
 	db, _ := tempStore(b, kvstore.Options{})
 	ix := openIndex(b, db, "v", vector.Options{Dim: 384, Metric: vector.Cosine})
-	fill(b, ix, set.Base, 1000, nil)
-	b.ResetTimer()
-	i := 0
-	for b.Loop() {
-		if _, err := ix.Search(ctx, set.Queries[i%len(set.Queries)], vector.Query{K: 10}); err != nil {
-			b.Fatal(err)
-		}
-		i++
+	fill(b, ix, set.Base, 1000, func(i int) map[string]string {
+		return map[string]string{"p10": fmt.Sprint(i % 10), "p100": fmt.Sprint(i % 100)}
+	})
+	for _, bc := range []struct {
+		name string
+		q    vector.Query
+	}{
+		{"all", vector.Query{K: 10}},
+		{"where-10%", vector.Query{K: 10, Where: map[string]string{"p10": "3"}}},
+		{"where-1%", vector.Query{K: 10, Where: map[string]string{"p100": "42"}}},
+		{"prefix-0.4%", vector.Query{K: 10, Prefix: []byte{'k', 0, 0}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := ix.Search(ctx, set.Queries[i%len(set.Queries)], bc.q); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }
 

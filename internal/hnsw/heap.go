@@ -112,6 +112,10 @@ type scratch struct {
 	q       []float32
 	v       []float32
 	w       []float32
+	// budget, when positive, is how many more distances a searchLayer
+	// may compute; exhausted tells it ran out.
+	budget    int
+	exhausted bool
 }
 
 func (g *Graph) getScratch() *scratch {

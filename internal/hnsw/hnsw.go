@@ -102,7 +102,7 @@ type Graph struct {
 	top      int // level of the entry point; -1 when empty
 	dirty    []uint64
 	ndirty   int
-	pool     sync.Pool // *scratch
+	pool     sync.Pool              // *scratch
 	freeUp   [maxLevel + 1][]uint32 // freeUp[l]: offsets+1 of freed runs of l upper blocks, reused first
 }
 

@@ -146,6 +146,13 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 			if !s.visit(nb) {
 				continue
 			}
+			if s.budget > 0 {
+				if s.budget--; s.budget == 0 {
+					s.exhausted = true
+					s.sel = s.res.sorted(s.sel)
+					return s.sel
+				}
+			}
 			d := g.dist(q, qn2, nb)
 			if len(s.res) < ef || d < s.res[0].d {
 				s.cand.push(item{d, nb})

@@ -75,16 +75,31 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 	case o.Subset != nil && len(o.Subset) <= exactBelow:
 		items = g.exact(s, qp, qn2, k, o.Subset, allow)
 	case o.Subset != nil || allow != nil:
-		if o.Subset != nil && allow == nil {
-			allow = subsetFilter(o.Subset, nil)
+		// The exact scan costs a distance per match (and, without a
+		// subset, a cheap filter call per node); the graph search gets
+		// that many distances, and the exact scan takes over when it runs
+		// out or finds fewer than K.
+		var est, budget int
+		if o.Subset != nil {
+			if allow == nil {
+				allow = subsetFilter(o.Subset, nil)
+			}
+			est = len(o.Subset)
+			budget = est
+		} else {
+			est = g.estimate(allow)
+			budget = est + int(g.n)/8
 		}
-		if g.estimate(allow) <= exactBelow {
-			items = g.exact(s, qp, qn2, k, nil, allow)
+		if est <= exactBelow {
+			items = g.exact(s, qp, qn2, k, o.Subset, allow)
 			break
 		}
+		s.budget, s.exhausted = max(budget, 1), false
 		items = g.graphSearch(s, qp, qn2, ef, allow)
-		if len(items) < k {
-			items = g.exact(s, qp, qn2, k, nil, allow)
+		exhausted := s.exhausted
+		s.budget = 0
+		if exhausted || len(items) < k {
+			items = g.exact(s, qp, qn2, k, o.Subset, allow)
 		}
 	default:
 		items = g.graphSearch(s, qp, qn2, ef, nil)
