@@ -214,7 +214,8 @@ func (w *Tx) setCounters(seq, next uint64) error {
 }
 
 // Delete removes key's vector in the transaction. A missing or expired key
-// gives ErrNotFound (an expired one is removed all the same). The vector's
+// gives ErrNotFound (an expired one is removed all the same, if the
+// transaction commits). The vector's
 // slot goes to the free table, where a later put takes it (and overwrites
 // the vector's bytes in its packed row).
 func (w *Tx) Delete(key []byte) error {
@@ -256,10 +257,14 @@ func (w *Tx) Delete(key []byte) error {
 		return err
 	}
 	if r.expire != 0 && r.expire <= ix.store.Clock().Now().UnixMilli() {
-		return kvstore.ErrNotFound
+		return errExpired
 	}
 	return nil
 }
+
+// errExpired is Tx.Delete's ErrNotFound for a key that had expired: the
+// delete was made, and Index.Delete commits it.
+var errExpired = fmt.Errorf("%w: the key had expired", kvstore.ErrNotFound)
 
 // Get returns key's vector, value, metadata and expiry as the transaction
 // sees them; ErrNotFound if missing or expired.
@@ -312,9 +317,21 @@ func (ix *Index) PutBatch(ctx context.Context, items []Item) error {
 	return ix.update(ctx, func(w *Tx) error { return w.PutBatch(items) })
 }
 
-// Delete is Tx.Delete in a transaction of its own.
+// Delete is Tx.Delete in a transaction of its own (which commits the
+// removal of an expired key, and returns ErrNotFound).
 func (ix *Index) Delete(ctx context.Context, key []byte) error {
-	return ix.update(ctx, func(w *Tx) error { return w.Delete(key) })
+	expired := false
+	err := ix.update(ctx, func(w *Tx) error {
+		err := w.Delete(key)
+		if err == errExpired {
+			expired, err = true, nil
+		}
+		return err
+	})
+	if err == nil && expired {
+		return errExpired
+	}
+	return err
 }
 
 // Get is Tx.Get in a read transaction of its own.
