@@ -15,7 +15,8 @@ import (
 // for one) and the repair of what those checks find; CheckIntegrity,
 // IntegrityCheck and Repair then run them on every store that has hidden
 // tables of that kind, after their own work, whichever code opened the
-// store. The row-level checks (checksums, STRICT types, Upgrade) already
+// store (but not RepairFile on an encrypted store, which it opens without
+// the secret: the layers' rows may be sealed). The row-level checks (checksums, STRICT types, Upgrade) already
 // cover hidden tables like column families.
 
 // Layer is the maintenance a layer registers for its kind of hidden tables.
@@ -62,8 +63,12 @@ func validKind(kind string) bool {
 }
 
 // registeredLayers returns the registered kinds that store has hidden
-// tables of, sorted, with their layers.
+// tables of, sorted, with their layers; none for an encrypted store opened
+// without its secret (RepairFile), whose sealed rows layers cannot read.
 func (s *Store) registeredLayers(ctx context.Context) ([]string, map[string]Layer, error) {
+	if s.opts.keyless && s.reg.SealHeader() != nil {
+		return nil, nil, nil
+	}
 	layersMu.RLock()
 	all := make(map[string]Layer, len(layers))
 	for k, l := range layers {

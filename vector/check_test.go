@@ -126,3 +126,19 @@ func TestUpgradeCoversVectorTables(t *testing.T) {
 		require.Equal(t, key(i), hits[0].Key)
 	}
 }
+
+// RepairFile opens an encrypted store without its secret: the vector
+// layer cannot read its rows there and leaves them alone instead of
+// failing the repair of the rest.
+func TestRepairFileOfEncryptedStoreWithIndex(t *testing.T) {
+	enc := &kvstore.Encryption{Password: []byte("pw"), KDF: kvstore.LightKDF}
+	db, path := tempStore(t, kvstore.Options{Encryption: enc})
+	ix, err := vector.Open(ctx, db, "v", vector.Options{Dim: 2})
+	require.NoError(t, err)
+	require.NoError(t, ix.Put(ctx, []byte("a"), []float32{1, 2}, vector.Put{}))
+	require.NoError(t, ix.Close())
+	require.NoError(t, db.Close())
+	fixed, err := kvstore.RepairFile(ctx, path, kvstore.Options{})
+	require.NoError(t, err)
+	require.Empty(t, fixed)
+}
