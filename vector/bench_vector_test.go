@@ -187,7 +187,9 @@ func benchSet(t *testing.T, c vectest.Config) {
 
 	// Open of the same store encrypted (converted in place first).
 	enc := &kvstore.Encryption{Password: []byte("bench"), KDF: kvstore.LightKDF}
-	edb, err := kvstore.Open(path, kvstore.Options{Encryption: enc})
+	conv := *enc
+	conv.EncryptInPlace = true
+	edb, err := kvstore.Open(path, kvstore.Options{Encryption: &conv})
 	require.NoError(t, err)
 	require.NoError(t, edb.Close())
 	open = childOpen(t, path, enc)
