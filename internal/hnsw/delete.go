@@ -2,20 +2,21 @@ package hnsw
 
 // Delete makes id a tombstone: it is never returned again but keeps routing
 // searches until RepairDeleted rewires around it. It reports whether id
-// held a live node. Cost: O(1), or O(n) when id is the entry point.
+// held a live node (a node staged and not yet published is not one: it is
+// left alone). Cost: O(1), or O(n) when id is the entry point.
 func (g *Graph) Delete(id uint32) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if id >= g.n || g.levels[id] < 0 || bit(g.deleted, id) {
+	if !g.returnable(id) {
 		return false
 	}
 	setBit(&g.deleted, id)
 	g.live--
 	g.tombs++
-	if g.entry == id {
+	if e, _ := g.entryPoint(); e == id {
 		g.pickEntry(id)
-		if g.top < 0 {
-			g.entry, g.top = id, int(g.levels[id])
+		if _, top := g.entryPoint(); top < 0 {
+			g.setEntry(id, int(g.levels[id]))
 		}
 	}
 	return true
@@ -71,9 +72,9 @@ func (g *Graph) RepairDeleted() []uint32 {
 		g.tombs--
 		g.markDirty(id)
 	}
-	if g.live == 0 {
-		g.top = -1
-	} else if g.top < 0 || g.levels[g.entry] < 0 {
+	if entry, top := g.entryPoint(); g.live+g.staged == 0 {
+		g.setEntry(0, -1)
+	} else if top < 0 || g.levels[entry] < 0 {
 		g.pickEntry(^uint32(0))
 	}
 	return freed

@@ -108,6 +108,7 @@ type scratch struct {
 	res     maxHeap
 	tmp     []item
 	sel     []item
+	cands   []item
 	ids     []uint32
 	q       []float32
 	v       []float32

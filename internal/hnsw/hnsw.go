@@ -18,8 +18,13 @@
 // graph search that finds fewer than K matches is completed by one, so a
 // search returns min(K, matching) results.
 //
-// A Graph is safe for concurrent use: searches run in parallel under a read
-// lock, inserts and deletes take the write lock.
+// A Graph is safe for concurrent use. Inserts are staged (the vector stored,
+// the slot reserved: a short write lock), linked (under the read lock, on
+// as many goroutines as the caller gives, beside searches: every node's
+// link lists have a lock for their writers, and readers load the links
+// atomically, as hnswlib does) and published (a short write lock again),
+// so a batch becomes visible to searches at once. Deletes, repairs and
+// loads take the write lock.
 package hnsw
 
 import (
@@ -28,6 +33,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 )
 
 // Metric is the distance a graph is built for.
@@ -74,9 +80,20 @@ const (
 	maxLevel   = 16
 	// levelEmpty marks a slot that holds no node.
 	levelEmpty = -1
+	// linkStripes is the number of locks the writers of link lists share
+	// (node id modulo it).
+	linkStripes = 1024
 )
 
 // Graph is an HNSW index.
+//
+// Locking: mu's write lock guards the structure (slot allocation, levels,
+// vectors, the deleted and pending bits, the counters); its read lock is
+// held by searches and by the linking of staged nodes. While nodes are
+// being linked, link blocks change under linkMu (one stripe per node, one
+// held at a time) and are read with atomic loads; the entry point is an
+// atomic word, and topMu is held through the linking of a node that goes
+// above the top level. The dirty bits are atomic words.
 type Graph struct {
 	cfg      Config
 	m, m0    int // links per upper level and at level 0
@@ -84,6 +101,9 @@ type Graph struct {
 	blockU   int // m + 1
 	ml       float64
 	mu       sync.RWMutex
+	linkMu   [linkStripes]sync.Mutex
+	topMu    sync.Mutex
+	ep       atomic.Uint64 // entry point: id | (top level + 1) << 32; 0 above: empty
 	rng      *rand.Rand
 	n        uint32 // slots in use: every id < n has been inserted once
 	levels   []int8
@@ -96,12 +116,12 @@ type Graph struct {
 	scale    []float32 // I8: the per-vector scale
 	norm2    []float32 // I8 and F16 under L2: |x|²
 	deleted  []uint64  // tombstone bits
+	pending  []uint64  // staged nodes not yet published: they route, are never returned
 	live     int
 	tombs    int
-	entry    uint32
-	top      int // level of the entry point; -1 when empty
-	dirty    []uint64
-	ndirty   int
+	staged   int                    // nodes staged and not yet published
+	dirty    []uint64               // atomic words, as long as the other bitmaps
+	ndirty   atomic.Int64           // bits set in dirty
 	pool     sync.Pool              // *scratch
 	freeUp   [maxLevel + 1][]uint32 // freeUp[l]: offsets+1 of freed runs of l upper blocks, reused first
 }
@@ -126,7 +146,7 @@ func New(cfg Config) (*Graph, error) {
 	if cfg.Metric > Dot || cfg.Storage > I8 {
 		return nil, fmt.Errorf("hnsw: unknown metric %d or storage %d", cfg.Metric, cfg.Storage)
 	}
-	g := &Graph{cfg: cfg, m: cfg.M, m0: 2 * cfg.M, top: -1}
+	g := &Graph{cfg: cfg, m: cfg.M, m0: 2 * cfg.M}
 	g.block0, g.blockU = g.m0+1, g.m+1
 	g.ml = 1 / math.Log(float64(cfg.M))
 	g.rng = rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5851f42d4c957f2d))
@@ -157,11 +177,32 @@ func (g *Graph) Tombstones() int {
 	return g.tombs
 }
 
-// Contains reports whether id holds a live node.
+// Contains reports whether id holds a live node (published: a staged node
+// is not live yet).
 func (g *Graph) Contains(id uint32) bool {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	return id < g.n && g.levels[id] >= 0 && !bit(g.deleted, id)
+	return g.returnable(id)
+}
+
+// returnable reports whether id holds a node a search may return: not
+// empty, deleted or staged.
+func (g *Graph) returnable(id uint32) bool {
+	return id < g.n && g.levels[id] >= 0 && !bit(g.deleted, id) && !bit(g.pending, id)
+}
+
+// entryPoint returns the entry point and the top level (-1: none).
+func (g *Graph) entryPoint() (uint32, int) {
+	v := g.ep.Load()
+	return uint32(v), int(v>>32) - 1
+}
+
+func (g *Graph) setEntry(id uint32, top int) {
+	if top < 0 {
+		g.ep.Store(0)
+		return
+	}
+	g.ep.Store(uint64(id) | uint64(top+1)<<32)
 }
 
 // MemoryBytes returns the bytes the graph's arrays hold (capacity, not
@@ -183,7 +224,7 @@ func (g *Graph) MemoryBytes() int64 {
 		b += int64(cap(c))
 	}
 	b += int64(cap(g.levels)) + 4*int64(cap(g.upperOff)+cap(g.upper)+cap(g.scale)+cap(g.norm2))
-	b += 8 * int64(cap(g.deleted)+cap(g.dirty))
+	b += 8 * int64(cap(g.deleted)+cap(g.pending)+cap(g.dirty))
 	return b
 }
 
@@ -226,6 +267,16 @@ func (g *Graph) grow(n uint32) {
 		}
 		g.n++
 	}
+	words := int(g.n+63) >> 6
+	for len(g.dirty) < words {
+		g.dirty = append(g.dirty, 0)
+	}
+	for len(g.deleted) < words {
+		g.deleted = append(g.deleted, 0)
+	}
+	for len(g.pending) < words {
+		g.pending = append(g.pending, 0)
+	}
 }
 
 // links returns the link block of id at level: [count, link...].
@@ -239,22 +290,44 @@ func (g *Graph) links(id uint32, level int) []uint32 {
 	return g.upper[o : o+g.blockU : o+g.blockU]
 }
 
-// neighbours returns the links of id at level.
+// neighbours returns the links of id at level, for code that holds the
+// write lock (nothing links meanwhile).
 func (g *Graph) neighbours(id uint32, level int) []uint32 {
 	b := g.links(id, level)
 	return b[1 : 1+b[0]]
 }
 
-func (g *Graph) setNeighbours(id uint32, level int, ids []uint32) {
-	b := g.links(id, level)
-	b[0] = uint32(copy(b[1:], ids))
-	g.markDirty(id)
+// linkCount returns the number of links of block b, and linkAt link i,
+// read atomically: other goroutines may be linking. A list rewritten
+// meanwhile may be read half old, half new: every id read is a node.
+func linkCount(b []uint32) int        { return min(int(atomic.LoadUint32(&b[0])), len(b)-1) }
+func linkAt(b []uint32, i int) uint32 { return atomic.LoadUint32(&b[1+i]) }
+
+// storeLinks writes ids as the links of block b (the caller holds the
+// node's link lock, or the write lock): the links first, then the count.
+func storeLinks(b []uint32, ids []uint32) {
+	for i, x := range ids {
+		atomic.StoreUint32(&b[1+i], x)
+	}
+	atomic.StoreUint32(&b[0], uint32(len(ids)))
 }
 
+// lockLinks locks the link lists of id for writing.
+func (g *Graph) lockLinks(id uint32) *sync.Mutex {
+	mu := &g.linkMu[id%linkStripes]
+	mu.Lock()
+	return mu
+}
+
+// markDirty records that id's links changed (atomic: linking goroutines
+// share the words; grow made them long enough).
 func (g *Graph) markDirty(id uint32) {
-	if !bit(g.dirty, id) {
-		setBit(&g.dirty, id)
-		g.ndirty++
+	w, m := &g.dirty[id>>6], uint64(1)<<(id&63)
+	if atomic.LoadUint64(w)&m != 0 {
+		return
+	}
+	if atomic.OrUint64(w, m)&m == 0 {
+		g.ndirty.Add(1)
 	}
 }
 

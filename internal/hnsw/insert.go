@@ -1,76 +1,15 @@
 package hnsw
 
-import "fmt"
+import "sync/atomic"
 
 // Insert adds v as node id, or replaces the node id holds (its vector,
 // links and tombstone; it keeps its level): the caller assigns ids, densely
-// from 0 for the best memory use. It fails with ErrDim or ErrVector for a bad vector. Cost:
-// O(EfConstruction · M · log n) distance computations; it holds the write
-// lock throughout.
+// from 0 for the best memory use. It fails with ErrDim or ErrVector for a
+// bad vector, and for an id staged by a batch not yet published. It is
+// InsertBatch of one vector on the calling goroutine. Cost:
+// O(EfConstruction · M · log n) distance computations.
 func (g *Graph) Insert(id uint32, v []float32) error {
-	if id == ^uint32(0) {
-		return fmt.Errorf("hnsw: id %d out of range", id)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	s := g.getScratchFor(id + 1)
-	defer g.putScratch(s)
-	q, err := g.prepare(v, s.q)
-	if err != nil {
-		return err
-	}
-	s.q = q
-	g.grow(id + 1)
-	level := g.randomLevel()
-	if old := int(g.levels[id]); old >= 0 {
-		// A node taken over keeps its level: links of others to it, at
-		// any level up to it, stay valid.
-		g.unlink(id)
-		level = old
-	}
-	g.setLevel(id, level)
-	g.store(id, q)
-	qn2 := dot(q, q)
-	g.live++
-	g.markDirty(id)
-	for l := 0; l <= level; l++ {
-		b := g.links(id, l)
-		b[0] = 0
-	}
-	if g.top < 0 || g.live == 1 {
-		// The first live node (tombstones, if any, are left behind:
-		// nothing live is reachable only through them).
-		g.entry, g.top = id, level
-		return nil
-	}
-	ep := item{g.dist(q, qn2, g.entry), g.entry}
-	for l := g.top; l > level; l-- {
-		ep = g.greedy(q, qn2, ep, l)
-	}
-	eps := append(s.tmp[:0], ep)
-	for l := min(level, g.top); l >= 0; l-- {
-		w := g.searchLayer(s, q, qn2, eps, g.cfg.EfConstruction, l, nil, true)
-		mmax := g.m
-		if l == 0 {
-			mmax = g.m0
-		}
-		sel := g.selectHeuristic(s, w, g.m)
-		ids := s.ids[:0]
-		for _, it := range sel {
-			ids = append(ids, it.id)
-		}
-		g.setNeighbours(id, l, ids)
-		for _, it := range sel {
-			g.addLink(s, it.id, id, it.d, l, mmax)
-		}
-		s.ids = ids
-		eps = append(eps[:0], w...)
-	}
-	s.tmp = eps
-	if level > g.top {
-		g.entry, g.top = id, level
-	}
-	return nil
+	return g.InsertBatch([]uint32{id}, [][]float32{v}, 1)
 }
 
 // getScratchFor returns scratch whose visited array covers ids below n.
@@ -85,7 +24,8 @@ func (g *Graph) getScratchFor(n uint32) *scratch {
 
 // unlink empties the slot of id before it is inserted again: its own links
 // go (links of others that point to it stay and now lead to the new vector,
-// as in hnswlib's replacement of deleted elements).
+// as in hnswlib's replacement of deleted elements). The caller holds the
+// write lock.
 func (g *Graph) unlink(id uint32) {
 	if bit(g.deleted, id) {
 		clearBit(g.deleted, id)
@@ -93,7 +33,7 @@ func (g *Graph) unlink(id uint32) {
 	} else {
 		g.live--
 	}
-	if g.entry == id {
+	if e, _ := g.entryPoint(); e == id {
 		g.pickEntry(id)
 	}
 }
@@ -102,7 +42,9 @@ func (g *Graph) unlink(id uint32) {
 func (g *Graph) greedy(q []float32, qn2 float32, ep item, l int) item {
 	for changed := true; changed; {
 		changed = false
-		for _, nb := range g.neighbours(ep.id, l) {
+		b := g.links(ep.id, l)
+		for i, n := 0, linkCount(b); i < n; i++ {
+			nb := linkAt(b, i)
 			if d := g.dist(q, qn2, nb); d < ep.d {
 				ep, changed = item{d, nb}, true
 			}
@@ -112,10 +54,11 @@ func (g *Graph) greedy(q []float32, qn2 float32, ep item, l int) item {
 }
 
 // searchLayer is the beam search of level l from eps, keeping the ef
-// nearest nodes that allow accepts (all when nil; tombstones never when
-// live is set). Tombstones and rejected nodes still route the search. The
-// result, nearest first, lives in s.sel until the next call.
-func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef, l int, allow func(uint32) bool, live bool) []item {
+// nearest nodes that allow accepts (all when nil), never tombstones, and
+// for a query (not an insert) never staged nodes. Tombstones, staged and
+// rejected nodes still route the search. The result, nearest first, lives
+// in s.sel until the next call.
+func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef, l int, allow func(uint32) bool, query bool) []item {
 	s.gen++
 	if s.gen == 0 {
 		clear(s.visited)
@@ -123,7 +66,7 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 	}
 	s.cand, s.res = s.cand[:0], s.res[:0]
 	ok := func(id uint32) bool {
-		return (!live || !bit(g.deleted, id)) && (allow == nil || allow(id))
+		return !bit(g.deleted, id) && (!query || !bit(g.pending, id)) && (allow == nil || allow(id))
 	}
 	for _, ep := range eps {
 		if !s.visit(ep.id) {
@@ -142,7 +85,9 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 		if len(s.res) >= ef && c.d > s.res[0].d {
 			break
 		}
-		for _, nb := range g.neighbours(c.id, l) {
+		b := g.links(c.id, l)
+		for i, n := 0, linkCount(b); i < n; i++ {
+			nb := linkAt(b, i)
 			if !s.visit(nb) {
 				continue
 			}
@@ -205,8 +150,10 @@ func (g *Graph) selectHeuristic(s *scratch, w []item, m int) []item {
 
 // addLink adds the link from to to at level l (d is their distance); when
 // from's list is full, it is shrunk by the heuristic over its links and the
-// new one.
+// new one. It takes from's link lock.
 func (g *Graph) addLink(s *scratch, from, to uint32, d float32, l, mmax int) {
+	mu := g.lockLinks(from)
+	defer mu.Unlock()
 	b := g.links(from, l)
 	n := int(b[0])
 	for _, x := range b[1 : 1+n] {
@@ -219,24 +166,26 @@ func (g *Graph) addLink(s *scratch, from, to uint32, d float32, l, mmax int) {
 		s.w = make([]float32, g.cfg.Dim)
 	}
 	if n < mmax {
-		b[1+n] = to
-		b[0]++
+		atomic.StoreUint32(&b[1+n], to)
+		atomic.StoreUint32(&b[0], uint32(n+1))
 		return
 	}
 	fv := g.view(from, s.w)
 	fn2 := dot(fv, fv)
-	cands := make([]item, 0, n+1)
+	cands := s.cands[:0]
 	cands = append(cands, item{d, to})
 	for _, x := range b[1 : 1+n] {
 		cands = append(cands, item{g.dist(fv, fn2, x), x})
 	}
+	s.cands = cands
 	sortItems(cands)
 	sel := g.selectHeuristic(s, cands, mmax)
-	b[0] = 0
+	ids := s.ids[:0]
 	for _, it := range sel {
-		b[1+b[0]] = it.id
-		b[0]++
+		ids = append(ids, it.id)
 	}
+	s.ids = ids
+	storeLinks(b, ids)
 }
 
 // sortItems sorts by distance, nearest first (insertion sort: lists are
@@ -252,22 +201,25 @@ func sortItems(a []item) {
 	}
 }
 
-// pickEntry makes the highest-level live node other than not the entry point.
+// pickEntry makes the highest-level live node other than not the entry
+// point (staged nodes count: they are being linked). The caller holds the
+// write lock.
 func (g *Graph) pickEntry(not uint32) {
-	g.top = -1
+	entry, top := uint32(0), -1
 	for id := uint32(0); id < g.n; id++ {
 		if id == not || g.levels[id] < 0 || bit(g.deleted, id) {
 			continue
 		}
-		if int(g.levels[id]) > g.top {
-			g.entry, g.top = id, int(g.levels[id])
+		if int(g.levels[id]) > top {
+			entry, top = id, int(g.levels[id])
 		}
 	}
-	if g.top < 0 { // only tombstones (or nothing) left: route through one
+	if top < 0 { // only tombstones (or nothing) left: route through one
 		for id := uint32(0); id < g.n; id++ {
-			if id != not && g.levels[id] >= 0 && int(g.levels[id]) > g.top {
-				g.entry, g.top = id, int(g.levels[id])
+			if id != not && g.levels[id] >= 0 && int(g.levels[id]) > top {
+				entry, top = id, int(g.levels[id])
 			}
 		}
 	}
+	g.setEntry(entry, top)
 }

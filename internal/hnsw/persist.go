@@ -3,6 +3,7 @@ package hnsw
 import (
 	"fmt"
 	"math/bits"
+	"sync/atomic"
 )
 
 // Node is one node's place in the graph, as a caller persists it.
@@ -11,16 +12,21 @@ type Node struct {
 	Links [][]uint32 // Links[l]: its neighbours at level l, 0..Level
 }
 
-// Node returns id's links, or false if id holds no node (or a tombstone).
+// Node returns id's links, or false if id holds no node, a tombstone or a
+// node staged and not yet published. Safe beside linking: the lists are
+// read under id's link lock.
 func (g *Graph) Node(id uint32) (Node, bool) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	if id >= g.n || g.levels[id] < 0 || bit(g.deleted, id) {
+	if !g.returnable(id) {
 		return Node{}, false
 	}
 	n := Node{Level: int(g.levels[id]), Links: make([][]uint32, int(g.levels[id])+1)}
+	mu := g.lockLinks(id)
+	defer mu.Unlock()
 	for l := range n.Links {
-		n.Links[l] = append([]uint32(nil), g.neighbours(id, l)...)
+		b := g.links(id, l)
+		n.Links[l] = append([]uint32(nil), b[1:1+b[0]]...)
 	}
 	return n, true
 }
@@ -46,6 +52,9 @@ func (g *Graph) Load(id uint32, v []float32, n Node) error {
 		return err
 	}
 	g.grow(id + 1)
+	if bit(g.pending, id) {
+		return fmt.Errorf("hnsw: id %d is staged by a batch not yet published", id)
+	}
 	if g.levels[id] >= 0 {
 		g.unlink(id)
 	}
@@ -56,8 +65,8 @@ func (g *Graph) Load(id uint32, v []float32, n Node) error {
 		b[0] = uint32(copy(b[1:], ls))
 	}
 	g.live++
-	if n.Level > g.top {
-		g.entry, g.top = id, n.Level
+	if _, top := g.entryPoint(); n.Level > top {
+		g.setEntry(id, n.Level)
 	}
 	return nil
 }
@@ -91,37 +100,46 @@ func (g *Graph) Prune() int {
 
 // TakeDirty returns up to max ids whose links changed since they were last
 // taken (every id of an Insert, of the lists it changed, of RepairDeleted's
-// work), smallest first, and forgets them. Dirty returns how many there are.
+// work), smallest first, and forgets them; nodes staged and not yet
+// published stay for a later call. Dirty returns how many there are. Both
+// are safe beside linking.
 func (g *Graph) TakeDirty(max int) []uint32 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.mu.RLock()
+	defer g.mu.RUnlock()
 	var out []uint32
-	for w, word := range g.dirty {
+	for w := range g.dirty {
+		word := atomic.LoadUint64(&g.dirty[w])
+		if len(g.pending) > w {
+			word &^= g.pending[w]
+		}
+		var took uint64
 		for word != 0 && len(out) < max {
 			b := uint32(bits.TrailingZeros64(word))
 			out = append(out, uint32(w)<<6|b)
 			word &^= 1 << b
+			took |= 1 << b
 		}
-		g.dirty[w] = word
+		if took != 0 {
+			atomic.AndUint64(&g.dirty[w], ^took)
+		}
 		if len(out) >= max {
 			break
 		}
 	}
-	g.ndirty -= len(out)
+	g.ndirty.Add(-int64(len(out)))
 	return out
 }
 
-// Dirty returns how many ids TakeDirty has to give.
-func (g *Graph) Dirty() int {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return g.ndirty
-}
+// Dirty returns how many ids TakeDirty has to give (staged nodes
+// included).
+func (g *Graph) Dirty() int { return int(g.ndirty.Load()) }
 
 // MarkDirty makes TakeDirty give id again (a caller whose write of it
 // failed).
 func (g *Graph) MarkDirty(id uint32) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.markDirty(id)
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if id < g.n {
+		g.markDirty(id)
+	}
 }

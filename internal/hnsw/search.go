@@ -37,8 +37,9 @@ type SearchOptions struct {
 
 // Search returns the K nearest live nodes to q that the options accept,
 // nearest first: min(K, matching) of them. It fails with ErrDim or
-// ErrVector for a bad query. Safe for concurrent use with other searches;
-// it waits for inserts. Cost: about Ef · 2M distance computations for an
+// ErrVector for a bad query. Safe for concurrent use with other searches
+// and with the linking of staged nodes (which it never returns); it waits
+// for staging, publishing and deletes. Cost: about Ef · 2M distance computations for an
 // unfiltered search; a filter that matches a fraction p costs about 1/p
 // times more, up to an exact scan of the matching nodes.
 func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
@@ -70,8 +71,9 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 		exactBelow = 2 * max(o.Ef, 16) * g.m0
 	}
 	var items []item
+	_, top := g.entryPoint()
 	switch {
-	case g.live == 0:
+	case g.live == 0 || top < 0:
 	case o.Subset != nil && len(o.Subset) <= exactBelow:
 		items = g.exact(s, qp, qn2, k, o.Subset, allow)
 	case o.Subset != nil || allow != nil:
@@ -150,8 +152,9 @@ func (g *Graph) exactDist(a, b []float32) float32 {
 }
 
 func (g *Graph) graphSearch(s *scratch, q []float32, qn2 float32, ef int, allow func(uint32) bool) []item {
-	ep := item{g.dist(q, qn2, g.entry), g.entry}
-	for l := g.top; l > 0; l-- {
+	entry, top := g.entryPoint()
+	ep := item{g.dist(q, qn2, entry), entry}
+	for l := top; l > 0; l-- {
 		ep = g.greedy(q, qn2, ep, l)
 	}
 	return slices.Clone(g.searchLayer(s, q, qn2, []item{ep}, ef, 0, allow, true))
@@ -164,7 +167,7 @@ func (g *Graph) estimate(allow func(uint32) bool) int {
 	if g.n <= sample {
 		n := 0
 		for id := uint32(0); id < g.n; id++ {
-			if g.levels[id] >= 0 && !bit(g.deleted, id) && allow(id) {
+			if g.returnable(id) && allow(id) {
 				n++
 			}
 		}
@@ -174,7 +177,7 @@ func (g *Graph) estimate(allow func(uint32) bool) int {
 	step := float64(g.n) / sample
 	for i := range sample {
 		id := uint32(float64(i) * step)
-		if g.levels[id] < 0 || bit(g.deleted, id) {
+		if !g.returnable(id) {
 			continue
 		}
 		seen++
@@ -198,7 +201,7 @@ func (g *Graph) exact(s *scratch, q []float32, qn2 float32, k int, ids []uint32,
 		s.gen = 1
 	}
 	try := func(id uint32) {
-		if id >= g.n || !s.visit(id) || g.levels[id] < 0 || bit(g.deleted, id) || (allow != nil && !allow(id)) {
+		if id >= g.n || !s.visit(id) || !g.returnable(id) || (allow != nil && !allow(id)) {
 			return
 		}
 		d := g.dist(q, qn2, id)
