@@ -27,6 +27,11 @@ type Index struct {
 
 	mu sync.RWMutex // guards m; searches hold it shared, applying changes exclusively
 	m  *mem
+	// applyMu lets one goroutine at a time change m (apply.go).
+	applyMu sync.Mutex
+	// txs holds the changes of the write transactions in progress.
+	txMu sync.Mutex
+	txs  map[*kvstore.Tx]*txChanges
 
 	closed    atomic.Bool
 	stop      chan struct{}
@@ -262,6 +267,11 @@ func (ix *Index) Close() error {
 	close(ix.stop)
 	ix.wg.Wait()
 	unregister(ix)
+	// Wait for a commit being applied: later ones see the index closed.
+	ix.applyMu.Lock()
+	//lint:ignore SA2001 an empty critical section: a barrier
+	ix.applyMu.Unlock()
+
 	var err error
 	if !ix.store.ReadOnly() {
 		err = ix.persistAll(context.Background())

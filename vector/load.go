@@ -9,14 +9,26 @@ import (
 	"github.com/snkv-go/snkv/kvstore"
 )
 
-// load builds the in-memory state from the tables, in one read snapshot:
-// the key rows say which node holds which live vector; a node whose saved
-// links were made for the vector it holds (same put sequence) is loaded
-// with them, any other is inserted again.
+// load builds the in-memory state from the tables and puts it in place.
 func (ix *Index) load(ctx context.Context) error {
-	g, err := ix.newGraph()
+	m, err := ix.loadMem(ctx)
 	if err != nil {
 		return err
+	}
+	ix.mu.Lock()
+	ix.m = m
+	ix.mu.Unlock()
+	return nil
+}
+
+// loadMem builds the in-memory state from the tables, in one read
+// snapshot: the key rows say which node holds which live vector; a node
+// whose saved links were made for the vector it holds (same put sequence)
+// is loaded with them, any other is inserted again.
+func (ix *Index) loadMem(ctx context.Context) (*mem, error) {
+	g, err := ix.newGraph()
+	if err != nil {
+		return nil, err
 	}
 	m := newMem(g)
 	err = ix.store.View(ctx, func(tx *kvstore.Tx) error {
@@ -31,17 +43,9 @@ func (ix *Index) load(ctx context.Context) error {
 		return ix.loadTables(ctx, t, m)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ix.mu.Lock()
-	ix.m = m
-	ix.mu.Unlock()
-	return nil
-}
-
-type savedNode struct {
-	seq   uint64
-	links [][]uint32
+	return m, nil
 }
 
 func (ix *Index) loadTables(ctx context.Context, t tables, m *mem) error {
@@ -122,11 +126,8 @@ func (ix *Index) loadTables(ctx context.Context, t tables, m *mem) error {
 	}
 	saved = nil
 	m.g.Prune()
-	for i, node := range relink {
-		if err := m.g.Insert(node, vecs[i]); err != nil {
-			return fmt.Errorf("node %d: %w", node, err)
-		}
-		vecs[i] = nil
+	if err := m.g.InsertBatch(relink, vecs, 0); err != nil {
+		return fmt.Errorf("linking again %d vectors: %w", len(relink), err)
 	}
 	return nil
 }
@@ -160,181 +161,3 @@ func (ix *Index) readVector(t tables, node uint32, cache map[uint32][]byte) ([]f
 	}
 	return v, nil
 }
-
-// change is one applied change: key now lives at node (row) with vector
-// vec, or (row == nil) key is gone.
-type change struct {
-	seq  uint64
-	key  []byte
-	row  *keyRow
-	vec  []float32
-	node uint32 // for a delete: the node that held key
-}
-
-// apply makes the in-memory state follow ch; the caller holds ix.mu.
-func (ix *Index) apply(m *mem, ch change) error {
-	old, had := m.byKey[string(ch.key)]
-	if ch.row == nil {
-		if had && m.keys[old] == string(ch.key) {
-			m.drop(old)
-			m.g.Delete(old)
-		}
-		return nil
-	}
-	if had && old == ch.row.node && m.seqs[old] == ch.row.seq {
-		return nil
-	}
-	if had {
-		m.drop(old)
-		m.g.Delete(old)
-	}
-	m.set(ch.row.node, ch.key, ch.row.seq, ch.row.expire, ch.row.meta)
-	return m.g.Insert(ch.row.node, ch.vec)
-}
-
-// committed is what a write's OnCommit hook runs: apply ch if it is the
-// next change, else catch up from the log (which holds it).
-func (ix *Index) committed(ch change) {
-	applied, err := ix.applyNext(ch)
-	if !applied {
-		err = ix.sync(context.Background())
-	}
-	ix.report(err)
-	ix.nudge()
-}
-
-// applyNext applies ch if it is the next change, and reports whether the
-// memory is now past it.
-func (ix *Index) applyNext(ch change) (bool, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	m := ix.m
-	if m == nil || ch.seq <= m.applied {
-		return true, nil
-	}
-	if ch.seq != m.applied+1 {
-		return false, nil
-	}
-	m.applied = ch.seq
-	return true, ix.apply(m, ch)
-}
-
-// nudge wakes the background writer when much is unsaved.
-func (ix *Index) nudge() {
-	ix.mu.RLock()
-	m := ix.m
-	ix.mu.RUnlock()
-	if m != nil && m.g.Dirty() >= ix.opts.PersistStep {
-		select {
-		case ix.kick <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// sync applies what other processes (or this one's commits whose hooks
-// have not run yet) committed: the changes logged after the sequence
-// number the memory has. If the log no longer holds them (trimmed), it
-// loads everything again.
-func (ix *Index) sync(ctx context.Context) error {
-	if err := ix.usable(ctx); err != nil {
-		return err
-	}
-	ix.mu.RLock()
-	if ix.m == nil {
-		ix.mu.RUnlock()
-		return ErrClosed
-	}
-	from := ix.m.applied
-	ix.mu.RUnlock()
-	var changes []change
-	var upto uint64
-	reload := false
-	err := ix.store.View(ctx, func(tx *kvstore.Tx) error {
-		t := ix.t.in(tx)
-		raw, err := t.meta.Get(metaSeq)
-		if err != nil {
-			return err
-		}
-		if upto, err = u64val(raw); err != nil || upto <= from {
-			return err
-		}
-		touched := map[string]bool{}
-		var order [][]byte
-		next := from + 1
-		for e, err := range t.log.Scan(kvstore.IterOptions{Start: u64key(from + 1), End: u64key(upto + 1)}) {
-			if err != nil {
-				return err
-			}
-			if len(e.Key) != 8 || be64(e.Key) != next {
-				reload = true
-				return nil
-			}
-			next++
-			_, _, key, err := decodeLogRow(e.Value)
-			if err != nil {
-				return err
-			}
-			if !touched[string(key)] {
-				touched[string(key)] = true
-				order = append(order, key)
-			}
-		}
-		if next != upto+1 {
-			reload = true
-			return nil
-		}
-		// Keys that are gone first: a slot they freed may be taken by a
-		// key applied after them.
-		cache := map[uint32][]byte{}
-		var present []change
-		for _, key := range order {
-			ch := change{seq: upto, key: key}
-			raw, err := t.keys.Get(key)
-			if err == nil {
-				r, err := decodeKeyRow(raw)
-				if err != nil {
-					return fmt.Errorf("key %q: %w", key, err)
-				}
-				if ch.vec, err = ix.readVector(t, r.node, cache); err != nil {
-					return err
-				}
-				ch.row = &r
-				present = append(present, ch)
-				continue
-			} else if !errors.Is(err, kvstore.ErrNotFound) {
-				return err
-			}
-			changes = append(changes, ch)
-		}
-		changes = append(changes, present...)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("vector: %q: catch up: %w", ix.name, err)
-	}
-	if reload {
-		return ix.load(ctx)
-	}
-	if upto <= from {
-		return nil
-	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	m := ix.m
-	if m == nil {
-		return ErrClosed
-	}
-	if m.applied >= upto {
-		return nil
-	}
-	for _, ch := range changes {
-		if err := ix.apply(m, ch); err != nil {
-			return fmt.Errorf("vector: %q: catch up: %w", ix.name, err)
-		}
-	}
-	m.applied = upto
-	return nil
-}
-
-func be64(b []byte) uint64 { return uint64(be32(b))<<32 | uint64(be32(b[4:])) }

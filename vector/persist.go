@@ -82,11 +82,15 @@ func (ix *Index) persistStep(ctx context.Context) (int, error) {
 	}
 	if m.g.Tombstones() > 0 && m.g.Tombstones() >= max(64, m.g.Live()/10) {
 		ix.mu.RUnlock()
-		ix.mu.Lock() // RepairDeleted changes links searches read
+		// RepairDeleted changes links searches read, and must not run
+		// while a commit is being linked.
+		ix.applyMu.Lock()
+		ix.mu.Lock()
 		if ix.m != nil {
 			ix.m.g.RepairDeleted()
 		}
 		ix.mu.Unlock()
+		ix.applyMu.Unlock()
 		ix.mu.RLock()
 		if m = ix.m; m == nil {
 			ix.mu.RUnlock()

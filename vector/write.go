@@ -141,7 +141,7 @@ func (w *Tx) PutBatch(items []Item) error {
 		}
 		ch := change{seq: seq, key: append([]byte(nil), it.Key...), row: &row, vec: append([]float32(nil), it.Vector...)}
 		row.value = nil // memory keeps no values
-		w.tx.OnCommit(func() { ix.committed(ch) })
+		w.record(ch)
 	}
 	for _, b := range order {
 		if err := w.t.vecs.Put(u32key(b), blocks[b]); err != nil {
@@ -251,8 +251,7 @@ func (w *Tx) Delete(key []byte) error {
 	if err := w.t.free.Put(u32key(r.node), nil); err != nil {
 		return err
 	}
-	ch := change{seq: seq, key: append([]byte(nil), key...), node: r.node}
-	w.tx.OnCommit(func() { ix.committed(ch) })
+	w.record(change{seq: seq, key: append([]byte(nil), key...), node: r.node})
 	if err := w.setCounters(seq, next); err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func TestSearchBesideLinking(t *testing.T) {
 	require.NoError(t, err)
 	half := n / 2
 	require.NoError(t, g.InsertBatch(ids(0, half), set.Base[:half], 2))
-	b, err := g.Stage(ids(half, n), set.Base[half:])
+	b, err := g.Stage(ids(half, n), set.Base[half:], nil)
 	require.NoError(t, err)
 	require.Equal(t, half, g.Live(), "staged nodes are not live")
 	require.False(t, g.Contains(uint32(half)))
@@ -162,17 +162,17 @@ func TestStageRefuses(t *testing.T) {
 	g, err := New(Config{Dim: 3, Metric: Cosine})
 	require.NoError(t, err)
 	v := [][]float32{{1, 0, 0}, {0, 1, 0}}
-	_, err = g.Stage([]uint32{0, 0}, v)
+	_, err = g.Stage([]uint32{0, 0}, v, nil)
 	require.ErrorContains(t, err, "twice")
-	_, err = g.Stage([]uint32{0, 1}, [][]float32{{1, 0, 0}, {0, 0, 0}})
+	_, err = g.Stage([]uint32{0, 1}, [][]float32{{1, 0, 0}, {0, 0, 0}}, nil)
 	require.ErrorIs(t, err, ErrVector)
-	_, err = g.Stage([]uint32{0}, v)
+	_, err = g.Stage([]uint32{0}, v, nil)
 	require.Error(t, err, "ids and vectors differ in number")
 	require.Equal(t, 0, g.Len(), "a refused batch stages nothing")
 
-	b, err := g.Stage([]uint32{0, 1}, v)
+	b, err := g.Stage([]uint32{0, 1}, v, nil)
 	require.NoError(t, err)
-	_, err = g.Stage([]uint32{1}, v[:1])
+	_, err = g.Stage([]uint32{1}, v[:1], nil)
 	require.ErrorContains(t, err, "staged")
 	require.ErrorContains(t, g.Insert(1, v[0]), "staged")
 	require.False(t, g.Delete(1), "a staged node is not deleted")
@@ -183,4 +183,98 @@ func TestStageRefuses(t *testing.T) {
 	res, err := g.Search([]float32{0, 1, 0}, SearchOptions{K: 1})
 	require.NoError(t, err)
 	require.Equal(t, uint32(1), res[0].ID)
+}
+
+// unreachable counts the nodes no path of links leads to from the entry
+// point.
+func unreachable(g *Graph) int {
+	e, top := g.entryPoint()
+	if top < 0 {
+		return 0
+	}
+	seen := map[uint32]bool{e: true}
+	stack := []uint32{e}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for l := 0; l <= int(g.levels[x]); l++ {
+			for _, nb := range g.neighbours(x, l) {
+				if !seen[nb] {
+					seen[nb] = true
+					stack = append(stack, nb)
+				}
+			}
+		}
+	}
+	n := 0
+	for id := uint32(0); id < g.n; id++ {
+		if g.levels[id] >= 0 && !seen[id] {
+			n++
+		}
+	}
+	return n
+}
+
+// Small graphs built by batches on several goroutines, then taking over
+// half their nodes batch after batch, leave no node unreachable (a node
+// linked to while its own lists were being set lost those links, and a
+// node taken over while it was the entry point was never linked).
+func TestBatchesLeaveNoNodeUnreachable(t *testing.T) {
+	set := vectest.Generate(vectest.Clustered(600, 0, 16))
+	graphs := 60
+	if raceEnabled {
+		graphs = 8
+	}
+	for _, workers := range []int{1, 2, 4} {
+		for trial := range graphs {
+			g, err := New(Config{Dim: 16, Metric: Cosine, Seed: uint64(trial)})
+			require.NoError(t, err)
+			require.NoError(t, g.InsertBatch(ids(0, 100), set.Base[:100], workers))
+			require.NoError(t, g.InsertBatch(ids(100, 200), set.Base[100:200], workers))
+			require.Zero(t, unreachable(g), "workers %d, graph %d, built", workers, trial)
+			for round := range 4 {
+				var over []uint32
+				var vs [][]float32
+				for i := 0; i < 200; i += 2 {
+					over = append(over, uint32(i))
+					vs = append(vs, set.Base[200+i+round%2*200])
+				}
+				require.NoError(t, g.InsertBatch(over, vs, workers))
+			}
+			require.Zero(t, unreachable(g), "workers %d, graph %d, after taking over", workers, trial)
+			checkLinks(t, g)
+		}
+	}
+}
+
+// The nodes a batch deletes stay returned until Publish, which deletes
+// them at once with publishing the batch; the batch does not link to them.
+func TestStageGone(t *testing.T) {
+	set := vectest.Generate(vectest.Clustered(400, 0, 16))
+	g, err := New(Config{Dim: 16, Metric: Cosine, Seed: 4})
+	require.NoError(t, err)
+	require.NoError(t, g.InsertBatch(ids(0, 300), set.Base[:300], 2))
+	var gone []uint32
+	for id := uint32(0); id < 300; id += 3 {
+		gone = append(gone, id)
+	}
+	gone = append(gone, 1000) // no such node: skipped
+	b, err := g.Stage(ids(300, 400), set.Base[300:], gone)
+	require.NoError(t, err)
+	res, err := g.Search(set.Base[0], SearchOptions{K: 1})
+	require.NoError(t, err)
+	require.Equal(t, uint32(0), res[0].ID, "returned until Publish")
+	b.Link(2)
+	for id := uint32(300); id < 400; id++ {
+		for _, nb := range g.neighbours(id, 0) {
+			require.True(t, nb%3 != 0 || nb >= 300, "node %d links to %d, which the batch deletes", id, nb)
+		}
+	}
+	b.Publish()
+	require.Equal(t, 300, g.Live())
+	require.Equal(t, 100, g.Tombstones())
+	require.False(t, g.Contains(0))
+	res, err = g.Search(set.Base[0], SearchOptions{K: 1})
+	require.NoError(t, err)
+	require.True(t, res[0].ID%3 != 0 || res[0].ID >= 300, "deleted at Publish, found %d", res[0].ID)
 }

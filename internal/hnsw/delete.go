@@ -7,6 +7,10 @@ package hnsw
 func (g *Graph) Delete(id uint32) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.deleteLocked(id)
+}
+
+func (g *Graph) deleteLocked(id uint32) bool {
 	if !g.returnable(id) {
 		return false
 	}

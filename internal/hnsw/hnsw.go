@@ -117,6 +117,7 @@ type Graph struct {
 	norm2    []float32 // I8 and F16 under L2: |x|²
 	deleted  []uint64  // tombstone bits
 	pending  []uint64  // staged nodes not yet published: they route, are never returned
+	leaving  []uint64  // nodes a staged batch takes over or deletes: inserts do not link to them
 	live     int
 	tombs    int
 	staged   int                    // nodes staged and not yet published
@@ -224,7 +225,7 @@ func (g *Graph) MemoryBytes() int64 {
 		b += int64(cap(c))
 	}
 	b += int64(cap(g.levels)) + 4*int64(cap(g.upperOff)+cap(g.upper)+cap(g.scale)+cap(g.norm2))
-	b += 8 * int64(cap(g.deleted)+cap(g.pending)+cap(g.dirty))
+	b += 8 * int64(cap(g.deleted)+cap(g.pending)+cap(g.leaving)+cap(g.dirty))
 	return b
 }
 
@@ -276,6 +277,9 @@ func (g *Graph) grow(n uint32) {
 	}
 	for len(g.pending) < words {
 		g.pending = append(g.pending, 0)
+	}
+	for len(g.leaving) < words {
+		g.leaving = append(g.leaving, 0)
 	}
 }
 

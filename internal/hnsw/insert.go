@@ -54,9 +54,9 @@ func (g *Graph) greedy(q []float32, qn2 float32, ep item, l int) item {
 }
 
 // searchLayer is the beam search of level l from eps, keeping the ef
-// nearest nodes that allow accepts (all when nil), never tombstones, and
-// for a query (not an insert) never staged nodes. Tombstones, staged and
-// rejected nodes still route the search. The result, nearest first, lives
+// nearest nodes that allow accepts (all when nil), never tombstones; for a
+// query never staged nodes, for an insert never nodes a batch takes over
+// or deletes. Every node still routes the search. The result, nearest first, lives
 // in s.sel until the next call.
 func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef, l int, allow func(uint32) bool, query bool) []item {
 	s.gen++
@@ -66,7 +66,13 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 	}
 	s.cand, s.res = s.cand[:0], s.res[:0]
 	ok := func(id uint32) bool {
-		return !bit(g.deleted, id) && (!query || !bit(g.pending, id)) && (allow == nil || allow(id))
+		if bit(g.deleted, id) {
+			return false
+		}
+		if query {
+			return !bit(g.pending, id) && (allow == nil || allow(id))
+		}
+		return !bit(g.leaving, id)
 	}
 	for _, ep := range eps {
 		if !s.visit(ep.id) {
