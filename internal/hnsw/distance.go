@@ -45,8 +45,8 @@ func l2Go(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dotI8 returns a·b for an f32 a and an int8 b (the caller scales).
-func dotI8(a []float32, b []int8) float32 {
+// dotI8Go returns a·b for an f32 a and an int8 b (the caller scales).
+func dotI8Go(a []float32, b []int8) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

@@ -17,6 +17,11 @@ func dotAVX2(a, b *float32, n int) float32
 //go:noescape
 func l2AVX2(a, b *float32, n int) float32
 
+// dotI8AVX2 widens eight int8 at a time to float32; n is a multiple of 8.
+//
+//go:noescape
+func dotI8AVX2(a *float32, b *int8, n int) float32
+
 // dot returns a·b; b is at least as long as a.
 func dot(a, b []float32) float32 {
 	if haveAVX2 && len(a) >= 8 {
@@ -33,6 +38,20 @@ func l2(a, b []float32) float32 {
 		return l2AVX2(&a[0], &b[0], len(a))
 	}
 	return l2Go(a, b)
+}
+
+// dotI8 returns a·b for an f32 a and an int8 b at least as long.
+func dotI8(a []float32, b []int8) float32 {
+	if haveAVX2 && len(a) >= 8 {
+		n := len(a) &^ 7
+		_ = b[len(a)-1]
+		s := dotI8AVX2(&a[0], &b[0], n)
+		for i := n; i < len(a); i++ {
+			s += a[i] * float32(b[i])
+		}
+		return s
+	}
+	return dotI8Go(a, b)
 }
 
 // kernel names the kernels in use, for benchmark reports.

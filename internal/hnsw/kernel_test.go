@@ -29,6 +29,19 @@ func TestKernelsAgree(t *testing.T) {
 			require.InDelta(t, wl, float64(l2Go(a, b)), tol, "l2Go n=%d", n)
 			require.InDelta(t, wd, float64(dot(a, b)), tol, "dot (%s) n=%d", kernel(), n)
 			require.InDelta(t, wl, float64(l2(a, b)), tol, "l2 (%s) n=%d", kernel(), n)
+
+			q := make([]int8, n+off)
+			for i := range q {
+				q[i] = int8(rng.IntN(255) - 127)
+			}
+			q = q[off:]
+			var wq float64
+			for i := range a {
+				wq += float64(a[i]) * float64(q[i])
+			}
+			tq := 1e-4 * math.Max(1, math.Abs(wq)+127*float64(n))
+			require.InDelta(t, wq, float64(dotI8Go(a, q)), tq, "dotI8Go n=%d", n)
+			require.InDelta(t, wq, float64(dotI8(a, q)), tq, "dotI8 (%s) n=%d", kernel(), n)
 		}
 	}
 }
@@ -60,6 +73,20 @@ func BenchmarkKernel(b *testing.B) {
 	b.Run("l2/go", func(b *testing.B) {
 		for b.Loop() {
 			s += l2Go(x, y)
+		}
+	})
+	q := make([]int8, 384)
+	for i := range q {
+		q[i] = int8(rng.IntN(255) - 127)
+	}
+	b.Run("dotI8/"+kernel(), func(b *testing.B) {
+		for b.Loop() {
+			s += dotI8(x, q)
+		}
+	})
+	b.Run("dotI8/go", func(b *testing.B) {
+		for b.Loop() {
+			s += dotI8Go(x, q)
 		}
 	})
 	_ = s
