@@ -150,3 +150,27 @@ func BenchmarkPlainPut(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkSearchInt8: searches of an index of 20,000 vectors of 384
+// dimensions held as int8 in memory, reranked by the stored float32
+// vectors, against the same index held as float32.
+func BenchmarkSearchInt8(b *testing.B) {
+	set := vectest.Generate(vectest.Clustered(20000, 100, 384))
+	for _, st := range []vector.Storage{vector.F32, vector.Int8} {
+		b.Run(st.String(), func(b *testing.B) {
+			db, _ := tempStore(b, kvstore.Options{})
+			ix := openIndex(b, db, "v", vector.Options{Dim: 384, Metric: vector.Cosine, Storage: st})
+			fill(b, ix, set.Base, 1000, nil)
+			b.ResetTimer()
+			cpu := cpuTime()
+			i := 0
+			for b.Loop() {
+				if _, err := ix.Search(ctx, set.Queries[i%len(set.Queries)], vector.Query{K: 10}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}

@@ -31,7 +31,7 @@ var (
 
 // blockBytes is the size a vector block row aims at: with 4 KiB pages a row
 // this long fills its overflow pages to within a few percent.
-const blockBytes = 24 << 10
+const blockBytes = 12 << 10
 
 // config is what an index records at creation.
 type config struct {

@@ -137,7 +137,7 @@ type Query struct {
 	// vectors in the store (always on for F16 and Int8 indexes).
 	Rerank bool
 	// Oversample is how many candidates per result a rerank considers;
-	// default 3.
+	// default 2.
 	Oversample int
 	// Values fills Hit.Value and Hit.Meta (one read of each hit's row).
 	Values bool

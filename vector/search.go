@@ -23,12 +23,12 @@ func (ix *Index) Search(ctx context.Context, q []float32, query Query) ([]Hit, e
 	if err := ix.sync(ctx); err != nil {
 		return nil, err
 	}
-	hits, err := ix.searchMem(q, &query)
+	hits, nodes, seq, err := ix.searchMem(q, &query)
 	if err != nil || (!query.Values && !ix.needsRerank(&query)) {
 		return hits, err
 	}
 	err = ix.view(ctx, func(w *Tx) error {
-		hits, err = w.finish(q, hits, &query)
+		hits, err = w.finish(q, hits, nodes, seq, &query)
 		return err
 	})
 	return hits, err
@@ -60,11 +60,12 @@ func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
 		return nil, err
 	}
 	var hits []Hit
+	var nodes []uint32
 	ix.mu.RLock()
 	mode := "exact"
 	if m := ix.m; m != nil && m.applied == seq {
 		mode = "memory"
-		hits, err = ix.searchMemLocked(q, &query, nil)
+		hits, nodes, err = ix.searchMemLocked(q, &query, nil)
 	} else if m != nil && m.applied < seq && seq-m.applied <= overlayMax {
 		mode = "overlay"
 		hits, err = w.searchOverlay(m, q, &query)
@@ -76,7 +77,7 @@ func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
 	if err != nil || (!query.Values && !ix.needsRerank(&query) && mode == "memory") {
 		return hits, err
 	}
-	return w.finish(q, hits, &query)
+	return w.finish(q, hits, nodes, seq, &query)
 }
 
 // overlayMax is the most changes a search in a transaction lays over the
@@ -111,7 +112,7 @@ func (w *Tx) searchOverlay(m *mem, q []float32, query *Query) ([]Hit, error) {
 			}
 		}
 	}
-	hits, err := ix.searchMemLocked(q, query, exclude)
+	hits, _, err := ix.searchMemLocked(q, query, exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -161,18 +162,25 @@ func keyMatches(key []byte, query *Query) bool {
 	return query.Filter == nil || query.Filter(key)
 }
 
-func (ix *Index) searchMem(q []float32, query *Query) ([]Hit, error) {
+// searchMem searches the memory and returns the hits, the nodes that hold
+// them and the sequence number the memory was at.
+func (ix *Index) searchMem(q []float32, query *Query) ([]Hit, []uint32, uint64, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.searchMemLocked(q, query, nil)
+	if ix.m == nil {
+		return nil, nil, 0, ErrClosed
+	}
+	hits, nodes, err := ix.searchMemLocked(q, query, nil)
+	return hits, nodes, ix.m.applied, err
 }
 
-// searchMemLocked searches the graph, leaving out the nodes of exclude;
-// the caller holds ix.mu.
-func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]bool) ([]Hit, error) {
+// searchMemLocked searches the graph, leaving out the nodes of exclude,
+// and returns the hits and the nodes that hold them; the caller holds
+// ix.mu.
+func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]bool) ([]Hit, []uint32, error) {
 	m := ix.m
 	if m == nil {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	if query.K <= 0 {
 		query.K = 10
@@ -191,30 +199,32 @@ func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]b
 	}
 	if !ok {
 		if _, err := ix.checkQuery(q); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return []Hit{}, nil
+		return []Hit{}, nil, nil
 	}
 	k := query.K
 	if ix.needsRerank(query) {
 		over := query.Oversample
 		if over <= 0 {
-			over = 3
+			over = defaultOversample
 		}
 		k *= over
 	}
 	res, err := m.g.Search(q, hnsw.SearchOptions{K: k, Ef: max(ef, k), Allow: allow, Subset: subset})
 	if err != nil {
-		return nil, ix.queryError(err)
+		return nil, nil, ix.queryError(err)
 	}
 	hits := make([]Hit, 0, len(res))
+	nodes := make([]uint32, 0, len(res))
 	for _, r := range res {
 		if query.MaxDistance > 0 && r.Dist > query.MaxDistance && !ix.needsRerank(query) {
 			break
 		}
+		nodes = append(nodes, r.ID)
 		hits = append(hits, Hit{Key: []byte(m.keys[r.ID]), Distance: r.Dist})
 	}
-	return hits, nil
+	return hits, nodes, nil
 }
 
 func (ix *Index) queryError(err error) error {
@@ -271,39 +281,68 @@ func (ix *Index) distance(q, v []float32) float32 {
 	return float32(1 - dot)
 }
 
+// defaultOversample is Query.Oversample's default: with int8 or float16 in
+// memory, the graph search gathers twice K candidates, and their exact
+// distances order them. On 20,000 vectors of 384 dimensions, recall@10 is
+// 0.9995 with 2 or 3 on the clustered and the hard set, 0.991 and 0.990
+// with 1; 3 costs a fifth more CPU than 2.
+const defaultOversample = 2
+
 // finish reranks hits by the stored float32 vectors (F16 and Int8
 // indexes), cuts them to K and MaxDistance, and reads their values and
 // metadata with Query.Values; all in w's snapshot. A hit whose key is gone
-// from the snapshot is dropped.
-func (w *Tx) finish(q []float32, hits []Hit, query *Query) ([]Hit, error) {
+// from the snapshot is dropped. nodes, when not nil, are the nodes that
+// held the hits when the memory was at sequence number seq: if w's
+// snapshot is at seq too, the vectors are read by node without reading
+// the keys' rows (unless Query.Values wants them).
+func (w *Tx) finish(q []float32, hits []Hit, nodes []uint32, seq uint64, query *Query) ([]Hit, error) {
 	ix := w.ix
-	out := hits[:0]
-	cache := map[uint32][]byte{}
-	for _, h := range hits {
-		raw, err := w.t.keys.Get(h.Key)
+	rerank := ix.needsRerank(query)
+	known := false
+	if nodes != nil && rerank && !query.Values {
+		raw, err := w.t.meta.Get(metaSeq)
 		if err != nil {
-			if errorsIs(err, kvstore.ErrNotFound) {
-				continue
-			}
 			return nil, err
 		}
-		r, err := decodeKeyRow(raw)
+		at, err := u64val(raw)
 		if err != nil {
-			return nil, fmt.Errorf("vector: %q: key %q: %w", ix.name, h.Key, err)
+			return nil, err
 		}
-		if ix.needsRerank(query) {
-			v, err := ix.readVector(w.t, r.node, cache)
+		known = at == seq
+	}
+	out := hits[:0]
+	cache := map[uint32][]byte{}
+	for i, h := range hits {
+		node := uint32(0)
+		if known {
+			node = nodes[i]
+		} else {
+			raw, err := w.t.keys.Get(h.Key)
+			if err != nil {
+				if errorsIs(err, kvstore.ErrNotFound) {
+					continue
+				}
+				return nil, err
+			}
+			r, err := decodeKeyRow(raw)
+			if err != nil {
+				return nil, fmt.Errorf("vector: %q: key %q: %w", ix.name, h.Key, err)
+			}
+			node = r.node
+			if query.Values {
+				h.Value, h.Meta = r.value, r.meta
+			}
+		}
+		if rerank {
+			v, err := ix.readVector(w.t, node, cache)
 			if err != nil {
 				return nil, err
 			}
 			h.Distance = ix.distance(q, v)
 		}
-		if query.Values {
-			h.Value, h.Meta = r.value, r.meta
-		}
 		out = append(out, h)
 	}
-	if ix.needsRerank(query) {
+	if rerank {
 		sortHits(out)
 	}
 	if len(out) > query.K {

@@ -64,7 +64,7 @@ func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, 
 // kvstore.ErrKeyTooLarge, ErrDim, ErrVector, kvstore.ErrInvalidTTL for bad
 // input (nothing is written), kvstore.ErrReadOnlyTx, and the store's.
 // Cost: a few point reads and writes, one of them the rewrite of the row
-// packing the vector with its neighbours (about 24 KiB).
+// packing the vector with its neighbours (about 12 KiB).
 func (w *Tx) Put(key []byte, vec []float32, p Put) error {
 	return w.PutBatch([]Item{{Key: key, Vector: vec, Put: p}})
 }
