@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -48,10 +49,8 @@ var crashCFs = []string{kvstore.DefaultColumnFamily, "sessions", "cache"}
 // TestCrashChild is the body of the child process the crash tests start
 // and kill; run directly, it does nothing.
 func TestCrashChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(crashEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of the crash tests")
-	}
 	// If the parent goes away, so does the child.
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)

@@ -1,24 +1,19 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/ttl"
 	"github.com/stretchr/testify/require"
@@ -43,105 +38,16 @@ func (r *crashRecorder) Helper()               {}
 // hour later, so that keys of earlier runs have expired.
 var crashStart = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 
-// crashChild is a running child process and the lines it has written.
-type crashChild struct {
-	cmd    *exec.Cmd
-	stdin  io.Closer
-	stderr bytes.Buffer
-	mu     sync.Mutex
-	lines  []string
-	notify chan string // every line, without blocking the reader
-	done   chan struct{}
-}
-
 // startCrashChild re-executes the test binary as a child running mode on
 // the store at path.
-func startCrashChild(t *testing.T, path, mode string, seed uint64, clockMs int64, env ...string) *crashChild {
+func startCrashChild(t *testing.T, path, mode string, seed uint64, clockMs int64, env ...string) *testutil.Child {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(),
-		crashEnvPath+"="+path,
-		crashEnvMode+"="+mode,
-		crashEnvSeed+"="+strconv.FormatUint(seed, 10),
-		crashEnvClock+"="+strconv.FormatInt(clockMs, 10),
-	)
-	cmd.Env = append(cmd.Env, env...)
-	c := &crashChild{cmd: cmd, notify: make(chan string, 1), done: make(chan struct{})}
-	cmd.Stderr = &c.stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	c.stdin = stdin
-	require.NoError(t, cmd.Start())
-	go func() {
-		defer close(c.done)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			c.mu.Lock()
-			c.lines = append(c.lines, line)
-			c.mu.Unlock()
-			select {
-			case c.notify <- line:
-			default:
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = c.cmd.Process.Kill()
-		_ = c.stdin.Close()
-		<-c.done
-		_ = c.cmd.Wait()
-	})
-	return c
-}
-
-// waitFor waits until the child has written a line for which match is
-// true, failing if it exits first or takes longer than a minute.
-func (c *crashChild) waitFor(t *testing.T, match func(string) bool) {
-	t.Helper()
-	deadline := time.After(time.Minute)
-	for {
-		c.mu.Lock()
-		for _, l := range c.lines {
-			if match(l) {
-				c.mu.Unlock()
-				return
-			}
-		}
-		c.mu.Unlock()
-		select {
-		case <-c.notify:
-		case <-c.done:
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			for _, l := range c.lines {
-				if match(l) {
-					return
-				}
-			}
-			t.Fatalf("child ended before the expected line; stderr:\n%s", c.stderr.String())
-		case <-deadline:
-			t.Fatalf("child did not write the expected line within a minute; stderr:\n%s", c.stderr.String())
-		}
-	}
-}
-
-// kill ends the child with SIGKILL and checks that the kill (not an error
-// of the child) is what ended it. It returns the lines the child wrote.
-func (c *crashChild) kill(t *testing.T) []string {
-	t.Helper()
-	require.NoError(t, c.cmd.Process.Kill())
-	<-c.done
-	err := c.cmd.Wait()
-	require.Error(t, err, "the child must not end on its own")
-	require.Equal(t, -1, c.cmd.ProcessState.ExitCode(), "the child must die by the signal; stderr:\n%s", c.stderr.String())
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.lines...)
+	return testutil.StartChild(t, "TestCrashChild", append([]string{
+		crashEnvPath + "=" + path,
+		crashEnvMode + "=" + mode,
+		crashEnvSeed + "=" + strconv.FormatUint(seed, 10),
+		crashEnvClock + "=" + strconv.FormatInt(clockMs, 10),
+	}, env...)...)
 }
 
 // lastSeq returns the last sequence number the child reported committed.
@@ -322,15 +228,15 @@ func TestCrashTTLKill(t *testing.T) {
 		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs)
 		if i%3 == 2 {
 			// Aim at a multi-batch purge.
-			child.waitFor(t, func(l string) bool { return l == "purge start" })
+			child.WaitFor("purge start")
 			time.Sleep(time.Duration(rng.Int64N(int64(5 * time.Millisecond))))
 		} else {
 			// Wait until the child is past opening the store and has
 			// committed, then let it run for a while.
-			child.waitFor(t, func(l string) bool { return strings.HasPrefix(l, "seq ") })
+			child.WaitLine(func(l string) bool { return strings.HasPrefix(l, "seq ") })
 			time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
 		}
-		lines := child.kill(t)
+		lines := child.Kill()
 		if lines[len(lines)-1] == "purge start" {
 			midPurge++
 		}
@@ -367,9 +273,9 @@ func TestCrashMixedSyncFull(t *testing.T) {
 	for i := range cycles {
 		clockMs := crashStart.Add(time.Duration(i) * time.Hour).UnixMilli()
 		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs, crashEnvSync+"=full")
-		child.waitFor(t, func(l string) bool { return strings.HasPrefix(l, "seq ") })
+		child.WaitLine(func(l string) bool { return strings.HasPrefix(l, "seq ") })
 		time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
-		lines := child.kill(t)
+		lines := child.Kill()
 		reported := crashLastSeq(t, lines)
 		require.Greater(t, reported, lastSeq, "kill %d: the child made progress", i)
 		lastSeq, _ = crashVerify(t, path, clockMs, reported)
@@ -384,8 +290,8 @@ func TestCrashTTLBeforeAndAfterCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hold.db")
 	clockMs := crashStart.UnixMilli()
 	child := startCrashChild(t, path, crashModeHold, 0, clockMs)
-	child.waitFor(t, func(l string) bool { return l == "holding" })
-	child.kill(t)
+	child.WaitFor("holding")
+	child.Kill()
 
 	db, err := kvstore.Open(path, kvstore.Options{Clock: kvstore.NewManualClock(time.UnixMilli(clockMs))})
 	require.NoError(t, err)
