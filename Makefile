@@ -3,7 +3,8 @@
 #   make demo       run the demo program (a store in a temporary directory)
 #   make snkv       build the command-line tool into ./bin/snkv
 #   make test       gofmt check, go vet, and every test with -race in -short mode; then the
-#                   kvstore and timelog suites again against encrypted stores (SNKV_TEST_ENCRYPTION=1)
+#                   kvstore and timelog suites (timelog's in tests/ too) again against encrypted
+#                   stores (SNKV_TEST_ENCRYPTION=1)
 #   make test-sql   every test (-short) with the B-tree fast path built out (tag snkv_nofast)
 #   make test-long  every test with -race, slow ones included (soak, crash loops, the LiteFS
 #                   replica tests), then fuzzing; under CI=true it first installs fuse3 and
@@ -41,6 +42,7 @@ test: vet
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) test -race -short ./...
 	SNKV_TEST_ENCRYPTION=1 $(GO) test -race -short -count=1 ./kvstore/ ./timelog/
+	SNKV_TEST_ENCRYPTION=1 $(GO) test -race -short -count=1 -run '^TestTimelog' ./tests/
 
 # The same suite with writes through SQL statements only, so that the
 # fallback every build can be made with stays tested.

@@ -51,11 +51,7 @@ var crashCFs = []string{kvstore.DefaultColumnFamily, "sessions", "cache"}
 func TestCrashChild(t *testing.T) {
 	testutil.ChildOnly(t)
 	path := os.Getenv(crashEnvPath)
-	// If the parent goes away, so does the child.
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	}()
+	exitWithParent()
 	seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
 	startMs, _ := strconv.ParseInt(os.Getenv(crashEnvClock), 10, 64)
 	clk := kvstore.NewManualClock(time.UnixMilli(startMs))
@@ -70,6 +66,15 @@ func TestCrashChild(t *testing.T) {
 	}
 	fmt.Fprintf(os.Stderr, "crash child: %v\n", err)
 	os.Exit(3)
+}
+
+// exitWithParent makes a child process exit when its stdin ends: when the
+// parent closes it or goes away.
+func exitWithParent() {
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
 }
 
 // crashSay writes one line to the parent, unbuffered, so that a line the

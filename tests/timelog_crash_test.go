@@ -1,22 +1,23 @@
-package timelog_test
+package tests
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"fmt"
-	"io"
+	"iter"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
+	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -28,45 +29,43 @@ import (
 //     the state of the last flush that started (if it committed) or of the
 //     last that finished: never half a flush;
 //   - no record that still exists was reported dropped.
+//
+// The suite runs against encrypted stores too (SNKV_TEST_ENCRYPTION=1, as
+// make test's second run asks: tempstore.Options).
 
 const (
-	crashEnvPath  = "TIMELOG_CRASH_PATH"
-	crashEnvSeed  = "TIMELOG_CRASH_SEED"
-	crashEnvFirst = "TIMELOG_CRASH_FIRST" // first handle the child uses
+	tlCrashEnvPath  = "TIMELOG_CRASH_PATH"
+	tlCrashEnvSeed  = "TIMELOG_CRASH_SEED"
+	tlCrashEnvFirst = "TIMELOG_CRASH_FIRST" // first handle the child uses
 )
 
-func TestCrashChild(t *testing.T) {
-	path := os.Getenv(crashEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of TestCrashKill")
-	}
-	go func() { // if the parent goes away, so does the child
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	}()
-	seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
-	h, _ := strconv.ParseUint(os.Getenv(crashEnvFirst), 10, 64)
-	say := func(format string, a ...any) { _, _ = os.Stdout.Write(fmt.Appendf(nil, format+"\n", a...)) }
+// TestTimelogCrashChild is the body of TestTimelogCrashKill's children.
+func TestTimelogCrashChild(t *testing.T) {
+	testutil.ChildOnly(t)
+	path := os.Getenv(tlCrashEnvPath)
+	exitWithParent()
+	seed, _ := strconv.ParseUint(os.Getenv(tlCrashEnvSeed), 10, 64)
+	h, _ := strconv.ParseUint(os.Getenv(tlCrashEnvFirst), 10, 64)
 	err := func() error {
-		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
+		db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{}))
 		if err != nil {
 			return err
 		}
 		l, err := timelog.Open(db, "crash", timelog.Options{
 			Maintenance: timelog.Manual, MemtableMaxBytes: 64 << 20, PageMaxBytes: 8 + 24*40,
-			OnDrop: func(r timelog.Record) { say("X %d", r.Handle) },
+			OnDrop: func(r timelog.Record) { crashSay("X %d", r.Handle) },
 		})
 		if err != nil {
 			return err
 		}
 		rng := rand.New(rand.NewPCG(seed, 7))
-		return crashWorkload(ctx, l, rng, say, func() error {
+		return tlCrashWorkload(l, rng, func() error {
 			n := 1 + rng.IntN(60)
 			batch := make([]timelog.Record, n)
 			for i := range batch {
 				h++
 				batch[i] = timelog.Record{Ts: int64(rng.IntN(1000)), Handle: h}
-				say("A %d %d", batch[i].Ts, h)
+				crashSay("A %d %d", batch[i].Ts, h)
 			}
 			return l.AppendBatch(batch)
 		})
@@ -75,102 +74,22 @@ func TestCrashChild(t *testing.T) {
 	os.Exit(3)
 }
 
-type crashChild struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	mu    sync.Mutex
-	lines []string
-	done  chan struct{}
-	errb  strings.Builder
+// startTLCrashChild starts the child test (TestTimelogCrashChild or
+// TestTimelogCrashValuesChild) on the store at path.
+func startTLCrashChild(t *testing.T, test, path string, seed, first uint64) *testutil.Child {
+	return testutil.StartChild(t, test, tlCrashEnvPath+"="+path, tlCrashEnvSeed+"="+fmt.Sprint(seed), tlCrashEnvFirst+"="+fmt.Sprint(first))
 }
 
-func startChild(t *testing.T, path string, seed, first uint64) *crashChild {
-	return startChildRun(t, "^TestCrashChild$", path, seed, first)
-}
-
-// startChildRun starts the child test run (a -test.run pattern).
-func startChildRun(t *testing.T, run, path string, seed, first uint64) *crashChild {
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	return startChildRunEnv(t, exe, run, crashEnvPath+"="+path, crashEnvSeed+"="+fmt.Sprint(seed), crashEnvFirst+"="+fmt.Sprint(first))
-}
-
-// startChildRunEnv starts the test binary exe as a child running the tests
-// run matches, with env added to its environment.
-func startChildRunEnv(t *testing.T, exe, run string, env ...string) *crashChild {
-	cmd := exec.Command(exe, "-test.run="+run, "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), env...)
-	c := &crashChild{cmd: cmd, done: make(chan struct{})}
-	cmd.Stderr = &c.errb
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	c.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	go func() {
-		defer close(c.done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			c.mu.Lock()
-			c.lines = append(c.lines, sc.Text())
-			c.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = c.stdin.Close()
-		<-c.done
-		_ = cmd.Wait()
-	})
-	return c
-}
-
-// waitFlushes waits until the child has reported n finished flushes.
-func (c *crashChild) waitFlushes(t *testing.T, n int) {
-	k := 0
-	c.waitLine(t, func(l string) bool {
-		if l == "F done" {
-			k++
-		}
-		return k >= n
-	})
-}
-
-// waitLine waits until ok returns true for a line of the child's output
-// (each line is passed once).
-func (c *crashChild) waitLine(t *testing.T, ok func(line string) bool) {
-	deadline := time.Now().Add(time.Minute)
-	seen := 0
-	for time.Now().Before(deadline) {
-		c.mu.Lock()
-		found := false
-		for ; seen < len(c.lines) && !found; seen++ {
-			found = ok(c.lines[seen])
-		}
-		c.mu.Unlock()
-		if found {
-			return
-		}
-		select {
-		case <-c.done:
-			t.Fatalf("child ended: %s", c.errb.String())
-		case <-time.After(2 * time.Millisecond):
-		}
+// waitFlushes waits until the child has reported n more finished flushes.
+func waitFlushes(c *testutil.Child, n int) {
+	for range n {
+		c.WaitFor("F done")
 	}
-	t.Fatal("child made no progress within a minute")
 }
 
-func (c *crashChild) kill(t *testing.T) []string {
-	require.NoError(t, c.cmd.Process.Kill())
-	<-c.done
-	require.Error(t, c.cmd.Wait())
-	require.Equal(t, -1, c.cmd.ProcessState.ExitCode(), "the child must die by the signal: %s", c.errb.String())
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.lines...)
-}
-
-func TestCrashKill(t *testing.T) {
+// TestTimelogCrashKill kills a child appending to a log at random moments
+// (see the top of the file).
+func TestTimelogCrashKill(t *testing.T) {
 	kills := 12
 	if testing.Short() {
 		kills = 2
@@ -179,32 +98,23 @@ func TestCrashKill(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	base := &model{}
+	var base tlModel
 	for i := range kills {
 		first := uint64(i+1) << 32
-		c := startChild(t, path, seed+uint64(i), first)
-		c.waitFlushes(t, 1+rng.IntN(3))
+		c := startTLCrashChild(t, "TestTimelogCrashChild", path, seed+uint64(i), first)
+		waitFlushes(c, 1+rng.IntN(3))
 		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random moment
-		lines := c.kill(t)
+		lines := c.Kill()
 
-		atStart, atDone, drops := replayCrashLines(base, lines)
-		require.NotNil(t, atDone)
+		atStart, atDone, drops := replayTLCrashLines(base, lines)
 
-		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
+		db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{}))
 		require.NoError(t, err)
-		require.NoError(t, db.IntegrityCheck(ctx))
+		require.NoError(t, db.IntegrityCheck(context.Background()))
 		l, err := timelog.Open(db, "crash", timelog.Options{Maintenance: timelog.Manual})
 		require.NoError(t, err, "the dead child's lock is gone")
-		got := collect(t, l.All())
-		switch {
-		case equalRecs(got, atDone.recs):
-			base = atDone
-		case equalRecs(got, atStart.recs):
-			base = atStart
-		default:
-			t.Fatalf("kill %d (seed %d): the log is neither the last finished flush (%d records) nor the last started (%d): %d records",
-				i, seed, len(atDone.recs), len(atStart.recs), len(got))
-		}
+		got := tlRecords(t, l.All())
+		base = tlFlushBoundary(t, got, atStart, atDone, "kill %d (seed %d)", i, seed)
 		for _, r := range got {
 			require.False(t, drops[r.Handle], "kill %d: handle %d reported dropped but still there", i, r.Handle)
 		}
@@ -214,23 +124,12 @@ func TestCrashKill(t *testing.T) {
 	}
 }
 
-func equalRecs(a, b []timelog.Record) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// crashWorkload runs the crash children's endless random workload on l:
-// appends (by appendSome, which reports them with say), range deletes,
-// flushes and compactions, each reported with say before (and, for flushes
-// and compactions, after) it happens. It returns only on an error.
-func crashWorkload(ctx context.Context, l *timelog.Log, rng *rand.Rand, say func(string, ...any), appendSome func() error) error {
+// tlCrashWorkload runs the crash children's endless random workload on l:
+// appends (by appendSome, which reports them with crashSay), range deletes,
+// flushes and compactions, each reported before (and, for flushes and
+// compactions, after) it happens. It returns only on an error.
+func tlCrashWorkload(l *timelog.Log, rng *rand.Rand, appendSome func() error) error {
+	ctx := context.Background()
 	for {
 		switch op := rng.IntN(20); {
 		case op < 14:
@@ -240,62 +139,98 @@ func crashWorkload(ctx context.Context, l *timelog.Log, rng *rand.Rand, say func
 		case op < 16:
 			lo := int64(rng.IntN(1000))
 			hi := lo + int64(rng.IntN(200))
-			say("D %d %d", lo, hi)
+			crashSay("D %d %d", lo, hi)
 			if err := l.DeleteRange(lo, hi); err != nil {
 				return err
 			}
 		case op < 18:
-			say("F start")
+			crashSay("F start")
 			if err := l.Flush(ctx); err != nil {
 				return err
 			}
-			say("F done")
+			crashSay("F done")
 		default:
-			l.Compact()
-			for {
-				did, err := l.MaintStep(ctx)
-				if err != nil {
-					return err
-				}
-				if !did {
-					break
-				}
+			if err := tlCompact(ctx, l); err != nil {
+				return err
 			}
-			say("C done")
+			crashSay("C done")
 		}
 	}
 }
 
-// replayCrashLines replays what a crash child reported (see crashWorkload)
-// on a copy of base, and returns the model as it was when the last flush
-// started and when the last one finished (nil if none did), and the handles
-// reported dropped.
-func replayCrashLines(base *model, lines []string) (atStart, atDone *model, drops map[uint64]bool) {
-	m := base.clone()
+// tlCompact compacts all of l: Compact, then maintenance steps until none
+// is left to do.
+func tlCompact(ctx context.Context, l *timelog.Log) error {
+	l.Compact()
+	for {
+		did, err := l.MaintStep(ctx)
+		if err != nil || !did {
+			return err
+		}
+	}
+}
+
+// tlModel is what a log holds: its records in timestamp order, those of
+// one timestamp in the order they were appended.
+type tlModel []timelog.Record
+
+// replayTLCrashLines replays what a crash child reported (see
+// tlCrashWorkload) on base, and returns the model as it was when the last
+// flush started and when the last one finished, and the handles reported
+// dropped.
+func replayTLCrashLines(base tlModel, lines []string) (atStart, atDone tlModel, drops map[uint64]bool) {
+	m := slices.Clone(base) // base's order, then appends in their order
+	at := func() tlModel {
+		out := slices.Clone(m)
+		slices.SortStableFunc(out, func(a, b timelog.Record) int { return cmp.Compare(a.Ts, b.Ts) })
+		return out
+	}
 	drops = map[uint64]bool{}
 	for _, l := range lines {
-		f := strings.Fields(l)
-		switch f[0] {
-		case "A":
-			ts, _ := strconv.ParseInt(f[1], 10, 64)
-			h, _ := strconv.ParseUint(f[2], 10, 64)
-			m.add(timelog.Record{Ts: ts, Handle: h})
-		case "D":
-			lo, _ := strconv.ParseInt(f[1], 10, 64)
-			hi, _ := strconv.ParseInt(f[2], 10, 64)
-			if lo < hi {
-				m.del(lo, hi-1)
-			}
-		case "F":
-			if f[1] == "start" {
-				atStart = m.clone()
-			} else {
-				atDone = m.clone()
-			}
-		case "X":
-			h, _ := strconv.ParseUint(f[1], 10, 64)
+		var a, b int64
+		var h uint64
+		switch {
+		case strings.HasPrefix(l, "A "):
+			_, _ = fmt.Sscanf(l, "A %d %d", &a, &h)
+			m = append(m, timelog.Record{Ts: a, Handle: h})
+		case strings.HasPrefix(l, "D "):
+			_, _ = fmt.Sscanf(l, "D %d %d", &a, &b)
+			m = slices.DeleteFunc(m, func(r timelog.Record) bool { return r.Ts >= a && r.Ts < b })
+		case l == "F start":
+			atStart = at()
+		case l == "F done":
+			atDone = at()
+		case strings.HasPrefix(l, "X "):
+			_, _ = fmt.Sscanf(l, "X %d", &h)
 			drops[h] = true
 		}
 	}
 	return atStart, atDone, drops
+}
+
+// tlFlushBoundary requires the records got to be the log at the last flush
+// that finished or the last that started (never half a flush), and returns
+// that model.
+func tlFlushBoundary(t *testing.T, got []timelog.Record, atStart, atDone tlModel, what string, args ...any) tlModel {
+	t.Helper()
+	switch {
+	case slices.Equal(got, atDone):
+		return atDone
+	case slices.Equal(got, atStart):
+		return atStart
+	}
+	t.Fatalf("%s: the log is neither the last finished flush (%d records) nor the last started (%d): %d records",
+		fmt.Sprintf(what, args...), len(atDone), len(atStart), len(got))
+	return nil
+}
+
+// tlRecords drains an iteration of records, failing the test on an error.
+func tlRecords(t *testing.T, seq iter.Seq2[timelog.Record, error]) []timelog.Record {
+	t.Helper()
+	var out []timelog.Record
+	for r, err := range seq {
+		require.NoError(t, err)
+		out = append(out, r)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
-package timelog_test
+package tests
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
+	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -25,14 +28,14 @@ import (
 // values per block, so compaction rewrites blocks partly, and some values
 // are rows of their own.
 
-// crashMaxValue is the child's store MaxValueSize: value blocks hold a few
-// values each, and some values fill a row of their own.
-const crashMaxValue = 1024
+// tlCrashMaxValue is the child's store MaxValueSize: value blocks hold a
+// few values each, and some values fill a row of their own.
+const tlCrashMaxValue = 1024
 
-func crashValue(h uint64, ts int64) []byte {
+func tlCrashValue(h uint64, ts int64) []byte {
 	v := fmt.Appendf(nil, "%d@%d:%s", h, ts, strings.Repeat("v", int(h%97)))
 	if h%53 == 0 {
-		v = append(v, strings.Repeat("w", crashMaxValue-len(v))...)
+		v = append(v, strings.Repeat("w", tlCrashMaxValue-len(v))...)
 	}
 	return v
 }
@@ -41,23 +44,15 @@ func crashValue(h uint64, ts int64) []byte {
 // to learn the handle the batch starts after.
 func loneValue(ts int64) []byte { return fmt.Appendf(nil, "lone@%d", ts) }
 
-func TestCrashValuesChild(t *testing.T) {
-	path := os.Getenv(crashEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of TestCrashValuesKill")
-	}
-	go func() { // if the parent goes away, so does the child
-		buf := make([]byte, 1)
-		for {
-			if _, err := os.Stdin.Read(buf); err != nil {
-				os.Exit(0)
-			}
-		}
-	}()
-	seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
-	say := func(format string, a ...any) { _, _ = os.Stdout.Write(fmt.Appendf(nil, format+"\n", a...)) }
+// TestTimelogCrashValuesChild is the body of TestTimelogCrashValuesKill's
+// children.
+func TestTimelogCrashValuesChild(t *testing.T) {
+	testutil.ChildOnly(t)
+	path := os.Getenv(tlCrashEnvPath)
+	exitWithParent()
+	seed, _ := strconv.ParseUint(os.Getenv(tlCrashEnvSeed), 10, 64)
 	err := func() error {
-		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: crashMaxValue}))
+		db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{MaxValueSize: tlCrashMaxValue}))
 		if err != nil {
 			return err
 		}
@@ -68,7 +63,7 @@ func TestCrashValuesChild(t *testing.T) {
 			return err
 		}
 		rng := rand.New(rand.NewPCG(seed, 11))
-		return crashWorkload(ctx, l, rng, say, func() error {
+		return tlCrashWorkload(l, rng, func() error {
 			n := 1 + rng.IntN(60)
 			ts := make([]int64, n)
 			vals := make([][]byte, n)
@@ -81,9 +76,9 @@ func TestCrashValuesChild(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			say("A %d %d", ts[0], first)
+			crashSay("A %d %d", ts[0], first)
 			for i := range ts {
-				vals[i] = crashValue(first+1+uint64(i), ts[i])
+				vals[i] = tlCrashValue(first+1+uint64(i), ts[i])
 			}
 			got, err := l.AppendValues(ts, vals)
 			if err != nil {
@@ -93,7 +88,7 @@ func TestCrashValuesChild(t *testing.T) {
 				return fmt.Errorf("handle %d, want %d", got, first+1)
 			}
 			for i := range ts {
-				say("A %d %d", ts[i], got+uint64(i))
+				crashSay("A %d %d", ts[i], got+uint64(i))
 			}
 			return nil
 		})
@@ -102,7 +97,9 @@ func TestCrashValuesChild(t *testing.T) {
 	os.Exit(3)
 }
 
-func TestCrashValuesKill(t *testing.T) {
+// TestTimelogCrashValuesKill kills a child appending records with values at
+// random moments (see the top of the file).
+func TestTimelogCrashValuesKill(t *testing.T) {
 	kills := 10
 	if testing.Short() {
 		kills = 2
@@ -111,41 +108,32 @@ func TestCrashValuesKill(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
-	base := &model{}
+	var base tlModel
 	for i := range kills {
-		c := startChildRun(t, "^TestCrashValuesChild$", path, seed+uint64(i), 0)
-		c.waitFlushes(t, 1+rng.IntN(3))
+		c := startTLCrashChild(t, "TestTimelogCrashValuesChild", path, seed+uint64(i), 0)
+		waitFlushes(c, 1+rng.IntN(3))
 		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random moment
-		lines := c.kill(t)
+		lines := c.Kill()
 
-		atStart, atDone, _ := replayCrashLines(base, lines)
-		require.NotNil(t, atDone)
+		atStart, atDone, _ := replayTLCrashLines(base, lines)
 
-		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: crashMaxValue}))
+		db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{MaxValueSize: tlCrashMaxValue}))
 		require.NoError(t, err)
 		l, err := timelog.Open(db, "crashv", timelog.Options{Maintenance: timelog.Manual})
 		require.NoError(t, err)
 		require.True(t, l.Values())
-		require.NoError(t, l.IntegrityCheck(ctx), "kill %d (seed %d): records and values disagree", i, seed)
+		require.NoError(t, l.IntegrityCheck(context.Background()), "kill %d (seed %d): records and values disagree", i, seed)
 		s, err := l.Snapshot()
 		require.NoError(t, err)
 		var got []timelog.Record
 		for e, err := range s.AllValues() {
 			require.NoError(t, err)
 			got = append(got, e.Record)
-			require.Contains(t, []string{string(crashValue(e.Handle, e.Ts)), string(loneValue(e.Ts))}, string(e.Value),
+			require.Contains(t, []string{string(tlCrashValue(e.Handle, e.Ts)), string(loneValue(e.Ts))}, string(e.Value),
 				"kill %d: value of handle %d", i, e.Handle)
 		}
 		require.NoError(t, s.Close())
-		switch {
-		case equalRecs(got, atDone.recs):
-			base = atDone
-		case equalRecs(got, atStart.recs):
-			base = atStart
-		default:
-			t.Fatalf("kill %d (seed %d): the log is neither the last finished flush (%d records) nor the last started (%d): %d records",
-				i, seed, len(atDone.recs), len(atStart.recs), len(got))
-		}
+		base = tlFlushBoundary(t, got, atStart, atDone, "kill %d (seed %d)", i, seed)
 		require.NoError(t, l.Close())
 		require.NoError(t, db.Close())
 		t.Logf("kill %d: %d lines, %d records", i, len(lines), len(got))

@@ -1,16 +1,15 @@
-package timelog_test
+package tests
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
+	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -20,15 +19,14 @@ import (
 // while buffered, a record removed by compaction), from several blocks (a
 // small MaxValueSize bounds them) and from a lone value row; a removed
 // record's value is gone.
-func TestDocumentedValuesShellQuery(t *testing.T) {
-	if sealedSuite {
+func TestTimelogDocumentedValuesShellQuery(t *testing.T) {
+	if tempstore.Sealed() {
 		t.Skip("values are sealed in an encrypted store: the shell cannot read them")
 	}
-	sh := sqlite3Shell(t)
-	q := documentedQuery(t, "timelog-values-query")
-
-	path := t.TempDir() + "/shell.db"
-	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: 64}))
+	testutil.SQLite3(t)
+	ctx := context.Background()
+	path := tempstore.Path(t, "shell.db")
+	db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{MaxValueSize: 64}))
 	require.NoError(t, err)
 	l, err := timelog.Open(db, "metrics", timelog.Options{Values: true, Maintenance: timelog.Manual, PageMaxBytes: 8 + 24*2})
 	require.NoError(t, err)
@@ -49,24 +47,17 @@ func TestDocumentedValuesShellQuery(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Flush(ctx))
 	require.NoError(t, l.DeleteRange(52, 53))
-	compactAll(t, l)
+	require.NoError(t, l.Flush(ctx))
+	require.NoError(t, tlCompact(ctx, l))
 	require.NoError(t, l.IntegrityCheck(ctx))
 	require.NoError(t, l.Close())
 	require.NoError(t, db.Close())
 
-	cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, sh, "-readonly", "-batch", "-bail", path)
-	cmd.Stdin = strings.NewReader(strings.TrimSpace(q) + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, stderr.String())
 	want := []string{fmt.Sprintf("%d|3|ten", first), fmt.Sprintf("%d|6|thirty", first+2), fmt.Sprintf("%d|64|%s", first+3, lone)}
 	for i := range 6 {
 		if i != 2 {
 			want = append(want, fmt.Sprintf("%d|8|value %d", next+uint64(i), 50+i))
 		}
 	}
-	require.Equal(t, want, strings.Split(strings.TrimSpace(string(out)), "\n"))
+	require.Equal(t, want, shellQuery(t, "timelog-values-query", path, "metrics"))
 }
