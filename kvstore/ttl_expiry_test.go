@@ -9,7 +9,6 @@ import (
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite" // database/sql driver, to inspect the hidden tables as another tool would
 )
 
 // Expiry: when a key with a TTL stops being readable, what each write does

@@ -10,7 +10,6 @@ import (
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite" // database/sql driver, to inspect the hidden tables as another tool would
 )
 
 // Iteration over keys with a TTL: every kind of iteration skips expired

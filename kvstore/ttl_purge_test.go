@@ -14,7 +14,6 @@ import (
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/ttl"
 	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite" // database/sql driver, to inspect the hidden tables as another tool would
 )
 
 // PurgeExpired: what it deletes, in which order and batches, inside a

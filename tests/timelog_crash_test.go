@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -113,7 +112,7 @@ func TestTimelogCrashKill(t *testing.T) {
 		require.NoError(t, db.IntegrityCheck(context.Background()))
 		l, err := timelog.Open(db, "crash", timelog.Options{Maintenance: timelog.Manual})
 		require.NoError(t, err, "the dead child's lock is gone")
-		got := tlRecords(t, l.All())
+		got := testutil.Drain(t, l.All())
 		base = tlFlushBoundary(t, got, atStart, atDone, "kill %d (seed %d)", i, seed)
 		for _, r := range got {
 			require.False(t, drops[r.Handle], "kill %d: handle %d reported dropped but still there", i, r.Handle)
@@ -222,17 +221,6 @@ func tlFlushBoundary(t *testing.T, got []timelog.Record, atStart, atDone tlModel
 	t.Fatalf("%s: the log is neither the last finished flush (%d records) nor the last started (%d): %d records",
 		fmt.Sprintf(what, args...), len(atDone), len(atStart), len(got))
 	return nil
-}
-
-// tlRecords drains an iteration of records, failing the test on an error.
-func tlRecords(t *testing.T, seq iter.Seq2[timelog.Record, error]) []timelog.Record {
-	t.Helper()
-	var out []timelog.Record
-	for r, err := range seq {
-		require.NoError(t, err)
-		out = append(out, r)
-	}
-	return out
 }
 
 // The values crash test: a child appends records with values, deletes,

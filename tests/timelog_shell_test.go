@@ -139,7 +139,7 @@ func TestTimelogDocumentedShellQueryFixedPages(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	require.Equal(t, l.Stats().Pages, l.Stats().FixedPages, "every page of the fixture has the fixed layout")
-	returned := shellRecords(tlRecords(t, l.All()))
+	returned := shellRecords(testutil.Drain(t, l.All()))
 	require.Len(t, returned, len(stored)-hidden)
 	require.Subset(t, listed, returned)
 }

@@ -3,6 +3,7 @@ package timelog_test
 import (
 	"bytes"
 	"context"
+	"iter"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -38,14 +40,9 @@ func openLog(t testing.TB, db *kvstore.Store, name string, o timelog.Options) *t
 	return l
 }
 
-func collect(t testing.TB, seq func(yield func(timelog.Record, error) bool)) []timelog.Record {
+func collect(t testing.TB, seq iter.Seq2[timelog.Record, error]) []timelog.Record {
 	t.Helper()
-	var out []timelog.Record
-	for r, err := range seq {
-		require.NoError(t, err)
-		out = append(out, r)
-	}
-	return out
+	return testutil.Drain(t, seq)
 }
 
 // drain runs MaintStep until it has nothing left to do.

@@ -3,24 +3,21 @@ package timelog_test
 import (
 	"bytes"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
 
-func collectEntries(t testing.TB, seq func(yield func(timelog.Entry, error) bool)) []timelog.Entry {
+func collectEntries(t testing.TB, seq iter.Seq2[timelog.Entry, error]) []timelog.Entry {
 	t.Helper()
-	var out []timelog.Entry
-	for e, err := range seq {
-		require.NoError(t, err)
-		out = append(out, e)
-	}
-	return out
+	return testutil.Drain(t, seq)
 }
 
 func TestValuesBufferedFlushedCompacted(t *testing.T) {
