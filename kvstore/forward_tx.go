@@ -90,6 +90,24 @@ func (tx *Tx) Delete(key []byte) error {
 	return tx.cf.Delete(key)
 }
 
+// DeleteRange is ColumnFamily.DeleteRange on the transaction's default
+// column family.
+func (tx *Tx) DeleteRange(ctx context.Context, start, end []byte) (int64, error) {
+	if tx == nil {
+		return 0, errNilTx
+	}
+	return tx.cf.DeleteRange(ctx, start, end)
+}
+
+// DeleteRangeInBatches is ColumnFamily.DeleteRangeInBatches on the
+// transaction's default column family: in the transaction, in one go.
+func (tx *Tx) DeleteRangeInBatches(ctx context.Context, start, end []byte, batch int) (int64, error) {
+	if tx == nil {
+		return 0, errNilTx
+	}
+	return tx.cf.DeleteRangeInBatches(ctx, start, end, batch)
+}
+
 // Exists is ColumnFamily.Exists on the transaction's default column family.
 func (tx *Tx) Exists(key []byte) (bool, error) {
 	if tx == nil {

@@ -48,11 +48,21 @@ func TestDamagedRow(t *testing.T) {
 		require.Contains(t, r.stderr, "row checksum mismatch", "%v", args)
 	}
 	r := cli(t, nil, "check", path)
-	requireDamaged(t, r, path)
+	require.Equal(t, exitDamaged, r.code, r.stderr)
 	require.Contains(t, r.stderr, "check failed")
-	// The other column families read as before.
+	require.Contains(t, r.stderr, `1 row fails its checksum: key "perm"`, "a printable key is shown as text")
+	require.NotContains(t, r.stderr, "snkv check", "check does not tell the user to run check")
+	require.Contains(t, r.stderr, "'snkv repair "+path+"'")
+
+	// Every bad key is named, up to a bound.
+	damage(t, path, `UPDATE "default" SET crc = 1`)
+	r = cli(t, nil, "check", path)
+	require.Equal(t, exitDamaged, r.code, r.stderr)
+	require.Contains(t, r.stderr, `column family "default": 7 rows fail their checksum: keys "back\\slash", x'62696e00ff', "config", "user:1", "user:2", "user:3", "zero"`)
+	r = cli(t, nil, "get", path, "--hex", "62696e00ff")
+	require.Contains(t, r.stderr, "key x'62696e00ff': row checksum mismatch", "a key that is not text is shown in hex")
 	r = cli(t, nil, "get", path, "user:1")
-	require.Equal(t, result{"alice", "", 0}, r)
+	requireDamaged(t, r, path)
 }
 
 // TestDamagedMissingView drops a column family's hidden read view, as a
