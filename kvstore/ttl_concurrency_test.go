@@ -125,7 +125,6 @@ func TestTTLSharedFileTwoStores(t *testing.T) {
 // recreated without TTL tables: its TTL writes recreate them and its purge
 // finds nothing, instead of failing on tables that no longer exist.
 func TestTTLColumnFamilyRecreatedElsewhere(t *testing.T) {
-	ctx := context.Background()
 	f := newTTLFixture(t)
 	cf := f.cf(t, "x")
 	require.NoError(t, cf.PutTTL([]byte("k"), []byte("v"), time.Second))
@@ -138,14 +137,10 @@ func TestTTLColumnFamilyRecreatedElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, other.Close())
 
-	n, err := cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	ttlPurge(t, cf, 0)
 	require.NoError(t, cf.PutTTL([]byte("k2"), []byte("v2"), time.Second))
 	ttlHas(t, cf, "k2", time.Second)
 	f.clk.Advance(2 * time.Second)
-	n, err = cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	ttlPurge(t, cf, 1)
 	f.check(t)
 }

@@ -79,7 +79,6 @@ func TestTTLPutTTLAfterPutAppliesTTL(t *testing.T) {
 }
 
 func TestTTLChangeReplacesOldTTL(t *testing.T) {
-	ctx := context.Background()
 	f := newTTLFixture(t)
 	cf := f.cf(t, "sessions")
 	require.NoError(t, cf.PutTTL([]byte("k"), []byte("v1"), 60*time.Second))
@@ -96,9 +95,7 @@ func TestTTLChangeReplacesOldTTL(t *testing.T) {
 	// Past the old expiry the key lives on, and purge leaves it alone.
 	f.clk.Advance(61 * time.Second)
 	ttlGet(t, cf, "k", "v2")
-	n, err := cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	ttlPurge(t, cf, 0)
 	ttlHas(t, cf, "k", 59*time.Second)
 
 	// A shorter TTL replaces a longer one too.
@@ -484,7 +481,6 @@ func TestTTLCountExcludesExpired(t *testing.T) {
 }
 
 func TestTTLStatsCounters(t *testing.T) {
-	ctx := context.Background()
 	f := newTTLFixture(t)
 	for i := range 5 {
 		require.NoError(t, f.db.PutTTL(fmt.Appendf(nil, "k%d", i), []byte("v"), time.Second))
@@ -503,9 +499,7 @@ func TestTTLStatsCounters(t *testing.T) {
 	require.Equal(t, st1.ExpiredOnRead, st2.ExpiredOnRead)
 	require.Equal(t, st1.Misses+1, st2.Misses)
 
-	n, err := f.db.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 3, n)
+	ttlPurge(t, f.db, 3)
 	st3 := f.stats(t)
 	require.Equal(t, st2.Purged+3, st3.Purged)
 	require.Equal(t, st2.ExpiredOnRead, st3.ExpiredOnRead)

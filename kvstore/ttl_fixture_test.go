@@ -263,3 +263,14 @@ func ttlHas(t *testing.T, cf *kvstore.ColumnFamily, key string, want time.Durati
 }
 
 const ttlDef = kvstore.DefaultColumnFamily
+
+// ttlPurge runs PurgeExpired of a column family (or of the store's default
+// one) and requires it to purge want keys.
+func ttlPurge(t *testing.T, cf interface {
+	PurgeExpired(context.Context) (int, error)
+}, want int) {
+	t.Helper()
+	n, err := cf.PurgeExpired(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, want, n)
+}

@@ -190,8 +190,6 @@ func TestTTLExpiredReadDoesNotWaitForOtherWriter(t *testing.T) {
 	require.NoError(t, err)
 	// The key is still on disk, hidden, until a purge removes it.
 	require.Equal(t, [3]int64{1, 1, 1}, ttlCounts(t, f.path, "default"))
-	n, err := f.db.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	ttlPurge(t, f.db, 1)
 	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, "default"))
 }

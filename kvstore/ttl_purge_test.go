@@ -26,25 +26,19 @@ func TestPurgeExpiredEmpty(t *testing.T) {
 	require.NoError(t, plain.Put([]byte("k"), []byte("v")))
 
 	// A column family that never used TTL: nothing to purge, nothing created.
-	n, err := plain.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	ttlPurge(t, plain, 0)
 	require.Empty(t, ttlHidden(t, f.path, "plain"))
 	require.False(t, plain.HasTTL())
 
 	// A TTL column family with nothing expired.
 	timed := f.cf(t, "timed")
 	require.NoError(t, timed.PutTTL([]byte("k"), []byte("v"), time.Hour))
-	n, err = timed.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	ttlPurge(t, timed, 0)
 	ttlGet(t, timed, "k", "v")
 
 	// An emptied TTL column family.
 	require.NoError(t, timed.Delete([]byte("k")))
-	n, err = timed.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	ttlPurge(t, timed, 0)
 
 	total, err := f.db.PurgeExpiredAll(ctx)
 	require.NoError(t, err)
@@ -53,7 +47,6 @@ func TestPurgeExpiredEmpty(t *testing.T) {
 }
 
 func TestPurgeExpiredSome(t *testing.T) {
-	ctx := context.Background()
 	f := newTTLFixture(t)
 	cf := f.cf(t, "mix")
 	for i := range 30 {
@@ -69,9 +62,7 @@ func TestPurgeExpiredSome(t *testing.T) {
 	}
 	f.clk.Advance(time.Minute)
 	before := f.stats(t).Purged
-	n, err := cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 10, n)
+	ttlPurge(t, cf, 10)
 	require.Equal(t, before+10, f.stats(t).Purged)
 	require.Equal(t, [3]int64{20, 10, 10}, ttlCounts(t, f.path, "mix"))
 	for i := range 30 {
@@ -87,23 +78,18 @@ func TestPurgeExpiredSome(t *testing.T) {
 			ttlHas(t, cf, key, kvstore.NoTTL)
 		}
 	}
-	n, err = cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	ttlPurge(t, cf, 0)
 	f.check(t)
 }
 
 func TestPurgeExpiredAll(t *testing.T) {
-	ctx := context.Background()
 	f := newTTLFixture(t)
 	cf := f.cf(t, "all")
 	for i := range 50 {
 		require.NoError(t, cf.PutTTL(fmt.Appendf(nil, "k%02d", i), []byte("v"), time.Duration(i+1)*time.Second))
 	}
 	f.clk.Advance(50 * time.Second)
-	n, err := cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 50, n)
+	ttlPurge(t, cf, 50)
 	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, "all"))
 	c, err := cf.Count()
 	require.NoError(t, err)
@@ -118,7 +104,6 @@ func TestPurgeExpiredAll(t *testing.T) {
 // the first live entry: live keys keep their values and TTLs, and the count
 // is exact.
 func TestPurgeExpiredOrder(t *testing.T) {
-	ctx := context.Background()
 	f := newTTLFixture(t)
 	cf := f.cf(t, "order")
 	// Key names run against expiry order: "k19" expires first.
@@ -139,9 +124,7 @@ func TestPurgeExpiredOrder(t *testing.T) {
 	require.Equal(t, "a-live", idx[len(idx)-1].key)
 
 	f.clk.Advance(10500 * time.Millisecond) // k19..k10 expired
-	n, err := cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 10, n)
+	ttlPurge(t, cf, 10)
 
 	var want []string
 	for i := range 10 {
@@ -161,9 +144,7 @@ func TestPurgeExpiredOrder(t *testing.T) {
 
 	// One more second: exactly one more key.
 	f.clk.Advance(time.Second)
-	n, err = cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	ttlPurge(t, cf, 1)
 	ttlGone(t, cf, "k09")
 	ttlGet(t, cf, "k08", "v")
 	f.check(t)
@@ -190,9 +171,7 @@ func TestPurgeExpiredAcrossBatches(t *testing.T) {
 			f.clk.Advance(10 * time.Second)
 
 			before := f.stats(t)
-			n, err := cf.PurgeExpired(ctx)
-			require.NoError(t, err)
-			require.Equal(t, expired, n)
+			ttlPurge(t, cf, expired)
 			after := f.stats(t)
 			require.Equal(t, before.Purged+uint64(expired), after.Purged)
 			batches := (expired + ttl.PurgeBatch - 1) / ttl.PurgeBatch
@@ -206,9 +185,7 @@ func TestPurgeExpiredAcrossBatches(t *testing.T) {
 				ttlGet(t, cf, fmt.Sprintf("l%04d", i), "live")
 				ttlGet(t, cf, fmt.Sprintf("p%04d", i), "perm")
 			}
-			n, err = cf.PurgeExpired(ctx)
-			require.NoError(t, err)
-			require.Zero(t, n)
+			ttlPurge(t, cf, 0)
 			f.check(t)
 		})
 	}
@@ -278,9 +255,7 @@ func TestPurgeExpiredInsideTransaction(t *testing.T) {
 	}
 	f.clk.Advance(time.Second)
 	err := f.db.Update(ctx, func(tx *kvstore.Tx) error {
-		n, err := tx.PurgeExpired(ctx)
-		require.NoError(t, err)
-		require.Equal(t, 300, n)
+		ttlPurge(t, tx, 300)
 		return errors.New("abort")
 	})
 	require.Error(t, err)
@@ -292,9 +267,7 @@ func TestPurgeExpiredInsideTransaction(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, [3]int64{290, 290, 290}, ttlCounts(t, f.path, ttlDef))
-	n, err := f.db.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 290, n)
+	ttlPurge(t, f.db, 290)
 	f.check(t)
 }
 
@@ -409,17 +382,13 @@ func TestPurgeExpired100k(t *testing.T) {
 	f.clk.Advance(time.Second)
 
 	before := f.stats(t).Purged
-	n, err := cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, expired, n)
+	ttlPurge(t, cf, expired)
 	require.Equal(t, before+expired, f.stats(t).Purged)
 	count, err := cf.Count()
 	require.NoError(t, err)
 	require.EqualValues(t, live, count)
 	require.Equal(t, [3]int64{live, live, live}, ttlCounts(t, f.path, "big"))
-	n, err = cf.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	ttlPurge(t, cf, 0)
 	f.check(t)
 }
 

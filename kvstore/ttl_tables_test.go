@@ -75,9 +75,7 @@ func TestTTLColumnFamilies(t *testing.T) {
 
 	f.clk.Advance(time.Second)
 	// Purging one column family leaves the others' expired keys alone.
-	n, err := sessions.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 5, n)
+	ttlPurge(t, sessions, 5)
 	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, "sessions"))
 	require.Equal(t, [3]int64{6, 5, 5}, ttlCounts(t, f.path, "tokens"))
 	require.Equal(t, [3]int64{5, 5, 5}, ttlCounts(t, f.path, ttlDef))
@@ -97,7 +95,6 @@ func TestTTLColumnFamilies(t *testing.T) {
 }
 
 func TestTTLDropColumnFamilyRemovesHiddenTables(t *testing.T) {
-	ctx := context.Background()
 	f := newTTLFixture(t)
 	cf := f.cf(t, "cache")
 	other := f.cf(t, "other")
@@ -123,9 +120,7 @@ func TestTTLDropColumnFamilyRemovesHiddenTables(t *testing.T) {
 	ttlGone(t, again, "k")
 	require.NoError(t, again.PutTTL([]byte("k2"), []byte("v"), time.Second))
 	ttlHas(t, again, "k2", time.Second)
-	n, err := again.PurgeExpired(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	ttlPurge(t, again, 0)
 	f.check(t)
 }
 
