@@ -201,35 +201,9 @@ func TestErrorsOfAClosedStore(t *testing.T) {
 	}
 }
 
-// reader is the read method set a Log shares with its Snapshots.
-type reader interface {
-	Count() (int64, error)
-	CountRange(t1, t2 int64) (int64, error)
-	Min() (timelog.Record, bool, error)
-	Max() (timelog.Record, bool, error)
-	Next(t int64) (timelog.Record, bool, error)
-	Prev(t int64) (timelog.Record, bool, error)
-	Range(t1, t2 int64) iter.Seq2[timelog.Record, error]
-	RangeReverse(t1, t2 int64) iter.Seq2[timelog.Record, error]
-	Since(t int64) iter.Seq2[timelog.Record, error]
-	SinceReverse(t int64) iter.Seq2[timelog.Record, error]
-	Until(t int64) iter.Seq2[timelog.Record, error]
-	UntilReverse(t int64) iter.Seq2[timelog.Record, error]
-	Equal(t int64) iter.Seq2[timelog.Record, error]
-	EqualReverse(t int64) iter.Seq2[timelog.Record, error]
-	All() iter.Seq2[timelog.Record, error]
-	AllReverse() iter.Seq2[timelog.Record, error]
-	Columns(t1, t2 int64) iter.Seq2[timelog.Columns, error]
-	ColumnsAll() iter.Seq2[timelog.Columns, error]
-	Value(h uint64) ([]byte, error)
-	RangeValues(t1, t2 int64) iter.Seq2[timelog.Entry, error]
-	RangeValuesReverse(t1, t2 int64) iter.Seq2[timelog.Entry, error]
-	AllValues() iter.Seq2[timelog.Entry, error]
-}
-
 // readCalls calls each read method of r, by name, returning the first
 // error it meets.
-func readCalls(r reader) map[string]func() error {
+func readCalls(r snapshotReads) map[string]func() error {
 	return map[string]func() error{
 		"Count":              func() error { _, err := r.Count(); return err },
 		"CountRange":         func() error { _, err := r.CountRange(0, 9); return err },
