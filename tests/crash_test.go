@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -205,6 +206,42 @@ func crashVerify(t *testing.T, path string, clockMs int64, lastSeq int) (seq, tt
 	return seq, crashCheckFile(t, path)
 }
 
+// crashKillLoop starts kills children of the loop mode one after another
+// on one store file (env added to theirs), kills each once wait has
+// returned, and checks the store after every kill (crashVerify). It
+// returns, for each kill, the lines the child wrote and how many keys with
+// a TTL the store held.
+func crashKillLoop(t *testing.T, kills int, stream uint64, wait func(i int, rng *rand.Rand, child *testutil.Child), env ...string) (lines [][]string, ttlKeys []int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "crash.db")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), stream))
+	seed := rng.Uint64()
+	t.Logf("seed %d", seed)
+	lastSeq := 0
+	for i := range kills {
+		clockMs := crashStart.Add(time.Duration(i) * time.Hour).UnixMilli()
+		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs, env...)
+		wait(i, rng, child)
+		l := child.Kill()
+		reported := crashLastSeq(t, l)
+		require.Greater(t, reported, lastSeq, "kill %d: the child made progress", i)
+		var n int
+		lastSeq, n = crashVerify(t, path, clockMs, reported)
+		t.Logf("kill %d: sequence %d, %d keys with TTL", i, lastSeq, n)
+		lines, ttlKeys = append(lines, l), append(ttlKeys, n)
+	}
+	return lines, ttlKeys
+}
+
+// waitCommitted waits until the child is past opening the store and has
+// committed, then lets it run for up to maxDelay.
+func waitCommitted(maxDelay time.Duration) func(int, *rand.Rand, *testutil.Child) {
+	return func(_ int, rng *rand.Rand, child *testutil.Child) {
+		child.WaitLine(func(l string) bool { return strings.HasPrefix(l, "seq ") })
+		time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
+	}
+}
+
 // TestCrashTTLKill runs children that do random TTL writes, expiries,
 // batches, transactions and multi-batch purges on one store file, kills
 // each with SIGKILL at a random moment, and checks after every kill that
@@ -216,39 +253,22 @@ func TestCrashTTLKill(t *testing.T) {
 		kills = 2
 		maxDelay = 50 * time.Millisecond
 	}
-	path := filepath.Join(t.TempDir(), "crash.db")
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	seed := rng.Uint64()
-	t.Logf("seed %d", seed)
-	lastSeq := 0
-	sawTTL := false
-	midPurge := 0
-	for i := range kills {
-		clockMs := crashStart.Add(time.Duration(i) * time.Hour).UnixMilli()
-		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs)
-		if i%3 == 2 {
-			// Aim at a multi-batch purge.
+	lines, ttlKeys := crashKillLoop(t, kills, 1, func(i int, rng *rand.Rand, child *testutil.Child) {
+		if i%3 == 2 { // aim at a multi-batch purge
 			child.WaitFor("purge start")
 			time.Sleep(time.Duration(rng.Int64N(int64(5 * time.Millisecond))))
-		} else {
-			// Wait until the child is past opening the store and has
-			// committed, then let it run for a while.
-			child.WaitLine(func(l string) bool { return strings.HasPrefix(l, "seq ") })
-			time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
+			return
 		}
-		lines := child.Kill()
-		if lines[len(lines)-1] == "purge start" {
+		waitCommitted(maxDelay)(i, rng, child)
+	})
+	midPurge := 0
+	for _, l := range lines {
+		if l[len(l)-1] == "purge start" {
 			midPurge++
 		}
-		reported := crashLastSeq(t, lines)
-		require.Greater(t, reported, lastSeq, "kill %d: the child made progress", i)
-		var ttlKeys int
-		lastSeq, ttlKeys = crashVerify(t, path, clockMs, reported)
-		sawTTL = sawTTL || ttlKeys > 1
-		t.Logf("kill %d: sequence %d, %d keys with TTL", i, lastSeq, ttlKeys)
 	}
 	if !testing.Short() {
-		require.True(t, sawTTL, "the children left TTL keys to check")
+		require.Greater(t, slices.Max(ttlKeys), 1, "the children left TTL keys to check")
 	}
 	t.Logf("%d of %d kills landed inside a purge", midPurge, kills)
 }
@@ -265,22 +285,7 @@ func TestCrashMixedSyncFull(t *testing.T) {
 		cycles = 3
 		maxDelay = 30 * time.Millisecond
 	}
-	path := filepath.Join(t.TempDir(), "mixed.db")
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	seed := rng.Uint64()
-	t.Logf("seed %d", seed)
-	lastSeq := 0
-	for i := range cycles {
-		clockMs := crashStart.Add(time.Duration(i) * time.Hour).UnixMilli()
-		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs, crashEnvSync+"=full")
-		child.WaitLine(func(l string) bool { return strings.HasPrefix(l, "seq ") })
-		time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
-		lines := child.Kill()
-		reported := crashLastSeq(t, lines)
-		require.Greater(t, reported, lastSeq, "kill %d: the child made progress", i)
-		lastSeq, _ = crashVerify(t, path, clockMs, reported)
-	}
-	t.Logf("%d kills, last sequence %d", cycles, lastSeq)
+	crashKillLoop(t, cycles, 2, waitCommitted(maxDelay), crashEnvSync+"=full")
 }
 
 // A kill in the middle of a write transaction loses the transaction, first
