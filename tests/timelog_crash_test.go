@@ -86,6 +86,38 @@ func waitFlushes(c *testutil.Child, n int) {
 	}
 }
 
+// tlKillLoop starts kills children running test one after another on one
+// store file (opened with opts), kills each at a random moment after one
+// to three flushes, and after every kill requires the log "crash" to be at
+// a flush boundary: records returns what the log holds, checking it
+// against the lines the child wrote.
+func tlKillLoop(t *testing.T, test string, kills int, opts kvstore.Options, records func(i int, lines []string, l *timelog.Log) []timelog.Record) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "crash.db")
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var base tlModel
+	for i := range kills {
+		c := startTLCrashChild(t, test, path, seed+uint64(i), uint64(i+1)<<32)
+		waitFlushes(c, 1+rng.IntN(3))
+		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random moment
+		lines := c.Kill()
+		atStart, atDone, _ := replayTLCrashLines(base, lines)
+
+		db, err := kvstore.Open(path, tempstore.Options(opts))
+		require.NoError(t, err)
+		require.NoError(t, db.IntegrityCheck(context.Background()))
+		l, err := timelog.Open(db, "crash", timelog.Options{Maintenance: timelog.Manual})
+		require.NoError(t, err, "the dead child's lock is gone")
+		got := records(i, lines, l)
+		base = tlFlushBoundary(t, got, atStart, atDone, "kill %d (seed %d)", i, seed)
+		require.NoError(t, l.Close())
+		require.NoError(t, db.Close())
+		t.Logf("kill %d: %d lines, %d records", i, len(lines), len(got))
+	}
+}
+
 // TestTimelogCrashKill kills a child appending to a log at random moments
 // (see the top of the file).
 func TestTimelogCrashKill(t *testing.T) {
@@ -93,34 +125,14 @@ func TestTimelogCrashKill(t *testing.T) {
 	if testing.Short() {
 		kills = 2
 	}
-	path := filepath.Join(t.TempDir(), "crash.db")
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	var base tlModel
-	for i := range kills {
-		first := uint64(i+1) << 32
-		c := startTLCrashChild(t, "TestTimelogCrashChild", path, seed+uint64(i), first)
-		waitFlushes(c, 1+rng.IntN(3))
-		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random moment
-		lines := c.Kill()
-
-		atStart, atDone, drops := replayTLCrashLines(base, lines)
-
-		db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{}))
-		require.NoError(t, err)
-		require.NoError(t, db.IntegrityCheck(context.Background()))
-		l, err := timelog.Open(db, "crash", timelog.Options{Maintenance: timelog.Manual})
-		require.NoError(t, err, "the dead child's lock is gone")
+	tlKillLoop(t, "TestTimelogCrashChild", kills, kvstore.Options{}, func(i int, lines []string, l *timelog.Log) []timelog.Record {
 		got := testutil.Drain(t, l.All())
-		base = tlFlushBoundary(t, got, atStart, atDone, "kill %d (seed %d)", i, seed)
+		_, _, drops := replayTLCrashLines(nil, lines)
 		for _, r := range got {
 			require.False(t, drops[r.Handle], "kill %d: handle %d reported dropped but still there", i, r.Handle)
 		}
-		require.NoError(t, l.Close())
-		require.NoError(t, db.Close())
-		t.Logf("kill %d: %d lines, %d records, %d drops reported", i, len(lines), len(got), len(drops))
-	}
+		return got
+	})
 }
 
 // tlCrashWorkload runs the crash children's endless random workload on l:
@@ -260,7 +272,7 @@ func TestTimelogCrashValuesChild(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		l, err := timelog.Open(db, "crashv", timelog.Options{
+		l, err := timelog.Open(db, "crash", timelog.Options{
 			Values: true, Maintenance: timelog.Manual, MemtableMaxBytes: 64 << 20, PageMaxBytes: 8 + 24*40,
 		})
 		if err != nil {
@@ -302,44 +314,22 @@ func TestTimelogCrashValuesChild(t *testing.T) {
 }
 
 // TestTimelogCrashValuesKill kills a child appending records with values at
-// random moments (see the top of the file).
+// random moments (see the top of the file): every record the log holds has
+// its own value, and IntegrityCheck finds records and values in step.
 func TestTimelogCrashValuesKill(t *testing.T) {
 	kills := 10
 	if testing.Short() {
 		kills = 2
 	}
-	path := filepath.Join(t.TempDir(), "crashv.db")
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 3))
-	var base tlModel
-	for i := range kills {
-		c := startTLCrashChild(t, "TestTimelogCrashValuesChild", path, seed+uint64(i), 0)
-		waitFlushes(c, 1+rng.IntN(3))
-		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random moment
-		lines := c.Kill()
-
-		atStart, atDone, _ := replayTLCrashLines(base, lines)
-
-		db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{MaxValueSize: tlCrashMaxValue}))
-		require.NoError(t, err)
-		l, err := timelog.Open(db, "crashv", timelog.Options{Maintenance: timelog.Manual})
-		require.NoError(t, err)
+	tlKillLoop(t, "TestTimelogCrashValuesChild", kills, kvstore.Options{MaxValueSize: tlCrashMaxValue}, func(i int, _ []string, l *timelog.Log) []timelog.Record {
 		require.True(t, l.Values())
-		require.NoError(t, l.IntegrityCheck(context.Background()), "kill %d (seed %d): records and values disagree", i, seed)
-		s, err := l.Snapshot()
-		require.NoError(t, err)
+		require.NoError(t, l.IntegrityCheck(context.Background()), "kill %d: records and values disagree", i)
 		var got []timelog.Record
-		for e, err := range s.AllValues() {
-			require.NoError(t, err)
+		for _, e := range testutil.Drain(t, l.AllValues()) {
 			got = append(got, e.Record)
 			require.Contains(t, []string{string(tlCrashValue(e.Handle, e.Ts)), string(loneValue(e.Ts))}, string(e.Value),
 				"kill %d: value of handle %d", i, e.Handle)
 		}
-		require.NoError(t, s.Close())
-		base = tlFlushBoundary(t, got, atStart, atDone, "kill %d (seed %d)", i, seed)
-		require.NoError(t, l.Close())
-		require.NoError(t, db.Close())
-		t.Logf("kill %d: %d lines, %d records", i, len(lines), len(got))
-	}
+		return got
+	})
 }
