@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/kvstore"
 )
 
 // damage runs SQL statements on the store at path, as another tool would.
@@ -89,4 +93,35 @@ func TestDamagedMissingView(t *testing.T) {
 	require.Equal(t, result{"P", "", 0}, r)
 	r = cli(t, nil, "ls", path)
 	require.Equal(t, 0, r.code, r.stderr)
+}
+
+// TestDamagedTimelogPage flips a byte inside a time-series page, keeping
+// the row's own checksum right (the page is rewritten through the store):
+// the page's checksum fails, and every timelog command that reads it
+// reports a damaged store with exit code 4, as the key-value commands do.
+func TestDamagedTimelogPage(t *testing.T) {
+	path := logFixture(t)
+	db, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	pages, err := db.OpenHiddenTable(context.Background(), "timelog", "cpu/pages")
+	require.NoError(t, err)
+	flipped := 0
+	for e, err := range pages.All() {
+		require.NoError(t, err)
+		v := slices.Clone(e.Value)
+		v[len(v)/2] ^= 0x10
+		require.NoError(t, pages.Put(slices.Clone(e.Key), v))
+		flipped++
+	}
+	require.NoError(t, db.Close())
+	require.Positive(t, flipped, "the fixture's log has pages")
+
+	for _, args := range [][]string{
+		{"timelog", "range", path, "cpu"},
+		{"timelog", "count", path, "cpu", "--start", "0"},
+	} {
+		r := cli(t, nil, args...)
+		require.Equal(t, exitDamaged, r.code, "%v: stderr: %s", args, r.stderr)
+		require.Contains(t, r.stderr, "cpu", "%v names the log", args)
+	}
 }
