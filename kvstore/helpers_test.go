@@ -2,6 +2,7 @@ package kvstore_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"iter"
@@ -149,6 +150,31 @@ func rawExec(t testing.TB, path string, stmts ...string) {
 		_, err := raw.Exec(q)
 		require.NoError(t, err, q)
 	}
+}
+
+// lastErr drains an iteration and returns the last error it yielded, or
+// nil.
+func lastErr(seq iter.Seq2[kvstore.Entry, error]) error {
+	var last error
+	for _, err := range seq {
+		if err != nil {
+			last = err
+		}
+	}
+	return last
+}
+
+// createHidden creates the hidden table kind/name in a transaction of its
+// own.
+func createHidden(t testing.TB, db *kvstore.Store, kind, name string) *kvstore.ColumnFamily {
+	t.Helper()
+	var h *kvstore.ColumnFamily
+	require.NoError(t, db.Update(context.Background(), func(tx *kvstore.Tx) error {
+		var err error
+		h, err = tx.CreateHiddenTable(kind, name)
+		return err
+	}))
+	return h
 }
 
 // b is shorthand for a byte slice of s.

@@ -204,12 +204,7 @@ func TestTTLCorruptExpiryIsReported(t *testing.T) {
 	rawExec(t, f.path, `PRAGMA ignore_check_constraints = ON`, `UPDATE "`+ttl.KeysPrefix+`c" SET expire_ms = x'00010203040506'`)
 	_, err := cf.Get([]byte("k"))
 	require.ErrorIs(t, err, kvstore.ErrCorrupt)
-	var iterErr error
-	for _, err := range cf.All() {
-		if err != nil {
-			iterErr = err
-		}
-	}
+	iterErr := lastErr(cf.All())
 	require.ErrorIs(t, iterErr, kvstore.ErrCorrupt)
 	require.ErrorIs(t, f.db.IntegrityCheck(context.Background()), kvstore.ErrCorrupt)
 }
