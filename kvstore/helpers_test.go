@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"iter"
 	"maps"
-	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", to play a foreign tool on store files
@@ -20,27 +19,21 @@ import (
 // directory.
 func tempPath(t testing.TB) string {
 	t.Helper()
-	return filepath.Join(t.TempDir(), "store.db")
+	return tempstore.Path(t, "store.db")
 }
 
 // openTemp opens a new store in t.TempDir(), closed when the test ends.
 func openTemp(t testing.TB, opts kvstore.Options) *kvstore.Store {
 	t.Helper()
-	return openAt(t, tempPath(t), opts)
+	db, _ := tempstore.Open(t, opts)
+	return db
 }
 
 // openAt opens the store at path (empty for in-memory), closed when the
 // test ends unless the test closed it already.
 func openAt(t testing.TB, path string, opts kvstore.Options) *kvstore.Store {
 	t.Helper()
-	db, err := kvstore.Open(path, opts)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil && !errors.Is(err, kvstore.ErrClosed) {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return db
+	return tempstore.OpenAt(t, path, opts)
 }
 
 // storeKinds lists the two kinds of store every basic behaviour must hold
