@@ -334,18 +334,19 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 }
 
 // readRow reads key's row on c: its value (when withValue) and its expiry
-// (-1 for none), straight off the statement, so that the value is copied
+// (-1 for none), straight off the statement or, when the engine can, off
+// the B-trees below SQL (engine.QueryPoint), so that the value is copied
 // once and the expiry decoded in place. found is false for a missing key.
 func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte, withValue bool) (value []byte, expMs int64, found bool, err error) {
 	sh := cf.m.r()
-	q, expCol, ecrcCol := sh.q.exists, exExp, exEcrc
+	q, spec, expCol, ecrcCol := sh.q.exists, &sh.existsPoint, exExp, exEcrc
 	if withValue {
-		q, expCol, ecrcCol = sh.q.get, getExp, getEcrc
+		q, spec, expCol, ecrcCol = sh.q.get, &sh.getPoint, getExp, getEcrc
 	}
 	if !sh.t.Crc {
 		ecrcCol = -1
 	}
-	rows, err := c.Query(ctx, q, key)
+	rows, err := c.QueryPoint(ctx, q, spec, key)
 	if err != nil {
 		return nil, 0, false, err
 	}

@@ -11,17 +11,24 @@ import (
 // cursor opens write cursor i on root page root, or keeps the one a
 // previous call left open there.
 func (c *Conn) cursor(bt uintptr, i int, root sqlite3.TPgno, keyInfo uintptr) int32 {
+	return c.cursorFor(bt, i, root, keyInfo, btreeWrCsr)
+}
+
+// cursorFor is cursor with SQLite's cursor flags: btreeWrCsr for a write
+// cursor, 0 for a read cursor (a point read outside a write transaction).
+// A write cursor left open serves reads too.
+func (c *Conn) cursorFor(bt uintptr, i int, root sqlite3.TPgno, keyInfo uintptr, flags int32) int32 {
 	if c.open[i] {
-		if c.openRoot[i] == root && c.openKI[i] == keyInfo {
+		if c.openRoot[i] == root && c.openKI[i] == keyInfo && c.openFlags[i]|flags == c.openFlags[i] {
 			return sqlite3.SQLITE_OK
 		}
 		btreeCloseCursor(c.tls, c.cur[i])
 		c.open[i] = false
 	}
 	btreeCursorZero(c.tls, c.cur[i])
-	rc := btreeCursor(c.tls, bt, root, btreeWrCsr, keyInfo, c.cur[i])
+	rc := btreeCursor(c.tls, bt, root, flags, keyInfo, c.cur[i])
 	c.open[i] = rc == sqlite3.SQLITE_OK
-	c.openRoot[i], c.openKI[i] = root, keyInfo
+	c.openRoot[i], c.openKI[i], c.openFlags[i] = root, keyInfo, flags
 	return rc
 }
 

@@ -52,11 +52,17 @@ type Conn struct {
 	// from the root (SQLite's own shortcut for a cursor on the last leaf).
 	openRoot               [nCursors]sqlite3.TPgno
 	openKI                 [nCursors]uintptr
+	openFlags              [nCursors]int32
 	payload, mem, unpacked uintptr
 	out                    uintptr
 	keyInfo1, keyInfo2     uintptr // one key field (data, keys), two (expiry)
 	buf, kbuf              cbuf
 	oldExp                 [8]byte
+	// A point read's row (Lookup): the view's five columns, and a buffer
+	// for a key index row that spills to overflow pages (buf holds a data
+	// row's).
+	view ViewRow
+	ibuf cbuf
 
 	// tables caches what resolve found, for one schema: its generation (a
 	// reload from the file makes a new one) and its cookie (a change this
@@ -89,7 +95,7 @@ func New(tls *libc.TLS, db uintptr) *Conn {
 // Close frees the C memory the fast path holds.
 func (c *Conn) Close() {
 	c.closeCursors()
-	for _, p := range []*uintptr{&c.cur[0], &c.cur[1], &c.cur[2], &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf.p, &c.kbuf.p} {
+	for _, p := range []*uintptr{&c.cur[0], &c.cur[1], &c.cur[2], &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf.p, &c.kbuf.p, &c.ibuf.p} {
 		if *p != 0 {
 			sqlite3.Xsqlite3_free(c.tls, *p)
 			*p = 0
@@ -101,7 +107,7 @@ func (c *Conn) Close() {
 			*k = 0
 		}
 	}
-	c.buf.n, c.kbuf.n = 0, 0
+	c.buf.n, c.kbuf.n, c.ibuf.n = 0, 0, 0
 }
 
 func cptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
@@ -155,7 +161,7 @@ func (c *Conn) grow(b *cbuf, n int) (uintptr, int32) {
 // shrink frees buffers grown past maxCachedBuf, so that one large value
 // does not pin its size for the connection's life.
 func (c *Conn) shrink() {
-	for _, b := range []*cbuf{&c.buf, &c.kbuf} {
+	for _, b := range []*cbuf{&c.buf, &c.kbuf, &c.ibuf} {
 		if b.n > maxCachedBuf {
 			sqlite3.Xsqlite3_free(c.tls, b.p)
 			*b = cbuf{}

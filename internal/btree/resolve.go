@@ -97,12 +97,20 @@ func shape(p uintptr, cols int) (sqlite3.TPgno, []string) {
 // with no trigger but t's own, and either no TTL state at all or the whole
 // format-2 TTL state (both tables, all three triggers).
 func (c *Conn) resolve(t *Table) resolved {
+	r, _ := c.resolveFresh(t)
+	return r
+}
+
+// resolveFresh is resolve, and reports whether t was looked up in the
+// schema now rather than found in the cache: its first use on the
+// connection since the schema was (re)loaded or changed.
+func (c *Conn) resolveFresh(t *Table) (resolved, bool) {
 	if t == c.last && c.last != nil {
-		return c.lastR
+		return c.lastR, false
 	}
 	if r, ok := c.tables[t.Data]; ok {
 		c.last, c.lastR = t, r
-		return r
+		return r, false
 	}
 	var r resolved
 	cols := 2
@@ -137,7 +145,7 @@ func (c *Conn) resolve(t *Table) resolved {
 	}
 	c.tables[t.Data] = r
 	c.last, c.lastR = t, r
-	return r
+	return r, true
 }
 
 // begin checks that a write may go below SQL now and resolves t.

@@ -67,6 +67,10 @@ type Conn struct {
 	spillRaised         bool
 	txRows              int
 	goScratch           []byte // see Scratch
+	// point is the Rows of a point read answered below SQL, reused from
+	// one read to the next while pointBusy is unset (QueryPoint).
+	point     Rows
+	pointBusy bool
 }
 
 // Scratch returns an empty buffer of capacity at least n, owned by the

@@ -28,6 +28,14 @@ type Rows struct {
 	// statement to a field of the table's record (-1: NULL).
 	fast *btree.Scan
 	cols []int
+	// rec, when set, is the one row of a point read answered below SQL
+	// (QueryPoint): the column family's read view, which cols indexes.
+	// There is no statement then.
+	rec *btree.ViewRow
+	// below: the row's columns come from the fast path (fast or rec).
+	below bool
+	// point: these are the connection's point rows (Conn.point).
+	point bool
 }
 
 // SchemaChanged reports whether the query was compiled for this run: its
@@ -62,7 +70,7 @@ func (r *Rows) Next() bool {
 }
 
 func (r *Rows) colType(i int) int32 {
-	if r.fast != nil {
+	if r.below {
 		return int32(r.field(i).Kind)
 	}
 	return sqlite3.Xsqlite3_column_type(r.conn.tls, r.s.p, int32(i))
@@ -71,7 +79,7 @@ func (r *Rows) colType(i int) int32 {
 // raw returns column i of the current row, a blob or a text, as bytes in
 // SQLite's memory; nil for NULL or a number.
 func (r *Rows) raw(i int) []byte {
-	if r.fast != nil {
+	if r.below {
 		return r.fieldBytes(i)
 	}
 	c := r.conn
@@ -108,7 +116,7 @@ func (r *Rows) Bytes(i int) []byte {
 // text, and NULL or an empty value as an empty, non-nil slice. For columns
 // that hold blobs (keys and values) on the hot path of scans.
 func (r *Rows) Blob(i int) []byte {
-	if r.fast != nil {
+	if r.below {
 		if b := r.fieldBytes(i); len(b) > 0 {
 			return b
 		}
@@ -130,7 +138,7 @@ func (r *Rows) RawBytes(i int) []byte { return r.raw(i) }
 
 // Int returns column i of the current row as an int64 (0 for NULL).
 func (r *Rows) Int(i int) int64 {
-	if r.fast != nil {
+	if r.below {
 		return r.field(i).Int
 	}
 	return sqlite3.Xsqlite3_column_int64(r.conn.tls, r.s.p, int32(i))
@@ -161,6 +169,10 @@ func (r *Rows) Close() error {
 	if r.fast != nil {
 		r.fast.Close()
 		r.fast = nil
+	}
+	if r.point {
+		r.rec, r.point = nil, false
+		r.conn.pointBusy = false
 	}
 	if r.s == nil {
 		return r.err
@@ -205,7 +217,7 @@ func (r *Rows) Kind(i int) int { return int(r.colType(i)) }
 // only matters to a connection shared by threads; a Conn is used by one
 // goroutine at a time.
 func (r *Rows) RawBlob(i int) ([]byte, int) {
-	if r.fast != nil {
+	if r.below {
 		f := r.field(i)
 		if f.Kind != KindBlob {
 			return nil, f.Kind
@@ -233,7 +245,7 @@ func (r *Rows) RawBlob(i int) ([]byte, int) {
 // its storage class as Kind does, with one look-up of the column (see
 // RawBlob).
 func (r *Rows) IntKind(i int) (int64, int) {
-	if r.fast != nil {
+	if r.below {
 		f := r.field(i)
 		return f.Int, f.Kind
 	}
