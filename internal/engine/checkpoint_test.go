@@ -15,8 +15,14 @@ import (
 // threshold pages.
 func ckptDB(t *testing.T, threshold int) (*DB, string) {
 	t.Helper()
+	return ckptDBSync(t, threshold, "NORMAL")
+}
+
+// ckptDBSync is ckptDB at the synchronous level sync.
+func ckptDBSync(t *testing.T, threshold int, sync string) (*DB, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
-	db, err := Open(Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second,
+	db, err := Open(Config{Path: path, Journal: "WAL", Sync: sync, BusyTimeout: 5 * time.Second,
 		MmapSize: 1 << 20, ReadHold: time.Hour, MaxReaders: 4, AutoCheckpoint: threshold})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
@@ -126,6 +132,33 @@ func TestCheckpointBoundsWALUnderSteadyCommits(t *testing.T) {
 	require.Less(t, top, int64(threshold*7/4+10), "the WAL outgrew the bound")
 	require.Greater(t, restarts, 3, "the WAL never restarted")
 	require.Less(t, fileSize(t, path+"-wal"), int64((threshold*7/4+10)*(4096+24)))
+}
+
+// Under a steady stream of small commits a WAL cycle (from one restart to
+// the next) costs a few passes, each of which syncs both files: not one
+// pass for every commit that comes after the threshold while the WAL waits
+// for its restart. A pass that leaves a small tail has the next commit
+// copy it, so that the transaction after restarts the WAL. (Each commit
+// syncs here, as with SyncFull, so the checkpointer has time for many
+// passes between two commits.)
+func TestCheckpointPassesPerCycle(t *testing.T) {
+	const threshold = 200
+	db, _ := ckptDBSync(t, threshold, "FULL")
+	restarts, last := 0, int64(0)
+	for i := range 1500 {
+		putRows(t, db, i%500, 1, 100)
+		f := db.ckpt.frames.Load()
+		if f < last {
+			restarts++
+		}
+		last = f
+	}
+	st := db.CheckpointStats()
+	passes := st.Passes.Load()
+	require.Greater(t, restarts, 3, "the WAL never restarted")
+	t.Logf("%d passes (%d by commits) for %d restarts", passes, st.WriterPasses.Load(), restarts)
+	require.LessOrEqual(t, passes, uint64(4*(restarts+1)),
+		"%d passes (%d by commits) for %d restarts", passes, st.WriterPasses.Load(), restarts)
 }
 
 // With the checkpointer held up, the commit that takes the WAL past 7/4 of
