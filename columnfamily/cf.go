@@ -239,11 +239,9 @@ func (cf *ColumnFamily) doneRead(c *engine.Conn) {
 }
 
 // writeConn returns the connection a single-statement write runs on: the
-// transaction's, or the writer (give it back with doneWrite).
+// transaction's, or the writer (give it back with doneWrite). The caller
+// has checked the handle (alive).
 func (cf *ColumnFamily) writeConn() (*engine.Conn, context.Context, error) {
-	if err := cf.alive(); err != nil {
-		return nil, nil, err
-	}
 	if cf.tx != nil {
 		if err := cf.tx.Check(true); err != nil {
 			return nil, nil, err

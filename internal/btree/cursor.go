@@ -34,6 +34,7 @@ func (c *Conn) cursorFor(bt uintptr, i int, root sqlite3.TPgno, keyInfo uintptr,
 
 // closeCursors closes the cursors calls left open.
 func (c *Conn) closeCursors() {
+	c.held, c.heldBt = 0, 0 // see inTx
 	for i, o := range c.open {
 		if o {
 			btreeCloseCursor(c.tls, c.cur[i])

@@ -64,6 +64,12 @@ type Conn struct {
 	view ViewRow
 	ibuf cbuf
 
+	// held is the transaction state inTx found in the current explicit
+	// transaction (0: none checked since the last SQL statement), and
+	// heldBt the main Btree* then.
+	held   int32
+	heldBt uintptr
+
 	// tables caches what resolve found, for one schema: its generation (a
 	// reload from the file makes a new one) and its cookie (a change this
 	// connection makes itself keeps the generation).

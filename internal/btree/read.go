@@ -18,7 +18,8 @@ import (
 // withValue unset only the row's existence and its TTL are read (the
 // value and checksum columns are NULL). found is false for a missing key.
 //
-// ok is false when the fast path cannot read now (no transaction open, a
+// ok is false when the fast path cannot read now (no transaction begun
+// with BEGIN, or its snapshot not taken yet, a
 // schema changed since it was parsed, a table of another shape): the
 // caller runs its SQL statement. fresh reports that t was looked up in the
 // schema for this call (its first read on the connection since the schema
@@ -29,6 +30,11 @@ func (c *Conn) Lookup(t *Table, key []byte, withValue bool) (row *ViewRow, ok, f
 		return nil, false, false, false, nil
 	}
 	c.shrink() // the previous call's row is no longer read
+	if c.held == 0 && !c.explicitTx() {
+		// A lone statement's transaction ends when it is reset, with no
+		// SQL run that would close the cursors left open here.
+		return nil, false, false, false, nil
+	}
 	bt, ok := c.inTx(sqlite3.SQLITE_TXN_READ)
 	if !ok {
 		return nil, false, false, false, nil
@@ -38,7 +44,7 @@ func (c *Conn) Lookup(t *Table, key []byte, withValue bool) (row *ViewRow, ok, f
 		return nil, false, false, fresh, nil
 	}
 	flags := int32(0)
-	if btreeTxnState(c.tls, bt) == txnWrite {
+	if c.held == txnWrite {
 		flags = btreeWrCsr // the write cursors the writes keep open serve
 	}
 	rc := c.cursorFor(bt, curData, r.data, c.keyInfo1, flags)

@@ -19,9 +19,24 @@ func (c *Conn) mainDb() (bt, schema uintptr) {
 // current, and returns the main Btree*. A schema changed by another
 // connection since it was parsed, or not parsed yet, means no: the
 // caller's SQL statement reloads it.
+//
+// Inside an explicit transaction (BEGIN), what it found holds until the
+// connection's next SQL statement, which Release precedes: only a
+// statement can end the transaction, change the schema or move the
+// snapshot. So a run of calls checks once (held), where each call used to
+// ask SQLite for the transaction state and the file's schema cookie again.
+// A lone statement's transaction (a scan's holder in autocommit mode) ends
+// when the statement is reset, with no SQL run, and is checked every time.
 func (c *Conn) inTx(level int32) (uintptr, bool) {
+	if c.held >= level {
+		return c.heldBt, true
+	}
 	bt, sp := c.mainDb()
-	if bt == 0 || sp == 0 || btreeTxnState(c.tls, bt) < level {
+	if bt == 0 || sp == 0 {
+		return 0, false
+	}
+	state := btreeTxnState(c.tls, bt)
+	if state < level {
 		return 0, false
 	}
 	schema := (*sqlite3.TSchema)(cptr(sp))
@@ -38,13 +53,20 @@ func (c *Conn) inTx(level int32) (uintptr, bool) {
 		c.last = nil
 		c.gen, c.cookie = schema.FiGeneration, schema.Fschema_cookie
 	}
+	if c.explicitTx() {
+		c.held, c.heldBt = state, bt
+	}
 	return bt, true
 }
+
+// explicitTx reports whether the connection is inside a transaction begun
+// with BEGIN (not a lone statement's, which commits on its own).
+func (c *Conn) explicitTx() bool { return (*sqlite3.Tsqlite3)(cptr(c.db)).FautoCommit == 0 }
 
 // writable is inTx for a write: the connection must be in a write
 // transaction (never a lone statement, which commits on its own).
 func (c *Conn) writable() (uintptr, bool) {
-	if (*sqlite3.Tsqlite3)(cptr(c.db)).FautoCommit != 0 {
+	if c.held < txnWrite && !c.explicitTx() {
 		return 0, false
 	}
 	return c.inTx(txnWrite)
