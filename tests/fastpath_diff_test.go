@@ -527,3 +527,49 @@ func TestFastPathPointReadsSeeARecreatedColumnFamily(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "new", string(v))
 }
+
+// Rows appended in key order below SQL fill their pages: when the last
+// leaf splits, SQLite is given the bulk-load hint CREATE INDEX uses, which
+// keeps the left pages full instead of spreading the rows over the last
+// last pages. The same load through SQL takes about an eighth more pages
+// (714 against 631 for these 20,000 rows); the rows are the same.
+func TestFastPathAppendsFillPages(t *testing.T) {
+	if !engine.FastPath {
+		t.Skip("built with snkv_nofast: there is one path only")
+	}
+	was := engine.SetFastPath(true)
+	t.Cleanup(func() { engine.SetFastPath(was) })
+	ctx := context.Background()
+	dir := t.TempDir()
+	pages := func(name string, fast bool) int64 {
+		engine.SetFastPath(fast)
+		defer engine.SetFastPath(true)
+		path := filepath.Join(dir, name)
+		db, err := kvstore.Open(path, kvstore.Options{})
+		require.NoError(t, err)
+		for batch := range 20 {
+			require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+				for i := range 1000 {
+					if err := tx.Put(fmt.Appendf(nil, "key_%08d", batch*1000+i), bytes.Repeat([]byte{'v'}, 100)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		}
+		require.NoError(t, db.Close())
+		db2, err := engine.Open(engine.Config{Path: path, ReadOnly: true, Journal: "WAL", Sync: "NORMAL", BusyTimeout: time.Second, MaxReaders: 1})
+		require.NoError(t, err)
+		defer db2.Close()
+		var n int64
+		require.NoError(t, db2.WithReader(ctx, func(c *engine.Conn) error {
+			n, err = c.QueryInt(ctx, `PRAGMA page_count`)
+			return err
+		}))
+		return n
+	}
+	fast, slow := pages("fast.db", true), pages("sql.db", false)
+	t.Logf("pages: %d below SQL, %d through SQL", fast, slow)
+	require.Less(t, float64(fast), 0.92*float64(slow))
+	require.Equal(t, dumpTable(t, filepath.Join(dir, "sql.db"), "default"), dumpTable(t, filepath.Join(dir, "fast.db"), "default"))
+}

@@ -132,7 +132,53 @@ func (c *Conn) putRow(i int, a, b []byte, crc int64, withCrc bool, keyFields int
 	x.FnKey = int64(n)
 	x.FaMem = c.mem
 	x.FnMem = sqlite3.Tu16(keyFields)
-	return btreeInsert(c.tls, c.cur[i], c.payload, 0, 0)
+	// The seek sqlite3BtreeInsert would make, made here (it is told the
+	// result and does not repeat it), so that an append is known.
+	cur := c.cur[i]
+	r := (*sqlite3.TUnpackedRecord)(cptr(c.unpacked))
+	*r = sqlite3.TUnpackedRecord{}
+	r.FpKeyInfo = c.openKI[i]
+	r.FaMem = c.mem
+	r.FnField = sqlite3.Tu16(keyFields)
+	*(*int32)(cptr(c.out)) = 0
+	if rc := btreeIndexMoveto(c.tls, cur, c.unpacked, c.out); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	res := *(*int32)(cptr(c.out))
+	bc := (*sqlite3.TBtCursor)(cptr(cur))
+	bc.Fhints = 0
+	if res < 0 && onLastCell(bc) {
+		bc.Fhints = btreeBulkLoad
+	}
+	return btreeInsert(c.tls, cur, c.payload, 0, res)
+}
+
+// onLastCell reports whether cursor bc is on the last row of its tree: the
+// last cell of a leaf reached through the last child of every page above.
+//
+// A row inserted after it is an append, and the cursor is then given
+// SQLite's bulk-load hint (what CREATE INDEX gives its sorted inserts):
+// when the leaf splits, the rows stay on full pages to the left and the
+// new page on the right takes the rest, instead of being spread evenly
+// over the last pages, which a run of appends then splits again soon. A
+// put in key order cost 6,900 instructions before, 4,400 with the hint
+// (callgrind, 100-byte values, transactions of 1,000), and 20,000 such
+// rows take 631 pages instead of 714. It changes which rows share a page,
+// never the format of a page or a record.
+func onLastCell(bc *sqlite3.TBtCursor) bool {
+	if bc.FeState != cursorValid || bc.FpPage == 0 {
+		return false
+	}
+	pg := (*sqlite3.TMemPage)(cptr(bc.FpPage))
+	if pg.Fleaf == 0 || int(bc.Fix) != int(pg.FnCell)-1 {
+		return false
+	}
+	for j := range int(bc.FiPage) {
+		if int(bc.FaiIdx[j]) < int((*sqlite3.TMemPage)(cptr(bc.FapPage[j])).FnCell) {
+			return false
+		}
+	}
+	return true
 }
 
 // row returns the record under write cursor i (see readRow).

@@ -22,6 +22,8 @@ const (
 	metaSchemaVer  = sqlite3.BTREE_SCHEMA_VERSION
 	memBlob        = sqlite3.MEM_Blob
 	encUTF8        = sqlite3.SQLITE_UTF8
+	cursorValid    = sqlite3.CURSOR_VALID
+	btreeBulkLoad  = sqlite3.BTREE_BULKLOAD
 )
 
 // maxCachedBuf: a buffer grown past it is freed after the call.
