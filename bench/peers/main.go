@@ -26,6 +26,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -42,6 +43,7 @@ var (
 	keys   = flag.Int("keys", 200_000, "keys loaded")
 	reads  = flag.Int("reads", 1_000_000, "random reads per pass (get)")
 	syncs  = flag.Int("commits", 2_000, "single-put commits (syncfull)")
+	prof   = flag.String("cpuprofile", "", "write a CPU profile of the timed part (not the load) to this file")
 )
 
 const (
@@ -63,9 +65,11 @@ func main() {
 	st := s(path, *work == "syncfull")
 	defer st.close()
 	ks := randomKeys(*keys)
+	defer profile()()
 	switch *work {
 	case "get":
 		load(st, ks, nil)
+		startProfile()
 		for _, g := range []int{1, 2} {
 			report("get-%dg-ops/s", g, float64(*reads)/timeReads(st, ks, g).Seconds())
 		}
@@ -76,6 +80,7 @@ func main() {
 		}
 		load(st, ks, p)
 		p.expire()
+		startProfile()
 		start := time.Now()
 		n := p.purge(*work == "purge1tx")
 		if n != len(ks)/2 {
@@ -84,6 +89,7 @@ func main() {
 		report("purge-keys/s", 0, float64(n)/time.Since(start).Seconds())
 	case "syncfull":
 		val := make([]byte, valueSize)
+		startProfile()
 		start := time.Now()
 		for i := range *syncs {
 			check(st.put([][]byte{ks[i%len(ks)]}, val))
@@ -91,6 +97,29 @@ func main() {
 		report("syncfull-commits/s", 0, float64(*syncs)/time.Since(start).Seconds())
 	default:
 		fail("unknown work %q", *work)
+	}
+}
+
+var profFile *os.File
+
+// startProfile starts the CPU profile, if one was asked for.
+func startProfile() {
+	if *prof == "" {
+		return
+	}
+	f, err := os.Create(*prof)
+	check(err)
+	check(pprof.StartCPUProfile(f))
+	profFile = f
+}
+
+// profile returns what stops the profile at the end of main.
+func profile() func() {
+	return func() {
+		if profFile != nil {
+			pprof.StopCPUProfile()
+			check(profFile.Close())
+		}
 	}
 }
 

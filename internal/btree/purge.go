@@ -72,9 +72,15 @@ func (c *Conn) Purge(t *Table, hi []byte, limit int) (ok bool, n int, more bool,
 		}
 		n++
 		// The DELETE trigger: the key index row (its expiry row is gone).
-		if found, rc = c.seek(curKeys, c.keyInfo1, key); rc == sqlite3.SQLITE_OK && found {
-			rc = btreeDelete(c.tls, c.cur[curKeys], 0)
+		// The key index cursor is still on it: deleting a row moves only
+		// the cursors of its own tree. Seek again if it was moved all the
+		// same.
+		if (*sqlite3.TBtCursor)(cptr(c.cur[curKeys])).FeState != cursorValid {
+			if found, rc = c.seek(curKeys, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
+				continue
+			}
 		}
+		rc = btreeDelete(c.tls, c.cur[curKeys], 0)
 	}
 	return true, n, more, c.end(rc)
 }
