@@ -195,6 +195,42 @@ func TestCheckpointCommitCatchesUp(t *testing.T) {
 	require.Equal(t, frames, backfilled)
 }
 
+// cacheUsed returns the bytes of c's page cache (SQLITE_DBSTATUS_CACHE_USED).
+func cacheUsed(c *Conn) int64 {
+	p := sqlite3.Xsqlite3_malloc64(c.tls, 8)
+	defer sqlite3.Xsqlite3_free(c.tls, p)
+	sqlite3.Xsqlite3_db_status(c.tls, c.db, sqlite3.SQLITE_DBSTATUS_CACHE_USED, p, p+4, 0)
+	return int64(*(*int32)(cptr(p)))
+}
+
+// A reader that read pages from the WAL (a transaction begun before the
+// checkpointer copied them) gives its page cache back at its first
+// transaction after the copy: with the file mapped, those pages are never
+// read from the cache again.
+func TestReaderDropsWALPagesAfterCheckpoint(t *testing.T) {
+	db, _ := ckptDB(t, 100)
+	k := db.ckpt
+	k.mu.Lock()
+	putRows(t, db, 0, 400, 1000)
+	c, err := db.AcquireRead(context.Background(), ReadMulti)
+	require.NoError(t, err)
+	rows, err := c.Query(context.Background(), "SELECT v FROM t")
+	require.NoError(t, err)
+	for rows.Next() {
+	}
+	require.NoError(t, rows.Close())
+	filled := cacheUsed(c)
+	require.Greater(t, filled, int64(200<<10), "the reader did not read the WAL's pages into its cache")
+	db.ReleaseRead(c)
+	k.mu.Unlock()
+	waitComplete(t, db, 1)
+
+	c, err = db.AcquireRead(context.Background(), ReadPoint)
+	require.NoError(t, err)
+	defer db.ReleaseRead(c)
+	require.Less(t, cacheUsed(c), filled/4, "the reader kept the WAL's pages after the copy")
+}
+
 // A held read transaction begun while the WAL held frames the database
 // file did not is not reused once the checkpointer has copied them: a new
 // one reads the file alone.

@@ -71,6 +71,9 @@ type Conn struct {
 	// one read to the next while pointBusy is unset (QueryPoint).
 	point     Rows
 	pointBusy bool
+	// cacheGen is the checkpointer's count of full copies when this
+	// reader last began a read transaction (DB.dropWALPages).
+	cacheGen uint64
 }
 
 // Scratch returns an empty buffer of capacity at least n, owned by the
