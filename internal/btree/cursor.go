@@ -150,7 +150,9 @@ func (c *Conn) putRow(i int, a, b []byte, crc int64, withCrc bool, keyFields int
 	if res < 0 && onLastCell(bc) {
 		bc.Fhints = btreeBulkLoad
 	}
-	return btreeInsert(c.tls, cur, c.payload, 0, res)
+	rc = btreeInsert(c.tls, cur, c.payload, 0, res)
+	bc.Fhints = 0 // a delete through the same cursor balances as SQLite's do
+	return rc
 }
 
 // onLastCell reports whether cursor bc is on the last row of its tree: the
