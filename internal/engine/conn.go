@@ -71,6 +71,7 @@ type Conn struct {
 	// one read to the next while pointBusy is unset (QueryPoint).
 	point     Rows
 	pointBusy bool
+	pointBuf  []byte // the bytes of the point rows (ownRow)
 	// cacheGen is the checkpointer's count of full copies when this
 	// reader last began a read transaction (DB.dropWALPages).
 	cacheGen uint64

@@ -45,8 +45,10 @@ func FastReads() uint64 { return fastReads.Load() }
 //
 // The Rows of a read answered below SQL are the connection's own: they
 // must be closed before the next QueryPoint on it (one that comes before
-// reads with SQL), and their bytes are valid until the next statement or
-// fast-path call on the connection.
+// reads with SQL). Their bytes are a copy the connection keeps until its
+// next QueryPoint: a statement run while they are open (the decoding of a
+// sealed value may look up the encryption header its snapshot holds)
+// leaves them as they are, as it leaves a statement's row.
 func (c *Conn) QueryPoint(ctx context.Context, query string, spec *PointSpec, key []byte) (*Rows, error) {
 	if c.fastOn() && !c.pointBusy {
 		if ctx != nil && ctx.Done() != nil {
@@ -60,6 +62,9 @@ func (c *Conn) QueryPoint(ctx context.Context, query string, spec *PointSpec, ke
 		}
 		if ok && !fresh {
 			fastReads.Add(1)
+			if found {
+				c.ownRow(row)
+			}
 			r := &c.point
 			*r = Rows{conn: c, ctx: ctx, rec: row, below: true, point: true, cols: spec.Fields, ahead: found, done: true}
 			c.pointBusy = true
@@ -67,4 +72,27 @@ func (c *Conn) QueryPoint(ctx context.Context, query string, spec *PointSpec, ke
 		}
 	}
 	return c.Query(ctx, query, key)
+}
+
+// ownRow copies the bytes of row's value and expiry out of SQLite's pages
+// into the connection's buffer (one above maxScratch gets a buffer of its
+// own, not kept), so that they outlive the cursors the next statement on
+// the connection closes.
+func (c *Conn) ownRow(row *btree.ViewRow) {
+	v, e := &row[ViewValue], &row[ViewExpiry]
+	n := len(v.Bytes) + len(e.Bytes)
+	buf := c.pointBuf[:0]
+	if n > cap(buf) {
+		buf = make([]byte, 0, max(n, 256))
+		if n <= maxScratch {
+			c.pointBuf = buf
+		}
+	}
+	for _, f := range []*btree.Field{v, e} {
+		if f.Bytes != nil {
+			at := len(buf)
+			buf = append(buf, f.Bytes...)
+			f.Bytes = buf[at:len(buf):len(buf)]
+		}
+	}
 }

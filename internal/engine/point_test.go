@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -99,4 +101,47 @@ func TestQueryPointNested(t *testing.T) {
 		require.Equal(t, "1", string(outer.Bytes(0)))
 		require.NoError(t, outer.Close())
 	})
+}
+
+// The bytes of a point read answered below SQL outlive a statement run
+// while its rows are open, as a statement's row does: the statement
+// closes the fast path's cursors and may reuse the pages they held (a
+// cache of ten pages here, refilled by a scan of the whole table).
+func TestQueryPointRowOutlivesAStatement(t *testing.T) {
+	if !FastPath {
+		t.Skip("built with snkv_nofast")
+	}
+	db := fastDB(t)
+	ctx := context.Background()
+	val := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, 900) }
+	withWriter(t, db, func(c *Conn) {
+		require.NoError(t, c.Control(ctx, "BEGIN IMMEDIATE"))
+		for i := range 2000 {
+			_, err := c.Exec(ctx, `INSERT INTO "t" VALUES (?1, ?2, 1)`, fmt.Appendf(nil, "k%05d", i), val(i))
+			require.NoError(t, err)
+		}
+		require.NoError(t, c.Control(ctx, "COMMIT"))
+	})
+	c, err := db.AcquireReader(ctx)
+	require.NoError(t, err)
+	defer db.ReleaseReader(c)
+	require.NoError(t, c.ExecScript(ctx, "PRAGMA cache_size = 10"))
+	require.NoError(t, c.Control(ctx, "BEGIN"))
+	defer func() { require.NoError(t, c.Control(ctx, "COMMIT")) }()
+	pointIn(t, c, "k00000") // the snapshot
+	pointIn(t, c, "k00000") // the table's first sight
+	for _, i := range []int{3, 1999, 777} {
+		before := FastReads()
+		rows, err := c.QueryPoint(ctx, pointQuery, &pointSpec, fmt.Appendf(nil, "k%05d", i))
+		require.NoError(t, err)
+		require.Greater(t, FastReads(), before, "read below SQL")
+		require.True(t, rows.Next())
+		raw := rows.RawBytes(0)
+		n, err := c.QueryInt(ctx, `SELECT sum(length(value)) FROM "t"`)
+		require.NoError(t, err)
+		require.Equal(t, int64(2000*900), n)
+		require.Equal(t, val(i), raw, "row %d changed under a statement", i)
+		require.Equal(t, val(i), rows.Bytes(0))
+		require.NoError(t, rows.Close())
+	}
 }
