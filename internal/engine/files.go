@@ -91,23 +91,43 @@ func staleCompanions(path string) error {
 }
 
 // removeNewCompanions removes the companion files that did not exist when
-// Open began: a refused open leaves the directory as it found it.
+// Open began, so that a refused or failed open leaves the directory as it
+// found it, but only where that cannot harm another connection: another
+// process (or another store of this one) may have opened the file since
+// and be using a -wal and -shm of its own making. So the files are removed
+// only under an EXCLUSIVE lock on the database file (lockAlone: the proof
+// SQLite itself asks for before deleting a WAL), and only those that hold
+// nothing: the -shm (an index SQLite rebuilds from the -wal), and a -wal or
+// -journal without a byte in it. A -wal with frames holds commits and a
+// -journal the rollback of an interrupted transaction: whoever wrote them,
+// they stay, for the next open to replay. Where the lock is not granted,
+// every file stays.
 func (db *DB) removeNewCompanions() {
 	if db.memory || db.companions == nil {
 		return
 	}
-	for _, s := range companionSuffixes {
-		if !db.companions[s] {
-			_ = os.Remove(db.cfg.Path + s)
+	lockAlone(db.cfg.Path, func() {
+		for _, s := range companionSuffixes {
+			if db.companions[s] {
+				continue
+			}
+			name := db.cfg.Path + s
+			st, err := os.Lstat(name)
+			if err != nil || !st.Mode().IsRegular() || (s != "-shm" && st.Size() != 0) {
+				continue
+			}
+			_ = os.Remove(name)
 		}
-	}
+	})
 }
 
 // Discard closes a DB that Open's caller refused (a file that is not a
 // store, a newer format): unlike Close, it never checkpoints, so a WAL that
 // another application left pending stays in its -wal file, and it removes
-// the companion files this DB created. The file and its companions are left
-// as they were found.
+// the companion files this DB created where no other connection may be
+// using them (see removeNewCompanions). The file and its companions are
+// left as they were found, unless another connection has meanwhile made
+// them its own.
 func (db *DB) Discard() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return ErrClosed
