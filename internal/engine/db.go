@@ -293,11 +293,33 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 // SetJournalMode switches the file to the configured journal mode (WAL by
 // default). That writes the file header, so it is done only once the file
 // is known to be a store, or a new one: never to a file Open refuses.
+//
+// SQLite switches the mode in a read transaction that it then upgrades to
+// a write, and never calls the busy handler for such an upgrade (waiting
+// could deadlock with another reader doing the same), so the switch fails
+// at once with SQLITE_BUSY when another connection holds a lock: another
+// process creating the same store switches it too. The statement, which
+// holds nothing once it has failed, is tried again, with pauses growing to
+// 50 ms, until the busy timeout has passed or ctx ends.
 func (db *DB) SetJournalMode(ctx context.Context, c *Conn) error {
 	if db.memory || db.cfg.ReadOnly {
 		return nil
 	}
-	return c.ExecScript(ctx, "PRAGMA journal_mode = "+db.cfg.Journal)
+	q := "PRAGMA journal_mode = " + db.cfg.Journal
+	deadline := time.Now().Add(db.cfg.BusyTimeout)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err := c.ExecScript(ctx, q)
+		if Code(err) != codeBusy || !time.Now().Add(pause).Before(deadline) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // AcquireWriter waits (up to the busy timeout, or until ctx ends) for the

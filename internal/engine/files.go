@@ -74,8 +74,11 @@ func staleCompanions(path string) error {
 		return nil // the store file itself: SQLite reports that as it is
 	}
 	for _, s := range companionSuffixes {
+		// Another process may remove the file between the two looks (a
+		// -journal at the end of its commit): only a file that is there
+		// and refuses writing is reported.
 		st, err := os.Lstat(path + s)
-		if err != nil || writable(path+s) {
+		if err != nil || !writeDenied(path+s) {
 			continue
 		}
 		// Only an index (-shm) or an empty WAL may go: a -wal with frames

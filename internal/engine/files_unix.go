@@ -24,6 +24,15 @@ func writable(path string) bool {
 	return syscall.Access(path, wOK) == nil
 }
 
+// writeDenied reports whether path exists and this process may not open
+// it for writing. Unlike !writable, it is false for a file that does not
+// exist (any more: another process may have removed it meanwhile).
+func writeDenied(path string) bool {
+	const wOK = 2
+	err := syscall.Access(path, wOK)
+	return err != nil && !errors.Is(err, syscall.ENOENT)
+}
+
 // ownedByUs reports whether the file st describes belongs to this
 // process's effective user.
 func ownedByUs(st os.FileInfo) bool {
