@@ -45,9 +45,11 @@ type Options struct {
 	// ReadOnly opens the store without write access; every write fails
 	// with ErrReadOnly. The file must exist and be an snkv store.
 	ReadOnly bool
-	// Journal is the journal mode; it is ignored for in-memory stores.
+	// Journal is the journal mode; it is ignored for in-memory stores,
+	// which are always WAL stores.
 	Journal JournalMode
-	// Sync is the synchronous level.
+	// Sync is the synchronous level; it is ignored for in-memory stores,
+	// which are never synced (nothing of them outlives the process).
 	Sync SyncMode
 	// CacheSize is the page cache of each connection, in bytes of page
 	// data; 0 keeps SQLite's default (2 MiB). A connection's cache fills as

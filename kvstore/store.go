@@ -55,7 +55,11 @@ type Store struct {
 
 // Open opens the store at path, creating the file if it does not exist
 // (unless ReadOnly). An empty path (or ":memory:") opens a private
-// in-memory store that vanishes on Close.
+// in-memory store that vanishes on Close, with a file store's concurrency
+// rules: it is a WAL store whose files live in a private directory on a
+// memory-backed file system (/dev/shm on Linux when it is a tmpfs with at
+// least 1 GiB free, else os.TempDir()), never synced and removed at Close
+// (docs/concurrency.md, "In-memory stores"; its memory in docs/memory.md).
 //
 // Open fails with ErrInvalidOption for bad options, ErrCantOpen for a path
 // that cannot be opened (a directory, a missing file opened read-only),

@@ -17,7 +17,7 @@ import (
 // Config is the resolved configuration of a DB. kvstore.Options is turned
 // into a Config after validation; every field here is already valid.
 type Config struct {
-	Path     string // "" opens a private in-memory database
+	Path     string // "" opens a private in-memory database (memory.go)
 	ReadOnly bool
 	Journal  string // "WAL" or "DELETE"
 	Sync     string // "OFF", "NORMAL" or "FULL"
@@ -42,12 +42,14 @@ type Config struct {
 type DB struct {
 	cfg     Config
 	dsn     string
-	memory  bool
+	memDir  string        // the private directory of an in-memory store (memory.go)
+	memOnce sync.Once     // removes memDir
 	writer  chan *Conn    // holds the idle writer; nil for read-only stores
 	readers chan *Conn    // idle readers
 	freed   chan struct{} // a reader was closed: a waiter may open another
 	mu      sync.Mutex
-	nOpen   int // readers open, idle or in use
+	nOpen   int  // readers open, idle or in use
+	ended   bool // Close or Discard has closed the writer (guarded by mu)
 	closed  atomic.Bool
 	closing chan struct{}
 	Stats   Counters
@@ -66,71 +68,90 @@ type DB struct {
 	ckpt *checkpointer // automatic checkpoints off the commit path; nil: none (checkpoint.go)
 }
 
-var memSeq atomic.Uint64
-
 // Open opens the connections described by cfg. The writer (when there is
 // one) is opened at once, so a bad path or a non-database file fails here.
 func Open(cfg Config) (*DB, error) {
 	if cfg.MaxReaders <= 0 {
 		cfg.MaxReaders = max(8, 4*runtime.GOMAXPROCS(0))
 	}
-	db := &DB{cfg: cfg, closing: make(chan struct{}), readers: make(chan *Conn, cfg.MaxReaders), freed: make(chan struct{}, 1)}
+	var memDir string
 	if cfg.Path == "" {
-		db.memory = true
-		db.dsn = fmt.Sprintf("file:/snkv-mem-%d-%d?vfs=memdb", os.Getpid(), memSeq.Add(1))
-	} else {
-		if err := checkPath(cfg.Path); err != nil {
-			return nil, err
-		}
-		st, err := os.Stat(cfg.Path)
-		if errors.Is(err, os.ErrNotExist) && !cfg.ReadOnly {
-			// A new store: made here with the mode asked for, so that SQLite
-			// (which gives -wal, -shm and -journal the store file's mode)
-			// never makes one with its own default.
-			if err = createFile(cfg.Path, db.fileMode()); err == nil {
-				st, err = os.Stat(cfg.Path)
-			}
-		}
-		switch {
-		case err == nil && st.IsDir():
-			return nil, fmt.Errorf("snkv: open %q: %w: is a directory", cfg.Path, ErrCantOpen)
-		case err != nil && cfg.ReadOnly:
-			return nil, fmt.Errorf("snkv: open %q read-only: %w: %w", cfg.Path, ErrCantOpen, err)
-		case err == nil:
-			if err := checkHeader(cfg.Path, st.Size()); err != nil {
-				return nil, err
-			}
-		}
-		dsn, err := fileURI(cfg.Path)
+		// An in-memory store: a WAL store in a private directory on a
+		// memory-backed file system (memory.go), never synced.
+		dir, err := newMemoryDir()
 		if err != nil {
 			return nil, err
 		}
-		if cfg.ReadOnly {
-			dsn += "?mode=ro"
-			if readOnlyFS(cfg.Path) {
-				// See readOnlyFS: nobody can write the file, so SQLite may
-				// read it without locks or a -shm file.
-				dsn += "&immutable=1"
-				db.immutable = true
-			}
+		memDir = dir
+		cfg.Path = filepath.Join(dir, memoryFile)
+		cfg.Journal, cfg.Sync, cfg.NoProbe = "WAL", "OFF", true
+	}
+	db := &DB{cfg: cfg, memDir: memDir, closing: make(chan struct{}), readers: make(chan *Conn, cfg.MaxReaders), freed: make(chan struct{}, 1)}
+	if err := db.open(); err != nil {
+		db.removeMemory()
+		return nil, err
+	}
+	return db, nil
+}
+
+// open is Open once the DB is made: it checks the file, creating it if it
+// is missing (unless read-only), and opens the first connection.
+func (db *DB) open() error {
+	cfg := db.cfg
+	if err := checkPath(cfg.Path); err != nil {
+		return err
+	}
+	st, err := os.Stat(cfg.Path)
+	if errors.Is(err, os.ErrNotExist) && !cfg.ReadOnly {
+		// A new store: made here with the mode asked for, so that SQLite
+		// (which gives -wal, -shm and -journal the store file's mode)
+		// never makes one with its own default.
+		if err = createFile(cfg.Path, db.fileMode()); err == nil {
+			st, err = os.Stat(cfg.Path)
 		}
-		db.dsn = dsn
-		db.companions = existingCompanions(cfg.Path)
-		if !cfg.NoProbe && !db.immutable && probeNeeded(cfg.Path) && (!cfg.ReadOnly || writable(cfg.Path)) {
-			db.probe = true
-			db.probeDSN, _ = fileURI(cfg.Path) // checked above
+	}
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("snkv: open %q: %w: is a directory", cfg.Path, ErrCantOpen)
+	case err != nil && cfg.ReadOnly:
+		return fmt.Errorf("snkv: open %q read-only: %w: %w", cfg.Path, ErrCantOpen, err)
+	case err == nil:
+		if err := checkHeader(cfg.Path, st.Size()); err != nil {
+			return err
 		}
+	}
+	dsn, err := fileURI(cfg.Path)
+	if err != nil {
+		return err
+	}
+	if cfg.ReadOnly {
+		dsn += "?mode=ro"
+		if readOnlyFS(cfg.Path) {
+			// See readOnlyFS: nobody can write the file, so SQLite may
+			// read it without locks or a -shm file.
+			dsn += "&immutable=1"
+			db.immutable = true
+		}
+	}
+	if v := memoryVFS(); db.memDir != "" && v != "" {
+		dsn += "?vfs=" + v
+	}
+	db.dsn = dsn
+	db.companions = existingCompanions(cfg.Path)
+	if !cfg.NoProbe && !db.immutable && probeNeeded(cfg.Path) && (!cfg.ReadOnly || writable(cfg.Path)) {
+		db.probe = true
+		db.probeDSN, _ = fileURI(cfg.Path) // checked above
 	}
 	if !cfg.ReadOnly {
 		if err := staleCompanions(cfg.Path); err != nil {
-			return nil, err
+			return err
 		}
 		db.ckpt = newCheckpointer(db)
 		w, err := db.newConn(true)
 		if err != nil {
 			db.ckpt.stop(true)
 			db.removeNewCompanions()
-			return nil, Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
+			return Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
 		}
 		db.ownerWritableCompanions()
 		db.writer = make(chan *Conn, 1)
@@ -140,12 +161,12 @@ func Open(cfg Config) (*DB, error) {
 		r, err := db.AcquireReader(context.Background())
 		if err != nil {
 			db.removeNewCompanions()
-			return nil, err
+			return err
 		}
 		db.ownerWritableCompanions()
 		db.ReleaseReader(r)
 	}
-	return db, nil
+	return nil
 }
 
 // checkPath refuses a path SQLite would read differently from the file
@@ -164,8 +185,9 @@ func checkPath(path string) error {
 // sqliteMagic starts every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"
 
-// Memory reports whether the database lives in memory.
-func (db *DB) Memory() bool { return db.memory }
+// Memory reports whether the database is an in-memory store (Config.Path
+// "": a private file on a memory-backed file system, removed at Close).
+func (db *DB) Memory() bool { return db.memDir != "" }
 
 // Config returns the configuration the DB was opened with.
 func (db *DB) Config() Config { return db.cfg }
@@ -214,6 +236,11 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 		"PRAGMA foreign_keys = OFF",
 		"PRAGMA recursive_triggers = OFF",
 	}
+	if db.memDir != "" {
+		// Nothing of an in-memory store outlives it: its last connection
+		// has no reason to copy the WAL into the file it is removed with.
+		c.noCheckpointOnClose()
+	}
 	if db.probe {
 		// Before the first read: the WAL index then lives in this
 		// connection's memory, and the -shm file is never opened. Closing
@@ -226,7 +253,7 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 	if cfg.CacheKiB > 0 {
 		pragmas = append(pragmas, fmt.Sprintf("PRAGMA cache_size = -%d", cfg.CacheKiB))
 	}
-	if cfg.MmapSize > 0 && !db.memory {
+	if cfg.MmapSize > 0 {
 		// SQLite lowers it to its compile-time limit, and to 0 where
 		// mapping is not supported.
 		pragmas = append(pragmas, fmt.Sprintf("PRAGMA mmap_size = %d", cfg.MmapSize))
@@ -302,7 +329,7 @@ func (db *DB) newConn(writer bool) (*Conn, error) {
 // holds nothing once it has failed, is tried again, with pauses growing to
 // 50 ms, until the busy timeout has passed or ctx ends.
 func (db *DB) SetJournalMode(ctx context.Context, c *Conn) error {
-	if db.memory || db.cfg.ReadOnly {
+	if db.cfg.ReadOnly {
 		return nil
 	}
 	q := "PRAGMA journal_mode = " + db.cfg.Journal
@@ -500,9 +527,13 @@ func (db *DB) readerClosed() {
 	db.mu.Lock()
 	db.nOpen--
 	last := db.nOpen == 0
+	ended := db.ended
 	db.mu.Unlock()
 	if last {
 		db.closeShm()
+		if ended {
+			db.removeMemory() // the last connection of a closed store
+		}
 	}
 	db.signalFreed()
 }
@@ -570,7 +601,7 @@ func (db *DB) Close() error {
 		db.ckpt.interrupt() // a commit may be waiting for a pass (catchUp)
 		w := <-db.writer
 		db.ckpt.stop(false)
-		if !db.memory && db.cfg.Journal == "WAL" {
+		if db.memDir == "" && db.cfg.Journal == "WAL" {
 			// Fold the WAL back so the file is self-contained after Close,
 			// if no reader (an open cursor, another process) is in the way:
 			// Close does not wait the busy timeout for them.
@@ -581,7 +612,21 @@ func (db *DB) Close() error {
 	}
 	db.drainReaders()
 	db.closeShm() // if no reader is still held by a cursor
+	db.writerEnded()
 	return errors.Join(errs...)
+}
+
+// writerEnded records that Close or Discard has closed the writer, and
+// removes an in-memory store's files if no reader is open either (else the
+// last reader to close does).
+func (db *DB) writerEnded() {
+	db.mu.Lock()
+	db.ended = true
+	none := db.nOpen == 0
+	db.mu.Unlock()
+	if none {
+		db.removeMemory()
+	}
 }
 
 // Counters are the store's activity counters, updated atomically.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -49,7 +48,7 @@ func createFile(path string, mode os.FileMode) error {
 // path, never opened: closing a descriptor of the -shm would drop the
 // locks SQLite holds on it. A file owned by another user is left alone.
 func (db *DB) ownerWritableCompanions() {
-	if db.memory || db.immutable || db.companions == nil {
+	if db.immutable || db.companions == nil {
 		return
 	}
 	for _, s := range []string{"-wal", "-shm"} {
@@ -106,8 +105,8 @@ func staleCompanions(path string) error {
 // they stay, for the next open to replay. Where the lock is not granted,
 // every file stays.
 func (db *DB) removeNewCompanions() {
-	if db.memory || db.companions == nil {
-		return
+	if db.memDir != "" || db.companions == nil {
+		return // an in-memory store's directory goes whole
 	}
 	lockAlone(db.cfg.Path, func() {
 		for _, s := range companionSuffixes {
@@ -156,6 +155,7 @@ func (db *DB) Discard() error {
 		break
 	}
 	db.removeNewCompanions()
+	db.writerEnded()
 	return err
 }
 
@@ -193,12 +193,10 @@ func readOnlyFS(path string) bool {
 
 // Backup writes a consistent copy of the database to dest (which must not
 // exist) with VACUUM INTO, from one read snapshot, on a connection of its
-// own so that writers go on meanwhile (for an in-memory database, which
-// has no WAL, writers of this process wait for it instead). dest is always
-// a file-system path: it reaches SQLite as an escaped file: URI, so that no
-// prefix ("file:") or suffix ("?vfs=memdb") of it is ever read as an
-// instruction. A nil
-// return means a complete store file is at dest.
+// own so that writers go on meanwhile. dest is always a file-system path:
+// it reaches SQLite as an escaped file: URI, so that no prefix ("file:") or
+// suffix ("?vfs=memdb") of it is ever read as an instruction. A nil return
+// means a complete store file is at dest.
 func (db *DB) Backup(ctx context.Context, dest string) error {
 	if db.closed.Load() {
 		return ErrClosed
@@ -223,26 +221,6 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 	target, err := fileURI(dest)
 	if err != nil {
 		return err
-	}
-	if db.memory {
-		// VACUUM INTO writes through the source's VFS, which for an
-		// in-memory store is memdb: name the operating system's VFS.
-		vfs := "unix"
-		if runtime.GOOS == "windows" {
-			vfs = "win32"
-		}
-		target += "?vfs=" + vfs
-	}
-	if db.memory && db.writer != nil {
-		// An in-memory database has no WAL: a reader waits for each commit
-		// to finish, and a steady stream of commits can keep the copy
-		// waiting past the busy timeout. Only this process can write it, so
-		// hold its writer while copying: writes wait for the backup instead.
-		w, err := db.AcquireWriter(ctx)
-		if err != nil {
-			return Wrap(ctx, "backup", err)
-		}
-		defer db.ReleaseWriter(w)
 	}
 	c, err := openConn(db.dsn)
 	if err != nil {

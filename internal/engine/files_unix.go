@@ -33,6 +33,13 @@ func writeDenied(path string) bool {
 	return err != nil && !errors.Is(err, syscall.ENOENT)
 }
 
+// processAlive reports whether a process with the id pid exists (it may
+// belong to another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 // ownedByUs reports whether the file st describes belongs to this
 // process's effective user.
 func ownedByUs(st os.FileInfo) bool {
