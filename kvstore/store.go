@@ -45,8 +45,9 @@ type Store struct {
 	path string
 	opts Options
 
-	stopPurge context.CancelFunc
-	purgeWG   sync.WaitGroup
+	stopPurge  context.CancelFunc
+	purgeWG    sync.WaitGroup
+	purgeEvery time.Duration // the background purge's interval; 0: none
 
 	// sealState is the encryption of the store while it is open
 	// (encryption_convert.go).
@@ -130,8 +131,8 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
 	s.cf = def
-	if opts.PurgeInterval > 0 && !opts.ReadOnly {
-		s.startPurger(opts.PurgeInterval)
+	if every := opts.purgeInterval(); every > 0 {
+		s.startPurger(every)
 	}
 	return s, nil
 }
@@ -322,7 +323,7 @@ func (s *Store) PurgeExpiredAll(ctx context.Context) (int, error) {
 
 func (s *Store) startPurger(every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.stopPurge = cancel
+	s.stopPurge, s.purgeEvery = cancel, every
 	s.purgeWG.Add(1)
 	go func() {
 		defer s.purgeWG.Done()
