@@ -228,7 +228,18 @@ type ManualClock = ttl.ManualClock
 // NewManualClock returns a ManualClock set to t.
 func NewManualClock(t time.Time) *ManualClock { return ttl.NewManualClock(t) }
 
-// NoTTL is the remaining time reported for a key without expiry.
+// NoTTL is the remaining time TTL and GetTTL report for a key without
+// expiry: time.Duration(-1). Compare with it before printing or rounding a
+// remaining time: it is a time.Duration, so it prints as "-1ns", and
+// Round or Truncate make it 0s. (A type of its own could print
+// "no TTL", but TTL and GetTTL return time.Duration, and changing that
+// would break every caller that keeps the result in one.)
+//
+//	if left == kvstore.NoTTL {
+//		fmt.Println("permanent")
+//	} else {
+//		fmt.Println("expires in", left)
+//	}
 const NoTTL = ttl.NoTTL
 
 // MaxBusyTimeout is the longest Options.BusyTimeout: SQLite takes the

@@ -14,8 +14,36 @@ import (
 	"github.com/snkv-go/snkv/ttl"
 )
 
-// ColumnFamily is a handle to one column family; see the columnfamily
-// package for its methods.
+// ColumnFamily is a handle to one column family: a named, ordered key
+// space of its own (a SQLite table), with keys of 1 byte to MaxKeySize and
+// values up to Options.MaxValueSize. Get one from Store.CreateColumnFamily,
+// OpenColumnFamily, ColumnFamilyOrCreate or Default; inside a transaction,
+// Tx.CF(cf) binds it to the transaction.
+//
+// A handle from the store runs each call in a transaction of its own and
+// is safe for concurrent use by many goroutines; a handle bound to a
+// transaction runs inside it and follows the transaction's rule of one
+// goroutine. Once its column family is dropped (by any store or process)
+// every call fails with ErrNotFound, also after a column family of the
+// same name is created again.
+//
+// Its methods (each documented in full by go doc
+// github.com/snkv-go/snkv/columnfamily.ColumnFamily; the Store offers
+// every one of them for the default column family):
+//
+//   - read: Get (ErrNotFound when missing or expired), GetMany, Exists,
+//     Count (live keys, O(n)), Name, HasTTL;
+//   - write: Put, PutIfAbsent, Delete (ErrNotFound when missing), Apply (a
+//     Batch in one transaction), Clear (every key of this column family);
+//   - iterate, in key order or reversed: All, Backward, Prefix, Range,
+//     Scan (IterOptions), each a range-over-func sequence of (Entry, error);
+//     Cursor for First, Last, Seek, Next and Prev;
+//   - expire: PutTTL, PutExpireAt, PutIfAbsentTTL, Expire, ExpireAt,
+//     Persist, TTL and GetTTL (NoTTL for a permanent key), PurgeExpired
+//     and PurgeExpiredN (this column family only), CheckTTL.
+//
+// A write on a handle from the store commits before it returns; a failed
+// call changes nothing.
 type ColumnFamily = columnfamily.ColumnFamily
 
 // Batch collects writes for ColumnFamily.Apply.
@@ -28,7 +56,12 @@ type IterOptions = iterator.Options
 // Entry is one key-value pair yielded by an iteration.
 type Entry = iterator.Entry
 
-// Cursor is an explicit iterator with Seek, Next and Prev.
+// Cursor is an explicit iterator with First, Last, Seek, Next and Prev,
+// made by ColumnFamily.Cursor (or Store.Cursor, Tx.Cursor). Outside a
+// transaction it holds a read connection until Close and takes its
+// snapshot when it is first positioned, not when it is made: writes
+// committed between the two are seen, and none after. A Cursor is not safe
+// for concurrent use; Close it to release its connection.
 type Cursor = iterator.Cursor
 
 // DefaultColumnFamily is the name of the column family every store has.
