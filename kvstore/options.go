@@ -42,6 +42,13 @@ const (
 // synchronous=NORMAL, a 5 s busy timeout, 10 MiB values, a background purge
 // of expired keys every minute, new files readable and writable by their
 // owner only (FileMode 0600).
+//
+// synchronous=NORMAL does not sync each commit: a power loss (not a crash of
+// the process) can lose the last commits, only a suffix of those since the
+// last checkpoint and never part of a transaction. Sync: SyncFull syncs
+// every commit. A clean Close checkpoints and syncs, which makes the last
+// commits durable, only when no other process has the store open: it does
+// not wait for them.
 type Options struct {
 	// ReadOnly opens the store without write access; every write fails
 	// with ErrReadOnly. The file must exist and be an snkv store.
