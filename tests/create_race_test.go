@@ -48,9 +48,9 @@ func TestConcurrentCreation(t *testing.T) {
 	if os.Getenv(createRaceEnvPath) != "" {
 		t.Skip("running as a child")
 	}
-	rounds, children, batches := 60, 6, 40
+	rounds, children, batches := 100, 6, 40
 	if testing.Short() {
-		rounds, children, batches = 8, 6, 6
+		rounds, children, batches = 20, 6, 6
 	}
 	for round := range rounds {
 		path := filepath.Join(t.TempDir(), "new.db")
@@ -83,15 +83,21 @@ func TestConcurrentCreation(t *testing.T) {
 // child that did not open the store or did not finish.
 func createRaceRound(t *testing.T, path string, round, children, batches int) []int {
 	t.Helper()
-	start := time.Now().Add(time.Second).UnixNano()
+	// Time enough for every child to start (a test binary built with -race
+	// takes up to a few hundred milliseconds on a loaded machine).
+	start := time.Now().Add(500 * time.Millisecond).UnixNano()
 	acked := make([]int, children)
 	outs := make([]bytes.Buffer, children)
 	errs := make([]error, children)
 	var wg sync.WaitGroup
 	for id := range children {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestConcurrentCreationChild$", "-test.count=1")
+		// Fresh processes every round: the race is likeliest in a process's
+		// first Open. The race detector's second of sleep at exit is
+		// turned off (the children report every race as a failure).
 		cmd.Env = append(os.Environ(), createRaceEnvPath+"="+path,
-			fmt.Sprintf("%s=%d:%d:%d", createRaceEnvArgs, id, batches, start))
+			fmt.Sprintf("%s=%d:%d:%d", createRaceEnvArgs, id, batches, start),
+			"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		stdout, err := cmd.StdoutPipe()
