@@ -34,7 +34,9 @@ import (
 //   - read: Get (ErrNotFound when missing or expired), GetMany, Exists,
 //     Count (live keys, O(n)), Name, HasTTL;
 //   - write: Put, PutIfAbsent, Delete (ErrNotFound when missing), Apply (a
-//     Batch in one transaction), Clear (every key of this column family);
+//     Batch in one transaction), DeleteRange (a key range in one
+//     transaction) and DeleteRangeInBatches (in bounded transactions),
+//     Clear (every key of this column family);
 //   - iterate, in key order or reversed: All, Backward, Prefix, Range,
 //     Scan (IterOptions), each a range-over-func sequence of (Entry, error);
 //     Cursor for First, Last, Seek, Next and Prev;
