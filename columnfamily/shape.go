@@ -14,6 +14,9 @@ type shape struct {
 	t    ttl.Tables // names, and the Crc and V2 layout flags
 	q    queries
 	fast engine.Tables // the same names, for writes and scans below SQL
+	// The point reads below SQL of the get and exists queries: the view
+	// column each of their columns reads.
+	getPoint, existsPoint engine.PointSpec
 }
 
 type queries struct {
@@ -51,6 +54,12 @@ func newShape(name string, crc, v2 bool) *shape {
 		CrcTrigger:  ChecksumTriggerPrefix + name,
 		TTLTriggers: [3]string{t.OnInsertName, t.OnUpdateName, t.OnDeleteName}}
 	sh.t.Fast = &sh.fast
+	sh.getPoint = engine.PointSpec{Tables: &sh.fast, Value: true, Fields: []int{engine.ViewValue, engine.ViewExpiry}}
+	sh.existsPoint = engine.PointSpec{Tables: &sh.fast, Fields: []int{engine.ViewExpiry}}
+	if crc {
+		sh.getPoint.Fields = []int{engine.ViewValue, engine.ViewExpiry, engine.ViewCrc, engine.ViewEcrc}
+		sh.existsPoint.Fields = []int{engine.ViewExpiry, engine.ViewEcrc}
+	}
 	sel, exists := `SELECT value, expire_ms`, `SELECT expire_ms`
 	// A single put checks, in the same statement, that the column family
 	// is still the one this handle was opened on (name ?3, stamp ?4; see

@@ -18,3 +18,17 @@ type Table struct {
 	// a key's TTL rows when its data row is written or deleted.
 	TTLTriggers [3]string
 }
+
+// The columns of a column family's read view, as Lookup returns them.
+const (
+	ViewKey    = iota // the data row's key
+	ViewValue         // its value
+	ViewCrc           // its checksum (NULL in a table without the column)
+	ViewExpiry        // the key index row's expiry (NULL: no TTL)
+	ViewEcrc          // the key index row's checksum
+	nView
+)
+
+// ViewRow is one row of a column family's read view, its columns in the
+// order above (Conn.Lookup).
+type ViewRow [nView]Field

@@ -106,7 +106,7 @@ func (db *DB) reusable(c *Conn) bool {
 }
 
 // shmFor maps the WAL index of the file c is open on, once per DB. A store
-// that is not in WAL mode, in memory, or on a platform without the mapping
+// that is not in WAL mode, or on a platform without the mapping
 // gets nil: its readers never keep a transaction open.
 func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 	if m := db.shm.Load(); m != nil {
@@ -120,8 +120,8 @@ func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 		return nil
 	}
 	func() {
-		if db.memory || db.immutable || db.cfg.ReadHold <= 0 {
-			return // in memory, or no -shm file to watch
+		if db.immutable || db.cfg.ReadHold <= 0 {
+			return // no -shm file to watch
 		}
 		rows, err := c.Query(ctx, "PRAGMA journal_mode")
 		if err != nil {
@@ -190,6 +190,10 @@ func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
 	var h walHeader
 	keep := false
 	gen := db.checkpointGen()
+	if gen != c.cacheGen {
+		c.cacheGen = gen
+		db.dropWALPages(c)
+	}
 	if m != nil {
 		h, keep = m.header() // before BEGIN: see the comment at the top
 	}
@@ -205,6 +209,22 @@ func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
 		}
 	}
 	return nil
+}
+
+// dropWALPages empties the page cache of reader c, which is between read
+// transactions, once the checkpointer has copied the whole WAL since c
+// last began one (cacheGen). With the database file memory-mapped, a
+// reader's cache holds only pages it read from the WAL (the mapping
+// serves the file's), and a transaction that begins after a full copy
+// reads none: what it cached is never read again, yet SQLite keeps it
+// until the connection closes, up to the cache's size (about 4.4 MiB with
+// the default). A reader whose transaction began while the checkpointer
+// was copying a large commit filled it so. Without the mapping the cache
+// serves the file too and is kept.
+func (db *DB) dropWALPages(c *Conn) {
+	if db.cfg.MmapSize > 0 && !c.inTx() {
+		sqlite3.Xsqlite3_db_release_memory(c.tls, c.db)
+	}
 }
 
 // ReleaseRead gives back a reader from AcquireRead. Its read transaction
