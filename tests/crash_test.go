@@ -76,20 +76,10 @@ func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 	defer raw.Close()
 	raw.SetMaxOpenConns(1)
 
-	rows, err := raw.Query("PRAGMA integrity_check")
-	require.NoError(t, err)
-	var lines []string
-	for rows.Next() {
-		var l string
-		require.NoError(t, rows.Scan(&l))
-		lines = append(lines, l)
-	}
-	require.NoError(t, rows.Err())
-	require.NoError(t, rows.Close())
-	require.Equal(t, []string{"ok"}, lines, "PRAGMA integrity_check")
+	require.Equal(t, []string{"ok"}, sqliteIntegrity(t, path), "PRAGMA integrity_check")
 
 	var names []string
-	rows, err = raw.Query(`SELECT name FROM "__snkv_catalog"`)
+	rows, err := raw.Query(`SELECT name FROM "__snkv_catalog"`)
 	require.NoError(t, err)
 	for rows.Next() {
 		var n string

@@ -38,10 +38,27 @@ const LineWait = 3 * time.Minute
 // child's t.Log lines are on stdout too.
 func ChildCommand(ctx context.Context, t testing.TB, test string, env ...string) *exec.Cmd {
 	t.Helper()
+	return rerun(ctx, t, "^"+test+"$", append(env, ChildEnv+"="+test))
+}
+
+// NoTestCommand returns a command that runs this test binary again running
+// no test (-test.run=^$), with env added to this process's environment: a
+// process that only starts and ends (its id is then one of a process that
+// has exited), or a child whose body is the package's TestMain, which reads
+// env to know what to do. ctx and changes to the command are as for
+// ChildCommand.
+func NoTestCommand(ctx context.Context, t testing.TB, env ...string) *exec.Cmd {
+	t.Helper()
+	return rerun(ctx, t, "^$", env)
+}
+
+// rerun returns a command that runs this test binary with -test.run=run.
+func rerun(ctx context.Context, t testing.TB, run string, env []string) *exec.Cmd {
+	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err, "the test binary's path")
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(append(os.Environ(), env...), ChildEnv+"="+test)
+	cmd := exec.CommandContext(ctx, exe, "-test.run="+run, "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
 	return cmd
 }
 

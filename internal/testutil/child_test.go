@@ -89,3 +89,11 @@ func TestChildEndsOnItsOwn(t *testing.T) {
 	_, err = c.Await(func(string) bool { return false })
 	require.ErrorContains(t, err, "ended before the line")
 }
+
+// A run of no test starts and ends, running none of the package's tests.
+func TestNoTestCommand(t *testing.T) {
+	out, err := testutil.NoTestCommand(context.Background(), t, "TESTUTIL_WORD=unused").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NotContains(t, string(out), "=== RUN")
+	require.Contains(t, string(out), "testing: warning: no tests to run")
+}
