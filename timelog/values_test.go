@@ -173,15 +173,9 @@ func TestValuesModelRandomized(t *testing.T) {
 	maxValue := []int{400, 1000, 4000}[rng.IntN(3)]
 	t.Logf("MaxValueSize %d", maxValue)
 	db := smallStore(t, maxValue)
-	l := openLog(t, db, "vm", manual(timelog.Options{
-		Values:              true,
-		MemtableMaxBytes:    24 * (4 + rng.IntN(40)),
-		PageMaxBytes:        54 + 8*rng.IntN(40), // 1 to about 100 records
-		SealedMaxRuns:       1 + rng.IntN(4),
-		Busy:                timelog.BusySilent,
-		CompactOverlapPages: 2 + rng.IntN(3),
-		CompactMaxPages:     2 + rng.IntN(8),
-	}))
+	opts := randomOptions(rng)
+	opts.Values = true
+	l := openLog(t, db, "vm", opts)
 	m := &model{}
 	vals := map[uint64][]byte{}
 	type snap struct {
