@@ -65,10 +65,6 @@ func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
 
-// sealedSuite: SNKV_TEST_ENCRYPTION=1 runs the package's tests against
-// encrypted stores (make test runs them both ways).
-var sealedSuite = tempstore.Sealed()
-
 // sealedOpts returns o as the suite opens stores (tempstore.Options): with
 // a raw key when the suite runs against encrypted stores (a read-only open
 // finds the store encrypted already; a writable one encrypts a fixture
