@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/scan"
 	"github.com/snkv-go/snkv/internal/seal"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/ttl"
@@ -20,14 +21,24 @@ const maxDeferredExpired = 1024
 // cursor holds a read connection and one snapshot until Close; on a handle
 // bound to a transaction it reads inside it. Expired keys are skipped.
 func (cf *ColumnFamily) Cursor(opts iterator.Options) (*iterator.Cursor, error) {
-	src, err := cf.newSource()
+	src, spec, err := cf.openScan(opts)
 	if err != nil {
 		return nil, err
+	}
+	return scan.NewIteratorCursor(src, spec).(*iterator.Cursor), nil
+}
+
+// openScan returns the source of an iteration limited by opts, and opts in
+// the terms of package scan.
+func (cf *ColumnFamily) openScan(opts iterator.Options) (*source, scan.Spec, error) {
+	src, err := cf.newSource()
+	if err != nil {
+		return nil, scan.Spec{}, err
 	}
 	// Borrowed rows point into the statement, which a write in the same
 	// transaction closes (see Detach): a write transaction always copies.
 	src.borrow = opts.Borrow && (cf.tx == nil || !cf.tx.Writable())
-	return iterator.NewCursor(src, opts), nil
+	return src, scan.Spec(opts), nil
 }
 
 // Scan iterates the keys selected by opts. Each step yields an Entry and a
@@ -41,7 +52,13 @@ func (cf *ColumnFamily) Cursor(opts iterator.Options) (*iterator.Cursor, error) 
 //		use(e.Key, e.Value)
 //	}
 func (cf *ColumnFamily) Scan(opts iterator.Options) iter.Seq2[iterator.Entry, error] {
-	return iterator.Seq(func() (*iterator.Cursor, error) { return cf.Cursor(opts) })
+	return scan.Seq[iterator.Entry](func() (*scan.Cursor, error) {
+		src, spec, err := cf.openScan(opts)
+		if err != nil {
+			return nil, err
+		}
+		return scan.New(src, spec), nil
+	})
 }
 
 // All iterates every key in ascending order. See Scan.
@@ -118,7 +135,7 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 	return s, nil
 }
 
-func boundKind(b iterator.Bound, incl, excl int) int {
+func boundKind(b scan.Bound, incl, excl int) int {
 	switch {
 	case b.Key == nil:
 		return 0
@@ -136,11 +153,11 @@ func (s *source) closedErr() error {
 			return err
 		}
 	}
-	return iterator.ErrClosedCursor
+	return scan.ErrClosed
 }
 
-// Scan implements iterator.Source.
-func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
+// Scan implements scan.Source.
+func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	if s.closed {
 		return nil, s.closedErr()
 	}
@@ -226,7 +243,7 @@ type bufRow struct {
 	exp        int64
 }
 
-// Close implements iterator.Source: it ends the snapshot, gives the
+// Close implements scan.Source: it ends the snapshot, gives the
 // connection back and deletes the expired keys the scan skipped (see
 // ColumnFamily.expired for when). A transaction that ends first closes its
 // sources itself; the cursor then reports ErrTxDone.
@@ -440,7 +457,7 @@ func (r *scanRows) nextRow(copied bool) (key, value []byte, exp int64, ok bool, 
 	return key, value, exp, err == nil, err
 }
 
-// Next implements iterator.Rows: it steps to the next live key, noting the
+// Next implements scan.Rows: it steps to the next live key, noting the
 // expired ones it skips.
 func (r *scanRows) Next() bool {
 	if r.src.closed {
@@ -476,13 +493,13 @@ func (r *scanRows) Next() bool {
 	return false
 }
 
-// Key implements iterator.Rows.
+// Key implements scan.Rows.
 func (r *scanRows) Key() []byte { return r.key }
 
-// Value implements iterator.Rows.
+// Value implements scan.Rows.
 func (r *scanRows) Value() []byte { return r.value }
 
-// Err implements iterator.Rows.
+// Err implements scan.Rows.
 func (r *scanRows) Err() error {
 	if r.err != nil {
 		return r.err
@@ -493,7 +510,7 @@ func (r *scanRows) Err() error {
 	return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Err())
 }
 
-// Close implements iterator.Rows.
+// Close implements scan.Rows.
 func (r *scanRows) Close() error {
 	r.flushRead()
 	if r.src.cur == r {
