@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
 )
 
 type opKind uint8
@@ -89,7 +89,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			bytes += uint64(len(op.key) + len(op.value))
 		}
 		if err == nil && op.kind == opPutTTL {
-			exps[i], err = ttl.ExpiryFromTTL(nowMs, op.ttl)
+			exps[i], err = expiry.ExpiryFromTTL(nowMs, op.ttl)
 			hasTTL = true
 		}
 		if err != nil {

@@ -9,14 +9,14 @@ import (
 	"sync/atomic"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/seal"
-	"github.com/snkv-go/snkv/ttl"
 )
 
 // Env is what every column family of a store shares.
 type Env struct {
 	DB           *engine.DB
-	Clock        ttl.Clock
+	Clock        expiry.Clock
 	MaxValueSize int
 	// Seal is the encryption state the row codec follows; nil for a store
 	// without encryption (see seal.go).
@@ -108,7 +108,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 			return err
 		}
 		v2, created = true, true
-		return writeHeader(ctx, c, h, ttl.StampMs(r.env.Clock))
+		return writeHeader(ctx, c, h, expiry.StampMs(r.env.Clock))
 	}()
 	if err != nil {
 		_ = c.Control(context.Background(), "ROLLBACK")
@@ -279,7 +279,7 @@ func (r *Registry) Create(ctx context.Context, name string) (*ColumnFamily, erro
 // createOn creates the column family name inside tx and returns its handle.
 func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*ColumnFamily, error) {
 	c := tx.Conn()
-	stamp, err := createIn(ctx, c, name, ttl.StampMs(r.env.Clock))
+	stamp, err := createIn(ctx, c, name, expiry.StampMs(r.env.Clock))
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +382,7 @@ func (r *Registry) Drop(ctx context.Context, name string) error {
 func (r *Registry) dropTables(tx *engine.Tx, stored string) error {
 	ctx, c := tx.Ctx(), tx.Conn()
 	tx.ForgetVerified() // handles of this column family must check again
-	for _, q := range ttl.TablesFor(stored).DropSQL() {
+	for _, q := range expiry.TablesFor(stored).DropSQL() {
 		if err := c.ExecScript(ctx, q); err != nil {
 			return err
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
 )
 
 // ColumnFamily is a handle to one column family. A handle from the store
@@ -96,7 +96,7 @@ func (cf *ColumnFamily) String() string { return "columnfamily(" + cf.Name() + "
 
 func (cf *ColumnFamily) db() *engine.DB { return cf.m.env.DB }
 
-func (cf *ColumnFamily) nowMs() int64 { return ttl.NowMs(cf.m.env.Clock) }
+func (cf *ColumnFamily) nowMs() int64 { return expiry.NowMs(cf.m.env.Clock) }
 
 // errf wraps err with the column family and operation. The bare
 // ErrNotFound of a missing key is returned as is: it is the common case and
@@ -320,7 +320,7 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 		st.Misses.Add(1)
 		return nil, 0, engine.ErrNotFound
 	}
-	if now := cf.nowMs(); expMs >= 0 && ttl.Expired(expMs, now) {
+	if now := cf.nowMs(); expMs >= 0 && expiry.Expired(expMs, now) {
 		st.Misses.Add(1)
 		cf.expired([][]byte{key}, now)
 		return nil, 0, engine.ErrNotFound
@@ -374,7 +374,7 @@ func (cf *ColumnFamily) expired(keys [][]byte, nowMs int64) {
 	switch {
 	case cf.tx != nil && cf.tx.Writable():
 		for _, k := range keys {
-			if _, err := cf.tx.Conn().Exec(cf.tx.Ctx(), cf.m.w().q.lazyDel, k, ttl.Encode(nowMs)); err != nil {
+			if _, err := cf.tx.Conn().Exec(cf.tx.Ctx(), cf.m.w().q.lazyDel, k, expiry.Encode(nowMs)); err != nil {
 				return // left for purge
 			}
 		}
@@ -390,7 +390,7 @@ func (cf *ColumnFamily) expired(keys [][]byte, nowMs int64) {
 // small transaction, if that needs no waiting (the writer is free now);
 // otherwise they are left for PurgeExpired.
 func (m *meta) deleteExpired(keys [][]byte, nowMs int64) {
-	enc := ttl.Encode(nowMs)
+	enc := expiry.Encode(nowMs)
 	m.env.DB.TryUpdate(func(c *engine.Conn) error {
 		for _, k := range keys {
 			if _, err := c.Exec(context.Background(), m.w().q.lazyDel, k, enc); err != nil {
@@ -478,7 +478,7 @@ func (cf *ColumnFamily) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool
 	if err := cf.m.env.checkKV(key, value); err != nil {
 		return false, err
 	}
-	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return false, err
 	}
@@ -492,7 +492,7 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 	err := cf.update("put if absent", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
 		// An expired key counts as absent: remove it first.
 		sh := cf.m.w()
-		if _, err := c.Exec(ctx, sh.q.lazyDel, key, ttl.Encode(cf.nowMs())); err != nil {
+		if _, err := c.Exec(ctx, sh.q.lazyDel, key, expiry.Encode(cf.nowMs())); err != nil {
 			return err
 		}
 		stored, sum := cf.m.encode(c, sh, key, value, expMs >= 0)
@@ -529,7 +529,7 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 	}
 	n, fast, err := cf.deleteInTx(ctx, c, key)
 	if !fast && err == nil {
-		now := ttl.Encode(cf.nowMs())
+		now := expiry.Encode(cf.nowMs())
 		q := &cf.m.w().q
 		n, err = c.Exec(ctx, q.delLive, key, now, cf.m.nameArg, cf.m.stampArg)
 		if err == nil && n == 0 {
@@ -558,7 +558,7 @@ func (cf *ColumnFamily) Count() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := c.QueryInt(ctx, cf.m.r().q.count, ttl.Encode(cf.nowMs()))
+	n, err := c.QueryInt(ctx, cf.m.r().q.count, expiry.Encode(cf.nowMs()))
 	cf.doneRead(c)
 	return n, cf.errf(ctx, "count", err)
 }

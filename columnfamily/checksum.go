@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
 )
 
 // castagnoli is the CRC-32C table; hash/crc32 uses the CPU's CRC
@@ -97,7 +97,7 @@ const (
 )
 
 // checkSum compares the checksum column col of the current row with want.
-// ttl.NoChecksum is an unverified row, never an error; so is NULL, except
+// expiry.NoChecksum is an unverified row, never an error; so is NULL, except
 // in a format-2 table (strict), where the column is NOT NULL and a NULL can
 // only come from damage.
 func checkSum(rows *engine.Rows, col int, key []byte, want int64, what string, strict bool) (verdict, error) {
@@ -122,7 +122,7 @@ func checkSumOf(v int64, k int, key []byte, want int64, what string, strict bool
 		}
 		return rowUnverified, nil
 	case engine.KindInt:
-		if v == ttl.NoChecksum {
+		if v == expiry.NoChecksum {
 			return rowUnverified, nil
 		}
 		return 0, corruptRow(key, what+" checksum mismatch")
@@ -179,7 +179,7 @@ func readExpiry(rows *engine.Rows, st *engine.Counters, key []byte, col, crcCol 
 	default:
 		return 0, corruptRow(key, "expiry is not a BLOB")
 	}
-	exp, err := ttl.Decode(raw)
+	exp, err := expiry.Decode(raw)
 	if err != nil {
 		return 0, corruptRow(key, err.Error())
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
 )
 
 // HiddenPrefix starts the name of every hidden table a layer above the store
@@ -48,7 +48,7 @@ func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string, sealed bool) (
 	}
 	table := HiddenTableName(kind, name)
 	ctx, c := tx.Ctx(), tx.Conn()
-	stamp, err := createIn(ctx, c, table, ttl.StampMs(r.env.Clock))
+	stamp, err := createIn(ctx, c, table, expiry.StampMs(r.env.Clock))
 	if err != nil {
 		return nil, engine.Wrap(ctx, "create hidden table", err)
 	}

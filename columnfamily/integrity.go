@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/seal"
-	"github.com/snkv-go/snkv/ttl"
 )
 
 // CheckReport is what Registry.Check found.
@@ -75,7 +75,7 @@ func stored(sql string) string { return strings.Replace(sql, " IF NOT EXISTS", "
 
 // expectedSQL returns the CREATE statement each hidden object of t must
 // have (views and triggers always; tables in the format-2 layout), by name.
-func expectedSQL(t ttl.Tables, withTTL bool) map[string]string {
+func expectedSQL(t expiry.Tables, withTTL bool) map[string]string {
 	want := map[string]string{t.ViewName: t.PlainViewSQL()}
 	if t.Crc {
 		want[ChecksumTriggerPrefix+t.CF] = ChecksumTriggerSQL(t.CF)
@@ -101,7 +101,7 @@ func expectedSQL(t ttl.Tables, withTTL bool) map[string]string {
 // objectProblems lists the hidden objects of column family name that are
 // missing or whose definition is not the one snkv wrote (damage, or an
 // edit by hand, can silently change what a view reads or a trigger does).
-func objectProblems(o schemaObjects, t ttl.Tables) []string {
+func objectProblems(o schemaObjects, t expiry.Tables) []string {
 	var p []string
 	add := func(format string, a ...any) {
 		p = append(p, fmt.Sprintf("column family %q: ", t.CF)+fmt.Sprintf(format, a...))
@@ -150,7 +150,7 @@ func orphans(o schemaObjects, listed []string) []string {
 		if _, _, hidden := splitHidden(name); isReservedObject(name) && !hidden {
 			continue
 		}
-		if o.has("view", ttl.ViewPrefix+name) || o.has("trigger", ChecksumTriggerPrefix+name) || o.has("table", ttl.KeysPrefix+name) {
+		if o.has("view", expiry.ViewPrefix+name) || o.has("trigger", ChecksumTriggerPrefix+name) || o.has("table", expiry.KeysPrefix+name) {
 			out = append(out, name)
 		}
 	}
@@ -241,7 +241,7 @@ func (r *Registry) Check(ctx context.Context) (CheckReport, error) {
 //
 // ss is the encryption state of the check's snapshot (see
 // Registry.snapshotState).
-func checkRows(ctx context.Context, c *engine.Conn, t ttl.Tables, m *meta, ss *seal.State, rep *CheckReport) error {
+func checkRows(ctx context.Context, c *engine.Conn, t expiry.Tables, m *meta, ss *seal.State, rep *CheckReport) error {
 	sealed := m.sealed.Load()
 	if !sealed {
 		ss = nil
@@ -378,7 +378,7 @@ func (r *Registry) Repair(ctx context.Context) ([]string, error) {
 				kind, what = k, fmt.Sprintf("catalog row of hidden table %q (kind %q) restored", name, k)
 			}
 			// A fresh creation stamp, as createIn gives one.
-			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, ?2, max(?3, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, kind, ttl.StampMs(r.env.Clock)); err != nil {
+			if _, err := c.Exec(ctx, `INSERT INTO `+catalog+` (name, kind, created_ms) SELECT ?1, ?2, max(?3, coalesce(max(created_ms), 0) + 1) FROM `+catalog, n, kind, expiry.StampMs(r.env.Clock)); err != nil {
 				return err
 			}
 			done = append(done, what)
@@ -418,7 +418,7 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 			q = DataTableSQL(name)
 		}
 		// Its TTL tables, if any, belonged to the rows that are gone.
-		t := ttl.TablesFor(name)
+		t := expiry.TablesFor(name)
 		if err := exec("table recreated (empty: its rows were gone)", `DROP TABLE IF EXISTS `+t.Keys, `DROP TABLE IF EXISTS `+t.Expiry, q); err != nil {
 			return nil, err
 		}
@@ -500,7 +500,7 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 
 // refillKeys rebuilds a key index from the expiry index (format 2 gives
 // each row its checksum again).
-func refillKeys(ctx context.Context, c *engine.Conn, t ttl.Tables) error {
+func refillKeys(ctx context.Context, c *engine.Conn, t expiry.Tables) error {
 	q := `SELECT expire_ms, key FROM ` + t.Expiry
 	if !t.V2 {
 		q = `SELECT substr(key, 1, 8), substr(key, 9) FROM ` + t.Expiry

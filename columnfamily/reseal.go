@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/seal"
-	"github.com/snkv-go/snkv/ttl"
 )
 
 // The encryption header and the conversions between forms (see seal.go).
@@ -310,7 +310,7 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 		expMs := int64(-1)
 		if hasTTL {
 			var derr error
-			if expMs, derr = ttl.Decode(row.exp); derr != nil {
+			if expMs, derr = expiry.Decode(row.exp); derr != nil {
 				skipped = append(skipped, corruptRow(row.key, derr.Error()))
 				continue
 			}

@@ -7,10 +7,10 @@ import (
 	"iter"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/scan"
 	"github.com/snkv-go/snkv/internal/seal"
 	"github.com/snkv-go/snkv/iterator"
-	"github.com/snkv-go/snkv/ttl"
 )
 
 // maxDeferredExpired bounds how many expired keys one iteration remembers
@@ -344,7 +344,7 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 		if exp, err = readExpiry(r.rows, st, key, scExp, r.ecrcCol, r.strict); err != nil {
 			return nil, nil, 0, err
 		}
-		if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
+		if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
 			return key, nil, exp, nil
 		}
 		if value, err = rawValue(r.rows, key, scValue); err != nil {
@@ -474,7 +474,7 @@ func (r *scanRows) Next() bool {
 		if !ok {
 			break
 		}
-		if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
+		if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
 			if len(r.src.expired) < maxDeferredExpired {
 				r.src.expired = append(r.src.expired, bytes.Clone(key))
 			}

@@ -4,14 +4,14 @@ import (
 	"context"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
 )
 
 // shape is the layout of one column family's objects in the file (format
 // 1, format 2, or a version-1 table part way through Upgrade) and the SQL
 // that goes with it.
 type shape struct {
-	t    ttl.Tables // names, and the Crc and V2 layout flags
+	t    expiry.Tables // names, and the Crc and V2 layout flags
 	q    queries
 	fast engine.Tables // the same names, for writes and scans below SQL
 }
@@ -44,7 +44,7 @@ const (
 )
 
 func newShape(name string, crc, v2 bool) *shape {
-	t := ttl.TablesFor(name)
+	t := expiry.TablesFor(name)
 	t.Crc, t.V2 = crc, v2
 	sh := &shape{t: t}
 	sh.fast = engine.Tables{Data: t.CF, Crc: crc, V2: v2, Keys: t.KeysName, Expiry: t.ExpiryName,

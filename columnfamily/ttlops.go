@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/ttl"
 )
 
@@ -59,7 +60,7 @@ func (cf *ColumnFamily) writeExpiry(ctx context.Context, c *engine.Conn, key []b
 			return err
 		}
 	}
-	exp := ttl.Encode(newMs)
+	exp := expiry.Encode(newMs)
 	if _, err := c.Exec(ctx, sh.q.setKey, key, exp, sh.keySum(key, exp)); err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
 	if err := cf.m.env.checkKV(key, value); err != nil {
 		return err
 	}
-	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
 	if err := cf.m.env.checkKV(key, value); err != nil {
 		return err
 	}
-	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
+	exp, err := expiry.ExpiryFromTime(cf.nowMs(), at)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, 
 // and checksum sum, and its expiry expMs.
 func (cf *ColumnFamily) writeRowTTL(ctx context.Context, c *engine.Conn, sh *shape, key, stored []byte, sum any, expMs int64) error {
 	if crc, ok := sum.(int64); ok && sh.t.V2 && engine.FastPath {
-		exp := ttl.Encode(expMs)
+		exp := expiry.Encode(expMs)
 		if ok, err := c.PutTTL(&sh.fast, key, stored, crc, exp, rowSum(key, exp)); ok || err != nil {
 			return err
 		}
@@ -168,7 +169,7 @@ func (cf *ColumnFamily) remaining(expMs int64) time.Duration {
 	if expMs < 0 {
 		return ttl.NoTTL
 	}
-	return ttl.Remaining(expMs, cf.nowMs())
+	return expiry.Remaining(expMs, cf.nowMs())
 }
 
 // Expire sets (or changes) the TTL of an existing key without rewriting its
@@ -181,7 +182,7 @@ func (cf *ColumnFamily) Expire(key []byte, d time.Duration) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func (cf *ColumnFamily) ExpireAt(key []byte, at time.Time) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
+	exp, err := expiry.ExpiryFromTime(cf.nowMs(), at)
 	if err != nil {
 		return err
 	}
@@ -230,9 +231,9 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 			missing = true
 			return nil
 		}
-		if now := cf.nowMs(); oldMs >= 0 && ttl.Expired(oldMs, now) {
+		if now := cf.nowMs(); oldMs >= 0 && expiry.Expired(oldMs, now) {
 			missing = true
-			_, err := c.Exec(ctx, cf.m.w().q.lazyDel, key, ttl.Encode(now))
+			_, err := c.Exec(ctx, cf.m.w().q.lazyDel, key, expiry.Encode(now))
 			return err
 		}
 		if (oldMs >= 0) != (newMs >= 0) {

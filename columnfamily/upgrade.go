@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
 )
 
 // UpgradeBatch is the default number of rows one Upgrade transaction
@@ -109,7 +109,7 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 // checkUpgradable refuses a data table holding rows that format 2 would
 // refuse, and reports whether the column family has TTL tables. Both
 // upgrade steps that change the table's shape ask it first.
-func checkUpgradable(ctx context.Context, c *engine.Conn, t ttl.Tables) (ttlOn bool, err error) {
+func checkUpgradable(ctx context.Context, c *engine.Conn, t expiry.Tables) (ttlOn bool, err error) {
 	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+t.Data+` WHERE typeof(key) <> 'blob' OR typeof(value) <> 'blob' OR length(key) NOT BETWEEN 1 AND 65536`)
 	if err != nil {
 		return false, err
@@ -206,7 +206,7 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 			return err
 		}
 		// Rows a process still in version-1 mode wrote meanwhile: unverified.
-		if _, err := c.Exec(ctx, `UPDATE `+sh.t.Data+` SET crc = ?1 WHERE crc IS NULL`, ttl.NoChecksum); err != nil {
+		if _, err := c.Exec(ctx, `UPDATE `+sh.t.Data+` SET crc = ?1 WHERE crc IS NULL`, expiry.NoChecksum); err != nil {
 			return err
 		}
 		if err := rewriteSchema(ctx, c, name, DataTableSQL(name)); err != nil {
@@ -285,9 +285,9 @@ func fillBatch(ctx context.Context, c *engine.Conn, name string, batch int) (int
 // rebuildTTL replaces a column family's version-1 TTL tables with the
 // format-2 ones, inside the caller's transaction: one pass over the key
 // index.
-func rebuildTTL(ctx context.Context, c *engine.Conn, t ttl.Tables) error {
-	tmp := ttl.TablesFor("__snkv_up__" + t.CF) // names only
-	nk := ttl.Tables{Keys: tmp.Keys, Expiry: tmp.Expiry, V2: true}
+func rebuildTTL(ctx context.Context, c *engine.Conn, t expiry.Tables) error {
+	tmp := expiry.TablesFor("__snkv_up__" + t.CF) // names only
+	nk := expiry.Tables{Keys: tmp.Keys, Expiry: tmp.Expiry, V2: true}
 	for _, s := range []string{
 		`DROP TABLE IF EXISTS ` + nk.Keys, `DROP TABLE IF EXISTS ` + nk.Expiry,
 		nk.KeysTableSQL(), nk.ExpiryTableSQL(),

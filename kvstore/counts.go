@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/ttl"
 )
 
@@ -46,7 +47,7 @@ func (s *Store) CountKeys(ctx context.Context, name string) (KeyCounts, error) {
 	if clock == nil {
 		clock = ttl.SystemClock
 	}
-	t := ttl.TablesFor(kc.Name)
+	t := expiry.TablesFor(kc.Name)
 	tx, err := s.db.Begin(ctx, false)
 	if err != nil {
 		return kc, err
@@ -74,7 +75,7 @@ func (s *Store) CountKeys(ctx context.Context, name string) (KeyCounts, error) {
 		if err := count(&kc.TTL, "SELECT count(*) FROM "+t.Keys); err != nil {
 			return kc, engine.Wrap(ctx, fmt.Sprintf("%s: count keys", kc.Name), err)
 		}
-		if kc.Expired, err = t.CountExpired(ctx, c, ttl.NowMs(clock)); err != nil {
+		if kc.Expired, err = t.CountExpired(ctx, c, expiry.NowMs(clock)); err != nil {
 			return kc, engine.Wrap(ctx, fmt.Sprintf("%s: count keys", kc.Name), err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
-	"github.com/snkv-go/snkv/ttl"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver, to inspect the hidden tables as another tool would
 )
@@ -118,7 +118,7 @@ func ttlTableExists(t *testing.T, path, name string) bool {
 func ttlCounts(t *testing.T, path, cf string) [3]int64 {
 	t.Helper()
 	var out [3]int64
-	for i, name := range []string{cf, ttl.KeysPrefix + cf, ttl.ExpiryPrefix + cf} {
+	for i, name := range []string{cf, expiry.KeysPrefix + cf, expiry.ExpiryPrefix + cf} {
 		if !ttlTableExists(t, path, name) {
 			out[i] = -1
 			continue
@@ -134,11 +134,11 @@ func ttlKeyRows(t *testing.T, path, cf, key string) [3]int64 {
 	t.Helper()
 	var out [3]int64
 	out[0] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(cf)+` WHERE key = ?`, []byte(key))
-	if ttlTableExists(t, path, ttl.KeysPrefix+cf) {
-		out[1] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(ttl.KeysPrefix+cf)+` WHERE key = ?`, []byte(key))
+	if ttlTableExists(t, path, expiry.KeysPrefix+cf) {
+		out[1] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(expiry.KeysPrefix+cf)+` WHERE key = ?`, []byte(key))
 	}
-	if ttlTableExists(t, path, ttl.ExpiryPrefix+cf) {
-		out[2] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(ttl.ExpiryPrefix+cf)+` WHERE key = ?`, []byte(key))
+	if ttlTableExists(t, path, expiry.ExpiryPrefix+cf) {
+		out[2] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(expiry.ExpiryPrefix+cf)+` WHERE key = ?`, []byte(key))
 	}
 	return out
 }
@@ -149,7 +149,7 @@ func ttlHidden(t *testing.T, path, cf string) []string {
 	var names []string
 	ttlRawQuery(t, path, func(db *sql.DB) {
 		rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE name IN (?, ?, ?, ?, ?) ORDER BY name`,
-			ttl.KeysPrefix+cf, ttl.ExpiryPrefix+cf, ttl.OnUpdatePrefix+cf, ttl.OnDeletePrefix+cf, ttl.OnInsertPrefix+cf)
+			expiry.KeysPrefix+cf, expiry.ExpiryPrefix+cf, expiry.OnUpdatePrefix+cf, expiry.OnDeletePrefix+cf, expiry.OnInsertPrefix+cf)
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
@@ -173,13 +173,13 @@ func ttlIndex(t *testing.T, path, cf string) []ttlIndexEntry {
 	t.Helper()
 	var out []ttlIndexEntry
 	ttlRawQuery(t, path, func(db *sql.DB) {
-		rows, err := db.Query(`SELECT expire_ms, key FROM ` + ttlQuote(ttl.ExpiryPrefix+cf) + ` ORDER BY expire_ms, key`)
+		rows, err := db.Query(`SELECT expire_ms, key FROM ` + ttlQuote(expiry.ExpiryPrefix+cf) + ` ORDER BY expire_ms, key`)
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
 			var eb, key []byte
 			require.NoError(t, rows.Scan(&eb, &key))
-			exp, err := ttl.Decode(eb)
+			exp, err := expiry.Decode(eb)
 			require.NoError(t, err)
 			out = append(out, ttlIndexEntry{exp, string(key)})
 		}
@@ -194,7 +194,7 @@ func ttlKeyExpiry(t *testing.T, path, cf, key string) (int64, bool) {
 	var raw []byte
 	found := true
 	ttlRawQuery(t, path, func(db *sql.DB) {
-		err := db.QueryRow(`SELECT expire_ms FROM `+ttlQuote(ttl.KeysPrefix+cf)+` WHERE key = ?`, []byte(key)).Scan(&raw)
+		err := db.QueryRow(`SELECT expire_ms FROM `+ttlQuote(expiry.KeysPrefix+cf)+` WHERE key = ?`, []byte(key)).Scan(&raw)
 		if errors.Is(err, sql.ErrNoRows) {
 			found = false
 			return
@@ -204,7 +204,7 @@ func ttlKeyExpiry(t *testing.T, path, cf, key string) (int64, bool) {
 	if !found {
 		return 0, false
 	}
-	exp, err := ttl.Decode(raw)
+	exp, err := expiry.Decode(raw)
 	require.NoError(t, err)
 	return exp, true
 }
@@ -767,8 +767,8 @@ func TestTTLColumnFamilies(t *testing.T) {
 	ttlGet(t, sessions, "k0", "s")
 	ttlGet(t, tokens, "k0", "t")
 	ttlGet(t, f.db.Default(), "k0", "d")
-	require.ElementsMatch(t, []string{ttl.KeysPrefix + "sessions", ttl.ExpiryPrefix + "sessions",
-		ttl.OnUpdatePrefix + "sessions", ttl.OnDeletePrefix + "sessions", ttl.OnInsertPrefix + "sessions"}, ttlHidden(t, f.path, "sessions"))
+	require.ElementsMatch(t, []string{expiry.KeysPrefix + "sessions", expiry.ExpiryPrefix + "sessions",
+		expiry.OnUpdatePrefix + "sessions", expiry.OnDeletePrefix + "sessions", expiry.OnInsertPrefix + "sessions"}, ttlHidden(t, f.path, "sessions"))
 
 	f.clk.Advance(time.Second)
 	// Purging one column family leaves the others' expired keys alone.
@@ -833,7 +833,7 @@ func TestTTLHiddenTablesAreNotColumnFamilies(t *testing.T) {
 	names, err := f.db.ListColumnFamilies()
 	require.NoError(t, err)
 	require.Equal(t, []string{"c", ttlDef}, names) // sorted bytewise
-	for _, name := range []string{ttl.KeysPrefix + "c", ttl.ExpiryPrefix + "c", ttl.KeysPrefix + ttlDef, ttl.ExpiryPrefix + "new"} {
+	for _, name := range []string{expiry.KeysPrefix + "c", expiry.ExpiryPrefix + "c", expiry.KeysPrefix + ttlDef, expiry.ExpiryPrefix + "new"} {
 		_, err := f.db.OpenColumnFamily(name)
 		require.ErrorIs(t, err, kvstore.ErrReservedName, name)
 		_, err = f.db.CreateColumnFamily(name)
@@ -1253,8 +1253,8 @@ func TestPurgeExpiredAcrossBatches(t *testing.T) {
 			require.Equal(t, expired, n)
 			after := f.stats(t)
 			require.Equal(t, before.Purged+uint64(expired), after.Purged)
-			batches := (expired + ttl.PurgeBatch - 1) / ttl.PurgeBatch
-			require.GreaterOrEqual(t, after.Commits-before.Commits, uint64(batches), "one transaction per batch of %d", ttl.PurgeBatch)
+			batches := (expired + expiry.PurgeBatch - 1) / expiry.PurgeBatch
+			require.GreaterOrEqual(t, after.Commits-before.Commits, uint64(batches), "one transaction per batch of %d", expiry.PurgeBatch)
 
 			require.Equal(t, [3]int64{20, 10, 10}, ttlCounts(t, f.path, name))
 			count, err := cf.Count()
@@ -1820,9 +1820,9 @@ func TestPurgeExpiredCancelled(t *testing.T) {
 	clk.arm(2, cancel)
 	n, err = db.PurgeExpired(ctx)
 	require.ErrorIs(t, err, context.Canceled)
-	require.GreaterOrEqual(t, n, ttl.PurgeBatch, "the first batch was done")
+	require.GreaterOrEqual(t, n, expiry.PurgeBatch, "the first batch was done")
 	require.Less(t, n, total, "the purge stopped early")
-	require.Zero(t, n%ttl.PurgeBatch, "only whole batches are committed")
+	require.Zero(t, n%expiry.PurgeBatch, "only whole batches are committed")
 	t.Logf("cancelled after %d of %d keys", n, total)
 	after, err := db.Stats(context.Background())
 	require.NoError(t, err)
@@ -2216,7 +2216,7 @@ func TestTTLCorruptExpiryIsReported(t *testing.T) {
 	require.NoError(t, cf.PutTTL([]byte("k"), []byte("v"), time.Hour))
 	// The table's CHECK refuses a 7-byte expiry; a tool that turns checks
 	// off (or damage) can still put one there.
-	rawExec(t, f.path, `PRAGMA ignore_check_constraints = ON`, `UPDATE "`+ttl.KeysPrefix+`c" SET expire_ms = x'00010203040506'`)
+	rawExec(t, f.path, `PRAGMA ignore_check_constraints = ON`, `UPDATE "`+expiry.KeysPrefix+`c" SET expire_ms = x'00010203040506'`)
 	_, err := cf.Get([]byte("k"))
 	require.ErrorIs(t, err, kvstore.ErrCorrupt)
 	var iterErr error

@@ -1,4 +1,4 @@
-package ttl
+package expiry
 
 import (
 	"context"

@@ -1,46 +1,50 @@
-package ttl_test
+package expiry_test
 
 import (
 	"bytes"
 	"encoding/binary"
 	"math"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/stretchr/testify/require"
 )
 
+// clockAt is a Clock that always reads t.
+type clockAt time.Time
+
+func (c clockAt) Now() time.Time { return time.Time(c) }
+
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	for _, ms := range []int64{0, 1, 255, 256, 1 << 32, 1_700_000_000_123, math.MaxInt64} {
-		b := ttl.Encode(ms)
+		b := expiry.Encode(ms)
 		require.Len(t, b, 8)
 		require.Equal(t, uint64(ms), binary.BigEndian.Uint64(b), "big-endian layout of %d", ms)
-		got, err := ttl.Decode(b)
+		got, err := expiry.Decode(b)
 		require.NoError(t, err)
 		require.Equal(t, ms, got)
 	}
 }
 
 func TestEncodeIsBigEndian(t *testing.T) {
-	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 1, 2}, ttl.Encode(0x0102))
-	require.Equal(t, []byte{0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}, ttl.Encode(0x0102030405060708))
+	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 1, 2}, expiry.Encode(0x0102))
+	require.Equal(t, []byte{0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}, expiry.Encode(0x0102030405060708))
 }
 
 func TestEncodeOrderMatchesNumericOrder(t *testing.T) {
 	times := []int64{1_700_000_000_000, 0, 255, 256, 65535, 65536, 1, 1 << 40, 1_700_000_000_001, math.MaxInt64, 999}
 	enc := make([][]byte, len(times))
 	for i, ms := range times {
-		enc[i] = ttl.Encode(ms)
+		enc[i] = expiry.Encode(ms)
 	}
 	sort.Slice(enc, func(i, j int) bool { return bytes.Compare(enc[i], enc[j]) < 0 })
 	sorted := append([]int64(nil), times...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	for i := range enc {
-		got, err := ttl.Decode(enc[i])
+		got, err := expiry.Decode(enc[i])
 		require.NoError(t, err)
 		require.Equal(t, sorted[i], got, "position %d", i)
 	}
@@ -48,10 +52,10 @@ func TestEncodeOrderMatchesNumericOrder(t *testing.T) {
 
 func TestDecodeRejectsWrongLength(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 9, 16} {
-		_, err := ttl.Decode(make([]byte, n))
+		_, err := expiry.Decode(make([]byte, n))
 		require.Error(t, err, "length %d", n)
 	}
-	_, err := ttl.Decode(nil)
+	_, err := expiry.Decode(nil)
 	require.Error(t, err)
 }
 
@@ -72,7 +76,7 @@ func TestExpiryFromTTL(t *testing.T) {
 		{time.Duration(math.MaxInt64), now + math.MaxInt64/int64(time.Millisecond) + 1},
 	}
 	for _, c := range cases {
-		got, err := ttl.ExpiryFromTTL(now, c.d)
+		got, err := expiry.ExpiryFromTTL(now, c.d)
 		require.NoError(t, err, "ttl %v", c.d)
 		require.Equal(t, c.want, got, "ttl %v", c.d)
 		require.Greater(t, got, now)
@@ -81,97 +85,97 @@ func TestExpiryFromTTL(t *testing.T) {
 
 func TestExpiryFromTTLRejectsNonPositive(t *testing.T) {
 	for _, d := range []time.Duration{0, -1, -time.Second, math.MinInt64} {
-		_, err := ttl.ExpiryFromTTL(1_700_000_000_000, d)
-		require.ErrorIs(t, err, ttl.ErrInvalid, "ttl %v", d)
+		_, err := expiry.ExpiryFromTTL(1_700_000_000_000, d)
+		require.ErrorIs(t, err, engine.ErrInvalidTTL, "ttl %v", d)
 		require.ErrorIs(t, err, engine.ErrInvalidTTL, "ttl %v", d)
 	}
 }
 
 func TestExpiryFromTTLRejectsOverflow(t *testing.T) {
-	_, err := ttl.ExpiryFromTTL(ttl.MaxExpiryMs-10, time.Second)
-	require.ErrorIs(t, err, ttl.ErrInvalid)
-	_, err = ttl.ExpiryFromTTL(math.MaxInt64-10, time.Second)
+	_, err := expiry.ExpiryFromTTL(expiry.MaxExpiryMs-10, time.Second)
+	require.ErrorIs(t, err, engine.ErrInvalidTTL)
+	_, err = expiry.ExpiryFromTTL(math.MaxInt64-10, time.Second)
 	require.ErrorIs(t, err, engine.ErrClockRange, "the clock itself is past the latest expiry")
-	got, err := ttl.ExpiryFromTTL(ttl.MaxExpiryMs-1000, time.Second)
+	got, err := expiry.ExpiryFromTTL(expiry.MaxExpiryMs-1000, time.Second)
 	require.NoError(t, err)
-	require.Equal(t, int64(ttl.MaxExpiryMs), got)
+	require.Equal(t, int64(expiry.MaxExpiryMs), got)
 	// A clock before 1970 counts from its own time; an expiry that would
 	// fall before 1970 (or on the epoch itself) is refused, never wrapped
 	// or moved.
-	got, err = ttl.ExpiryFromTTL(-5000, 6*time.Second)
+	got, err = expiry.ExpiryFromTTL(-5000, 6*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, int64(1000), got)
-	got, err = ttl.ExpiryFromTTL(-5000, 5001*time.Millisecond)
+	got, err = expiry.ExpiryFromTTL(-5000, 5001*time.Millisecond)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), got)
 	for _, c := range []struct {
 		now int64
 		d   time.Duration
-	}{{-5000, time.Second}, {-5000, 5 * time.Second}, {-1, time.Millisecond}, {math.MinInt64, time.Second}, {-ttl.MaxExpiryMs, time.Duration(math.MaxInt64)}} {
-		_, err = ttl.ExpiryFromTTL(c.now, c.d)
+	}{{-5000, time.Second}, {-5000, 5 * time.Second}, {-1, time.Millisecond}, {math.MinInt64, time.Second}, {-expiry.MaxExpiryMs, time.Duration(math.MaxInt64)}} {
+		_, err = expiry.ExpiryFromTTL(c.now, c.d)
 		require.ErrorIs(t, err, engine.ErrClockRange, "%d + %v", c.now, c.d)
-		require.NotErrorIs(t, err, ttl.ErrInvalid)
+		require.NotErrorIs(t, err, engine.ErrInvalidTTL)
 	}
-	got, err = ttl.ExpiryFromTTL(-1, 2*time.Millisecond)
+	got, err = expiry.ExpiryFromTTL(-1, 2*time.Millisecond)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), got)
 }
 
 // Expiry decisions at and around the epoch use the clock as it is.
 func TestExpiredAroundEpoch(t *testing.T) {
-	require.False(t, ttl.Expired(1, -1))
-	require.False(t, ttl.Expired(1, 0))
-	require.True(t, ttl.Expired(1, 1))
-	require.Equal(t, 2*time.Millisecond, ttl.Remaining(1, -1))
-	require.Equal(t, time.Hour+time.Millisecond, ttl.Remaining(1, -time.Hour.Milliseconds()))
+	require.False(t, expiry.Expired(1, -1))
+	require.False(t, expiry.Expired(1, 0))
+	require.True(t, expiry.Expired(1, 1))
+	require.Equal(t, 2*time.Millisecond, expiry.Remaining(1, -1))
+	require.Equal(t, time.Hour+time.Millisecond, expiry.Remaining(1, -time.Hour.Milliseconds()))
 	// Bounds for queries: a negative time encodes as 0, below every
 	// stored expiry.
-	require.Equal(t, ttl.Encode(0), ttl.Encode(-5))
-	require.Equal(t, ttl.Encode(0), ttl.PurgeBound(-5))
-	require.Equal(t, time.Duration(math.MaxInt64), ttl.Remaining(ttl.MaxExpiryMs, -ttl.MaxExpiryMs))
+	require.Equal(t, expiry.Encode(0), expiry.Encode(-5))
+	require.Equal(t, expiry.Encode(0), expiry.PurgeBound(-5))
+	require.Equal(t, time.Duration(math.MaxInt64), expiry.Remaining(expiry.MaxExpiryMs, -expiry.MaxExpiryMs))
 }
 
 func TestRemainingNeverNegative(t *testing.T) {
-	require.Equal(t, time.Duration(math.MaxInt64), ttl.Remaining(ttl.MaxExpiryMs, 0))
-	require.Equal(t, time.Duration(math.MaxInt64), ttl.Remaining(math.MaxInt64, 0))
-	require.Equal(t, time.Second, ttl.Remaining(2000, 1000))
-	require.Zero(t, ttl.Remaining(1000, 1000))
-	require.Zero(t, ttl.Remaining(1000, math.MaxInt64))
+	require.Equal(t, time.Duration(math.MaxInt64), expiry.Remaining(expiry.MaxExpiryMs, 0))
+	require.Equal(t, time.Duration(math.MaxInt64), expiry.Remaining(math.MaxInt64, 0))
+	require.Equal(t, time.Second, expiry.Remaining(2000, 1000))
+	require.Zero(t, expiry.Remaining(1000, 1000))
+	require.Zero(t, expiry.Remaining(1000, math.MaxInt64))
 }
 
 func TestNowMsIsClamped(t *testing.T) {
-	require.Equal(t, time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), ttl.NowMs(ttl.NewManualClock(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))))
-	require.Zero(t, ttl.StampMs(ttl.NewManualClock(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))))
-	require.Equal(t, int64(-ttl.MaxExpiryMs), ttl.NowMs(ttl.NewManualClock(time.Date(-300_000_000, 1, 1, 0, 0, 0, 0, time.UTC))))
-	require.Equal(t, int64(ttl.MaxExpiryMs), ttl.NowMs(ttl.NewManualClock(time.Date(300_000_000, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.Equal(t, time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), expiry.NowMs(clockAt(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.Zero(t, expiry.StampMs(clockAt(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.Equal(t, int64(-expiry.MaxExpiryMs), expiry.NowMs(clockAt(time.Date(-300_000_000, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.Equal(t, int64(expiry.MaxExpiryMs), expiry.NowMs(clockAt(time.Date(300_000_000, 1, 1, 0, 0, 0, 0, time.UTC))))
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	require.Equal(t, at.UnixMilli(), ttl.NowMs(ttl.NewManualClock(at)))
+	require.Equal(t, at.UnixMilli(), expiry.NowMs(clockAt(at)))
 }
 
 func TestExpiryFromTime(t *testing.T) {
 	base := time.Unix(1_700_000_000, 0)
 	now := base.UnixMilli()
 
-	got, err := ttl.ExpiryFromTime(now, base.Add(time.Second))
+	got, err := expiry.ExpiryFromTime(now, base.Add(time.Second))
 	require.NoError(t, err)
 	require.Equal(t, now+1000, got)
 
-	got, err = ttl.ExpiryFromTime(now, base.Add(time.Millisecond))
+	got, err = expiry.ExpiryFromTime(now, base.Add(time.Millisecond))
 	require.NoError(t, err)
 	require.Equal(t, now+1, got)
 
 	// A sub-millisecond instant rounds up, never down.
-	got, err = ttl.ExpiryFromTime(now, base.Add(1500*time.Microsecond))
+	got, err = expiry.ExpiryFromTime(now, base.Add(1500*time.Microsecond))
 	require.NoError(t, err)
 	require.Equal(t, now+2, got)
 
 	// Rounding up can make an instant just after now valid.
-	got, err = ttl.ExpiryFromTime(now, base.Add(time.Nanosecond))
+	got, err = expiry.ExpiryFromTime(now, base.Add(time.Nanosecond))
 	require.NoError(t, err)
 	require.Equal(t, now+1, got)
 
 	// Time zones do not matter.
-	got, err = ttl.ExpiryFromTime(now, base.Add(time.Minute).In(time.FixedZone("x", 5*3600)))
+	got, err = expiry.ExpiryFromTime(now, base.Add(time.Minute).In(time.FixedZone("x", 5*3600)))
 	require.NoError(t, err)
 	require.Equal(t, now+60_000, got)
 }
@@ -180,32 +184,32 @@ func TestExpiryFromTimeRejectsZeroAndPast(t *testing.T) {
 	base := time.Unix(1_700_000_000, 0)
 	now := base.UnixMilli()
 	for _, at := range []time.Time{{}, base, base.Add(-time.Millisecond), base.Add(-time.Hour), time.Unix(0, 0)} {
-		_, err := ttl.ExpiryFromTime(now, at)
-		require.ErrorIs(t, err, ttl.ErrInvalid, "at %v", at)
+		_, err := expiry.ExpiryFromTime(now, at)
+		require.ErrorIs(t, err, engine.ErrInvalidTTL, "at %v", at)
 	}
 }
 
 func TestExpiredAndRemaining(t *testing.T) {
 	const exp = int64(1_700_000_001_000)
-	require.False(t, ttl.Expired(exp, exp-1))
-	require.True(t, ttl.Expired(exp, exp), "a key is expired from its expiry instant on")
-	require.True(t, ttl.Expired(exp, exp+1))
+	require.False(t, expiry.Expired(exp, exp-1))
+	require.True(t, expiry.Expired(exp, exp), "a key is expired from its expiry instant on")
+	require.True(t, expiry.Expired(exp, exp+1))
 
-	require.Equal(t, time.Second, ttl.Remaining(exp, exp-1000))
-	require.Equal(t, time.Millisecond, ttl.Remaining(exp, exp-1))
-	require.Equal(t, time.Duration(0), ttl.Remaining(exp, exp))
-	require.Equal(t, time.Duration(0), ttl.Remaining(exp, exp+5000))
+	require.Equal(t, time.Second, expiry.Remaining(exp, exp-1000))
+	require.Equal(t, time.Millisecond, expiry.Remaining(exp, exp-1))
+	require.Equal(t, time.Duration(0), expiry.Remaining(exp, exp))
+	require.Equal(t, time.Duration(0), expiry.Remaining(exp, exp+5000))
 }
 
 func TestIndexKey(t *testing.T) {
 	const exp = int64(1_700_000_000_123)
 	key := []byte("session:alice")
-	ik := ttl.IndexKey(exp, key)
+	ik := expiry.IndexKey(exp, key)
 	require.Len(t, ik, 8+len(key))
-	require.Equal(t, ttl.Encode(exp), ik[:8])
+	require.Equal(t, expiry.Encode(exp), ik[:8])
 	require.Equal(t, key, ik[8:])
 
-	gotExp, gotKey, err := ttl.SplitIndexKey(ik)
+	gotExp, gotKey, err := expiry.SplitIndexKey(ik)
 	require.NoError(t, err)
 	require.Equal(t, exp, gotExp)
 	require.Equal(t, key, gotKey)
@@ -216,13 +220,13 @@ func TestIndexKey(t *testing.T) {
 
 	// Binary keys survive, including NUL and 0xFF bytes.
 	bin := []byte{0, 0xff, 0, 1}
-	gotExp, gotKey, err = ttl.SplitIndexKey(ttl.IndexKey(7, bin))
+	gotExp, gotKey, err = expiry.SplitIndexKey(expiry.IndexKey(7, bin))
 	require.NoError(t, err)
 	require.Equal(t, int64(7), gotExp)
 	require.Equal(t, bin, gotKey)
 
 	for _, n := range []int{0, 7, 8} {
-		_, _, err := ttl.SplitIndexKey(make([]byte, n))
+		_, _, err := expiry.SplitIndexKey(make([]byte, n))
 		require.Error(t, err, "length %d", n)
 	}
 }
@@ -243,7 +247,7 @@ func TestIndexKeySortsByExpiryThenKey(t *testing.T) {
 	}
 	iks := make([][]byte, len(entries))
 	for i, e := range entries {
-		iks[i] = ttl.IndexKey(e.exp, []byte(e.key))
+		iks[i] = expiry.IndexKey(e.exp, []byte(e.key))
 	}
 	sort.Slice(iks, func(i, j int) bool { return bytes.Compare(iks[i], iks[j]) < 0 })
 	sort.Slice(entries, func(i, j int) bool {
@@ -253,7 +257,7 @@ func TestIndexKeySortsByExpiryThenKey(t *testing.T) {
 		return entries[i].key < entries[j].key
 	})
 	for i, ik := range iks {
-		exp, key, err := ttl.SplitIndexKey(ik)
+		exp, key, err := expiry.SplitIndexKey(ik)
 		require.NoError(t, err)
 		require.Equal(t, entries[i].exp, exp, "position %d", i)
 		require.Equal(t, entries[i].key, string(key), "position %d", i)
@@ -262,77 +266,27 @@ func TestIndexKeySortsByExpiryThenKey(t *testing.T) {
 
 func TestPurgeBound(t *testing.T) {
 	const now = int64(1_700_000_000_000)
-	bound := ttl.PurgeBound(now)
+	bound := expiry.PurgeBound(now)
 	key := []byte("k")
 	// Expired at now: below the bound.
-	require.Negative(t, bytes.Compare(ttl.IndexKey(now, key), bound))
-	require.Negative(t, bytes.Compare(ttl.IndexKey(now-1, []byte{0xff, 0xff, 0xff}), bound))
+	require.Negative(t, bytes.Compare(expiry.IndexKey(now, key), bound))
+	require.Negative(t, bytes.Compare(expiry.IndexKey(now-1, []byte{0xff, 0xff, 0xff}), bound))
 	// Live at now: at or above the bound, whatever the key bytes.
-	require.GreaterOrEqual(t, bytes.Compare(ttl.IndexKey(now+1, key), bound), 0)
-	require.GreaterOrEqual(t, bytes.Compare(ttl.IndexKey(now+1, []byte{0}), bound), 0)
+	require.GreaterOrEqual(t, bytes.Compare(expiry.IndexKey(now+1, key), bound), 0)
+	require.GreaterOrEqual(t, bytes.Compare(expiry.IndexKey(now+1, []byte{0}), bound), 0)
 	// The bound agrees with Expired for expiries around now.
 	for exp := now - 3; exp <= now+3; exp++ {
-		below := bytes.Compare(ttl.IndexKey(exp, key), bound) < 0
-		require.Equal(t, ttl.Expired(exp, now), below, "expiry %d", exp)
+		below := bytes.Compare(expiry.IndexKey(exp, key), bound) < 0
+		require.Equal(t, expiry.Expired(exp, now), below, "expiry %d", exp)
 	}
-}
-
-func TestManualClock(t *testing.T) {
-	start := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := ttl.NewManualClock(start)
-	require.True(t, c.Now().Equal(start))
-	require.Equal(t, start.UnixMilli(), ttl.NowMs(c))
-
-	c.Advance(1500 * time.Millisecond)
-	require.True(t, c.Now().Equal(start.Add(1500*time.Millisecond)))
-	require.Equal(t, start.UnixMilli()+1500, ttl.NowMs(c))
-
-	later := start.Add(time.Hour)
-	c.Set(later)
-	require.True(t, c.Now().Equal(later))
-
-	// It never moves on its own.
-	a := c.Now()
-	b := c.Now()
-	require.True(t, a.Equal(b))
-
-	var _ ttl.Clock = c
-}
-
-func TestManualClockConcurrent(t *testing.T) {
-	start := time.Unix(1_700_000_000, 0)
-	c := ttl.NewManualClock(start)
-	const workers, steps = 8, 200
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range steps {
-				c.Advance(time.Millisecond)
-				_ = c.Now()
-			}
-		}()
-	}
-	wg.Wait()
-	require.Equal(t, start.UnixMilli()+workers*steps, ttl.NowMs(c))
-}
-
-func TestSystemClock(t *testing.T) {
-	before := time.Now()
-	got := ttl.SystemClock.Now()
-	after := time.Now()
-	require.False(t, got.Before(before.Add(-time.Second)))
-	require.False(t, got.After(after.Add(time.Second)))
 }
 
 func TestConstants(t *testing.T) {
-	require.Equal(t, time.Duration(-1), ttl.NoTTL)
-	require.Equal(t, 256, ttl.PurgeBatch)
+	require.Equal(t, 256, expiry.PurgeBatch)
 }
 
 func TestTablesFor(t *testing.T) {
-	tb := ttl.TablesFor("sessions")
+	tb := expiry.TablesFor("sessions")
 	require.Equal(t, "sessions", tb.CF)
 	require.Equal(t, `"sessions"`, tb.Data)
 	require.Equal(t, "__snkv_ttl_k__sessions", tb.KeysName)
@@ -342,7 +296,7 @@ func TestTablesFor(t *testing.T) {
 	require.Equal(t, `"__snkv_view__sessions"`, tb.View)
 
 	// Names with quotes are quoted safely.
-	q := ttl.TablesFor(`a"b`)
+	q := expiry.TablesFor(`a"b`)
 	require.Equal(t, `"a""b"`, q.Data)
 	require.Equal(t, `"__snkv_ttl_k__a""b"`, q.Keys)
 }

@@ -1,63 +1,22 @@
-package ttl
+package expiry
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
 )
 
-// NoTTL is returned as the remaining time of a key that never expires.
-const NoTTL time.Duration = -1
-
 // PurgeBatch is how many expired keys a purge deletes per transaction.
 const PurgeBatch = 256
 
-// Clock tells the time every expiry decision uses.
+// Clock tells the time every expiry decision uses: ttl.Clock's method set,
+// so that any ttl.Clock is one (this package cannot import ttl, which the
+// public API is made of).
 type Clock interface {
 	Now() time.Time
-}
-
-type systemClock struct{}
-
-// Now returns time.Now().
-func (systemClock) Now() time.Time { return time.Now() }
-
-// SystemClock is the wall clock; it is the default.
-var SystemClock Clock = systemClock{}
-
-// ManualClock is a Clock that moves only when told to. It is safe for
-// concurrent use.
-type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewManualClock returns a ManualClock set to t.
-func NewManualClock(t time.Time) *ManualClock { return &ManualClock{now: t} }
-
-// Now returns the clock's current time.
-func (c *ManualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *ManualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// Set moves the clock to t.
-func (c *ManualClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
 }
 
 // MaxExpiryMs is the latest expiry a key can have, in milliseconds since
@@ -102,10 +61,6 @@ func clockRange(nowMs int64, what string) error {
 		engine.ErrClockRange, time.UnixMilli(nowMs).UTC().Format(time.RFC3339Nano), what)
 }
 
-// ErrInvalid is the error this package reports for a bad TTL; kvstore
-// re-exports the same value as ErrInvalidTTL.
-var ErrInvalid = engine.ErrInvalidTTL
-
 // ExpiryFromTTL returns the absolute expiry (ms) of a key written at nowMs
 // with time-to-live d. Sub-millisecond remainders round up, so a key never
 // expires before d has passed. d <= 0 is an error, never "no TTL". An
@@ -113,7 +68,7 @@ var ErrInvalid = engine.ErrInvalidTTL
 // clock at the latest expiry possible) is ErrClockRange.
 func ExpiryFromTTL(nowMs int64, d time.Duration) (int64, error) {
 	if d <= 0 {
-		return 0, fmt.Errorf("%w: ttl must be positive, got %v", ErrInvalid, d)
+		return 0, fmt.Errorf("%w: ttl must be positive, got %v", engine.ErrInvalidTTL, d)
 	}
 	ms := int64(d / time.Millisecond)
 	if d%time.Millisecond != 0 {
@@ -128,7 +83,7 @@ func ExpiryFromTTL(nowMs int64, d time.Duration) (int64, error) {
 	case nowMs < 0:
 		return nowMs + ms, nil // no overflow: ms is at most ~2^53
 	case ms > MaxExpiryMs-nowMs:
-		return 0, fmt.Errorf("%w: ttl %v puts the expiry past the latest one possible", ErrInvalid, d)
+		return 0, fmt.Errorf("%w: ttl %v puts the expiry past the latest one possible", engine.ErrInvalidTTL, d)
 	}
 	return nowMs + ms, nil
 }
@@ -137,12 +92,12 @@ func ExpiryFromTTL(nowMs int64, d time.Duration) (int64, error) {
 // non-zero and later than nowMs.
 func ExpiryFromTime(nowMs int64, at time.Time) (int64, error) {
 	if at.IsZero() {
-		return 0, fmt.Errorf("%w: expiry time is zero", ErrInvalid)
+		return 0, fmt.Errorf("%w: expiry time is zero", engine.ErrInvalidTTL)
 	}
 	if sec := at.Unix(); sec >= MaxExpiryMs/1000 {
-		return 0, fmt.Errorf("%w: expiry time %v is past the latest one possible", ErrInvalid, at)
+		return 0, fmt.Errorf("%w: expiry time %v is past the latest one possible", engine.ErrInvalidTTL, at)
 	} else if sec < -MaxExpiryMs/1000 {
-		return 0, fmt.Errorf("%w: expiry time %v is not in the future", ErrInvalid, at)
+		return 0, fmt.Errorf("%w: expiry time %v is not in the future", engine.ErrInvalidTTL, at)
 	}
 	ms := at.UnixMilli()
 	if at.Sub(time.UnixMilli(ms)) > 0 {
@@ -150,7 +105,7 @@ func ExpiryFromTime(nowMs int64, at time.Time) (int64, error) {
 	}
 	switch {
 	case ms <= nowMs:
-		return 0, fmt.Errorf("%w: expiry time %v is not in the future", ErrInvalid, at)
+		return 0, fmt.Errorf("%w: expiry time %v is not in the future", engine.ErrInvalidTTL, at)
 	case ms < minExpiryMs:
 		return 0, clockRange(nowMs, fmt.Sprintf("the expiry time %v, before 1970, is in the future", at))
 	}
