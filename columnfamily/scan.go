@@ -8,6 +8,9 @@ import (
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 	"github.com/snkv-go/snkv/internal/scan"
 	"github.com/snkv-go/snkv/internal/seal"
 	"github.com/snkv-go/snkv/iterator"
@@ -91,23 +94,20 @@ type source struct {
 	nowMs   int64
 	expired [][]byte
 	closed  bool
-	scanned bool         // a scan has run: the snapshot is fixed
-	borrow  bool         // rows hand out keys and values in SQLite's memory
-	rows    *engine.Rows // the scan open now, if any
-	cur     *scanRows    // the scanRows reading rows
-	snap    snapSeal     // the encryption state of the snapshot, once looked up (seal.go)
+	scanned bool            // a scan has run: the snapshot is fixed
+	borrow  bool            // rows hand out keys and values in SQLite's memory
+	rows    *engine.Rows    // the scan open now, if any
+	cur     *scanRows       // the scanRows reading rows
+	snap    family.SnapSeal // the encryption state of the snapshot, once looked up (family.Family.DecodeOn)
 }
 
 // sealing is the encryption state the source's rows are read with: its
 // snapshot's, once looked up, or the one the store follows now.
 func (s *source) sealing() *seal.State {
-	if s.snap.known {
-		if !s.snap.sealed {
-			return nil
-		}
-		return s.snap.ss
+	if s.snap.Known {
+		return s.snap.State()
 	}
-	return s.cf.m.sealing()
+	return s.cf.m.Sealing()
 }
 
 func (cf *ColumnFamily) newSource() (*source, error) {
@@ -135,14 +135,15 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 	return s, nil
 }
 
-func boundKind(b scan.Bound, incl, excl int) int {
+// boundKind is what kind of end of a scan's range b is.
+func boundKind(b scan.Bound) layout.BoundKind {
 	switch {
 	case b.Key == nil:
-		return 0
+		return layout.Open
 	case b.Inclusive:
-		return incl
+		return layout.Inclusive
 	}
-	return excl
+	return layout.Exclusive
 }
 
 // closedErr is the error of using a closed source: ErrTxDone when its
@@ -161,10 +162,6 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	if s.closed {
 		return nil, s.closedErr()
 	}
-	d := 0
-	if desc {
-		d = 1
-	}
 	if s.ownTx && !s.scanned {
 		// The snapshot is taken at the first positioning, not at Cursor.
 		if err := s.cf.db().FreshenRead(s.ctx, s.conn); err != nil {
@@ -172,17 +169,17 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 		}
 	}
 	s.scanned = true
-	sh := s.cf.m.r()
-	q := sh.q.scans[boundKind(lo, 1, 2)][boundKind(hi, 1, 2)][d]
-	spec := &engine.ScanSpec{Tables: &sh.fast, Fields: scanFields[:3],
+	sh := s.cf.m.Reading()
+	q := sh.SQL.Scan(boundKind(lo), boundKind(hi), desc)
+	spec := &engine.ScanSpec{Tables: &sh.Objects, Fields: scanFields[:3],
 		Lo: lo.Key, LoIncl: lo.Inclusive, Hi: hi.Key, HiIncl: hi.Inclusive, Desc: desc}
-	if sh.t.Crc {
+	if sh.Objects.Crc {
 		spec.Fields = scanFields[:]
 	}
-	if !s.cf.m.ttl.Load() {
+	if !s.cf.m.TTL.Load() {
 		// Read below SQL (a column family with TTL tables is not): hold
 		// the transaction with a statement that does not seek.
-		spec.Holder = sh.q.holder
+		spec.Holder = sh.SQL.Holder
 	}
 	rows, err := s.conn.QueryScan(s.ctx, q, spec, lo.Key, hi.Key)
 	if err != nil {
@@ -196,9 +193,9 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 		}
 	}
 	s.rows = rows
-	r := &scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.t.V2}
-	if sh.t.Crc {
-		r.crcCol, r.ecrcCol = scCrc, scEcrc
+	r := &scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.Objects.V2}
+	if sh.Objects.Crc {
+		r.crcCol, r.ecrcCol = layout.ScanCrc, layout.ScanEcrc
 	}
 	s.cur = r
 	return r, nil
@@ -327,27 +324,27 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 	if k, kk, v, vk, joined, fast := r.rows.FastRow(); fast {
 		// Read from the B-tree: a column family without TTL tables, whose
 		// rows have no expiry; key and value come in one call.
-		if key, err = scanKey(k, kk); err != nil {
+		if key, err = rowcodec.ScanKey(k, kk); err != nil {
 			return nil, nil, 0, err
 		}
 		if vk != engine.KindBlob {
-			return nil, nil, 0, badValueKind(key, vk)
+			return nil, nil, 0, rowcodec.BadValueKind(key, vk)
 		}
 		value, exp, kv = v, -1, joined
 		if value == nil {
 			value = []byte{}
 		}
 	} else {
-		if key, err = checkScanKey(r.rows, scKey); err != nil {
+		if key, err = rowcodec.CheckScanKey(r.rows, layout.ScanKey); err != nil {
 			return nil, nil, 0, err
 		}
-		if exp, err = readExpiry(r.rows, st, key, scExp, r.ecrcCol, r.strict); err != nil {
+		if exp, err = rowcodec.ReadExpiry(r.rows, st, key, layout.ScanExpiry, r.ecrcCol, r.strict); err != nil {
 			return nil, nil, 0, err
 		}
 		if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
 			return key, nil, exp, nil
 		}
-		if value, err = rawValue(r.rows, key, scValue); err != nil {
+		if value, err = rowcodec.RawValue(r.rows, key, layout.ScanValue); err != nil {
 			return nil, nil, 0, err
 		}
 	}
@@ -368,12 +365,12 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 		// another's bytes.
 		key, value = buf[:n:n], buf[n:]
 		if r.crcCol >= 0 {
-			sum = withTTL(joinedSum(n, buf), exp >= 0)
+			sum = rowcodec.WithTTL(rowcodec.JoinedSum(n, buf), exp >= 0)
 		}
 	} else if r.crcCol >= 0 && kv != nil {
-		sum = withTTL(joinedSum(len(key), kv), exp >= 0) // one pass over both
+		sum = rowcodec.WithTTL(rowcodec.JoinedSum(len(key), kv), exp >= 0) // one pass over both
 	} else if r.crcCol >= 0 {
-		sum = dataSum(key, value, exp >= 0)
+		sum = rowcodec.DataSum(key, value, exp >= 0)
 	}
 	if kv != nil && r.crcCol >= 0 && sum != 0 {
 		// A row read below SQL: its checksum field directly.
@@ -397,15 +394,15 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 	var sum, crc int64
 	var kind int
 	if kv != nil {
-		sum = withTTL(joinedSum(len(key), kv), exp >= 0)
+		sum = rowcodec.WithTTL(rowcodec.JoinedSum(len(key), kv), exp >= 0)
 		crc, kind = r.rows.FastCrc()
 	} else {
-		sum = dataSum(key, stored, exp >= 0)
+		sum = rowcodec.DataSum(key, stored, exp >= 0)
 		crc, kind = r.rows.IntKind(r.crcCol)
 	}
 	m, src := r.src.cf.m, r.src
 	if !copied {
-		v, opened, err := m.decodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0], &r.adBuf)
+		v, opened, err := m.DecodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0], &r.adBuf)
 		if opened {
 			r.scratch = v
 		}
@@ -421,7 +418,7 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 	}
 	buf := r.alloc(n + room)
 	copy(buf, key)
-	v, opened, err := m.decodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
+	v, opened, err := m.DecodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
 	switch {
 	case err != nil:
 		return nil, nil, 0, err
@@ -481,7 +478,7 @@ func (r *scanRows) Next() bool {
 			continue
 		}
 		if r.detached {
-			value = nonNil(value) // nextRow returned copies
+			value = family.NonNil(value) // nextRow returned copies
 		}
 		// Otherwise borrowed (in SQLite's memory) or copied by checkRow.
 		r.key, r.value = key, value

@@ -4,8 +4,6 @@ import (
 	"context"
 	"iter"
 	"time"
-
-	"github.com/snkv-go/snkv/columnfamily"
 )
 
 // The default column family's methods on *Store, written out rather than
@@ -228,12 +226,6 @@ func (s *Store) Range(start, end []byte) iter.Seq2[Entry, error] {
 		return errSeq(errNilStore)
 	}
 	return s.cf.Range(start, end)
-}
-
-// Registry is ColumnFamily.Registry on the default column family, for
-// internal use.
-func (s *Store) Registry() *columnfamily.Registry {
-	return s.handle().Registry()
 }
 
 // Scan is ColumnFamily.Scan on the default column family.

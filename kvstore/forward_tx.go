@@ -4,8 +4,6 @@ import (
 	"context"
 	"iter"
 	"time"
-
-	"github.com/snkv-go/snkv/columnfamily"
 )
 
 // The default column family's methods on *Tx, bound to the transaction:
@@ -226,12 +224,6 @@ func (tx *Tx) Range(start, end []byte) iter.Seq2[Entry, error] {
 		return errSeq(errNilTx)
 	}
 	return tx.cf.Range(start, end)
-}
-
-// Registry is ColumnFamily.Registry on the transaction's default column family, for
-// internal use.
-func (tx *Tx) Registry() *columnfamily.Registry {
-	return tx.handle().Registry()
 }
 
 // Scan is ColumnFamily.Scan on the transaction's default column family.

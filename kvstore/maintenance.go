@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/snkv-go/snkv/columnfamily"
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/family"
 )
 
 // CheckpointMode selects how hard Checkpoint works; see SQLite's
@@ -214,7 +214,7 @@ func (s *Store) Repair(ctx context.Context) ([]string, error) {
 // never sealed, so an encrypted store needs no secret for it. opts is used
 // as by Open (its Encryption is ignored); the store is closed on return.
 func RepairFile(ctx context.Context, path string, opts Options) ([]string, error) {
-	if err := columnfamily.CheckContext(ctx); err != nil {
+	if err := family.CheckContext(ctx); err != nil {
 		return nil, err
 	}
 	if opts.ReadOnly {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/snkv-go/snkv/internal/expiry"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -15,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/layout"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -118,7 +120,7 @@ func ttlTableExists(t *testing.T, path, name string) bool {
 func ttlCounts(t *testing.T, path, cf string) [3]int64 {
 	t.Helper()
 	var out [3]int64
-	for i, name := range []string{cf, expiry.KeysPrefix + cf, expiry.ExpiryPrefix + cf} {
+	for i, name := range []string{cf, layout.KeysPrefix + cf, layout.ExpiryPrefix + cf} {
 		if !ttlTableExists(t, path, name) {
 			out[i] = -1
 			continue
@@ -134,11 +136,11 @@ func ttlKeyRows(t *testing.T, path, cf, key string) [3]int64 {
 	t.Helper()
 	var out [3]int64
 	out[0] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(cf)+` WHERE key = ?`, []byte(key))
-	if ttlTableExists(t, path, expiry.KeysPrefix+cf) {
-		out[1] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(expiry.KeysPrefix+cf)+` WHERE key = ?`, []byte(key))
+	if ttlTableExists(t, path, layout.KeysPrefix+cf) {
+		out[1] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(layout.KeysPrefix+cf)+` WHERE key = ?`, []byte(key))
 	}
-	if ttlTableExists(t, path, expiry.ExpiryPrefix+cf) {
-		out[2] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(expiry.ExpiryPrefix+cf)+` WHERE key = ?`, []byte(key))
+	if ttlTableExists(t, path, layout.ExpiryPrefix+cf) {
+		out[2] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(layout.ExpiryPrefix+cf)+` WHERE key = ?`, []byte(key))
 	}
 	return out
 }
@@ -149,7 +151,7 @@ func ttlHidden(t *testing.T, path, cf string) []string {
 	var names []string
 	ttlRawQuery(t, path, func(db *sql.DB) {
 		rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE name IN (?, ?, ?, ?, ?) ORDER BY name`,
-			expiry.KeysPrefix+cf, expiry.ExpiryPrefix+cf, expiry.OnUpdatePrefix+cf, expiry.OnDeletePrefix+cf, expiry.OnInsertPrefix+cf)
+			layout.KeysPrefix+cf, layout.ExpiryPrefix+cf, layout.OnUpdatePrefix+cf, layout.OnDeletePrefix+cf, layout.OnInsertPrefix+cf)
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
@@ -173,7 +175,7 @@ func ttlIndex(t *testing.T, path, cf string) []ttlIndexEntry {
 	t.Helper()
 	var out []ttlIndexEntry
 	ttlRawQuery(t, path, func(db *sql.DB) {
-		rows, err := db.Query(`SELECT expire_ms, key FROM ` + ttlQuote(expiry.ExpiryPrefix+cf) + ` ORDER BY expire_ms, key`)
+		rows, err := db.Query(`SELECT expire_ms, key FROM ` + ttlQuote(layout.ExpiryPrefix+cf) + ` ORDER BY expire_ms, key`)
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
@@ -194,7 +196,7 @@ func ttlKeyExpiry(t *testing.T, path, cf, key string) (int64, bool) {
 	var raw []byte
 	found := true
 	ttlRawQuery(t, path, func(db *sql.DB) {
-		err := db.QueryRow(`SELECT expire_ms FROM `+ttlQuote(expiry.KeysPrefix+cf)+` WHERE key = ?`, []byte(key)).Scan(&raw)
+		err := db.QueryRow(`SELECT expire_ms FROM `+ttlQuote(layout.KeysPrefix+cf)+` WHERE key = ?`, []byte(key)).Scan(&raw)
 		if errors.Is(err, sql.ErrNoRows) {
 			found = false
 			return
@@ -767,8 +769,8 @@ func TestTTLColumnFamilies(t *testing.T) {
 	ttlGet(t, sessions, "k0", "s")
 	ttlGet(t, tokens, "k0", "t")
 	ttlGet(t, f.db.Default(), "k0", "d")
-	require.ElementsMatch(t, []string{expiry.KeysPrefix + "sessions", expiry.ExpiryPrefix + "sessions",
-		expiry.OnUpdatePrefix + "sessions", expiry.OnDeletePrefix + "sessions", expiry.OnInsertPrefix + "sessions"}, ttlHidden(t, f.path, "sessions"))
+	require.ElementsMatch(t, []string{layout.KeysPrefix + "sessions", layout.ExpiryPrefix + "sessions",
+		layout.OnUpdatePrefix + "sessions", layout.OnDeletePrefix + "sessions", layout.OnInsertPrefix + "sessions"}, ttlHidden(t, f.path, "sessions"))
 
 	f.clk.Advance(time.Second)
 	// Purging one column family leaves the others' expired keys alone.
@@ -833,7 +835,7 @@ func TestTTLHiddenTablesAreNotColumnFamilies(t *testing.T) {
 	names, err := f.db.ListColumnFamilies()
 	require.NoError(t, err)
 	require.Equal(t, []string{"c", ttlDef}, names) // sorted bytewise
-	for _, name := range []string{expiry.KeysPrefix + "c", expiry.ExpiryPrefix + "c", expiry.KeysPrefix + ttlDef, expiry.ExpiryPrefix + "new"} {
+	for _, name := range []string{layout.KeysPrefix + "c", layout.ExpiryPrefix + "c", layout.KeysPrefix + ttlDef, layout.ExpiryPrefix + "new"} {
 		_, err := f.db.OpenColumnFamily(name)
 		require.ErrorIs(t, err, kvstore.ErrReservedName, name)
 		_, err = f.db.CreateColumnFamily(name)
@@ -2216,7 +2218,7 @@ func TestTTLCorruptExpiryIsReported(t *testing.T) {
 	require.NoError(t, cf.PutTTL([]byte("k"), []byte("v"), time.Hour))
 	// The table's CHECK refuses a 7-byte expiry; a tool that turns checks
 	// off (or damage) can still put one there.
-	rawExec(t, f.path, `PRAGMA ignore_check_constraints = ON`, `UPDATE "`+expiry.KeysPrefix+`c" SET expire_ms = x'00010203040506'`)
+	rawExec(t, f.path, `PRAGMA ignore_check_constraints = ON`, `UPDATE "`+layout.KeysPrefix+`c" SET expire_ms = x'00010203040506'`)
 	_, err := cf.Get([]byte("k"))
 	require.ErrorIs(t, err, kvstore.ErrCorrupt)
 	var iterErr error

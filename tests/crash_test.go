@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"github.com/snkv-go/snkv/internal/expiry"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -19,6 +18,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/layout"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -215,20 +217,20 @@ func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 
 	for _, cf := range names {
 		require.True(t, exists(cf), "column family %q has its table", cf)
-		hasKeys, hasExp := exists(expiry.KeysPrefix+cf), exists(expiry.ExpiryPrefix+cf)
+		hasKeys, hasExp := exists(layout.KeysPrefix+cf), exists(layout.ExpiryPrefix+cf)
 		require.Equal(t, hasKeys, hasExp, "column family %q: both hidden tables or neither", cf)
 		if !hasKeys {
 			continue
 		}
-		require.True(t, exists(expiry.OnUpdatePrefix+cf), "column family %q: update trigger", cf)
-		require.True(t, exists(expiry.OnDeletePrefix+cf), "column family %q: delete trigger", cf)
+		require.True(t, exists(layout.OnUpdatePrefix+cf), "column family %q: update trigger", cf)
+		require.True(t, exists(layout.OnDeletePrefix+cf), "column family %q: delete trigger", cf)
 
 		data := map[string]bool{}
 		for _, k := range keysOf(`SELECT key FROM ` + quote(cf)) {
 			data[string(k)] = true
 		}
 		expiries := map[string]int64{}
-		rows, err := raw.Query(`SELECT key, expire_ms FROM ` + quote(expiry.KeysPrefix+cf))
+		rows, err := raw.Query(`SELECT key, expire_ms FROM ` + quote(layout.KeysPrefix+cf))
 		require.NoError(t, err)
 		for rows.Next() {
 			var k, e []byte
@@ -239,7 +241,7 @@ func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 		require.NoError(t, rows.Err())
 		require.NoError(t, rows.Close())
 
-		index := keysOf(`SELECT expire_ms || key FROM ` + quote(expiry.ExpiryPrefix+cf))
+		index := keysOf(`SELECT expire_ms || key FROM ` + quote(layout.ExpiryPrefix+cf))
 		require.Len(t, index, len(expiries), "column family %q: one expiry index row per key index row", cf)
 		for _, ik := range index {
 			exp, k, err := expiry.SplitIndexKey(ik)
@@ -426,7 +428,7 @@ func TestCrashCheckFileDetectsDisagreement(t *testing.T) {
 	require.NoError(t, db.Close())
 	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
 	require.NoError(t, err)
-	_, err = raw.Exec(fmt.Sprintf(`DELETE FROM "%s%s"`, expiry.ExpiryPrefix, kvstore.DefaultColumnFamily))
+	_, err = raw.Exec(fmt.Sprintf(`DELETE FROM "%s%s"`, layout.ExpiryPrefix, kvstore.DefaultColumnFamily))
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 

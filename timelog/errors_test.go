@@ -56,7 +56,8 @@ var (
 		"ErrInvalidOption": kvstore.ErrInvalidOption, "ErrDiskFull": kvstore.ErrDiskFull,
 		"ErrIO": kvstore.ErrIO, "ErrDropDefault": kvstore.ErrDropDefault,
 		"ErrForeignHandle": kvstore.ErrForeignHandle, "ErrInvalidArgument": kvstore.ErrInvalidArgument,
-		"ErrAuth": kvstore.ErrAuth,
+		"ErrAuth": kvstore.ErrAuth, "ErrNotEncrypted": kvstore.ErrNotEncrypted,
+		"ErrScrubPending": kvstore.ErrScrubPending, "ErrClosedCursor": kvstore.ErrClosedCursor,
 	}
 	// sameCondition: the timelog errors that are the store's error of the
 	// same name.

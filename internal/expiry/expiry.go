@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/layout"
 )
 
 // PurgeBatch is how many expired keys a purge deletes per transaction.
@@ -168,3 +169,12 @@ func SplitIndexKey(ik []byte) (expMs int64, key []byte, err error) {
 // PurgeBound is the smallest expiry-index key that is still live at nowMs:
 // every index key below it belongs to an expired key.
 func PurgeBound(nowMs int64) []byte { return Encode(nowMs + 1) }
+
+// IndexArgs are the bound parameters that name key's expiry index row for
+// the statements layout.Objects.SetIndexSQL and DelIndexSQL.
+func IndexArgs(t *layout.Objects, expMs int64, key []byte) []any {
+	if t.V2 {
+		return []any{Encode(expMs), key}
+	}
+	return []any{IndexKey(expMs, key)}
+}

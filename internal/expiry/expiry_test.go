@@ -284,19 +284,3 @@ func TestPurgeBound(t *testing.T) {
 func TestConstants(t *testing.T) {
 	require.Equal(t, 256, expiry.PurgeBatch)
 }
-
-func TestTablesFor(t *testing.T) {
-	tb := expiry.TablesFor("sessions")
-	require.Equal(t, "sessions", tb.CF)
-	require.Equal(t, `"sessions"`, tb.Data)
-	require.Equal(t, "__snkv_ttl_k__sessions", tb.KeysName)
-	require.Equal(t, "__snkv_ttl_e__sessions", tb.ExpiryName)
-	require.Equal(t, `"__snkv_ttl_k__sessions"`, tb.Keys)
-	require.Equal(t, `"__snkv_ttl_e__sessions"`, tb.Expiry)
-	require.Equal(t, `"__snkv_view__sessions"`, tb.View)
-
-	// Names with quotes are quoted safely.
-	q := expiry.TablesFor(`a"b`)
-	require.Equal(t, `"a""b"`, q.Data)
-	require.Equal(t, `"__snkv_ttl_k__a""b"`, q.Keys)
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/layout"
 )
 
 // PurgeOnce deletes up to limit expired keys (limit <= 0: all of them) of
@@ -15,13 +16,13 @@ import (
 //
 // The deletes are set-based: the key index first, then the data rows (whose
 // trigger then has nothing left to do), then the expiry range in one sweep.
-func (t Tables) PurgeOnce(ctx context.Context, c *engine.Conn, nowMs int64, limit int) (n int, more bool, err error) {
+func PurgeOnce(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs int64, limit int) (n int, more bool, err error) {
 	if t.V2 {
-		return t.purgeOnceV2(ctx, c, nowMs, limit)
+		return purgeOnceV2(ctx, c, t, nowMs, limit)
 	}
 	hi := PurgeBound(nowMs)
 	if limit > 0 {
-		rows, err := c.Query(ctx, `SELECT key FROM `+t.Expiry+` WHERE key < ?1 ORDER BY key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
+		rows, err := c.Query(ctx, `SELECT key FROM `+t.Quoted.Expiry+` WHERE key < ?1 ORDER BY key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
 		if err != nil {
 			return 0, false, err
 		}
@@ -34,15 +35,15 @@ func (t Tables) PurgeOnce(ctx context.Context, c *engine.Conn, nowMs int64, limi
 			return 0, false, err
 		}
 	}
-	sel := `(SELECT substr(key, 9) FROM ` + t.Expiry + ` WHERE key < ?1)`
-	if _, err := c.Exec(ctx, `DELETE FROM `+t.Keys+` WHERE key IN `+sel, hi); err != nil {
+	sel := `(SELECT substr(key, 9) FROM ` + t.Quoted.Expiry + ` WHERE key < ?1)`
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Keys+` WHERE key IN `+sel, hi); err != nil {
 		return 0, false, err
 	}
-	deleted, err := c.Exec(ctx, `DELETE FROM `+t.Data+` WHERE key IN `+sel, hi)
+	deleted, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Data+` WHERE key IN `+sel, hi)
 	if err != nil {
 		return 0, false, err
 	}
-	if _, err := c.Exec(ctx, `DELETE FROM `+t.Expiry+` WHERE key < ?1`, hi); err != nil {
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Expiry+` WHERE key < ?1`, hi); err != nil {
 		return 0, false, err
 	}
 	return int(deleted), more, nil
@@ -54,17 +55,15 @@ func (t Tables) PurgeOnce(ctx context.Context, c *engine.Conn, nowMs int64, limi
 // DELETE trigger then removes both index rows. Index rows left over in the
 // range (damaged ones) are removed last; IntegrityCheck reports the key
 // index rows that lost their partner.
-func (t Tables) purgeOnceV2(ctx context.Context, c *engine.Conn, nowMs int64, limit int) (n int, more bool, err error) {
+func purgeOnceV2(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs int64, limit int) (n int, more bool, err error) {
 	hi := Encode(nowMs + 1)
-	if t.Fast != nil {
-		// The same deletes, straight in the B-trees (engine.Conn.Purge).
-		if ok, n, more, err := c.Purge(t.Fast, hi, limit); ok || err != nil {
-			return n, more, err
-		}
+	// The same deletes, straight in the B-trees (engine.Conn.Purge).
+	if ok, n, more, err := c.Purge(t, hi, limit); ok || err != nil {
+		return n, more, err
 	}
 	var lastExp, lastKey []byte // the limit-th expired entry, when there is one
 	if limit > 0 {
-		rows, err := c.Query(ctx, `SELECT expire_ms, key FROM `+t.Expiry+` WHERE expire_ms < ?1 ORDER BY expire_ms, key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
+		rows, err := c.Query(ctx, `SELECT expire_ms, key FROM `+t.Quoted.Expiry+` WHERE expire_ms < ?1 ORDER BY expire_ms, key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
 		if err != nil {
 			return 0, false, err
 		}
@@ -77,12 +76,12 @@ func (t Tables) purgeOnceV2(ctx context.Context, c *engine.Conn, nowMs int64, li
 		}
 	}
 	rng := `(e.expire_ms < ?1 OR (e.expire_ms = ?2 AND e.key <= ?3))`
-	deleted, err := c.Exec(ctx, `DELETE FROM `+t.Data+` WHERE key IN (SELECT e.key FROM `+t.Expiry+` AS e JOIN `+t.Keys+
+	deleted, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Data+` WHERE key IN (SELECT e.key FROM `+t.Quoted.Expiry+` AS e JOIN `+t.Quoted.Keys+
 		` AS k ON k.key = e.key AND k.expire_ms = e.expire_ms WHERE `+rng+`)`, hi, lastExp, lastKey)
 	if err != nil {
 		return 0, false, err
 	}
-	if _, err := c.Exec(ctx, `DELETE FROM `+t.Expiry+` WHERE expire_ms < ?1 OR (expire_ms = ?2 AND key <= ?3)`, hi, lastExp, lastKey); err != nil {
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Expiry+` WHERE expire_ms < ?1 OR (expire_ms = ?2 AND key <= ?3)`, hi, lastExp, lastKey); err != nil {
 		return 0, false, err
 	}
 	return int(deleted), more, nil
@@ -92,7 +91,7 @@ func (t Tables) purgeOnceV2(ctx context.Context, c *engine.Conn, nowMs int64, li
 // PurgeBatch keys, so that writers wait at most one batch. It checks ctx
 // between batches and returns the number removed so far with any error.
 // Each batch reads the clock anew.
-func (t Tables) Purge(ctx context.Context, db *engine.DB, clock Clock, max int) (int, error) {
+func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int) (int, error) {
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
@@ -111,12 +110,12 @@ func (t Tables) Purge(ctx context.Context, db *engine.DB, clock Clock, max int) 
 		}
 		// The tables may be gone: never committed (a first TTL write that
 		// rolled back) or dropped by another handle or process.
-		on, err := t.EnabledWhole(tx.Ctx(), tx.Conn())
+		on, err := EnabledWhole(tx.Ctx(), tx.Conn(), t)
 		if err != nil || !on {
 			_ = tx.Rollback()
 			return total, engine.Wrap(ctx, "purge expired", err)
 		}
-		n, more, err := t.PurgeOnce(tx.Ctx(), tx.Conn(), NowMs(clock), limit)
+		n, more, err := PurgeOnce(tx.Ctx(), tx.Conn(), t, NowMs(clock), limit)
 		if err != nil {
 			_ = tx.Rollback()
 			return total, engine.Wrap(ctx, "purge expired", err)

@@ -1,4 +1,4 @@
-package columnfamily
+package catalog
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 	"github.com/snkv-go/snkv/internal/seal"
 )
 
@@ -44,14 +47,14 @@ func loadSchema(ctx context.Context, c *engine.Conn) (schemaObjects, error) {
 	}
 	for rows.Next() {
 		name := string(rows.RawBytes(1))
-		o.kinds[foldName(name)] = string(rows.RawBytes(0))
-		o.sql[foldName(name)] = string(rows.RawBytes(2))
-		o.names[foldName(name)] = name
+		o.kinds[family.FoldName(name)] = string(rows.RawBytes(0))
+		o.sql[family.FoldName(name)] = string(rows.RawBytes(2))
+		o.names[family.FoldName(name)] = name
 	}
 	return o, rows.Close()
 }
 
-func (o schemaObjects) has(kind, name string) bool { return o.kinds[foldName(name)] == kind }
+func (o schemaObjects) has(kind, name string) bool { return o.kinds[family.FoldName(name)] == kind }
 
 // catalogNames returns the names in the catalog.
 func catalogNames(ctx context.Context, c *engine.Conn) ([]string, error) {
@@ -75,21 +78,21 @@ func stored(sql string) string { return strings.Replace(sql, " IF NOT EXISTS", "
 
 // expectedSQL returns the CREATE statement each hidden object of t must
 // have (views and triggers always; tables in the format-2 layout), by name.
-func expectedSQL(t expiry.Tables, withTTL bool) map[string]string {
-	want := map[string]string{t.ViewName: t.PlainViewSQL()}
+func expectedSQL(t *layout.Objects, withTTL bool) map[string]string {
+	want := map[string]string{t.View: t.PlainViewSQL()}
 	if t.Crc {
-		want[ChecksumTriggerPrefix+t.CF] = ChecksumTriggerSQL(t.CF)
+		want[t.CrcTrigger] = t.ChecksumTriggerSQL()
 	}
 	if t.V2 {
-		want[t.CF] = DataTableSQL(t.CF)
+		want[t.Data] = t.DataTableSQL()
 	}
 	if withTTL {
-		want[t.ViewName] = t.TTLViewSQL()
+		want[t.View] = t.TTLViewSQL()
 		for i, q := range t.TriggersSQL() {
-			want[[]string{t.OnUpdateName, t.OnDeleteName, t.OnInsertName}[i]] = q
+			want[[]string{t.TTLTriggers[layout.OnUpdate], t.TTLTriggers[layout.OnDelete], t.TTLTriggers[layout.OnInsert]}[i]] = q
 		}
 		if t.V2 {
-			want[t.KeysName], want[t.ExpiryName] = t.KeysTableSQL(), t.ExpiryTableSQL()
+			want[t.Keys], want[t.Expiry] = t.KeysTableSQL(), t.ExpiryTableSQL()
 		}
 	}
 	for k, v := range want {
@@ -101,16 +104,16 @@ func expectedSQL(t expiry.Tables, withTTL bool) map[string]string {
 // objectProblems lists the hidden objects of column family name that are
 // missing or whose definition is not the one snkv wrote (damage, or an
 // edit by hand, can silently change what a view reads or a trigger does).
-func objectProblems(o schemaObjects, t expiry.Tables) []string {
+func objectProblems(o schemaObjects, t *layout.Objects) []string {
 	var p []string
 	add := func(format string, a ...any) {
-		p = append(p, fmt.Sprintf("column family %q: ", t.CF)+fmt.Sprintf(format, a...))
+		p = append(p, fmt.Sprintf("column family %q: ", t.Data)+fmt.Sprintf(format, a...))
 	}
-	if !o.has("table", t.CF) {
+	if !o.has("table", t.Data) {
 		add("its table is missing")
 		return p
 	}
-	keys, exp := o.has("table", t.KeysName), o.has("table", t.ExpiryName)
+	keys, exp := o.has("table", t.Keys), o.has("table", t.Expiry)
 	if keys != exp {
 		add("only one of its TTL tables exists (key index %v, expiry index %v)", keys, exp)
 	}
@@ -121,7 +124,7 @@ func objectProblems(o schemaObjects, t expiry.Tables) []string {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		got, ok := o.sql[foldName(n)]
+		got, ok := o.sql[family.FoldName(n)]
 		switch {
 		case !ok:
 			add("%q is missing", n)
@@ -139,7 +142,7 @@ func objectProblems(o schemaObjects, t expiry.Tables) []string {
 func orphans(o schemaObjects, listed []string) []string {
 	in := map[string]bool{}
 	for _, n := range listed {
-		in[foldName(n)] = true
+		in[family.FoldName(n)] = true
 	}
 	var out []string
 	for folded, kind := range o.kinds {
@@ -150,7 +153,7 @@ func orphans(o schemaObjects, listed []string) []string {
 		if _, _, hidden := splitHidden(name); isReservedObject(name) && !hidden {
 			continue
 		}
-		if o.has("view", expiry.ViewPrefix+name) || o.has("trigger", ChecksumTriggerPrefix+name) || o.has("table", expiry.KeysPrefix+name) {
+		if o.has("view", layout.ViewPrefix+name) || o.has("trigger", layout.ChecksumTriggerPrefix+name) || o.has("table", layout.KeysPrefix+name) {
 			out = append(out, name)
 		}
 	}
@@ -161,7 +164,7 @@ func orphans(o schemaObjects, listed []string) []string {
 // splitHidden returns the kind and name of a hidden table's SQLite name
 // (see HiddenTableName), if it is one.
 func splitHidden(table string) (kind, name string, ok bool) {
-	rest, ok := strings.CutPrefix(table, HiddenPrefix)
+	rest, ok := strings.CutPrefix(table, layout.HiddenPrefix)
 	if !ok {
 		return "", "", false
 	}
@@ -201,29 +204,27 @@ func (r *Registry) Check(ctx context.Context) (CheckReport, error) {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		crc, v2, err := readShape(ctx, c, name)
+		crc, v2, err := family.ReadShape(ctx, c, name)
 		if err != nil {
 			return rep, err
 		}
-		t := newShape(name, crc, v2).t
-		p := objectProblems(o, t)
+		t := layout.For(name, crc, v2)
+		p := objectProblems(o, &t)
 		rep.Problems = append(rep.Problems, p...)
 		if !o.has("table", name) {
 			continue
 		}
-		m := &meta{env: r.env, name: name}
-		sealed := !isHidden(name)
+		sealed := !layout.IsHidden(name)
 		if !sealed {
 			if sealed, err = r.hiddenSealed(ctx, c, name); err != nil {
 				return rep, err
 			}
 		}
-		m.sealed.Store(sealed)
-		if err := checkRows(ctx, c, t, m, ss, &rep); err != nil {
+		if err := checkRows(ctx, c, &t, sealed, ss, &rep); err != nil {
 			return rep, err
 		}
-		if o.has("table", t.KeysName) && o.has("table", t.ExpiryName) {
-			p, err := t.Check(ctx, c)
+		if o.has("table", t.Keys) && o.has("table", t.Expiry) {
+			p, err := expiry.Check(ctx, c, &t)
 			if err != nil {
 				return rep, err
 			}
@@ -234,19 +235,19 @@ func (r *Registry) Check(ctx context.Context) (CheckReport, error) {
 }
 
 // checkRows reads every row of the data table (and of the key index) of
-// t, counting checksums and reporting bad rows.
+// t, counting checksums and reporting bad rows. sealed says whether the
+// table's values are sealed when the store is encrypted.
 //
 // In an encrypted store every sealed value is opened as well, and each one
 // that fails authentication is reported with its key.
 //
 // ss is the encryption state of the check's snapshot (see
 // Registry.snapshotState).
-func checkRows(ctx context.Context, c *engine.Conn, t expiry.Tables, m *meta, ss *seal.State, rep *CheckReport) error {
-	sealed := m.sealed.Load()
+func checkRows(ctx context.Context, c *engine.Conn, t *layout.Objects, sealed bool, ss *seal.State, rep *CheckReport) error {
 	if !sealed {
 		ss = nil
 	}
-	hasTTL, err := t.Enabled(ctx, c)
+	hasTTL, err := expiry.Enabled(ctx, c, t)
 	if err != nil {
 		return err
 	}
@@ -266,13 +267,13 @@ func checkRows(ctx context.Context, c *engine.Conn, t expiry.Tables, m *meta, ss
 				continue
 			}
 			key, val := rows.RawBytes(0), rows.RawBytes(1)
-			if len(key) == 0 || len(key) > MaxKeySize || (keys && len(val) != 8) {
+			if len(key) == 0 || len(key) > layout.MaxKeySize || (keys && len(val) != 8) {
 				foreign++
 				continue
 			}
-			want := dataSum(key, val, rows.Int(3) != 0)
+			want := rowcodec.DataSum(key, val, rows.Int(3) != 0)
 			if keys {
-				want = rowSum(key, val)
+				want = rowcodec.RowSum(key, val)
 			}
 			crc, kind := rows.IntKind(2)
 			sealedForm := !keys && kind == engine.KindInt && (crc == want^seal.Flag(0) || crc == want^seal.Flag(1))
@@ -280,16 +281,16 @@ func checkRows(ctx context.Context, c *engine.Conn, t expiry.Tables, m *meta, ss
 			if sealedForm {
 				check = want // the checksum is right; the value is opened below
 			}
-			v, err := checkSumOf(check, kind, key, want, "", strict)
+			v, err := rowcodec.CheckSumOf(check, kind, key, want, "", strict)
 			if err == nil && !keys && (sealedForm || ss != nil) {
-				out, opened, aerr := m.decodeWith(ss, sealed, &scrap, key, val, want, crc, kind, strict, scratch[:0], &adBuf)
+				out, opened, aerr := rowcodec.Decode(ss, sealed, t.Data, &scrap, key, val, want, crc, kind, strict, scratch[:0], &adBuf)
 				if opened {
 					scratch = out // reused for the next row's value
 				}
 				if errors.Is(aerr, engine.ErrAuth) {
 					unauth++
 					if unauth <= maxAuthLines {
-						rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", t.CF, aerr))
+						rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", t.Data, aerr))
 					}
 					continue
 				}
@@ -300,11 +301,11 @@ func checkRows(ctx context.Context, c *engine.Conn, t expiry.Tables, m *meta, ss
 				if firstBad == nil {
 					firstBad = append([]byte{}, key...)
 				}
-			case v == rowVerified:
+			case v == rowcodec.Verified:
 				rep.Verified++
 			default:
 				rep.Unverified++
-				rep.UnverifiedByCF[t.CF]++
+				rep.UnverifiedByCF[t.Data]++
 			}
 		}
 		if err := rows.Close(); err != nil {
@@ -315,13 +316,13 @@ func checkRows(ctx context.Context, c *engine.Conn, t expiry.Tables, m *meta, ss
 			where = "TTL key index rows"
 		}
 		if foreign > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d %s have a key or value of the wrong type or length (written by another tool)", t.CF, foreign, where))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d %s have a key or value of the wrong type or length (written by another tool)", t.Data, foreign, where))
 		}
 		if bad > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d %s fail their checksum (first key %s)", t.CF, bad, where, showKey(firstBad)))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d %s fail their checksum (first key %s)", t.Data, bad, where, rowcodec.ShowKey(firstBad)))
 		}
 		if unauth > maxAuthLines {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d more rows fail authentication", t.CF, unauth-maxAuthLines))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d more rows fail authentication", t.Data, unauth-maxAuthLines))
 		}
 		return nil
 	}
@@ -329,9 +330,9 @@ func checkRows(ctx context.Context, c *engine.Conn, t expiry.Tables, m *meta, ss
 	if t.Crc {
 		crc = "d.crc"
 	}
-	q := `SELECT d.key, d.value, ` + crc + `, 0 FROM ` + t.Data + ` AS d`
+	q := `SELECT d.key, d.value, ` + crc + `, 0 FROM ` + t.Quoted.Data + ` AS d`
 	if hasTTL {
-		q = `SELECT d.key, d.value, ` + crc + `, k.key IS NOT NULL FROM ` + t.Data + ` AS d LEFT JOIN ` + t.Keys + ` AS k ON k.key = d.key`
+		q = `SELECT d.key, d.value, ` + crc + `, k.key IS NOT NULL FROM ` + t.Quoted.Data + ` AS d LEFT JOIN ` + t.Quoted.Keys + ` AS k ON k.key = d.key`
 	}
 	if err := scan(q, false, t.V2); err != nil || !hasTTL {
 		return err
@@ -340,7 +341,7 @@ func checkRows(ctx context.Context, c *engine.Conn, t expiry.Tables, m *meta, ss
 	if t.V2 {
 		crc = "crc"
 	}
-	return scan(`SELECT key, expire_ms, `+crc+`, 1 FROM `+t.Keys, true, t.V2)
+	return scan(`SELECT key, expire_ms, `+crc+`, 1 FROM `+t.Quoted.Keys, true, t.V2)
 }
 
 // maxAuthLines bounds the keys a check names, per table, that fail
@@ -358,7 +359,7 @@ const maxAuthLines = 100
 // repair made.
 func (r *Registry) Repair(ctx context.Context) ([]string, error) {
 	var done []string
-	err := r.env.update(ctx, nil, "repair", func(ctx context.Context, tx *engine.Tx) error {
+	err := r.env.Update(ctx, nil, "repair", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		o, err := loadSchema(ctx, c)
 		if err != nil {
@@ -413,37 +414,38 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 		return nil
 	}
 	if !o.has("table", name) {
-		q := `CREATE TABLE ` + engine.Quote(name) + ` (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`
-		if ver >= 2 {
-			q = DataTableSQL(name)
-		}
 		// Its TTL tables, if any, belonged to the rows that are gone.
-		t := expiry.TablesFor(name)
-		if err := exec("table recreated (empty: its rows were gone)", `DROP TABLE IF EXISTS `+t.Keys, `DROP TABLE IF EXISTS `+t.Expiry, q); err != nil {
+		t := layout.For(name, ver >= 2, ver >= 2)
+		q := t.V1DataTableSQL()
+		if ver >= 2 {
+			q = t.DataTableSQL()
+		}
+		if err := exec("table recreated (empty: its rows were gone)", `DROP TABLE IF EXISTS `+t.Quoted.Keys, `DROP TABLE IF EXISTS `+t.Quoted.Expiry, q); err != nil {
 			return nil, err
 		}
-		o.kinds[foldName(name)] = "table"
-		delete(o.kinds, foldName(t.KeysName))
-		delete(o.kinds, foldName(t.ExpiryName))
+		o.kinds[family.FoldName(name)] = "table"
+		delete(o.kinds, family.FoldName(t.Keys))
+		delete(o.kinds, family.FoldName(t.Expiry))
 	}
-	crc, v2, err := readShape(ctx, c, name)
+	crc, v2, err := family.ReadShape(ctx, c, name)
 	if err != nil {
 		return nil, err
 	}
-	t := newShape(name, crc, v2).t
-	if crc && o.sql[foldName(ChecksumTriggerPrefix+name)] != stored(ChecksumTriggerSQL(name)) {
-		if err := exec("checksum trigger recreated", `DROP TRIGGER IF EXISTS `+engine.Quote(ChecksumTriggerPrefix+name), ChecksumTriggerSQL(name)); err != nil {
+	lt := layout.For(name, crc, v2)
+	t := &lt
+	if crc && o.sql[family.FoldName(t.CrcTrigger)] != stored(t.ChecksumTriggerSQL()) {
+		if err := exec("checksum trigger recreated", `DROP TRIGGER IF EXISTS `+t.Quoted.CrcTrigger, t.ChecksumTriggerSQL()); err != nil {
 			return nil, err
 		}
 	}
-	keys, exp := o.has("table", t.KeysName), o.has("table", t.ExpiryName)
+	keys, exp := o.has("table", t.Keys), o.has("table", t.Expiry)
 	switch {
 	case keys && !exp:
 		q := []string{t.ExpiryTableSQL()}
 		if v2 {
-			q = append(q, `INSERT INTO `+t.Expiry+` (expire_ms, key) SELECT expire_ms, key FROM `+t.Keys+` WHERE typeof(expire_ms) = 'blob' AND length(expire_ms) = 8`)
+			q = append(q, `INSERT INTO `+t.Quoted.Expiry+` (expire_ms, key) SELECT expire_ms, key FROM `+t.Quoted.Keys+` WHERE typeof(expire_ms) = 'blob' AND length(expire_ms) = 8`)
 		} else {
-			q = append(q, `INSERT INTO `+t.Expiry+` (key) SELECT CAST(expire_ms || key AS BLOB) FROM `+t.Keys)
+			q = append(q, `INSERT INTO `+t.Quoted.Expiry+` (key) SELECT CAST(expire_ms || key AS BLOB) FROM `+t.Quoted.Keys)
 		}
 		if err := exec("TTL expiry index rebuilt from the key index", q...); err != nil {
 			return nil, err
@@ -460,9 +462,9 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 	if keys || exp {
 		want := expectedSQL(t, true)
 		var q []string
-		for i, n := range []string{t.OnUpdateName, t.OnDeleteName, t.OnInsertName}[:len(t.TriggersSQL())] {
-			if o.sql[foldName(n)] != want[n] {
-				q = append(q, `DROP TRIGGER IF EXISTS `+engine.Quote(n), t.TriggersSQL()[i])
+		for i, n := range []string{t.TTLTriggers[layout.OnUpdate], t.TTLTriggers[layout.OnDelete], t.TTLTriggers[layout.OnInsert]}[:len(t.TriggersSQL())] {
+			if o.sql[family.FoldName(n)] != want[n] {
+				q = append(q, `DROP TRIGGER IF EXISTS `+layout.Quote(n), t.TriggersSQL()[i])
 			}
 		}
 		if len(q) > 0 {
@@ -472,11 +474,11 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 		}
 		if v2 {
 			// Index rows the data no longer backs (left by the damage).
-			n, err := c.Exec(ctx, `DELETE FROM `+t.Keys+` WHERE NOT EXISTS (SELECT 1 FROM `+t.Data+` AS d WHERE d.key = `+t.Keys+`.key)`)
+			n, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Keys+` WHERE NOT EXISTS (SELECT 1 FROM `+t.Quoted.Data+` AS d WHERE d.key = `+t.Quoted.Keys+`.key)`)
 			if err != nil {
 				return nil, err
 			}
-			m, err := c.Exec(ctx, `DELETE FROM `+t.Expiry+` WHERE NOT EXISTS (SELECT 1 FROM `+t.Keys+` AS k WHERE k.key = `+t.Expiry+`.key AND k.expire_ms = `+t.Expiry+`.expire_ms)`)
+			m, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Expiry+` WHERE NOT EXISTS (SELECT 1 FROM `+t.Quoted.Keys+` AS k WHERE k.key = `+t.Quoted.Expiry+`.key AND k.expire_ms = `+t.Quoted.Expiry+`.expire_ms)`)
 			if err != nil {
 				return nil, err
 			}
@@ -489,9 +491,9 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 	if keys || exp {
 		want = t.TTLViewSQL()
 	}
-	cur := o.sql[foldName(t.ViewName)]
-	if !o.has("view", t.ViewName) || cur != want {
-		if err := exec("read view recreated", `DROP VIEW IF EXISTS `+t.View, want); err != nil {
+	cur := o.sql[family.FoldName(t.View)]
+	if !o.has("view", t.View) || cur != want {
+		if err := exec("read view recreated", `DROP VIEW IF EXISTS `+t.Quoted.View, want); err != nil {
 			return nil, err
 		}
 	}
@@ -500,10 +502,10 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 
 // refillKeys rebuilds a key index from the expiry index (format 2 gives
 // each row its checksum again).
-func refillKeys(ctx context.Context, c *engine.Conn, t expiry.Tables) error {
-	q := `SELECT expire_ms, key FROM ` + t.Expiry
+func refillKeys(ctx context.Context, c *engine.Conn, t *layout.Objects) error {
+	q := `SELECT expire_ms, key FROM ` + t.Quoted.Expiry
 	if !t.V2 {
-		q = `SELECT substr(key, 1, 8), substr(key, 9) FROM ` + t.Expiry
+		q = `SELECT substr(key, 1, 8), substr(key, 9) FROM ` + t.Quoted.Expiry
 	}
 	rows, err := c.Query(ctx, q)
 	if err != nil {
@@ -522,7 +524,7 @@ func refillKeys(ctx context.Context, c *engine.Conn, t expiry.Tables) error {
 	for _, r := range all {
 		var sum any
 		if t.V2 {
-			sum = rowSum(r.key, r.exp)
+			sum = rowcodec.RowSum(r.key, r.exp)
 		}
 		if _, err := c.Exec(ctx, t.SetKeySQL(), r.key, r.exp, sum); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package columnfamily
+package catalog
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
 // UpgradeBatch is the default number of rows one Upgrade transaction
@@ -39,7 +42,7 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 	}
 	var names []string
 	done := false
-	err := r.env.update(ctx, nil, "upgrade", func(ctx context.Context, tx *engine.Tx) error {
+	err := r.env.Update(ctx, nil, "upgrade", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		ver, err := fileFormat(ctx, c, 0)
 		if err != nil || ver >= FormatVersion {
@@ -49,7 +52,7 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 			}
 			return err
 		}
-		if err := c.ExecScript(ctx, metaSQL); err != nil {
+		if err := c.ExecScript(ctx, layout.MetaSQL); err != nil {
 			return err
 		}
 		if _, err := c.Exec(ctx, `INSERT OR IGNORE INTO `+metaTable+` (name, value) VALUES ('format', 1)`); err != nil {
@@ -75,7 +78,7 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 			return fmt.Errorf("snkv: upgrade: column family %q: %w", name, err)
 		}
 	}
-	return r.env.update(ctx, nil, "upgrade", func(ctx context.Context, tx *engine.Tx) error {
+	return r.env.Update(ctx, nil, "upgrade", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		// A column family created meanwhile by a process that still
 		// thought the file was version 1 is converted by the next run.
@@ -95,7 +98,7 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 				return err
 			}
 		}
-		if err := rewriteSchema(ctx, c, CatalogTable, catalogSQL); err != nil {
+		if err := rewriteSchema(ctx, c, layout.CatalogTable, layout.CatalogSQL); err != nil {
 			return err
 		}
 		if _, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES ('format', ?1)`, int64(FormatVersion)); err != nil {
@@ -109,15 +112,15 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 // checkUpgradable refuses a data table holding rows that format 2 would
 // refuse, and reports whether the column family has TTL tables. Both
 // upgrade steps that change the table's shape ask it first.
-func checkUpgradable(ctx context.Context, c *engine.Conn, t expiry.Tables) (ttlOn bool, err error) {
-	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+t.Data+` WHERE typeof(key) <> 'blob' OR typeof(value) <> 'blob' OR length(key) NOT BETWEEN 1 AND 65536`)
+func checkUpgradable(ctx context.Context, c *engine.Conn, t *layout.Objects) (ttlOn bool, err error) {
+	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+t.Quoted.Data+` WHERE typeof(key) <> 'blob' OR typeof(value) <> 'blob' OR length(key) NOT BETWEEN 1 AND 65536`)
 	if err != nil {
 		return false, err
 	}
 	if n > 0 {
 		return false, foreignRowsError(n)
 	}
-	return t.Enabled(ctx, c)
+	return expiry.Enabled(ctx, c, t)
 }
 
 // upgradeCF converts one column family: (a) add the checksum column and
@@ -127,13 +130,13 @@ func checkUpgradable(ctx context.Context, c *engine.Conn, t expiry.Tables) (ttlO
 func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error {
 	// (a)
 	skip := false
-	err := r.env.update(ctx, nil, "add checksum column", func(ctx context.Context, tx *engine.Tx) error {
+	err := r.env.Update(ctx, nil, "add checksum column", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		if _, _, err := lookup(ctx, c, name); err != nil {
 			skip = errors.Is(err, engine.ErrNotFound) // dropped meanwhile
 			return nil
 		}
-		crc, v2, err := readShape(ctx, c, name)
+		crc, v2, err := family.ReadShape(ctx, c, name)
 		if err != nil || v2 {
 			skip = err == nil
 			return err
@@ -141,18 +144,18 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 		if crc {
 			return nil // done by an earlier, interrupted run
 		}
-		sh := newShape(name, true, false)
-		on, err := checkUpgradable(ctx, c, sh.t)
+		sh := family.NewShape(name, true, false)
+		on, err := checkUpgradable(ctx, c, &sh.Objects)
 		if err != nil {
 			return err
 		}
-		q := []string{`ALTER TABLE ` + sh.t.Data + ` ADD COLUMN crc INTEGER`, ChecksumTriggerSQL(name), `DROP VIEW IF EXISTS ` + sh.t.View}
+		q := []string{`ALTER TABLE ` + sh.Objects.Quoted.Data + ` ADD COLUMN crc INTEGER`, sh.Objects.ChecksumTriggerSQL(), `DROP VIEW IF EXISTS ` + sh.Objects.Quoted.View}
 		if on {
-			q = append(q, `DROP TRIGGER IF EXISTS `+sh.t.OnUpdate)
-			q = append(q, sh.t.TriggersSQL()...)
-			q = append(q, sh.t.TTLViewSQL())
+			q = append(q, `DROP TRIGGER IF EXISTS `+sh.Objects.Quoted.TTLTriggers[layout.OnUpdate])
+			q = append(q, sh.Objects.TriggersSQL()...)
+			q = append(q, sh.Objects.TTLViewSQL())
 		} else {
-			q = append(q, sh.t.PlainViewSQL())
+			q = append(q, sh.Objects.PlainViewSQL())
 		}
 		for _, s := range q {
 			if err := c.ExecScript(ctx, s); err != nil {
@@ -171,7 +174,7 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 	// (b)
 	for {
 		n := 0
-		err := r.env.update(ctx, nil, "fill checksums", func(ctx context.Context, tx *engine.Tx) error {
+		err := r.env.Update(ctx, nil, "fill checksums", func(ctx context.Context, tx *engine.Tx) error {
 			var err error
 			n, err = fillBatch(ctx, tx.Conn(), name, batch)
 			return err
@@ -184,7 +187,7 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 		}
 	}
 	// (c)
-	return r.env.update(ctx, nil, "switch to format 2", func(ctx context.Context, tx *engine.Tx) error {
+	return r.env.Update(ctx, nil, "switch to format 2", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		if _, _, err := lookup(ctx, c, name); err != nil {
 			if errors.Is(err, engine.ErrNotFound) {
@@ -192,13 +195,13 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 			}
 			return err
 		}
-		sh := newShape(name, true, true)
-		on, err := checkUpgradable(ctx, c, sh.t)
+		sh := family.NewShape(name, true, true)
+		on, err := checkUpgradable(ctx, c, &sh.Objects)
 		if err != nil {
 			return err
 		}
 		if on {
-			if err := rebuildTTL(ctx, c, sh.t); err != nil {
+			if err := rebuildTTL(ctx, c, &sh.Objects); err != nil {
 				return err
 			}
 		}
@@ -206,10 +209,10 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 			return err
 		}
 		// Rows a process still in version-1 mode wrote meanwhile: unverified.
-		if _, err := c.Exec(ctx, `UPDATE `+sh.t.Data+` SET crc = ?1 WHERE crc IS NULL`, expiry.NoChecksum); err != nil {
+		if _, err := c.Exec(ctx, `UPDATE `+sh.Objects.Quoted.Data+` SET crc = ?1 WHERE crc IS NULL`, layout.NoChecksum); err != nil {
 			return err
 		}
-		if err := rewriteSchema(ctx, c, name, DataTableSQL(name)); err != nil {
+		if err := rewriteSchema(ctx, c, name, sh.Objects.DataTableSQL()); err != nil {
 			return err
 		}
 		r.switchShape(tx, name, sh)
@@ -218,13 +221,13 @@ func (r *Registry) upgradeCF(ctx context.Context, name string, batch int) error 
 }
 
 func foreignRowsError(n int64) error {
-	return fmt.Errorf("%w: %d rows have a key or value that is not a BLOB, or a key of 0 or more than %d bytes (written by another tool); fix or delete them with SQL (see docs/format.md), then run Upgrade again", engine.ErrCorrupt, n, MaxKeySize)
+	return fmt.Errorf("%w: %d rows have a key or value that is not a BLOB, or a key of 0 or more than %d bytes (written by another tool); fix or delete them with SQL (see docs/format.md), then run Upgrade again", engine.ErrCorrupt, n, layout.MaxKeySize)
 }
 
 // fillBatch sets the checksum of up to batch rows after the key remembered
 // in the meta table and moves that key on. It returns how many rows it read.
 func fillBatch(ctx context.Context, c *engine.Conn, name string, batch int) (int, error) {
-	sh := newShape(name, true, false)
+	sh := family.NewShape(name, true, false)
 	rows, err := c.Query(ctx, `SELECT value FROM `+metaTable+` WHERE name = 'upgrade_after'`)
 	if err != nil {
 		return 0, err
@@ -243,13 +246,13 @@ func fillBatch(ctx context.Context, c *engine.Conn, name string, batch int) (int
 	var todo []kv
 	var last []byte
 	n := 0
-	on, err := sh.t.Enabled(ctx, c)
+	on, err := expiry.Enabled(ctx, c, &sh.Objects)
 	if err != nil {
 		return 0, err
 	}
-	q := `SELECT d.key, d.value, d.crc IS NULL, 0 FROM ` + sh.t.Data + ` AS d WHERE d.key > ?1 ORDER BY d.key LIMIT ?2`
+	q := `SELECT d.key, d.value, d.crc IS NULL, 0 FROM ` + sh.Objects.Quoted.Data + ` AS d WHERE d.key > ?1 ORDER BY d.key LIMIT ?2`
 	if on {
-		q = `SELECT d.key, d.value, d.crc IS NULL, k.key IS NOT NULL FROM ` + sh.t.Data + ` AS d LEFT JOIN ` + sh.t.Keys + ` AS k ON k.key = d.key WHERE d.key > ?1 ORDER BY d.key LIMIT ?2`
+		q = `SELECT d.key, d.value, d.crc IS NULL, k.key IS NOT NULL FROM ` + sh.Objects.Quoted.Data + ` AS d LEFT JOIN ` + sh.Objects.Quoted.Keys + ` AS k ON k.key = d.key WHERE d.key > ?1 ORDER BY d.key LIMIT ?2`
 	}
 	rows, err = c.Query(ctx, q, after, int64(batch))
 	if err != nil {
@@ -270,7 +273,7 @@ func fillBatch(ctx context.Context, c *engine.Conn, name string, batch int) (int
 		return 0, err
 	}
 	for _, r := range todo {
-		if _, err := c.Exec(ctx, sh.q.setCrc, r.key, dataSum(r.key, r.value, r.ttl)); err != nil {
+		if _, err := c.Exec(ctx, sh.SQL.SetCrc, r.key, rowcodec.DataSum(r.key, r.value, r.ttl)); err != nil {
 			return 0, err
 		}
 	}
@@ -285,11 +288,10 @@ func fillBatch(ctx context.Context, c *engine.Conn, name string, batch int) (int
 // rebuildTTL replaces a column family's version-1 TTL tables with the
 // format-2 ones, inside the caller's transaction: one pass over the key
 // index.
-func rebuildTTL(ctx context.Context, c *engine.Conn, t expiry.Tables) error {
-	tmp := expiry.TablesFor("__snkv_up__" + t.CF) // names only
-	nk := expiry.Tables{Keys: tmp.Keys, Expiry: tmp.Expiry, V2: true}
+func rebuildTTL(ctx context.Context, c *engine.Conn, t *layout.Objects) error {
+	nk := layout.For("__snkv_up__"+t.Data, true, true) // its TTL tables only
 	for _, s := range []string{
-		`DROP TABLE IF EXISTS ` + nk.Keys, `DROP TABLE IF EXISTS ` + nk.Expiry,
+		`DROP TABLE IF EXISTS ` + nk.Quoted.Keys, `DROP TABLE IF EXISTS ` + nk.Quoted.Expiry,
 		nk.KeysTableSQL(), nk.ExpiryTableSQL(),
 	} {
 		if err := c.ExecScript(ctx, s); err != nil {
@@ -298,7 +300,7 @@ func rebuildTTL(ctx context.Context, c *engine.Conn, t expiry.Tables) error {
 	}
 	type row struct{ key, exp []byte }
 	var all []row
-	rows, err := c.Query(ctx, `SELECT key, expire_ms FROM `+t.Keys)
+	rows, err := c.Query(ctx, `SELECT key, expire_ms FROM `+t.Quoted.Keys)
 	if err != nil {
 		return err
 	}
@@ -313,7 +315,7 @@ func rebuildTTL(ctx context.Context, c *engine.Conn, t expiry.Tables) error {
 		return err
 	}
 	for _, r := range all {
-		if _, err := c.Exec(ctx, nk.SetKeySQL(), r.key, r.exp, rowSum(r.key, r.exp)); err != nil {
+		if _, err := c.Exec(ctx, nk.SetKeySQL(), r.key, r.exp, rowcodec.RowSum(r.key, r.exp)); err != nil {
 			return err
 		}
 		if _, err := c.Exec(ctx, nk.SetIndexSQL(), r.exp, r.key); err != nil {
@@ -321,11 +323,11 @@ func rebuildTTL(ctx context.Context, c *engine.Conn, t expiry.Tables) error {
 		}
 	}
 	q := []string{
-		`DROP VIEW IF EXISTS ` + t.View,
-		`DROP TRIGGER IF EXISTS ` + t.OnUpdate, `DROP TRIGGER IF EXISTS ` + t.OnDelete,
-		`DROP TABLE ` + t.Keys, `DROP TABLE ` + t.Expiry,
-		`ALTER TABLE ` + nk.Keys + ` RENAME TO ` + t.Keys,
-		`ALTER TABLE ` + nk.Expiry + ` RENAME TO ` + t.Expiry,
+		`DROP VIEW IF EXISTS ` + t.Quoted.View,
+		`DROP TRIGGER IF EXISTS ` + t.Quoted.TTLTriggers[layout.OnUpdate], `DROP TRIGGER IF EXISTS ` + t.Quoted.TTLTriggers[layout.OnDelete],
+		`DROP TABLE ` + t.Quoted.Keys, `DROP TABLE ` + t.Quoted.Expiry,
+		`ALTER TABLE ` + nk.Quoted.Keys + ` RENAME TO ` + t.Quoted.Keys,
+		`ALTER TABLE ` + nk.Quoted.Expiry + ` RENAME TO ` + t.Quoted.Expiry,
 	}
 	q = append(q, t.TriggersSQL()...)
 	q = append(q, t.TTLViewSQL())
@@ -360,15 +362,11 @@ func rewriteSchema(ctx context.Context, c *engine.Conn, name, sql string) error 
 // switchShape gives the registered state of column family name the layout
 // sh: writes at once (tx holds the writer, so no other write runs before
 // it commits), reads once tx has committed; a rollback restores the old one.
-func (r *Registry) switchShape(tx *engine.Tx, name string, sh *shape) {
+func (r *Registry) switchShape(tx *engine.Tx, name string, sh *family.Shape) {
 	r.mu.Lock()
-	m := r.metas[foldName(name)]
+	m := r.metas[family.FoldName(name)]
 	r.mu.Unlock()
-	if m == nil {
-		return
+	if m != nil {
+		m.SwitchShape(tx, sh)
 	}
-	old := m.w()
-	m.ws.Store(sh)
-	tx.OnRollback(func() { m.ws.Store(old) })
-	tx.OnCommit(func() { m.rs.Store(sh) })
 }

@@ -1,4 +1,4 @@
-package columnfamily
+package family
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/layout"
 )
 
 // Limits on names, keys and values.
@@ -13,7 +14,7 @@ const (
 	// MaxNameLen is the longest column family name, in bytes.
 	MaxNameLen = 255
 	// MaxKeySize is the longest key, in bytes.
-	MaxKeySize = 64 << 10
+	MaxKeySize = layout.MaxKeySize
 	// DefaultMaxValueSize is the default limit on a value, in bytes.
 	DefaultMaxValueSize = 10 << 20
 	// HardMaxValueSize is the largest value limit a store accepts: SQLite's
@@ -27,24 +28,24 @@ const (
 // without NUL, not starting with the reserved prefixes "__" or "sqlite_"
 // (case-insensitive, as SQLite treats table names).
 func ValidateName(name string) error {
-	if err := checkNameBytes("name", name); err != nil {
+	if err := CheckNameBytes("name", name); err != nil {
 		return err
 	}
 	switch {
 	case strings.HasPrefix(name, "__"):
 		return fmt.Errorf("%w: %q: names starting with \"__\" are reserved", engine.ErrReservedName, name)
-	case hasFoldedPrefix(name, "sqlite_"):
+	case HasFoldedPrefix(name, "sqlite_"):
 		return fmt.Errorf("%w: %q: names starting with \"sqlite_\" are reserved", engine.ErrReservedName, name)
 	}
 	return nil
 }
 
-// foldName is the registry key of a name: SQLite compares table names
+// FoldName is the registry key of a name: SQLite compares table names
 // without regard to ASCII case, so "Users" and "users" are one table; it
 // folds no other letter ("Ä" and "ä", "K" and the Kelvin sign are two
 // tables), so neither may any comparison of names here (never
 // strings.ToLower or strings.EqualFold).
-func foldName(name string) string {
+func FoldName(name string) string {
 	b := []byte(name)
 	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {
@@ -54,7 +55,9 @@ func foldName(name string) string {
 	return string(b)
 }
 
-func checkKey(key []byte) error {
+// CheckKey checks a key: 1 to MaxKeySize bytes (ErrInvalidKey,
+// ErrKeyTooLarge).
+func CheckKey(key []byte) error {
 	switch {
 	case len(key) == 0:
 		return fmt.Errorf("%w: key is empty", engine.ErrInvalidKey)
@@ -64,33 +67,34 @@ func checkKey(key []byte) error {
 	return nil
 }
 
-func (e *Env) checkValue(value []byte) error {
+// CheckValue checks a value against the store's limit (ErrValueTooLarge).
+func (e *Env) CheckValue(value []byte) error {
 	if len(value) > e.MaxValueSize {
 		return fmt.Errorf("%w: value of %d bytes (at most %d)", engine.ErrValueTooLarge, len(value), e.MaxValueSize)
 	}
 	return nil
 }
 
-// checkKV checks a key and the value to store under it.
-func (e *Env) checkKV(key, value []byte) error {
-	if err := checkKey(key); err != nil {
+// CheckKV checks a key and the value to store under it.
+func (e *Env) CheckKV(key, value []byte) error {
+	if err := CheckKey(key); err != nil {
 		return err
 	}
-	return e.checkValue(value)
+	return e.CheckValue(value)
 }
 
-// nonNil makes a nil value an empty one: SQLite would store nil as NULL.
-func nonNil(b []byte) []byte {
+// NonNil makes a nil value an empty one: SQLite would store nil as NULL.
+func NonNil(b []byte) []byte {
 	if b == nil {
 		return []byte{}
 	}
 	return b
 }
 
-// checkNameBytes checks the rules every catalogued name follows (what
+// CheckNameBytes checks the rules every catalogued name follows (what
 // names what, for the error message): 1 to MaxNameLen bytes of valid UTF-8
 // without NUL.
-func checkNameBytes(what, name string) error {
+func CheckNameBytes(what, name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty %s", engine.ErrInvalidName, what)
@@ -104,8 +108,8 @@ func checkNameBytes(what, name string) error {
 	return nil
 }
 
-// hasFoldedPrefix reports whether name starts with prefix (lower-case
+// HasFoldedPrefix reports whether name starts with prefix (lower-case
 // ASCII) without regard to ASCII case, as SQLite compares names.
-func hasFoldedPrefix(name, prefix string) bool {
-	return len(name) >= len(prefix) && foldName(name[:len(prefix)]) == prefix
+func HasFoldedPrefix(name, prefix string) bool {
+	return len(name) >= len(prefix) && FoldName(name[:len(prefix)]) == prefix
 }

@@ -1,4 +1,4 @@
-package columnfamily
+package catalog
 
 import (
 	"context"
@@ -8,16 +8,9 @@ import (
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
 )
-
-// HiddenPrefix starts the name of every hidden table a layer above the store
-// keeps: "__snkv_" + kind + ":" + name. Column family names may not start
-// with "__", so a hidden table never clashes with a column family.
-const HiddenPrefix = "__snkv_"
-
-// HiddenTableName returns the SQLite table name of the hidden table name of
-// the given kind.
-func HiddenTableName(kind, name string) string { return HiddenPrefix + kind + ":" + name }
 
 // ValidateHidden checks a hidden table's kind (1 to 32 bytes of [a-z0-9_],
 // not "kv") and name (1 to 255 bytes of UTF-8 without NUL).
@@ -30,23 +23,24 @@ func ValidateHidden(kind, name string) error {
 			return fmt.Errorf("%w: hidden table kind %q: only a-z, 0-9 and _", engine.ErrInvalidName, kind)
 		}
 	}
-	return checkNameBytes("hidden table name", name)
+	return family.CheckNameBytes("hidden table name", name)
 }
 
-// CreateHidden creates the hidden table name of kind inside tx, through the
-// same path that creates a column family table (so it has the same shape),
+// CreateHidden creates the hidden table name of kind inside tx (its table
+// is layout.HiddenTableName(kind, name)), through the same path that
+// creates a column family table (so it has the same shape),
 // and registers it in the catalog with that kind. A sealed table's values
 // are sealed when the store is encrypted, like a column family's; the
 // others are kept in the clear. It fails with ErrExists if the table
 // exists.
-func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string, sealed bool) (*ColumnFamily, error) {
+func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string, sealed bool) (*family.Family, error) {
 	if err := ValidateHidden(kind, name); err != nil {
 		return nil, err
 	}
 	if err := tx.Check(true); err != nil {
 		return nil, err
 	}
-	table := HiddenTableName(kind, name)
+	table := layout.HiddenTableName(kind, name)
 	ctx, c := tx.Ctx(), tx.Conn()
 	stamp, err := createIn(ctx, c, table, expiry.StampMs(r.env.Clock))
 	if err != nil {
@@ -64,22 +58,22 @@ func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string, sealed bool) (
 			return nil, engine.Wrap(ctx, "create hidden table", err)
 		}
 	}
-	m := newMeta(r, table, stamp, crc, v2)
-	m.sealed.Store(sealed)
+	m := family.New(r.env, table, stamp, crc, v2)
+	m.Sealed.Store(sealed)
 	r.mu.Lock()
-	r.metas[foldName(table)] = m
+	r.metas[family.FoldName(table)] = m
 	r.mu.Unlock()
-	return &ColumnFamily{m: m}, nil
+	return m, nil
 }
 
-// OpenHidden returns the handle of the existing hidden table name of kind,
+// OpenHidden returns the state of the existing hidden table name of kind,
 // or ErrNotFound.
-func (r *Registry) OpenHidden(ctx context.Context, kind, name string) (*ColumnFamily, error) {
+func (r *Registry) OpenHidden(ctx context.Context, kind, name string) (*family.Family, error) {
 	if err := ValidateHidden(kind, name); err != nil {
 		return nil, err
 	}
-	table := HiddenTableName(kind, name)
-	var m *meta
+	table := layout.HiddenTableName(kind, name)
+	var m *family.Family
 	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
 		rows, err := c.Query(ctx, `SELECT name, created_ms FROM `+catalog+` WHERE name = ?1 AND kind = ?2`, table, kind)
 		if err != nil {
@@ -93,13 +87,13 @@ func (r *Registry) OpenHidden(ctx context.Context, kind, name string) (*ColumnFa
 		if !found {
 			return fmt.Errorf("%w: hidden table %q", engine.ErrNotFound, table)
 		}
-		m, err = r.metaFor(ctx, c, stored, stamp)
+		m, err = r.familyFor(ctx, c, stored, stamp)
 		return err
 	})
 	if err != nil {
 		return nil, engine.Wrap(ctx, "open hidden table", err)
 	}
-	return &ColumnFamily{m: m}, nil
+	return m, nil
 }
 
 // DropHidden drops the hidden table name of kind inside tx; handles to it
@@ -111,7 +105,7 @@ func (r *Registry) DropHidden(tx *engine.Tx, kind, name string) error {
 	if err := tx.Check(true); err != nil {
 		return err
 	}
-	table := HiddenTableName(kind, name)
+	table := layout.HiddenTableName(kind, name)
 	ctx, c := tx.Ctx(), tx.Conn()
 	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+catalog+` WHERE name = ?1 AND kind = ?2`, table, kind)
 	if err != nil {
@@ -132,7 +126,7 @@ func (r *Registry) ListHidden(ctx context.Context, kind string) ([]string, error
 	if err := ValidateHidden(kind, "x"); err != nil {
 		return nil, err
 	}
-	prefix := HiddenTableName(kind, "")
+	prefix := layout.HiddenTableName(kind, "")
 	var names []string
 	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
 		rows, err := c.Query(ctx, `SELECT name FROM `+catalog+` WHERE kind = ?1`, kind)

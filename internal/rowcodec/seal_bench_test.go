@@ -1,4 +1,4 @@
-package columnfamily
+package rowcodec
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func BenchmarkRowSumSealed(b *testing.B) {
 			kv := append(bytes.Clone(key), bytes.Repeat([]byte("v"), size.n+side.extra)...)
 			b.Run(size.name+"/"+side.name, func(b *testing.B) {
 				for b.Loop() {
-					_ = joinedSum(len(key), kv)
+					_ = JoinedSum(len(key), kv)
 				}
 			})
 		}

@@ -1,4 +1,4 @@
-package columnfamily
+package catalog
 
 import (
 	"context"
@@ -10,27 +10,18 @@ import (
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
-	"github.com/snkv-go/snkv/internal/seal"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
 )
 
-// Env is what every column family of a store shares.
-type Env struct {
-	DB           *engine.DB
-	Clock        expiry.Clock
-	MaxValueSize int
-	// Seal is the encryption state the row codec follows; nil for a store
-	// without encryption (see seal.go).
-	Seal atomic.Pointer[seal.State]
-	// past holds every state Seal held with the header it went with, for
-	// reads whose snapshot began before a conversion ended (seal.go).
-	past snapHistory
-}
-
-// Registry tracks a store's column families. It is created by kvstore.
+// Registry tracks a store's column families and hidden tables: the state
+// each shares among its handles (a family.Family per name), the file's
+// format, and its encryption header. kvstore.Open creates one per store.
+// It is safe for concurrent use.
 type Registry struct {
-	env   *Env
+	env   *family.Env
 	mu    sync.Mutex
-	metas map[string]*meta // by foldName
+	metas map[string]*family.Family // by family.FoldName
 	// v2 is set once the file is known to be format 2: from then on every
 	// table in its catalog has the format-2 layout (Upgrade sets the
 	// format only after converting them all, and a format-2 file creates
@@ -46,8 +37,8 @@ type Registry struct {
 }
 
 // NewRegistry returns the registry of the store described by env.
-func NewRegistry(env *Env) *Registry {
-	return &Registry{env: env, metas: make(map[string]*meta)}
+func NewRegistry(env *family.Env) *Registry {
+	return &Registry{env: env, metas: make(map[string]*family.Family)}
 }
 
 // Init checks the file's format and, on a new (or adopted) file, writes the
@@ -161,11 +152,12 @@ func createIn(ctx context.Context, c *engine.Conn, name string, nowMs int64) (in
 	}
 	// A version-1 file gets version-1 tables until Upgrade converts all of
 	// them together.
-	q := []string{`CREATE TABLE ` + engine.Quote(name) + ` (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`}
+	t := layout.For(name, ver >= 2, ver >= 2)
+	q := []string{t.V1DataTableSQL()}
 	if ver >= 2 {
-		q = []string{DataTableSQL(name), ChecksumTriggerSQL(name)}
+		q = []string{t.DataTableSQL(), t.ChecksumTriggerSQL()}
 	}
-	q = append(q, newShape(name, ver >= 2, ver >= 2).t.PlainViewSQL())
+	q = append(q, t.PlainViewSQL())
 	for _, q := range q {
 		if err := c.ExecScript(ctx, q); err != nil {
 			return 0, err
@@ -193,44 +185,44 @@ func lookup(ctx context.Context, c *engine.Conn, name string) (string, int64, er
 	return stored, stamp, nil
 }
 
-// metaFor returns the shared state of a column family, creating it on first
+// familyFor returns the shared state of a column family, creating it on first
 // use, with its TTL flag and its layout refreshed from the schema. State
 // kept for an older column family of the same name (dropped and created
 // again elsewhere) is retired: its handles fail with ErrNotFound.
-func (r *Registry) metaFor(ctx context.Context, c *engine.Conn, name string, stamp int64) (*meta, error) {
+func (r *Registry) familyFor(ctx context.Context, c *engine.Conn, name string, stamp int64) (*family.Family, error) {
 	crc, v2, err := r.shapeOf(ctx, c, name)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	m := r.metas[foldName(name)]
+	m := r.metas[family.FoldName(name)]
 	r.mu.Unlock()
-	sealed := !isHidden(name)
-	if !sealed && (m == nil || m.stamp != stamp) {
+	sealed := !layout.IsHidden(name)
+	if !sealed && (m == nil || m.Stamp != stamp) {
 		// A hidden table's state is new: ask whether it is sealed.
 		if sealed, err = r.hiddenSealed(ctx, c, name); err != nil {
 			return nil, err
 		}
 	}
 	r.mu.Lock()
-	m = r.metas[foldName(name)]
-	if m != nil && m.stamp != stamp {
-		m.dropped.Store(true)
+	m = r.metas[family.FoldName(name)]
+	if m != nil && m.Stamp != stamp {
+		m.Dropped.Store(true)
 		m = nil
 	}
 	if m == nil {
-		m = newMeta(r, name, stamp, crc, v2)
-		m.sealed.Store(sealed)
-		r.metas[foldName(name)] = m
-	} else if sh := m.w(); sh.t.Crc != crc || sh.t.V2 != v2 {
-		m.setShape(newShape(name, crc, v2))
+		m = family.New(r.env, name, stamp, crc, v2)
+		m.Sealed.Store(sealed)
+		r.metas[family.FoldName(name)] = m
+	} else if sh := m.Writing(); sh.Objects.Crc != crc || sh.Objects.V2 != v2 {
+		m.SetShape(family.NewShape(name, crc, v2))
 	}
 	r.mu.Unlock()
-	on, err := m.w().t.Enabled(ctx, c)
+	on, err := expiry.Enabled(ctx, c, &m.Writing().Objects)
 	if err != nil {
 		return nil, err
 	}
-	m.ttl.Store(on)
+	m.TTL.Store(on)
 	return m, nil
 }
 
@@ -243,7 +235,7 @@ func (r *Registry) shapeOf(ctx context.Context, c *engine.Conn, name string) (cr
 	if r.v2.Load() {
 		return true, true, nil
 	}
-	return readShape(ctx, c, name)
+	return family.ReadShape(ctx, c, name)
 }
 
 // OpenDefault is Open of the default column family, reading the catalog on
@@ -252,32 +244,32 @@ func (r *Registry) shapeOf(ctx context.Context, c *engine.Conn, name string) (cr
 // each connection parses every CREATE statement of the file when it is
 // first used, at a cost that grows with the number of column families. The
 // first read opens a reader.
-func (r *Registry) OpenDefault(ctx context.Context) (*ColumnFamily, error) {
+func (r *Registry) OpenDefault(ctx context.Context) (*family.Family, error) {
 	db := r.env.DB
 	if db.Config().ReadOnly {
-		return r.Open(ctx, DefaultName)
+		return r.Open(ctx, family.DefaultName)
 	}
-	return r.openOn(ctx, db.WithWriter, DefaultName)
+	return r.openOn(ctx, db.WithWriter, family.DefaultName)
 }
 
 // Create makes a new column family.
-func (r *Registry) Create(ctx context.Context, name string) (*ColumnFamily, error) {
-	if err := ValidateName(name); err != nil {
+func (r *Registry) Create(ctx context.Context, name string) (*family.Family, error) {
+	if err := family.ValidateName(name); err != nil {
 		return nil, err
 	}
-	var cf *ColumnFamily
-	err := r.env.update(ctx, nil, "create column family", func(ctx context.Context, tx *engine.Tx) (err error) {
-		cf, err = r.createOn(ctx, tx, name)
+	var f *family.Family
+	err := r.env.Update(ctx, nil, "create column family", func(ctx context.Context, tx *engine.Tx) (err error) {
+		f, err = r.createOn(ctx, tx, name)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return cf, nil
+	return f, nil
 }
 
-// createOn creates the column family name inside tx and returns its handle.
-func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*ColumnFamily, error) {
+// createOn creates the column family name inside tx and returns its state.
+func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*family.Family, error) {
 	c := tx.Conn()
 	stamp, err := createIn(ctx, c, name, expiry.StampMs(r.env.Clock))
 	if err != nil {
@@ -289,11 +281,11 @@ func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*C
 	}
 	// A new table gets new shared state, never the state of a column
 	// family of the same name dropped a moment ago.
-	m := newMeta(r, name, stamp, crc, v2)
+	m := family.New(r.env, name, stamp, crc, v2)
 	r.mu.Lock()
-	r.metas[foldName(name)] = m
+	r.metas[family.FoldName(name)] = m
 	r.mu.Unlock()
-	return &ColumnFamily{m: m}, nil
+	return m, nil
 }
 
 // OpenOrCreate returns the column family name, creating it if it does not
@@ -302,69 +294,69 @@ func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*C
 // in one write transaction, so that a concurrent Drop or Create of the same
 // name can never make it fail: it returns the column family as that
 // transaction found or made it.
-func (r *Registry) OpenOrCreate(ctx context.Context, name string) (*ColumnFamily, error) {
-	cf, err := r.Open(ctx, name)
+func (r *Registry) OpenOrCreate(ctx context.Context, name string) (*family.Family, error) {
+	f, err := r.Open(ctx, name)
 	if !errors.Is(err, engine.ErrNotFound) {
-		return cf, err
+		return f, err
 	}
-	err = r.env.update(ctx, nil, "open or create column family", func(ctx context.Context, tx *engine.Tx) error {
+	err = r.env.Update(ctx, nil, "open or create column family", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		stored, stamp, err := lookup(ctx, c, name)
 		switch {
 		case err == nil:
-			m, err := r.metaFor(ctx, c, stored, stamp)
+			m, err := r.familyFor(ctx, c, stored, stamp)
 			if err == nil {
-				cf = &ColumnFamily{m: m}
+				f = m
 			}
 			return err
 		case !errors.Is(err, engine.ErrNotFound):
 			return err
 		}
-		cf, err = r.createOn(ctx, tx, name)
+		f, err = r.createOn(ctx, tx, name)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return cf, nil
+	return f, nil
 }
 
 // Open returns the existing column family name.
-func (r *Registry) Open(ctx context.Context, name string) (*ColumnFamily, error) {
-	if err := ValidateName(name); err != nil {
+func (r *Registry) Open(ctx context.Context, name string) (*family.Family, error) {
+	if err := family.ValidateName(name); err != nil {
 		return nil, err
 	}
 	return r.openOn(ctx, r.env.DB.WithReader, name)
 }
 
 // openOn looks the column family name up in the catalog on the connection
-// with lends (a reader, or the writer) and returns its handle.
-func (r *Registry) openOn(ctx context.Context, with func(context.Context, func(*engine.Conn) error) error, name string) (*ColumnFamily, error) {
-	var m *meta
+// with lends (a reader, or the writer) and returns its state.
+func (r *Registry) openOn(ctx context.Context, with func(context.Context, func(*engine.Conn) error) error, name string) (*family.Family, error) {
+	var m *family.Family
 	err := with(ctx, func(c *engine.Conn) error {
 		stored, stamp, err := lookup(ctx, c, name)
 		if err != nil {
 			return err
 		}
-		m, err = r.metaFor(ctx, c, stored, stamp)
+		m, err = r.familyFor(ctx, c, stored, stamp)
 		return err
 	})
 	if err != nil {
 		return nil, engine.Wrap(ctx, "open column family", err)
 	}
-	return &ColumnFamily{m: m}, nil
+	return m, nil
 }
 
 // Drop deletes a column family, its data and its TTL state. The default
 // column family cannot be dropped. Handles to it fail with ErrNotFound.
 func (r *Registry) Drop(ctx context.Context, name string) error {
-	if err := ValidateName(name); err != nil {
+	if err := family.ValidateName(name); err != nil {
 		return err
 	}
-	if foldName(name) == DefaultName {
+	if family.FoldName(name) == family.DefaultName {
 		return engine.ErrDropDefault
 	}
-	return r.env.update(ctx, nil, "drop column family", func(ctx context.Context, tx *engine.Tx) error {
+	return r.env.Update(ctx, nil, "drop column family", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		stored, _, err := lookup(ctx, c, name)
 		if err != nil {
@@ -381,8 +373,9 @@ func (r *Registry) Drop(ctx context.Context, name string) error {
 // retires only the state it saw here.
 func (r *Registry) dropTables(tx *engine.Tx, stored string) error {
 	ctx, c := tx.Ctx(), tx.Conn()
-	tx.ForgetVerified() // handles of this column family must check again
-	for _, q := range expiry.TablesFor(stored).DropSQL() {
+	tx.ForgetVerified()                   // handles of this column family must check again
+	t := layout.For(stored, false, false) // the names only
+	for _, q := range t.DropSQL() {
 		if err := c.ExecScript(ctx, q); err != nil {
 			return err
 		}
@@ -390,22 +383,22 @@ func (r *Registry) dropTables(tx *engine.Tx, stored string) error {
 	if _, err := c.Exec(ctx, `DELETE FROM `+catalog+` WHERE name = ?1`, stored); err != nil {
 		return err
 	}
-	if isHidden(stored) && r.v2.Load() {
-		if _, err := c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, sealedMarker(stored)); err != nil {
+	if layout.IsHidden(stored) && r.v2.Load() {
+		if _, err := c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, layout.SealedMarker(stored)); err != nil {
 			return err
 		}
 	}
 	r.mu.Lock()
-	m := r.metas[foldName(stored)]
+	m := r.metas[family.FoldName(stored)]
 	r.mu.Unlock()
 	tx.OnCommit(func() {
 		if m == nil {
 			return
 		}
-		m.dropped.Store(true)
+		m.Dropped.Store(true)
 		r.mu.Lock()
-		if r.metas[foldName(stored)] == m {
-			delete(r.metas, foldName(stored))
+		if r.metas[family.FoldName(stored)] == m {
+			delete(r.metas, family.FoldName(stored))
 		}
 		r.mu.Unlock()
 	})

@@ -1,10 +1,12 @@
-package columnfamily
+package catalog
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
 )
 
 // Format identifiers written into every store file.
@@ -16,47 +18,12 @@ const (
 	// can read. Version-1 files are read and written as they are until
 	// Upgrade converts them.
 	FormatVersion = 2
-	// CatalogTable lists the column families of a store.
-	CatalogTable = "__snkv_catalog"
-	// MetaTable holds snkv's own settings, the format version first. It
-	// exists from format 2 on; a file without it is version 1.
-	MetaTable = "__snkv_meta"
-	// ChecksumTriggerPrefix names the trigger that clears a row's checksum
-	// when another tool changes its key or value.
-	ChecksumTriggerPrefix = "__snkv_crc__"
 )
 
 var (
-	catalog   = engine.Quote(CatalogTable)
-	metaTable = engine.Quote(MetaTable)
+	catalog   = layout.Quote(layout.CatalogTable)
+	metaTable = layout.Quote(layout.MetaTable)
 )
-
-// catalogSQL creates the catalog of a format-2 file.
-const catalogSQL = `CREATE TABLE "__snkv_catalog" (name TEXT PRIMARY KEY NOT NULL COLLATE NOCASE, kind TEXT NOT NULL DEFAULT 'kv', created_ms INTEGER NOT NULL) STRICT, WITHOUT ROWID`
-
-// metaSQL creates the meta table.
-const metaSQL = `CREATE TABLE IF NOT EXISTS "__snkv_meta" (name TEXT PRIMARY KEY NOT NULL, value ANY) STRICT, WITHOUT ROWID`
-
-// DataTableSQL is the format-2 table of a column family (or of any hidden
-// key-value table made through the same path): BLOB keys of 1 byte to
-// MaxKeySize, BLOB values, and the CRC-32C of both (NULL when another tool
-// wrote the row: ttl.NoChecksum, the default). STRICT refuses TEXT, INTEGER
-// and REAL cells.
-func DataTableSQL(name string) string {
-	return `CREATE TABLE ` + engine.Quote(name) + ` (key BLOB PRIMARY KEY NOT NULL CHECK (length(key) BETWEEN 1 AND 65536), value BLOB NOT NULL, crc INTEGER NOT NULL DEFAULT 4294967296) STRICT, WITHOUT ROWID`
-}
-
-// ChecksumTriggerSQL is the trigger that keeps a stale checksum out of the
-// file: an UPDATE that changes the key or the value but leaves the checksum
-// as it was (the sqlite3 shell cannot compute one) sets it to NoChecksum, and the
-// row is then unverified rather than corrupt. snkv's own upserts write a new
-// checksum with the value, so the condition is false for them.
-func ChecksumTriggerSQL(name string) string {
-	d := engine.Quote(name)
-	return `CREATE TRIGGER IF NOT EXISTS ` + engine.Quote(ChecksumTriggerPrefix+name) + ` AFTER UPDATE OF key, value ON ` + d +
-		` WHEN NEW.crc IS OLD.crc AND NEW.crc IS NOT 4294967296 AND (NEW.key IS NOT OLD.key OR NEW.value IS NOT OLD.value)` +
-		` BEGIN UPDATE ` + d + ` SET crc = 4294967296 WHERE key = NEW.key; END`
-}
 
 // header is what the file's header and schema say about it.
 type header struct {
@@ -82,7 +49,7 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 	if h.objects, err = c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema`); err != nil {
 		return h, err
 	}
-	hasCatalog, err := c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+CatalogTable+`'`)
+	hasCatalog, err := c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+layout.CatalogTable+`'`)
 	if err != nil {
 		return h, err
 	}
@@ -117,7 +84,7 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 	}
 	// Adopting: refuse before anything is written if a name snkv needs is
 	// taken.
-	clash, err := text(ctx, c, `SELECT name FROM sqlite_schema WHERE name = '`+DefaultName+`' COLLATE NOCASE OR lower(name) LIKE '\_\_snkv\_%' ESCAPE '\' ORDER BY name LIMIT 1`)
+	clash, err := text(ctx, c, `SELECT name FROM sqlite_schema WHERE name = '`+family.DefaultName+`' COLLATE NOCASE OR lower(name) LIKE '\_\_snkv\_%' ESCAPE '\' ORDER BY name LIMIT 1`)
 	if err != nil {
 		return h, err
 	}
@@ -131,7 +98,7 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 // fileFormat returns the format version of an snkv file: the meta table's
 // when it has one, else 1 (a version-1 file keeps it in user_version).
 func fileFormat(ctx context.Context, c *engine.Conn, userVersion int64) (int, error) {
-	has, err := c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+MetaTable+`'`)
+	has, err := c.QueryInt(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '`+layout.MetaTable+`'`)
 	if err != nil {
 		return 0, err
 	}
@@ -170,18 +137,18 @@ func writeHeader(ctx context.Context, c *engine.Conn, h header, nowMs int64) err
 	if h.objects == 0 {
 		q = append(q, fmt.Sprintf("PRAGMA user_version = %d", FormatVersion))
 	}
-	q = append(q, catalogSQL, metaSQL, fmt.Sprintf(`INSERT INTO "__snkv_meta" (name, value) VALUES ('format', %d)`, FormatVersion))
+	q = append(q, layout.CatalogSQL, layout.MetaSQL, fmt.Sprintf(`INSERT INTO "__snkv_meta" (name, value) VALUES ('format', %d)`, FormatVersion))
 	for _, s := range q {
 		if err := c.ExecScript(ctx, s); err != nil {
 			return err
 		}
 	}
-	_, err := createIn(ctx, c, DefaultName, nowMs)
+	_, err := createIn(ctx, c, family.DefaultName, nowMs)
 	return err
 }
 
 // isReservedObject reports whether a schema object's name is one of snkv's
 // hidden names.
 func isReservedObject(name string) bool {
-	return hasFoldedPrefix(name, "__snkv_")
+	return family.HasFoldedPrefix(name, layout.HiddenPrefix)
 }

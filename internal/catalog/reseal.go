@@ -1,4 +1,4 @@
-package columnfamily
+package catalog
 
 import (
 	"bytes"
@@ -9,32 +9,26 @@ import (
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 	"github.com/snkv-go/snkv/internal/seal"
 )
 
-// The encryption header and the conversions between forms (see seal.go).
-
-// sealHeaderRow is the meta table row that holds the encryption header,
-// and scrubRow the one that says a conversion's scrub is still to run: the
-// file may still hold the form the values had before (in the clear, or
-// sealed under a data key a re-key retired) and the headers that wrapped a
-// data key under a retired secret.
-const (
-	sealHeaderRow = "encryption"
-	scrubRow      = "encryption scrub"
-)
+// The encryption header and the conversions between forms (see the row
+// codec, package rowcodec).
 
 // readSealHeader reads the encryption header on c, a connection to a file
 // of format 2 (a version-1 file has no meta table and is never
 // encrypted): nil for a store without encryption; and whether a scrub is
 // still to run.
 func readSealHeader(ctx context.Context, c *engine.Conn) (h []byte, scrub bool, err error) {
-	rows, err := c.Query(ctx, `SELECT name, value FROM `+metaTable+` WHERE name IN (?1, ?2)`, sealHeaderRow, scrubRow)
+	rows, err := c.Query(ctx, `SELECT name, value FROM `+metaTable+` WHERE name IN (?1, ?2)`, layout.SealHeaderRow, layout.ScrubRow)
 	if err != nil {
 		return nil, false, err
 	}
 	for rows.Next() {
-		if string(rows.RawBytes(0)) == scrubRow {
+		if string(rows.RawBytes(0)) == layout.ScrubRow {
 			scrub = true
 			continue
 		}
@@ -54,9 +48,9 @@ func readSealHeader(ctx context.Context, c *engine.Conn) (h []byte, scrub bool, 
 func WriteSealHeader(ctx context.Context, c *engine.Conn, h []byte) error {
 	var err error
 	if h == nil {
-		_, err = c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, sealHeaderRow)
+		_, err = c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, layout.SealHeaderRow)
 	} else {
-		_, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES (?1, ?2)`, sealHeaderRow, h)
+		_, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES (?1, ?2)`, layout.SealHeaderRow, h)
 	}
 	return err
 }
@@ -66,9 +60,9 @@ func WriteSealHeader(ctx context.Context, c *engine.Conn, h []byte) error {
 func MarkScrub(ctx context.Context, c *engine.Conn, pending bool) error {
 	var err error
 	if pending {
-		_, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES (?1, 1)`, scrubRow)
+		_, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES (?1, 1)`, layout.ScrubRow)
 	} else {
-		_, err = c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, scrubRow)
+		_, err = c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, layout.ScrubRow)
 	}
 	return err
 }
@@ -89,12 +83,7 @@ func (r *Registry) SealHeader() []byte { return r.sealHdr }
 // SetSeal makes the row codec follow st (nil: no encryption), whose
 // header, as stored in the file, is header: a read whose snapshot holds
 // that header reads with st even after the store has moved on (seal.go).
-func (r *Registry) SetSeal(st *seal.State, header []byte) {
-	if st != nil {
-		r.env.past.add(header, st)
-	}
-	r.env.Seal.Store(st)
-}
+func (r *Registry) SetSeal(st *seal.State, header []byte) { r.env.Follow(st, header) }
 
 // Sealing reports whether the row codec follows an encryption state.
 func (r *Registry) Sealing() bool { return r.env.Seal.Load() != nil }
@@ -106,7 +95,7 @@ func (r *Registry) Formatted() bool { return r.v2.Load() }
 // markSealed records, inside the caller's write transaction, that hidden
 // table table is sealed.
 func markSealed(ctx context.Context, c *engine.Conn, table string) error {
-	_, err := c.Exec(ctx, `INSERT OR IGNORE INTO `+metaTable+` (name, value) VALUES (?1, 1)`, sealedMarker(table))
+	_, err := c.Exec(ctx, `INSERT OR IGNORE INTO `+metaTable+` (name, value) VALUES (?1, 1)`, layout.SealedMarker(table))
 	return err
 }
 
@@ -119,27 +108,27 @@ func (r *Registry) SealHidden(ctx context.Context, kind, name string, batch int)
 	if err := ValidateHidden(kind, name); err != nil {
 		return rep, err
 	}
-	cf, err := r.OpenHidden(ctx, kind, name)
+	f, err := r.OpenHidden(ctx, kind, name)
 	if err != nil {
 		return rep, err
 	}
-	if cf.m.sealed.Load() {
+	if f.Sealed.Load() {
 		return rep, nil
 	}
 	if !r.v2.Load() {
 		return rep, fmt.Errorf("%w: a version-1 file: run Upgrade first", engine.ErrVersion)
 	}
-	err = r.env.update(ctx, nil, "seal hidden table", func(ctx context.Context, tx *engine.Tx) error {
-		return markSealed(ctx, tx.Conn(), cf.m.name)
+	err = r.env.Update(ctx, nil, "seal hidden table", func(ctx context.Context, tx *engine.Tx) error {
+		return markSealed(ctx, tx.Conn(), f.Name)
 	})
 	if err != nil {
 		return rep, err
 	}
-	cf.m.sealed.Store(true)
+	f.Sealed.Store(true)
 	if r.env.Seal.Load() == nil {
 		return rep, nil
 	}
-	err = r.resealTable(ctx, cf.m.name, batch, true, &rep, nil)
+	err = r.resealTable(ctx, f.Name, batch, true, &rep, nil)
 	return rep, err
 }
 
@@ -204,18 +193,17 @@ func (r *Registry) resealTable(ctx context.Context, name string, batch int, from
 	for {
 		var n, done int
 		var skipped []error
-		err := r.env.update(ctx, nil, "convert values of "+name, func(ctx context.Context, tx *engine.Tx) error {
+		err := r.env.Update(ctx, nil, "convert values of "+name, func(ctx context.Context, tx *engine.Tx) error {
 			c := tx.Conn()
 			stamp, err := c.QueryInt(ctx, `SELECT created_ms FROM `+catalog+` WHERE name = ?1`, name)
 			if err != nil {
 				return err
 			}
-			m, err := r.metaFor(ctx, c, name, stamp)
-			if err != nil || !m.sealed.Load() {
+			m, err := r.familyFor(ctx, c, name, stamp)
+			if err != nil || !m.Sealed.Load() {
 				return err
 			}
-			cf := &ColumnFamily{m: m, tx: tx}
-			n, done, after, skipped, err = cf.resealBatch(ctx, c, after, batch, fromClear)
+			n, done, after, skipped, err = resealBatch(ctx, c, m, after, batch, fromClear)
 			return err
 		})
 		if err != nil {
@@ -252,28 +240,27 @@ type resealRow struct {
 // It returns the rows read, the rows rewritten, the last key read, and the
 // errors of the rows it could not read (ErrAuth or ErrCorrupt), which it
 // left as they were.
-func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after []byte, batch int, fromClear bool) (n, done int, last []byte, skipped []error, err error) {
-	m := cf.m
-	sh := m.w()
-	if !sh.t.Crc {
+func resealBatch(ctx context.Context, c *engine.Conn, m *family.Family, after []byte, batch int, fromClear bool) (n, done int, last []byte, skipped []error, err error) {
+	sh := m.Writing()
+	if !sh.Objects.Crc {
 		return 0, 0, nil, nil, fmt.Errorf("%w: a version-1 table: run Upgrade first", engine.ErrVersion)
 	}
 	if after == nil {
 		after = []byte{} // every key has at least one byte
 	}
-	rows, err := c.Query(ctx, `SELECT key, value, expire_ms, crc FROM `+sh.t.View+` WHERE key > ?1 ORDER BY key LIMIT ?2`, after, int64(batch))
+	rows, err := c.Query(ctx, `SELECT key, value, expire_ms, crc FROM `+sh.Objects.Quoted.View+` WHERE key > ?1 ORDER BY key LIMIT ?2`, after, int64(batch))
 	if err != nil {
 		return 0, 0, nil, nil, err
 	}
 	var todo []resealRow
-	ss := m.env.Seal.Load()
+	ss := m.Env.Seal.Load()
 	for rows.Next() {
 		n++
 		key := bytes.Clone(rows.RawBytes(0))
 		last = key
 		stored, vk := rows.RawBlob(1)
 		if rows.Kind(0) != engine.KindBlob || vk != engine.KindBlob {
-			skipped = append(skipped, badValueKind(key, vk))
+			skipped = append(skipped, rowcodec.BadValueKind(key, vk))
 			continue
 		}
 		var exp []byte
@@ -281,7 +268,7 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 			exp = e
 		}
 		crc, kind := rows.IntKind(3)
-		sum := dataSum(key, stored, exp != nil)
+		sum := rowcodec.DataSum(key, stored, exp != nil)
 		if kind == engine.KindInt && (ss == nil || ss.Write == nil) && crc == sum ||
 			kind == engine.KindInt && ss != nil && ss.Write != nil && crc == sum^ss.Write.Flag() {
 			continue // already in the form wanted
@@ -294,11 +281,11 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 	var st engine.Counters
 	for _, row := range todo {
 		hasTTL := row.exp != nil
-		sum := dataSum(row.key, row.stored, hasTTL)
+		sum := rowcodec.DataSum(row.key, row.stored, hasTTL)
 		value := row.stored
 		if !fromClear || row.kind != engine.KindInt || row.crc != sum {
 			var derr error
-			if value, _, derr = m.decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil, nil); derr != nil {
+			if value, _, derr = m.Decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil, nil); derr != nil {
 				if !errors.Is(derr, engine.ErrAuth) && !errors.Is(derr, engine.ErrCorrupt) {
 					return 0, 0, nil, nil, derr
 				}
@@ -311,15 +298,15 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 		if hasTTL {
 			var derr error
 			if expMs, derr = expiry.Decode(row.exp); derr != nil {
-				skipped = append(skipped, corruptRow(row.key, derr.Error()))
+				skipped = append(skipped, rowcodec.CorruptRow(row.key, derr.Error()))
 				continue
 			}
 		}
-		stored, wsum := m.encode(c, sh, row.key, value, hasTTL)
+		stored, wsum := m.Encode(c, sh, row.key, value, hasTTL)
 		if !hasTTL {
-			_, err = writeRow(ctx, c, sh, row.key, stored, wsum)
+			_, err = family.WriteRow(ctx, c, sh, row.key, stored, wsum)
 		} else {
-			err = cf.writeRowTTL(ctx, c, sh, row.key, stored, wsum, expMs)
+			err = m.WriteRowTTL(ctx, c, sh, row.key, stored, wsum, expMs)
 		}
 		if err != nil {
 			return 0, 0, nil, nil, err
@@ -327,4 +314,36 @@ func (cf *ColumnFamily) resealBatch(ctx context.Context, c *engine.Conn, after [
 		done++
 	}
 	return n, done, last, skipped, nil
+}
+
+// hiddenSealed reports whether hidden table table is marked sealed (never
+// in a version-1 file, which has no meta table).
+func (r *Registry) hiddenSealed(ctx context.Context, c *engine.Conn, table string) (bool, error) {
+	if !r.v2.Load() {
+		return false, nil
+	}
+	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+metaTable+` WHERE name = ?1`, layout.SealedMarker(table))
+	return n > 0, err
+}
+
+// snapshotState returns the encryption state of the snapshot of c's
+// transaction: the state the store followed with the header it holds, or,
+// for a header this process never followed (or one it cannot read), the
+// one it follows now.
+func (r *Registry) snapshotState(ctx context.Context, c *engine.Conn) *seal.State {
+	now := r.env.Seal.Load()
+	if !r.v2.Load() {
+		return now // a version-1 file is never encrypted
+	}
+	h, _, err := readSealHeader(ctx, c)
+	switch {
+	case err != nil:
+		return now
+	case h == nil:
+		return nil
+	}
+	if ss := r.env.Followed(h); ss != nil {
+		return ss
+	}
+	return now
 }

@@ -1,4 +1,4 @@
-package columnfamily
+package rowcodec
 
 import (
 	"encoding/binary"
@@ -8,22 +8,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRowSumIsCRC32C checks rowSum against hash/crc32 over the documented
+// TestRowSumIsCRC32C checks RowSum against hash/crc32 over the documented
 // byte string: the key's length (4 bytes, big-endian), the key, the rest.
 func TestRowSumIsCRC32C(t *testing.T) {
 	for _, c := range []struct{ key, rest string }{{"k", ""}, {"user:alice", "{\"name\":\"Alice\"}"}, {string(make([]byte, 300)), "v"}} {
 		b := binary.BigEndian.AppendUint32(nil, uint32(len(c.key)))
 		b = append(append(b, c.key...), c.rest...)
 		want := int64(int32(crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))))
-		require.Equal(t, want, rowSum([]byte(c.key), []byte(c.rest)))
+		require.Equal(t, want, RowSum([]byte(c.key), []byte(c.rest)))
 		// The scan's one-pass form over the key and the rest side by side.
-		require.Equal(t, want, joinedSum(len(c.key), []byte(c.key+c.rest)))
+		require.Equal(t, want, JoinedSum(len(c.key), []byte(c.key+c.rest)))
 	}
 	// The length's checksum from the table and past it.
 	for _, n := range []int{0, 1, 16, 255, 256, 65536} {
 		require.Equal(t, crc32.Checksum(binary.BigEndian.AppendUint32(nil, uint32(n)), crc32.MakeTable(crc32.Castagnoli)), lenSum(n))
 	}
-	require.NotEqual(t, dataSum([]byte("k"), []byte("v"), false), dataSum([]byte("k"), []byte("v"), true))
+	require.NotEqual(t, DataSum([]byte("k"), []byte("v"), false), DataSum([]byte("k"), []byte("v"), true))
 }
 
 // BenchmarkRowSum is the checksum of a 16-byte key and a 100-byte value
@@ -35,14 +35,14 @@ func BenchmarkRowSum(b *testing.B) {
 	b.Run("row", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			rowSum(key, value)
+			RowSum(key, value)
 		}
 	})
 	b.Run("joined", func(b *testing.B) {
 		kv := append(append([]byte(nil), key...), value...)
 		b.ReportAllocs()
 		for b.Loop() {
-			joinedSum(len(key), kv)
+			JoinedSum(len(key), kv)
 		}
 	})
 	b.Run("page4k", func(b *testing.B) {
