@@ -99,6 +99,7 @@ type BadRowsError struct {
 	Problems []string
 }
 
+// Error says how many rows were left and names them.
 func (e *BadRowsError) Error() string {
 	what := "rows"
 	if e.Rows == 1 {
