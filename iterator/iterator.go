@@ -119,3 +119,11 @@ func (c *Cursor) Close() error {
 	}
 	return c.c.Close()
 }
+
+// PrefixEnd returns the smallest key greater than every key that starts
+// with prefix (trailing 0xFF bytes dropped, the last remaining byte
+// incremented), or nil when there is none (the prefix is empty or all
+// 0xFF): the End of Options that bounds a prefix, and the end of a range
+// delete of one (ColumnFamily.DeleteRange(ctx, prefix, PrefixEnd(prefix))).
+// It returns a new slice. Pure; O(len(prefix)).
+func PrefixEnd(prefix []byte) []byte { return scan.PrefixEnd(prefix) }

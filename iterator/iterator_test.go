@@ -111,3 +111,13 @@ func TestOptionsConvertToSpec(t *testing.T) {
 	require.True(t, bytes.Equal(o.Prefix, s.Prefix) && bytes.Equal(o.Start, s.Start) && bytes.Equal(o.End, s.End))
 	require.True(t, s.Reverse && s.Borrow)
 }
+
+func TestPrefixEnd(t *testing.T) {
+	require.Equal(t, []byte("ac"), iterator.PrefixEnd([]byte("ab")))
+	require.Equal(t, []byte{'a', 1}, iterator.PrefixEnd([]byte{'a', 0, 0xff}))
+	require.Nil(t, iterator.PrefixEnd([]byte{0xff, 0xff}))
+	require.Nil(t, iterator.PrefixEnd(nil))
+	p := []byte("ab")
+	iterator.PrefixEnd(p)[0] = 'x'
+	require.Equal(t, []byte("ab"), p, "a new slice")
+}

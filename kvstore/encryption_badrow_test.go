@@ -38,7 +38,7 @@ func requireBadRow(t *testing.T, err error) {
 	require.ErrorAs(t, err, &bad)
 	require.EqualValues(t, 1, bad.Rows)
 	require.Len(t, bad.Problems, 1)
-	require.Contains(t, bad.Problems[0], fmt.Sprintf("%x", "shell"))
+	require.Contains(t, bad.Problems[0], `key "shell"`)
 	require.ErrorIs(t, err, kvstore.ErrCorrupt)
 	require.NotErrorIs(t, err, kvstore.ErrAuth)
 }

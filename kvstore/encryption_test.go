@@ -253,7 +253,7 @@ func TestEncryptionBindsValuesToTheirPlace(t *testing.T) {
 	rep, err := s.CheckIntegrity(context.Background())
 	require.NoError(t, err)
 	require.Len(t, rep.Problems, 2)
-	require.Contains(t, rep.Problems[0]+rep.Problems[1], "6b32") // k2, named
+	require.Contains(t, rep.Problems[0]+rep.Problems[1], `key "k2"`) // k2, named
 }
 
 func TestEncryptionRefusesValuesFromAnotherStore(t *testing.T) {

@@ -79,6 +79,23 @@ func (s *Store) Delete(key []byte) error {
 	return s.cf.Delete(key)
 }
 
+// DeleteRange is ColumnFamily.DeleteRange on the default column family.
+func (s *Store) DeleteRange(ctx context.Context, start, end []byte) (int64, error) {
+	if s == nil {
+		return 0, errNilStore
+	}
+	return s.cf.DeleteRange(ctx, start, end)
+}
+
+// DeleteRangeInBatches is ColumnFamily.DeleteRangeInBatches on the default
+// column family.
+func (s *Store) DeleteRangeInBatches(ctx context.Context, start, end []byte, batch int) (int64, error) {
+	if s == nil {
+		return 0, errNilStore
+	}
+	return s.cf.DeleteRangeInBatches(ctx, start, end, batch)
+}
+
 // Exists is ColumnFamily.Exists on the default column family.
 func (s *Store) Exists(key []byte) (bool, error) {
 	if s == nil {
@@ -193,7 +210,8 @@ func (s *Store) PutIfAbsent(key, value []byte) (bool, error) {
 	return s.cf.PutIfAbsent(key, value)
 }
 
-// PutIfAbsentTTL is ColumnFamily.PutIfAbsentTTL on the default column family.
+// PutIfAbsentTTL is ColumnFamily.PutIfAbsentTTL on the default column
+// family.
 func (s *Store) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool, error) {
 	if s == nil {
 		return false, errNilStore

@@ -22,6 +22,8 @@ type defaultCF interface {
 	Count() (int64, error)
 	Cursor(opts kvstore.IterOptions) (*kvstore.Cursor, error)
 	Delete(key []byte) error
+	DeleteRange(ctx context.Context, start, end []byte) (int64, error)
+	DeleteRangeInBatches(ctx context.Context, start, end []byte, batch int) (int64, error)
 	Exists(key []byte) (bool, error)
 	Expire(key []byte, d time.Duration) error
 	ExpireAt(key []byte, at time.Time) error
@@ -73,7 +75,12 @@ func defaultCFCalls(t *testing.T, h defaultCF) map[string]func() []error {
 			require.Nil(t, c)
 			return one(err)
 		},
-		"Delete":         func() []error { return one(h.Delete(b("k"))) },
+		"Delete":      func() []error { return one(h.Delete(b("k"))) },
+		"DeleteRange": func() []error { _, err := h.DeleteRange(ctx, nil, nil); return one(err) },
+		"DeleteRangeInBatches": func() []error {
+			_, err := h.DeleteRangeInBatches(ctx, nil, nil, 10)
+			return one(err)
+		},
 		"Exists":         func() []error { _, err := h.Exists(b("k")); return one(err) },
 		"Expire":         func() []error { return one(h.Expire(b("k"), time.Hour)) },
 		"ExpireAt":       func() []error { return one(h.ExpireAt(b("k"), at)) },

@@ -31,7 +31,8 @@ func (tx *Tx) Apply(ctx context.Context, b *Batch) error {
 	return tx.cf.Apply(ctx, b)
 }
 
-// Backward is ColumnFamily.Backward on the transaction's default column family.
+// Backward is ColumnFamily.Backward on the transaction's default column
+// family.
 func (tx *Tx) Backward() iter.Seq2[Entry, error] {
 	if tx == nil {
 		return errSeq(errNilTx)
@@ -39,7 +40,8 @@ func (tx *Tx) Backward() iter.Seq2[Entry, error] {
 	return tx.cf.Backward()
 }
 
-// CheckTTL is ColumnFamily.CheckTTL on the transaction's default column family.
+// CheckTTL is ColumnFamily.CheckTTL on the transaction's default column
+// family.
 func (tx *Tx) CheckTTL(ctx context.Context) ([]string, error) {
 	if tx == nil {
 		return nil, errNilTx
@@ -79,6 +81,25 @@ func (tx *Tx) Delete(key []byte) error {
 	return tx.cf.Delete(key)
 }
 
+// DeleteRange is ColumnFamily.DeleteRange on the transaction's default
+// column family.
+func (tx *Tx) DeleteRange(ctx context.Context, start, end []byte) (int64, error) {
+	if tx == nil {
+		return 0, errNilTx
+	}
+	return tx.cf.DeleteRange(ctx, start, end)
+}
+
+// DeleteRangeInBatches is ColumnFamily.DeleteRangeInBatches on the
+// transaction's default column family. In the transaction it deletes in one
+// go.
+func (tx *Tx) DeleteRangeInBatches(ctx context.Context, start, end []byte, batch int) (int64, error) {
+	if tx == nil {
+		return 0, errNilTx
+	}
+	return tx.cf.DeleteRangeInBatches(ctx, start, end, batch)
+}
+
 // Exists is ColumnFamily.Exists on the transaction's default column family.
 func (tx *Tx) Exists(key []byte) (bool, error) {
 	if tx == nil {
@@ -95,7 +116,8 @@ func (tx *Tx) Expire(key []byte, d time.Duration) error {
 	return tx.cf.Expire(key, d)
 }
 
-// ExpireAt is ColumnFamily.ExpireAt on the transaction's default column family.
+// ExpireAt is ColumnFamily.ExpireAt on the transaction's default column
+// family.
 func (tx *Tx) ExpireAt(key []byte, at time.Time) error {
 	if tx == nil {
 		return errNilTx
@@ -111,7 +133,8 @@ func (tx *Tx) Get(key []byte) ([]byte, error) {
 	return tx.cf.Get(key)
 }
 
-// GetMany is ColumnFamily.GetMany on the transaction's default column family.
+// GetMany is ColumnFamily.GetMany on the transaction's default column
+// family.
 func (tx *Tx) GetMany(keys [][]byte) ([][]byte, error) {
 	if tx == nil {
 		return nil, errNilTx
@@ -137,7 +160,8 @@ func (tx *Tx) Name() string {
 	return tx.handle().Name()
 }
 
-// Persist is ColumnFamily.Persist on the transaction's default column family.
+// Persist is ColumnFamily.Persist on the transaction's default column
+// family.
 func (tx *Tx) Persist(key []byte) error {
 	if tx == nil {
 		return errNilTx
@@ -153,7 +177,8 @@ func (tx *Tx) Prefix(prefix []byte) iter.Seq2[Entry, error] {
 	return tx.cf.Prefix(prefix)
 }
 
-// PurgeExpired is ColumnFamily.PurgeExpired on the transaction's default column family.
+// PurgeExpired is ColumnFamily.PurgeExpired on the transaction's default
+// column family.
 func (tx *Tx) PurgeExpired(ctx context.Context) (int, error) {
 	if tx == nil {
 		return 0, errNilTx
@@ -161,7 +186,8 @@ func (tx *Tx) PurgeExpired(ctx context.Context) (int, error) {
 	return tx.cf.PurgeExpired(ctx)
 }
 
-// PurgeExpiredN is ColumnFamily.PurgeExpiredN on the transaction's default column family.
+// PurgeExpiredN is ColumnFamily.PurgeExpiredN on the transaction's default
+// column family.
 func (tx *Tx) PurgeExpiredN(ctx context.Context, max int) (int, error) {
 	if tx == nil {
 		return 0, errNilTx
@@ -177,7 +203,8 @@ func (tx *Tx) Put(key, value []byte) error {
 	return tx.cf.Put(key, value)
 }
 
-// PutExpireAt is ColumnFamily.PutExpireAt on the transaction's default column family.
+// PutExpireAt is ColumnFamily.PutExpireAt on the transaction's default
+// column family.
 func (tx *Tx) PutExpireAt(key, value []byte, at time.Time) error {
 	if tx == nil {
 		return errNilTx
@@ -185,7 +212,8 @@ func (tx *Tx) PutExpireAt(key, value []byte, at time.Time) error {
 	return tx.cf.PutExpireAt(key, value, at)
 }
 
-// PutIfAbsent is ColumnFamily.PutIfAbsent on the transaction's default column family.
+// PutIfAbsent is ColumnFamily.PutIfAbsent on the transaction's default
+// column family.
 func (tx *Tx) PutIfAbsent(key, value []byte) (bool, error) {
 	if tx == nil {
 		return false, errNilTx
@@ -193,7 +221,8 @@ func (tx *Tx) PutIfAbsent(key, value []byte) (bool, error) {
 	return tx.cf.PutIfAbsent(key, value)
 }
 
-// PutIfAbsentTTL is ColumnFamily.PutIfAbsentTTL on the transaction's default column family.
+// PutIfAbsentTTL is ColumnFamily.PutIfAbsentTTL on the transaction's
+// default column family.
 func (tx *Tx) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool, error) {
 	if tx == nil {
 		return false, errNilTx

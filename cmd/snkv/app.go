@@ -29,6 +29,8 @@ type app struct {
 	// buffer that run flushes), for the terminal test; nil otherwise.
 	stdout *os.File
 	outBuf *bufio.Writer
+	// rawOut is the stream out buffers, for the shell's commands.
+	rawOut io.Writer
 
 	// storePath is the store the command opened, for messages.
 	storePath string
@@ -43,6 +45,12 @@ type app struct {
 	base64In bool   // --base64
 	// fileMode is --file-mode (0: the library's default).
 	fileMode os.FileMode
+	// maxValue is --max-value-size (0: the library's default).
+	maxValue int
+	// noHeader is --no-header: tables without their header row.
+	noHeader bool
+	// busyTimeout is --busy-timeout (0: the library's default, 5 s).
+	busyTimeout time.Duration
 
 	// clock is the time every expiry decision of the command uses: fixed
 	// when the command starts, so that a TTL shown, exported or imported is
@@ -68,10 +76,21 @@ type app struct {
 	onEncrypted func() error
 	// unlocked: the store was opened with its secret.
 	unlocked bool
+	// checking: the command is check, whose messages never say to run
+	// check.
+	checking bool
+
+	// session is the store the shell opened, at sessionPath: every command
+	// the shell runs works on it, and it stays open between them.
+	session     *kvstore.Store
+	sessionPath string
+	// stopSignals gives up run's handling of Ctrl-C and SIGTERM, for the
+	// shell, which handles them per command.
+	stopSignals func()
 }
 
 func newApp(in io.Reader, out, errw io.Writer) *app {
-	a := &app{in: in, out: out, err: errw}
+	a := &app{in: in, out: out, err: errw, rawOut: out}
 	if f, ok := out.(*os.File); ok {
 		a.stdout = f
 	}
@@ -134,7 +153,8 @@ Tables show keys and values as text: valid UTF-8 as it is, a backslash as
 byte that is not printable ASCII as \xNN. 'get' of one key writes its
 exact bytes when stdout is not a terminal. --json prints JSON (one object
 per line for listings); there a key or value that is valid UTF-8 is a
-string, anything else is base64 under "key_base64" / "value_base64".
+string, unless base64 is shorter than the escaped string; that, and
+anything else, is base64 under "key_base64" / "value_base64".
 Listings stream, in bounded memory.
 
 Exit codes:
@@ -170,11 +190,19 @@ func (a *app) rootCommand() *cobra.Command {
 			if err := checkRefusedSecretFlags(cmd); err != nil {
 				return err
 			}
+			if a.session != nil {
+				if err := checkSessionFlags(cmd); err != nil {
+					return err
+				}
+			}
 			if err := checkGlobals(cmd); err != nil {
 				return err
 			}
 			if a.hexIn && a.base64In {
 				return usagef("--hex and --base64 exclude each other")
+			}
+			if a.busyTimeout < 0 || a.busyTimeout > kvstore.MaxBusyTimeout {
+				return usagef("--busy-timeout %v: want a duration from 0s to %v", a.busyTimeout, kvstore.MaxBusyTimeout)
 			}
 			return a.clockErr
 		},
@@ -194,40 +222,30 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.BoolVar(&a.adopt, "adopt", false, "turn a SQLite database of another application into a store")
 	pf.BoolVar(&a.hexIn, "hex", false, "keys, values and bounds given as arguments are hex")
 	pf.BoolVar(&a.base64In, "base64", false, "keys, values and bounds given as arguments are base64")
+	pf.BoolVar(&a.noHeader, "no-header", false, "print tables without their header row")
+	pf.DurationVar(&a.busyTimeout, "busy-timeout", 0, "how long to wait for a lock another program holds, as `DURATION` (default 5s; 0s: the default)")
 	pf.BoolVar(&a.escapeOut, "escape", false, "show keys and values with every byte that is not printable ASCII as \\xNN")
+	pf.Var(sizeFlag{&a.maxValue}, "max-value-size", "the largest value the command writes or reads in, in bytes or with a KiB, MiB or GiB suffix (default 10MiB, the library's)")
 	pf.Var(fileModeFlag{&a.fileMode}, "file-mode", "permission bits (octal) of every file the command creates: a new store and its -wal/-shm, a backup, an export (default 0600)")
 	a.addSecretFlags(root)
 	_ = root.RegisterFlagCompletionFunc("cf", a.completeCF)
 
 	root.AddGroup(
-		&cobra.Group{ID: "read", Title: "Read commands (open the store read-only):"},
-		&cobra.Group{ID: "write", Title: "Write commands:"},
+		&cobra.Group{ID: groupRead, Title: "Read commands (open the store read-only):"},
+		&cobra.Group{ID: groupWrite, Title: "Write commands:"},
 	)
-	const key = "cf,json,hex,base64"
-	for _, c := range []*cobra.Command{
-		takes(a.lsCommand(), "json,escape"), takes(a.getCommand(), key+",escape"),
-		takes(a.existsCommand(), key), takes(a.ttlCommand(), key),
-		takes(a.scanCommand(), key+",escape"), takes(a.countCommand(), key),
-		takes(a.statsCommand(), "json"), takes(a.checkCommand(), "json"),
-		takes(a.exportCommand(), key), takes(a.backupCommand(), "json"),
-	} {
-		c.GroupID = "read"
+	for _, reg := range commands() {
+		c := reg.build(a)
+		if reg.group != "" {
+			c.GroupID = reg.group
+			takes(c, reg.flags)
+		}
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{
-		takes(a.putCommand(), key+",adopt"), takes(a.delCommand(), key),
-		takes(a.expireCommand(), key), takes(a.persistCommand(), key),
-		takes(a.purgeCommand(), "cf,json,escape"), takes(a.checkpointCommand(), "json"),
-		takes(a.vacuumCommand(), "json"), takes(a.importCommand(), "cf,json,escape,adopt"),
-		takes(a.repairCommand(), "json"), takes(a.upgradeCommand(), "json"),
-		takes(a.encryptCommand(), "json"), takes(a.rekeyCommand(), "json"),
-		takes(a.decryptCommand(), "json"),
-	} {
-		c.GroupID = "write"
-		root.AddCommand(c)
-	}
-	root.AddCommand(a.cfCommand(), a.timelogCommand())
-	if path := os.Getenv(dbEnv); path != "" {
+	switch path := os.Getenv(dbEnv); {
+	case a.session != nil:
+		givenBy(root, a.sessionPath, "the shell works on "+a.sessionPath+": leave FILE out")
+	case path != "":
 		defaultStore(root, path)
 	}
 	return root
@@ -236,16 +254,17 @@ func (a *app) rootCommand() *cobra.Command {
 // globalFlags are the flags every command parses (the root's, and
 // timelog's --time-unit for its subcommands); each command names the ones
 // it uses, and refuses the others.
-var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "time-unit", "file-mode", "password-file", "key-file", "password-prompt"}
+var globalFlags = []string{"cf", "json", "create", "adopt", "hex", "base64", "escape", "no-header", "time-unit", "file-mode", "max-value-size", "busy-timeout", "password-file", "key-file", "password-prompt"}
 
 // takes records the global flags c uses (a comma-separated list; --create,
-// --file-mode and the flags that give an encrypted store's secret are
-// taken by every command that opens a store, so they are not listed).
+// --file-mode, --busy-timeout and the flags that give an encrypted store's
+// secret are taken by every command that opens a store, so they are not
+// listed).
 func takes(c *cobra.Command, flags string) *cobra.Command {
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
 	}
-	c.Annotations["globals"] = flags + ",create,file-mode,password-file,key-file,password-prompt"
+	c.Annotations["globals"] = flags + ",create,file-mode,busy-timeout,password-file,key-file,password-prompt"
 	return c
 }
 
@@ -327,35 +346,6 @@ func cmdName(cmd *cobra.Command) string {
 	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
-// dbEnv names the environment variable of the default store: when it is
-// set, every command takes its FILE from it, and FILE is left out of the
-// arguments.
-const dbEnv = "SNKV_DB"
-
-// defaultStore makes every command under c that takes FILE first take it
-// from path instead.
-func defaultStore(c *cobra.Command, path string) {
-	for _, sub := range c.Commands() {
-		defaultStore(sub, path)
-	}
-	use := strings.Fields(c.Use)
-	if len(use) < 2 || use[1] != "FILE" || c.RunE == nil {
-		return
-	}
-	c.Use = strings.Join(append(use[:1:1], use[2:]...), " ")
-	check, run := c.Args, c.RunE
-	c.Args = func(cmd *cobra.Command, args []string) error {
-		err := check(cmd, append([]string{path}, args...))
-		if err != nil {
-			return usagef("%s (%s=%s gives FILE: leave it out, or unset %s to name the file)", err, dbEnv, path, dbEnv)
-		}
-		return nil
-	}
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		return run(cmd, append([]string{path}, args...))
-	}
-}
-
 // args returns a cobra argument check that reports a usage error unless
 // the command has between min and max arguments (max < 0: no limit).
 func nargs(min, max int) cobra.PositionalArgs {
@@ -384,15 +374,6 @@ func (a *app) completeCF(cmd *cobra.Command, args []string, _ string) ([]string,
 	defer db.Close()
 	names, _ := db.ListColumnFamilies()
 	return names, cobra.ShellCompDirectiveNoFileComp
-}
-
-// withDefaultStore puts the store of SNKV_DB, when it is set, in front of
-// the arguments a completion function sees (the command's own FILE).
-func withDefaultStore(args []string) []string {
-	if path := os.Getenv(dbEnv); path != "" {
-		return append([]string{path}, args...)
-	}
-	return args
 }
 
 // cfChanged reports whether --cf was given (commands that act on every

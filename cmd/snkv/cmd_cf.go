@@ -60,7 +60,7 @@ cannot be dropped. Exit code 3 if it does not exist.`,
 						return err
 					}
 					if kc.Stored > 0 {
-						return fmt.Errorf("column family %q holds %d keys; pass --force to drop it with them", cf.Name(), kc.Stored)
+						return fmt.Errorf("column family %q holds %s; pass --force to drop it with them", cf.Name(), countOf(kc.Stored, "key"))
 					}
 				}
 				if err := db.DropColumnFamily(cf.Name()); err != nil {
@@ -130,6 +130,6 @@ that were stored.`,
 			})
 		},
 	}
-	c.AddCommand(takes(create, "json,adopt"), takes(drop, "json"), takes(list, "json,escape"), takes(clear, "json"))
+	c.AddCommand(takes(create, "json,adopt"), takes(drop, "json"), takes(list, "json,escape,no-header"), takes(clear, "json"))
 	return c
 }

@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"github.com/snkv-go/snkv/kvstore"
@@ -26,8 +24,10 @@ one key:
 
   {"cf":"sessions","key":"tok1","value":"{\"user\":7}","expire_ms":1893456000000}
 
-A key or value that is valid UTF-8 is a string under "key"/"value"; anything
-else is standard base64 under "key_base64"/"value_base64". "expire_ms" is the
+A key or value that is valid UTF-8 is a string under "key"/"value", unless
+its escaped string would be longer than its base64 (control characters
+take six bytes each); that, and anything else, is standard base64 under
+"key_base64"/"value_base64". "expire_ms" is the
 absolute expiry in milliseconds since the Unix epoch, present only for a key
 with a TTL. An empty column family is written as {"cf":"name"} alone, so that
 it survives a round trip. Keys already expired are not written.
@@ -114,7 +114,7 @@ encrypted copy).`,
 					total = -1 // a spinner: the selected keys are not counted
 				}
 				bar := a.progress(total, "exporting", "keys")
-				n, at, err := a.export(ctx, db, cfs, w, ks, tsv, bar)
+				n, at, largest, err := a.export(ctx, db, cfs, w, ks, tsv, bar)
 				bar.done()
 				if ferr := w.Flush(); err == nil {
 					err = ferr
@@ -124,12 +124,17 @@ encrypted copy).`,
 				}
 				if err != nil {
 					if interrupted(ctx, err) && outPath != "" {
-						return interruptedf("interrupted after exporting %d keys: the export is incomplete, and %s was not written", n, outPath)
+						return interruptedf("interrupted after exporting %s: the export is incomplete, and %s was not written", countOf(n, "key"), outPath)
 					}
 					if interrupted(ctx, err) {
-						return interruptedf("interrupted after exporting %d keys: the export is incomplete", n)
+						return interruptedf("interrupted after exporting %s: the export is incomplete", countOf(n, "key"))
 					}
 					return readError(db, at, err)
+				}
+				if largest > defaultMaxValueSize {
+					// The store was written with a larger
+					// Options.MaxValueSize: its import needs as much.
+					fmt.Fprintf(a.err, "snkv: note: the largest value exported is %d bytes (%s), above the default limit: import it with --max-value-size %s\n", largest, humanSize(int64(largest)), flagSize(largest))
 				}
 				return a.exportSummary(outPath != "", n, len(cfs))
 			})
@@ -153,69 +158,12 @@ func parseFormat(s string) (tsv bool, err error) {
 	return false, usagef("bad --format %q: want jsonl or tsv", s)
 }
 
-// atomicFile is a file written under a temporary name beside its final
-// one and renamed to it only once complete.
-type atomicFile struct {
-	f         *os.File
-	path      string
-	committed bool
-}
-
-// createAtomic creates the temporary file for path, with the command's
-// file mode.
-func (a *app) createAtomic(path string) (*atomicFile, error) {
-	f, err := a.createTemp(path)
-	if err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
-	}
-	return &atomicFile{f: f, path: path}, nil
-}
-
-// commit syncs and closes the temporary file and gives it its name,
-// refusing to replace a file created there meanwhile.
-func (t *atomicFile) commit() error {
-	tmp := t.f.Name()
-	if err := t.f.Sync(); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if err := t.f.Close(); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	// A hard link never replaces an existing file; where the file system
-	// has no links, check and rename.
-	err := os.Link(tmp, t.path)
-	switch {
-	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("--out %s: the file was created by someone else during the export; the export is not written", t.path)
-	case err != nil:
-		if _, serr := os.Lstat(t.path); serr == nil {
-			return fmt.Errorf("--out %s: the file was created by someone else during the export; the export is not written", t.path)
-		}
-		if err := os.Rename(tmp, t.path); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-	default:
-		_ = os.Remove(tmp)
-	}
-	t.committed = true
-	return nil
-}
-
-// abort removes the temporary file unless it was committed.
-func (t *atomicFile) abort() {
-	if t.committed {
-		return
-	}
-	_ = t.f.Close()
-	_ = os.Remove(t.f.Name())
-}
-
 // export writes the selected keys of cfs to w from one read transaction,
 // as JSON Lines or TSV, and returns how many it wrote and the column
 // family it was at (the one an error is about). The command's clock is
 // fixed, so an expiry computed as now + the time left is the stored one,
 // to the millisecond.
-func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, sel keySel, tsv bool, bar *progress) (n int64, at string, err error) {
+func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, sel keySel, tsv bool, bar *progress) (n int64, at string, largest int, err error) {
 	sink := &app{out: w}
 	var line []byte
 	err = db.View(ctx, func(tx *kvstore.Tx) error {
@@ -231,6 +179,7 @@ func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.Colu
 				if !sel.keeps(e.Key) {
 					continue
 				}
+				largest = max(largest, len(e.Value))
 				var exp *int64
 				if ttlOn {
 					d, err := h.TTL(e.Key)
@@ -272,7 +221,7 @@ func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.Colu
 		}
 		return nil
 	})
-	return n, at, err
+	return n, at, largest, err
 }
 
 // exportSummary reports an export: on stdout when the data went to a file,
@@ -289,6 +238,6 @@ func (a *app) exportSummary(toFile bool, keys int64, cfs int) error {
 		sink := &app{out: w}
 		return sink.emit(map[string]any{"exported": keys, "column_families": cfs})
 	}
-	_, err := fmt.Fprintf(w, "exported %d keys from %d column families\n", keys, cfs)
+	_, err := fmt.Fprintf(w, "exported %s from %s\n", countOf(keys, "key"), countOf(cfs, "column family"))
 	return err
 }

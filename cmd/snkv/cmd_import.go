@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -36,6 +36,11 @@ every N keys instead (lines of column families may then be mixed).
 --format tsv reads tab-separated lines (KEY, VALUE, optional EXPIRE_MS, with
 the escapes 'snkv export --format tsv' writes) into the column family of
 --cf, created if missing.
+
+A value is at most 10 MiB unless --max-value-size raises the limit (export
+says when its values need it). A line longer than the most a key and a
+value within the limits take (4/3 of them in JSON Lines, 4 times in TSV)
+is refused before it is read whole.
 
 With --in FILE the progress bar shows the share of the file read.
 
@@ -69,8 +74,17 @@ progress is rolled back, and the summary says what was imported.`,
 					size = fi.Size()
 				}
 			}
-			return a.withStore(args[0], true, func(db *kvstore.Store) error {
+			// A store that --create makes is made under a temporary name
+			// and given its own only if the import committed something
+			// (or ended well): a failed import leaves no store behind.
+			target, made, err := a.importTarget(args[0])
+			if err != nil {
+				return err
+			}
+			var committed bool
+			err = a.withStore(target, true, func(db *kvstore.Store) error {
 				im := &importer{a: a, db: db, ctx: cmd.Context(), batch: batch, seen: map[string]bool{}, tsv: tsv}
+				defer func() { committed = im.committed }()
 				if size >= 0 {
 					im.byBytes = true
 					im.bar = a.progressBytes(size, "importing")
@@ -84,6 +98,11 @@ progress is rolled back, and the summary says what was imported.`,
 				}
 				return runErr
 			})
+			a.storePath = args[0]
+			if made != nil {
+				return made.finish(err, err == nil || committed)
+			}
+			return err
 		},
 	}
 	c.Flags().StringVar(&inPath, "in", "", "read from `PATH` instead of stdin")
@@ -112,57 +131,26 @@ type importer struct {
 	tallies []*cfTally
 	seen    map[string]bool // column families met so far, by folded name
 
-	cur     *kvstore.ColumnFamily
-	tally   *cfTally
-	created bool // cur was created by this import
-	tx      *kvstore.Tx
-	h       *kvstore.ColumnFamily // cur bound to tx
-	pending int64                 // keys written in tx, not yet committed
-}
-
-// chunk is a piece of the input read ahead: up to readAhead lines, or the
-// read's error.
-type chunk struct {
-	lines [][]byte
-	err   error
-}
-
-// readAhead is the number of lines handed over at a time.
-const readAhead = 256
-
-// readLines reads src line by line into a channel, so that the import can
-// stop on Ctrl-C even while it waits for input that does not come.
-func readLines(src io.Reader) <-chan chunk {
-	ch := make(chan chunk, 4)
-	go func() {
-		defer close(ch)
-		r := bufio.NewReaderSize(src, 1<<16)
-		var c chunk
-		for {
-			b, err := r.ReadBytes('\n')
-			if len(b) > 0 {
-				c.lines = append(c.lines, b)
-			}
-			// Hand over a full chunk, or what there is when the input
-			// pauses (so a slow writer's lines are not held back).
-			if len(c.lines) > 0 && (len(c.lines) == readAhead || err != nil || r.Buffered() == 0) {
-				ch <- c
-				c = chunk{}
-			}
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					ch <- chunk{err: err}
-				}
-				return
-			}
-		}
-	}()
-	return ch
+	cur *kvstore.ColumnFamily
+	// created: cur was created in tx, so that a rollback of tx leaves
+	// no trace of it in the file.
+	created   bool
+	tally     *cfTally
+	tx        *kvstore.Tx
+	h         *kvstore.ColumnFamily // cur bound to tx
+	pending   int64                 // keys written in tx, not yet committed
+	committed bool                  // a transaction of the import committed
 }
 
 // run reads and applies every line of src.
 func (im *importer) run(src io.Reader) error {
-	chunks := readLines(src)
+	limit := im.a.valueLimit()
+	maxLine := jsonLineMax(limit)
+	if im.tsv {
+		maxLine = tsvLineMax(limit)
+	}
+	lr := readLines(src, maxLine)
+	defer lr.stop()
 	line := 0
 	for {
 		var c chunk
@@ -170,10 +158,13 @@ func (im *importer) run(src io.Reader) error {
 		select {
 		case <-im.ctx.Done():
 			return im.interrupt()
-		case c, ok = <-chunks:
+		case c, ok = <-lr.chunks():
 		}
 		if !ok {
 			break
+		}
+		if errors.Is(c.err, errLineTooLong) {
+			return im.fail(line+1, fmt.Errorf("%w, the most a key and a value of at most %d bytes take in this format: a larger value needs --max-value-size", c.err, limit))
 		}
 		if c.err != nil {
 			return im.fail(line, fmt.Errorf("reading the input: %w", c.err))
@@ -192,6 +183,7 @@ func (im *importer) run(src io.Reader) error {
 				return im.fail(line, err)
 			}
 		}
+		lr.release(c)
 		if im.byBytes {
 			im.bar.add(read)
 		}
@@ -272,17 +264,16 @@ func (im *importer) put(key, value []byte, expireMs *int64) (err error) {
 		im.tally.skipped++
 		return nil
 	}
-	if im.tx == nil {
-		tx, err := im.db.Begin(im.ctx, true)
-		if err != nil {
-			return err
-		}
-		im.tx, im.h = tx, tx.CF(im.cur)
+	if err := im.begin(); err != nil {
+		return err
 	}
 	if expireMs != nil {
 		err = im.h.PutExpireAt(key, value, time.UnixMilli(*expireMs))
 	} else {
 		err = im.h.Put(key, value)
+	}
+	if errors.Is(err, kvstore.ErrValueTooLarge) {
+		return fmt.Errorf("%w: --max-value-size %s takes it", err, flagSize(len(value)))
 	}
 	if err != nil {
 		return err
@@ -313,8 +304,12 @@ func (im *importer) switchTo(name string) error {
 	cf, err := im.db.OpenColumnFamily(name)
 	created := false
 	if errors.Is(err, kvstore.ErrNotFound) {
-		cf, err = im.db.CreateColumnFamily(name)
-		created = err == nil
+		// Created in the transaction of its keys: if they roll back,
+		// the column family was never written.
+		if err = im.begin(); err == nil {
+			cf, err = im.tx.CreateColumnFamily(name)
+			created = err == nil
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("column family %q: %w", name, err)
@@ -329,6 +324,25 @@ func (im *importer) switchTo(name string) error {
 		}
 	}
 	im.cur, im.created = cf, created
+	if im.tx != nil {
+		im.h = im.tx.CF(cf)
+	}
+	return nil
+}
+
+// begin starts the import's write transaction if none is open.
+func (im *importer) begin() error {
+	if im.tx != nil {
+		return nil
+	}
+	tx, err := im.db.Begin(im.ctx, true)
+	if err != nil {
+		return err
+	}
+	im.tx = tx
+	if im.cur != nil {
+		im.h = tx.CF(im.cur)
+	}
 	return nil
 }
 
@@ -343,6 +357,7 @@ func (im *importer) commit() error {
 		im.pending = 0
 		return err
 	}
+	im.committed, im.created = true, false
 	im.tally.imported += im.pending
 	if !im.byBytes {
 		im.bar.add(int(im.pending % 1024))
@@ -351,20 +366,18 @@ func (im *importer) commit() error {
 	return nil
 }
 
-// rollback abandons the open transaction, and drops the current column
-// family if this import created it and nothing of it was committed. It
-// reports whether anything was rolled back.
+// rollback abandons the open transaction, with the current column family
+// if the import created it there (it was never written, and leaves the
+// summary). It reports whether anything was rolled back.
 func (im *importer) rollback() bool {
-	rolled := im.tx != nil && im.pending > 0
+	rolled := im.tx != nil && (im.pending > 0 || im.created)
 	if im.tx != nil {
 		_ = im.tx.Rollback()
 		im.tx, im.h, im.pending = nil, nil, 0
 	}
-	if im.cur != nil && im.created && im.tally != nil && im.tally.imported == 0 && im.tally.skipped == 0 {
-		if err := im.db.DropColumnFamily(im.cur.Name()); err == nil {
-			im.tallies = slices.DeleteFunc(im.tallies, func(t *cfTally) bool { return t == im.tally })
-			rolled = true
-		}
+	if im.created {
+		im.tallies = slices.DeleteFunc(im.tallies, func(t *cfTally) bool { return t == im.tally })
+		im.created = false
 	}
 	return rolled
 }
@@ -393,7 +406,7 @@ func (im *importer) interrupt() error {
 	for _, t := range im.tallies {
 		total += t.imported
 	}
-	return fmt.Errorf("interrupted: %d keys were committed before stopping at a batch boundary; the batch in progress was rolled back and the store is consistent", total)
+	return fmt.Errorf("interrupted: committed %s before stopping at a batch boundary; the batch in progress was rolled back and the store is consistent", countOf(total, "key"))
 }
 
 // summary prints what the import did.
@@ -408,7 +421,7 @@ func (im *importer) summary() error {
 	}
 	t := im.a.table("COLUMN FAMILY", "IMPORTED", "SKIPPED EXPIRED")
 	for _, c := range im.tallies {
-		t.row(im.a.show([]byte(c.name)), itoa(c.imported), itoa(c.skipped))
+		t.row(im.a.showCell([]byte(c.name), false), itoa(c.imported), itoa(c.skipped))
 	}
 	t.row("total", itoa(imported), itoa(skipped))
 	return t.flush()
@@ -423,4 +436,60 @@ func foldName(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// newStore is a store an import makes with --create: under a temporary
+// name beside its path, which no other program knows, so that it can be
+// removed when the import fails before committing anything.
+type newStore struct {
+	tmp, path string
+}
+
+// importTarget returns the file an import writes into: path, or, when
+// --create is to make it, a new temporary file beside it (made).
+func (a *app) importTarget(path string) (target string, made *newStore, err error) {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) || !a.create || path == "" {
+		return path, nil, nil
+	}
+	if err := dirExists(path); err != nil {
+		return "", nil, fmt.Errorf("%s: cannot create the store: %w", path, err)
+	}
+	f, err := a.createTemp(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: cannot create the store: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", nil, err
+	}
+	return f.Name(), &newStore{tmp: f.Name(), path: path}, nil
+}
+
+// finish gives the new store its name when keep is set, and removes the
+// temporary files in any case; err is the import's result.
+func (s *newStore) finish(err error, keep bool) error {
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(s.tmp + suffix)
+		}
+	}()
+	if !keep {
+		return err
+	}
+	if fi, werr := os.Stat(s.tmp + "-wal"); werr == nil && fi.Size() > 0 {
+		// Close checkpoints the log of a store no one else knows; if it
+		// could not, the store is not whole without it.
+		return errors.Join(err, fmt.Errorf("%s: the new store's write-ahead log was not checkpointed: the import is not kept", s.path))
+	}
+	// A hard link never replaces a file created there meanwhile; where
+	// the file system has no links, check and rename.
+	lerr := os.Link(s.tmp, s.path)
+	if lerr != nil && !errors.Is(lerr, fs.ErrExist) {
+		if _, serr := os.Lstat(s.path); errors.Is(serr, fs.ErrNotExist) {
+			lerr = os.Rename(s.tmp, s.path)
+		}
+	}
+	if _, serr := os.Lstat(s.path); lerr != nil && serr == nil {
+		lerr = fmt.Errorf("%s: the file was created by someone else during the import; the import is not kept", s.path)
+	}
+	return errors.Join(err, lerr)
 }

@@ -1,11 +1,15 @@
 // Command snkv inspects and operates snkv stores from the shell: it lists
 // column families with their key counts, reads and writes keys (with TTLs,
-// one or several at a time), scans and counts ranges, prefixes and glob
-// patterns, creates, drops and clears column families, purges expired
-// keys, checks, repairs, checkpoints, vacuums and backs up stores, moves
-// keys in and out as JSON Lines or tab-separated text, reads and writes
-// time-series logs (snkv timelog), and encrypts, re-keys and decrypts
-// stores (snkv encrypt, rekey, decrypt).
+// one or several at a time), scans, counts and deletes ranges, prefixes
+// and glob patterns, creates, drops and clears column families, purges
+// expired keys, checks, repairs, checkpoints, vacuums and backs up stores,
+// moves keys in and out as JSON Lines or tab-separated text, reads and
+// writes time-series logs (snkv timelog), encrypts, re-keys and decrypts
+// stores (snkv encrypt, rekey, decrypt), and runs all of these on one
+// store opened once (snkv shell).
+//
+// Each command is the file cmd_NAME.go with its test beside it;
+// commands.go is the one list that registers them.
 //
 // Install it with
 //

@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/snkv-go/snkv/kvstore"
 )
 
 // input turns a key, value or bound given as an argument into bytes: "-"
@@ -24,17 +25,24 @@ type input struct {
 func (a *app) inputs() *input { return &input{a: a} }
 
 // arg decodes the argument s named what (for messages: "KEY", "VALUE").
+// From stdin, a value is refused once it is longer than the command's
+// limit and a key once it is longer than a key may be, without reading
+// the rest.
 func (in *input) arg(what, s string) ([]byte, error) {
 	if s == "-" {
 		if in.stdinUsed {
 			return nil, usagef("%s: stdin ('-') can be read only once", what)
 		}
 		in.stdinUsed = true
-		b, err := io.ReadAll(in.a.in)
-		if err != nil {
+		limit := kvstore.MaxKeySize
+		if what == "VALUE" {
+			limit = in.a.valueLimit()
+		}
+		b, err := readLimited(in.a.in, limit, what)
+		if err != nil && !isUsage(err) {
 			return nil, fmt.Errorf("reading %s from stdin: %w", what, err)
 		}
-		return b, nil
+		return b, err
 	}
 	return in.a.decode(what, s)
 }
@@ -61,16 +69,26 @@ func (a *app) decode(what, s string) ([]byte, error) {
 	return []byte(s), nil
 }
 
-// valueFile reads the file named by --value-file ("-": stdin).
+// valueFile reads the file named by --value-file ("-": stdin). A file
+// larger than the command's value limit is refused before it is read.
 func (in *input) valueFile(path string) ([]byte, error) {
 	if path == "-" {
 		return in.arg("VALUE", "-")
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--value-file: %w", err)
 	}
-	return b, nil
+	defer f.Close()
+	limit := in.a.valueLimit()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > int64(limit) {
+		return nil, tooLarge("VALUE", limit)
+	}
+	b, err := readLimited(f, limit, "VALUE")
+	if err != nil && !isUsage(err) {
+		return nil, fmt.Errorf("--value-file: %w", err)
+	}
+	return b, err
 }
 
 // escape shows bytes safely on a terminal: printable ASCII as is, a
@@ -138,9 +156,8 @@ func jsonString(s string) ([]byte, error) {
 }
 
 // record is one key in JSON: a line of an export or import, of a scan, or
-// the answer of get. A key or value that is valid UTF-8 is a string under
-// "key"/"value"; anything else is standard base64 under
-// "key_base64"/"value_base64". expire_ms is the absolute expiry in
+// the answer of get. A key or value is a string under "key"/"value" or
+// standard base64 under "key_base64"/"value_base64" (see textOrBase64). expire_ms is the absolute expiry in
 // milliseconds since the Unix epoch, absent for a key without TTL. A record
 // without any key field only names a column family (an export writes one
 // for each empty column family, so that it survives a round trip).
@@ -156,15 +173,40 @@ type record struct {
 	TTLMs *int64 `json:"ttl_ms,omitempty"`
 }
 
-// textOrBase64 returns b as a string for a text field, or as base64 for
-// the base64 field.
+// textOrBase64 returns b as a string for a text field when it is valid
+// UTF-8 and its JSON string is not longer than its base64 (a value of
+// zero bytes is valid UTF-8, but each one is six bytes of "\u0000"), or
+// else as base64 for the base64 field. Either way a line is never longer
+// than base64 makes it, which is what import's limit on a line counts on.
 func textOrBase64(b []byte) (text, b64 *string) {
-	if utf8.Valid(b) {
+	if utf8.Valid(b) && jsonEscapedLen(b) <= base64.StdEncoding.EncodedLen(len(b)) {
 		s := string(b)
 		return &s, nil
 	}
 	s := base64.StdEncoding.EncodeToString(b)
 	return nil, &s
+}
+
+// jsonEscapedLen is the length of valid UTF-8 b as the inside of a JSON
+// string, as encoding/json writes it without HTML escaping: a quote and a
+// backslash take two bytes, \n, \r and \t two, the other control
+// characters and U+2028, U+2029 six.
+func jsonEscapedLen(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n += 2
+		case c < 0x20:
+			n += 6
+		case c == 0xe2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xa8 || b[i+2] == 0xa9):
+			n += 6
+			i += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // newRecord builds the JSON record of a key (value nil: leave it out).

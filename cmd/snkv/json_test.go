@@ -39,7 +39,8 @@ func TestJSONOutput(t *testing.T) {
 
 	r = cli(t, nil, "get", path, "--json", "--hex", "62696e00ff")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, []map[string]any{{"cf": "default", "key_base64": "YmluAP8=", "value": "\x01\x02tab\there"}}, jsonLines(t, r.stdout))
+	require.Equal(t, []map[string]any{{"cf": "default", "key_base64": "YmluAP8=", "value_base64": "AQJ0YWIJaGVyZQ=="}}, jsonLines(t, r.stdout),
+		"valid UTF-8, but shorter in base64 than escaped")
 
 	r = cli(t, nil, "get", path, "--json", `back\slash`)
 	require.Equal(t, []map[string]any{{"cf": "default", "key": `back\slash`, "value": "café"}}, jsonLines(t, r.stdout))

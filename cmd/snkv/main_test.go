@@ -110,6 +110,8 @@ func requireClean(t testing.TB, r result) {
 	}
 	require.NotContains(t, r.stderr, ": snkv: ", "the library's prefix is not repeated inside the message")
 	require.NotContains(t, r.stderr, "snkv: snkv", "the message has one prefix")
+	require.NotContains(t, strings.TrimPrefix(r.stderr, "snkv: "), ": timelog: ", "the time-series package's prefix is not repeated in the message")
+	require.NotContains(t, r.stderr, `timelog: "`, "the time-series package's prefix is not in the message")
 }
 
 // fixture writes a small store with the library: a default column family

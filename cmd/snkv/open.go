@@ -82,18 +82,26 @@ func (a *app) open(path string, write bool) (*kvstore.Store, error) {
 		return nil, fmt.Errorf("%s: is a directory, not a store file", path)
 	case fi.Size() == 0 && !a.create:
 		return nil, fmt.Errorf("%s: the file is empty, not an snkv store (pass --create to make it one)", path)
-	case fi.Size() > 0:
+	}
+	fresh := missing || fi.Size() == 0 // a store is made here, with --create
+	if !fresh {
 		// The one look at the file's bytes, before any store is open.
-		if err := inspect(path, a.adopt); err != nil {
+		noTables, err := inspect(path, a.adopt)
+		switch {
+		case err != nil:
 			return nil, err
+		case noTables && !a.create && !a.adopt:
+			// Open would make it a store: only when asked to.
+			return nil, fmt.Errorf("%s: a SQLite database without tables, not an snkv store (pass --create to make it one)", path)
 		}
+		fresh = noTables && a.create
 	}
 	if !missing && write {
 		if err := checkWritable(path); err != nil {
 			return nil, err
 		}
 	}
-	if missing || fi.Size() == 0 {
+	if fresh {
 		// --create: a new store, made read-write, then opened as asked.
 		if err := a.newStoreSecret(path); err != nil {
 			return nil, err
@@ -146,12 +154,16 @@ func dirExists(path string) error {
 // to the mapping's size (256 MiB by default) to its resident memory (110
 // MiB with the mapping, 22-26 MiB without, on that store).
 func (a *app) options(readOnly bool) kvstore.Options {
-	return kvstore.Options{ReadOnly: readOnly, Adopt: a.adopt && !readOnly, Clock: a.clock, MmapSize: -1, FileMode: a.fileMode}
+	return kvstore.Options{ReadOnly: readOnly, Adopt: a.adopt && !readOnly, Clock: a.clock, MmapSize: -1, FileMode: a.fileMode, MaxValueSize: a.maxValue, BusyTimeout: a.busyTimeout}
 }
 
 // inspect reads the file's header and refuses what is not an snkv store
 // (or, with adopt, a SQLite database to adopt) with a message naming what
-// the file is. A file it cannot read is left to Open to report.
+// the file is. A file it cannot read is left to Open to report. noTables
+// reports a SQLite database with no schema object at all (no table,
+// view, index or trigger) and no snkv header, which Open would make a
+// store, as it does an empty file; a database whose -wal holds content
+// is left to Open (the store's header may be in it).
 //
 // It opens the file with os.Open, which is safe only while no store of
 // this process has the file open: SQLite's locks are POSIX record locks,
@@ -161,44 +173,61 @@ func (a *app) options(readOnly bool) kvstore.Options {
 // this look; storesOpened makes that order a checked invariant: once a
 // store was opened, inspect reads nothing and leaves the verdict to Open
 // (which reads the header through SQLite's own file layer).
-func inspect(path string, adopt bool) error {
+func inspect(path string, adopt bool) (noTables bool, err error) {
 	if storesOpened.Load() {
-		return nil
+		return false, nil
 	}
 	hdr, err := readHeader(path)
 	if err != nil || len(hdr) == 0 {
-		return nil
+		return false, nil
 	}
 	n := len(hdr)
 	if !bytes.HasPrefix(hdr, []byte(sqliteMagic)) {
-		return fmt.Errorf("%s: not an snkv store: it is not a SQLite database (%s)", path, describeBytes(hdr))
+		return false, fmt.Errorf("%s: not an snkv store: it is not a SQLite database (%s)", path, describeBytes(hdr))
 	}
 	if n < 100 {
-		return fmt.Errorf("%s: not an snkv store: a truncated SQLite header (%d bytes)", path, n)
+		return false, fmt.Errorf("%s: not an snkv store: a truncated SQLite header (%d bytes)", path, n)
 	}
 	app := binary.BigEndian.Uint32(hdr[68:72])
-	if app == 0 || app == snkvApplicationID {
-		return nil // an snkv store, or a plain SQLite database: Open decides
+	if app == 0 {
+		return emptySchema(hdr) && !hasWAL(path), nil // a plain SQLite database: Open decides
+	}
+	if app == snkvApplicationID {
+		return false, nil
 	}
 	what, ok := knownApps[app]
 	if !ok {
 		what = fmt.Sprintf("a SQLite database of another application (application_id %#08x)", app)
 	}
 	if adopt {
-		return fmt.Errorf("%s: not an snkv store: it is %s, which --adopt will not take over (its application_id marks it as another program's file)", path, what)
+		return false, fmt.Errorf("%s: not an snkv store: it is %s, which --adopt will not take over (its application_id marks it as another program's file)", path, what)
 	}
-	return fmt.Errorf("%s: not an snkv store: it is %s", path, what)
+	return false, fmt.Errorf("%s: not an snkv store: it is %s", path, what)
 }
 
-// readHeader returns the first 100 bytes of the file (fewer if it is
-// shorter), reading through a descriptor closed before it returns.
+// emptySchema reports whether the first page of a SQLite file, whose
+// first bytes are hdr, holds a schema table without any row: a leaf page
+// of a table B-tree (type 13) with no cell, after the 100-byte header.
+func emptySchema(hdr []byte) bool {
+	return len(hdr) >= 105 && hdr[100] == 0x0d && hdr[103] == 0 && hdr[104] == 0
+}
+
+// hasWAL reports whether a -wal file with content is beside path.
+func hasWAL(path string) bool {
+	fi, err := os.Stat(path + "-wal")
+	return err == nil && fi.Size() > 0
+}
+
+// readHeader returns the first 108 bytes of the file (fewer if it is
+// shorter): the database header and the page header of the schema table,
+// reading through a descriptor closed before it returns.
 func readHeader(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	hdr := make([]byte, 100)
+	hdr := make([]byte, 108)
 	n, err := io.ReadFull(f, hdr)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, err
@@ -274,7 +303,7 @@ func readOnlyCompanions(path string) error {
 
 // explainOpen turns an error of kvstore.Open into a message that says what
 // is wrong with the file and what to do.
-func explainOpen(path string, write bool, err error) error {
+func (a *app) explainOpen(path string, write bool, err error) error {
 	switch {
 	case errors.Is(err, kvstore.ErrNotStore):
 		detail := err.Error()
@@ -286,6 +315,9 @@ func explainOpen(path string, write bool, err error) error {
 		}
 		return fmt.Errorf("%s: not an snkv store: a SQLite database of another kind: %s", path, detail)
 	case errors.Is(err, kvstore.ErrCorrupt):
+		if a.checking {
+			return damagedError{err: fmt.Errorf("%s: the file is damaged or not a database: %s (restore it from a backup)", path, strip(err)), final: true}
+		}
 		return damagedError{err: fmt.Errorf("%s: the file is damaged or not a database: %s ('snkv check %s' lists what SQLite finds; restore it from a backup)", path, strip(err), path), final: true}
 	case errors.Is(err, kvstore.ErrVersion):
 		return fmt.Errorf("%s: the store was written by a newer snkv: %s", path, strip(err))
@@ -305,22 +337,4 @@ func explainOpen(path string, write bool, err error) error {
 		return fmt.Errorf("%s: the operating system failed to read or write the file (check the disk): %s", path, strip(err))
 	}
 	return fmt.Errorf("%s: %w", path, err)
-}
-
-// strip drops the library's repeated "snkv: " and "open \"path\": " prefixes
-// from a message that is about to be prefixed by the file name.
-func strip(err error) string {
-	s := err.Error()
-	for {
-		t := strings.TrimPrefix(s, "snkv: ")
-		if strings.HasPrefix(t, "open \"") {
-			if i := strings.Index(t, "\": "); i >= 0 {
-				t = t[i+3:]
-			}
-		}
-		if t == s {
-			return s
-		}
-		s = t
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,7 +32,7 @@ type table struct {
 
 func (a *app) table(headers ...string) *table {
 	t := &table{w: a.out}
-	if len(headers) > 0 {
+	if len(headers) > 0 && !a.noHeader {
 		t.row(headers...)
 	}
 	return t
@@ -202,4 +203,78 @@ func (p *progress) done() {
 		_ = p.bar.Finish()
 		_ = p.bar.Clear()
 	}
+}
+
+// stdoutIsTerminal reports whether stdout is a terminal.
+func (a *app) stdoutIsTerminal() bool {
+	return a.stdout != nil && term.IsTerminal(int(a.stdout.Fd()))
+}
+
+// yesNo shows a boolean for people.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// humanSize shows a byte count in binary units with three significant
+// digits ("43.9 KiB", "1.05 GiB"); below 1 KiB in bytes.
+func humanSize(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v := float64(n)
+	unit := ""
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"} {
+		v /= 1024
+		unit = u
+		if v < 1024 {
+			break
+		}
+	}
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f %s", v, unit)
+	case v < 100:
+		return fmt.Sprintf("%.1f %s", v, unit)
+	}
+	return fmt.Sprintf("%.0f %s", v, unit)
+}
+
+// withSize shows a byte count exactly, and in binary units when it is
+// 1 KiB or more: "45056 (44.0 KiB)".
+func withSize(n int64) string {
+	if n < 1024 {
+		return itoa(n)
+	}
+	return fmt.Sprintf("%d (%s)", n, humanSize(n))
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// irregular are the plurals that are not the word and an s.
+var irregular = map[string]string{"column family": "column families", "entry": "entries"}
+
+// plural is the plural of a noun.
+func pluralOf(noun string) string {
+	if p, ok := irregular[noun]; ok {
+		return p
+	}
+	return noun + "s"
+}
+
+// countOf says n of a noun: "1 key", "2 keys", "1 column family".
+func countOf[N int | int64](n N, noun string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %s", n, pluralOf(noun))
 }

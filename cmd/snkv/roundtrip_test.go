@@ -186,3 +186,37 @@ func TestRoundTrip(t *testing.T) {
 		require.Equal(t, items, got[name], "column family %s", name)
 	}
 }
+
+// TestRoundTripLargeValues exports a store the library wrote with
+// MaxValueSize 64 MiB, with values of 20 and 30 MiB: the export says the
+// size its import needs, import refuses it without --max-value-size, and
+// with it reproduces the store exactly.
+func TestRoundTripLargeValues(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "large.db")
+	db, err := kvstore.Open(src, kvstore.Options{MaxValueSize: 64 << 20})
+	require.NoError(t, err)
+	random := make([]byte, 30<<20)
+	_, _ = rand.NewChaCha8([32]byte{5, 6}).Read(random)
+	require.NoError(t, db.Put([]byte("zeros"), make([]byte, 20<<20)))
+	require.NoError(t, db.Put([]byte("random"), random))
+	require.NoError(t, db.Put([]byte("small"), []byte("s")))
+	require.NoError(t, db.Close())
+
+	out := filepath.Join(dir, "large.jsonl")
+	r := cli(t, nil, "export", src, "--out", out)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--max-value-size 30MiB", "the export names what its import needs")
+
+	dst := filepath.Join(dir, "copy.db")
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	r = cli(t, f, "import", dst, "--create")
+	require.NoError(t, f.Close())
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--max-value-size")
+
+	r = cli(t, nil, "import", dst, "--create", "--in", out, "--max-value-size", "30MiB")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, dump(t, src, t0), dump(t, dst, t0))
+}

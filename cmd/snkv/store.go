@@ -4,23 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
 )
 
-// notFound is an error with its own message that counts as
-// kvstore.ErrNotFound (exit code 3).
-type notFound struct{ msg string }
-
-func (e notFound) Error() string        { return e.msg }
-func (e notFound) Is(target error) bool { return target == kvstore.ErrNotFound }
-
 // withStore opens the store at path (read-only unless write), runs fn and
 // closes the store, reporting an error of closing it when fn succeeded.
 func (a *app) withStore(path string, write bool, fn func(db *kvstore.Store) error) (err error) {
+	if a.session != nil {
+		// In the shell: the store it opened, which stays open.
+		a.storePath = a.sessionPath
+		if write && a.session.ReadOnly() {
+			return fmt.Errorf("%s: the shell opened the store read-only (the file is not writable): write commands cannot run", a.sessionPath)
+		}
+		return fn(a.session)
+	}
 	db, err := a.open(path, write)
 	if err != nil {
 		return err
@@ -38,21 +36,6 @@ func (a *app) withStore(path string, write bool, fn func(db *kvstore.Store) erro
 		}
 	}()
 	return fn(db)
-}
-
-// readError turns an error met while reading column family cf (a scan, a
-// count) into what it means. Such a read cannot miss a key, so ErrNotFound
-// there means a table or view of cf is gone: cf was dropped meanwhile, or,
-// if the catalog still lists it, its hidden objects are damaged (exit code
-// 4, with what to run).
-func readError(db *kvstore.Store, cf string, err error) error {
-	if err == nil || !errors.Is(err, kvstore.ErrNotFound) || errors.Is(err, kvstore.ErrCorrupt) {
-		return err
-	}
-	if _, oerr := db.OpenColumnFamily(cf); oerr != nil {
-		return err // dropped meanwhile: the library's own message says so
-	}
-	return damagedError{err: fmt.Errorf("column family %q is listed in the catalog but cannot be read: %s", cf, stripPrefixes(err.Error()))}
 }
 
 // columnFamily returns the handle of the column family named by --cf.
@@ -83,82 +66,6 @@ func openCF(db *kvstore.Store, name string) (*kvstore.ColumnFamily, error) {
 	return cf, err
 }
 
-// keyError turns the library's ErrNotFound for a key into a message that
-// names the key and the column family; other errors pass unchanged.
-func keyError(cf *kvstore.ColumnFamily, key []byte, err error) error {
-	if errors.Is(err, kvstore.ErrNotFound) {
-		return notFound{fmt.Sprintf("key %q not found in column family %q", showText(key), cf.Name())}
-	}
-	if errors.Is(err, kvstore.ErrInvalidKey) || errors.Is(err, kvstore.ErrKeyTooLarge) || errors.Is(err, kvstore.ErrInvalidTTL) {
-		return usageError{err}
-	}
-	return err
-}
-
-// parseDuration reads a TTL: a Go duration ("90s", "1h30m") or a number
-// of days ("7d").
-func parseDuration(s string) (time.Duration, error) {
-	orig := s
-	var days time.Duration
-	if ds, rest, ok := strings.Cut(s, "d"); ok {
-		n, err := strconv.ParseFloat(ds, 64)
-		if err != nil || n <= 0 || n >= 100000 {
-			return 0, usagef("bad duration %q: want for example 90s, 30m, 2h45m, 7d or 1d12h", orig)
-		}
-		days = time.Duration(n * float64(24*time.Hour))
-		if rest == "" {
-			return days, nil
-		}
-		s = rest
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || (days > 0 && d < 0) {
-		return 0, usagef("bad duration %q: want for example 90s, 30m, 2h45m, 7d or 1d12h", orig)
-	}
-	if d += days; d <= 0 {
-		return 0, usagef("bad duration %q: a TTL must be positive", orig)
-	}
-	return d, nil
-}
-
-// parseExpireAt reads an absolute expiry time in RFC 3339.
-func parseExpireAt(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, usagef("bad --expire-at %q: want RFC 3339, for example 2030-01-02T15:04:05Z", s)
-	}
-	return t, nil
-}
-
-// expiry is when a command should make a key expire: after a TTL or at an
-// instant (neither: no expiry).
-type expiry struct {
-	ttl time.Duration
-	at  time.Time
-}
-
-// expiryFlags reads --ttl and --expire-at (at most one of them). An
-// --expire-at that is not after the command's clock is a usage error: the
-// key would be gone at once.
-func (a *app) expiryFlags(ttlFlag, atFlag string) (expiry, error) {
-	var e expiry
-	var err error
-	switch {
-	case ttlFlag != "" && atFlag != "":
-		return e, usagef("--ttl and --expire-at exclude each other")
-	case ttlFlag != "":
-		e.ttl, err = parseDuration(ttlFlag)
-	case atFlag != "":
-		e.at, err = parseExpireAt(atFlag)
-		if err == nil && !e.at.After(a.clock.Now()) {
-			err = usagef("--expire-at %s is not in the future (now is %s): the key would expire at once; 'snkv del' deletes a key", atFlag, a.clock.Now().UTC().Format(time.RFC3339))
-		}
-	}
-	return e, err
-}
-
-func (e expiry) none() bool { return e.ttl == 0 && e.at.IsZero() }
-
 // openCounted opens the column families names and counts their keys (each
 // from one snapshot), for commands that size a progress bar before work.
 func openCounted(ctx context.Context, db *kvstore.Store, names []string) ([]*kvstore.ColumnFamily, []kvstore.KeyCounts, error) {
@@ -177,4 +84,17 @@ func openCounted(ctx context.Context, db *kvstore.Store, names []string) ([]*kvs
 		counts = append(counts, kc)
 	}
 	return cfs, counts, nil
+}
+
+// onKey runs fn on the key of args[1] in the column family of --cf of the
+// store args[0], opened writable when write is set: the shape of every
+// single-key command.
+func (a *app) onKey(args []string, write bool, fn func(cf *kvstore.ColumnFamily, key []byte) error) error {
+	key, err := a.inputs().arg("KEY", args[1])
+	if err != nil {
+		return err
+	}
+	return a.withCF(args[0], write, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
+		return fn(cf, key)
+	})
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,15 +21,28 @@ import (
 // showed, with the terminal's \r\n turned back into \n.
 func onTerminal(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	scriptBin, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("needs script(1) to run the command on a terminal")
-	}
+	return onTerminalIn(t, dir, "", args...)
+}
+
+// onTerminalIn is onTerminal with stdin from the shell redirection in
+// ("< file", "" for the terminal), stdout and stderr on the terminal.
+func onTerminalIn(t *testing.T, dir, in string, args ...string) string {
+	t.Helper()
 	quoted := []string{snkvBin}
 	for _, a := range args {
 		quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
-	cmd := exec.Command(scriptBin, "-qec", strings.Join(quoted, " "), "/dev/null")
+	return onTerminalShell(t, dir, strings.Join(quoted, " ")+" "+in)
+}
+
+// onTerminalShell runs the shell command line on a terminal.
+func onTerminalShell(t *testing.T, dir, line string) string {
+	t.Helper()
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("needs script(1) to run the command on a terminal")
+	}
+	cmd := exec.Command(scriptBin, "-qec", line, "/dev/null")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), nowEnv+"="+t0.Format(time.RFC3339), "TERM=dumb")
 	var out bytes.Buffer
@@ -65,4 +79,20 @@ func TestImportProgressOnTerminal(t *testing.T) {
 	shown := onTerminal(t, dir, "import", "new.db", "--create", "--in", "in.jsonl")
 	require.Regexp(t, `importing +\d+%`, shown)
 	require.Contains(t, shown, "total          50000")
+}
+
+// TestTimelogAppendProgressOnTerminal appends records from a file and from
+// a pipe with stderr on a terminal: the bar shows the share of the file
+// read, or the records appended from the pipe, and is cleared at the end.
+func TestTimelogAppendProgressOnTerminal(t *testing.T) {
+	dir := t.TempDir()
+	b, err := io.ReadAll(&recordLines{n: 300_000})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "in.txt"), b, 0o644))
+	shown := onTerminalIn(t, dir, "< in.txt", "timelog", "append", "new.db", "l", "--create", "--json")
+	require.Regexp(t, `appending +\d+%`, shown)
+	require.Contains(t, shown, `{"appended":300000,"log":"l"}`)
+	shown = onTerminalShell(t, dir, "cat in.txt | "+snkvBin+" timelog append new.db l --json")
+	require.Regexp(t, `appending .*\d+ records`, shown)
+	require.Contains(t, shown, `{"appended":300000,"log":"l"}`)
 }

@@ -54,7 +54,7 @@ func appendTSVField(b, s []byte) []byte {
 func parseTSV(line []byte) (key, value []byte, expireMs *int64, err error) {
 	fields := bytes.Split(line, []byte{'\t'})
 	if len(fields) < 2 || len(fields) > 3 {
-		return nil, nil, nil, fmt.Errorf("want KEY<tab>VALUE or KEY<tab>VALUE<tab>EXPIRE_MS, got %d fields", len(fields))
+		return nil, nil, nil, fmt.Errorf("want KEY<tab>VALUE or KEY<tab>VALUE<tab>EXPIRE_MS, got %s", countOf(len(fields), "field"))
 	}
 	if key, err = unescapeTSV(fields[0]); err != nil {
 		return nil, nil, nil, fmt.Errorf("KEY: %w", err)

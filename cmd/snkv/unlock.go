@@ -31,7 +31,7 @@ func (a *app) openUnlocked(path string, opts kvstore.Options, write bool) (*kvst
 		return db, a.plainStore(db, path)
 	}
 	if !errors.Is(err, kvstore.ErrAuth) {
-		return nil, explainOpen(path, write, err)
+		return nil, a.explainOpen(path, write, err)
 	}
 	if a.onEncrypted != nil {
 		if err := a.onEncrypted(); err != nil {
@@ -52,7 +52,7 @@ func (a *app) openUnlocked(path string, opts kvstore.Options, write bool) (*kvst
 	case errors.Is(err, kvstore.ErrAuth):
 		return nil, authError{fmt.Errorf("%s: the %s does not open the store (wrong, or the store's encryption header was changed); the file is unchanged", path, s.kind())}
 	case err != nil:
-		return nil, explainOpen(path, write, err)
+		return nil, a.explainOpen(path, write, err)
 	}
 	a.unlocked = true
 	return db, nil

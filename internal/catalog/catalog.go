@@ -425,3 +425,22 @@ func (r *Registry) List(ctx context.Context) ([]string, error) {
 	slices.Sort(names)
 	return names, nil
 }
+
+// CreateIn creates the column family name inside the write transaction tx
+// and returns its state (its handles are not bound to tx). The column
+// family exists for others once tx commits; if tx rolls back, nothing of
+// it was ever written, and its handles report ErrNotFound. It fails as
+// Create does, and with ErrReadOnlyTx in a read-only transaction.
+func (r *Registry) CreateIn(tx *engine.Tx, name string) (*family.Family, error) {
+	if err := family.ValidateName(name); err != nil {
+		return nil, err
+	}
+	if err := tx.Check(true); err != nil {
+		return nil, err
+	}
+	f, err := r.createOn(tx.Ctx(), tx, name)
+	if err != nil {
+		return nil, engine.Wrap(tx.Ctx(), "create column family", err)
+	}
+	return f, nil
+}

@@ -258,7 +258,8 @@ func checkRows(ctx context.Context, c *engine.Conn, t *layout.Objects, sealed bo
 			return err
 		}
 		var bad, foreign, unauth int64
-		var firstBad, scratch, adBuf []byte
+		var badKeys []string // the first maxBadKeys keys of bad rows
+		var scratch, adBuf []byte
 		var scrap engine.Counters
 		for rows.Next() {
 			rep.Rows++
@@ -298,8 +299,8 @@ func checkRows(ctx context.Context, c *engine.Conn, t *layout.Objects, sealed bo
 			switch {
 			case err != nil:
 				bad++
-				if firstBad == nil {
-					firstBad = append([]byte{}, key...)
+				if len(badKeys) < maxBadKeys {
+					badKeys = append(badKeys, rowcodec.ShowKey(key))
 				}
 			case v == rowcodec.Verified:
 				rep.Verified++
@@ -315,11 +316,14 @@ func checkRows(ctx context.Context, c *engine.Conn, t *layout.Objects, sealed bo
 		if keys {
 			where = "TTL key index rows"
 		}
+		if bad == 1 {
+			where = strings.TrimSuffix(where, "s")
+		}
 		if foreign > 0 {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d %s have a key or value of the wrong type or length (written by another tool)", t.Data, foreign, where))
 		}
 		if bad > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d %s fail their checksum (first key %s)", t.Data, bad, where, rowcodec.ShowKey(firstBad)))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %s", t.Data, badRows(bad, where, badKeys)))
 		}
 		if unauth > maxAuthLines {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d more rows fail authentication", t.Data, unauth-maxAuthLines))
@@ -531,4 +535,22 @@ func refillKeys(ctx context.Context, c *engine.Conn, t *layout.Objects) error {
 		}
 	}
 	return nil
+}
+
+// maxBadKeys bounds the keys a check names for one column family's rows
+// that fail their checksum.
+const maxBadKeys = 10
+
+// badRows says that n rows (where: "rows", "TTL key index rows", singular
+// for one) fail their checksum, naming keys (at most maxBadKeys of them)
+// and counting the rest.
+func badRows(n int64, where string, keys []string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s fails its checksum: key %s", where, keys[0])
+	}
+	msg := fmt.Sprintf("%d %s fail their checksum: keys %s", n, where, strings.Join(keys, ", "))
+	if rest := n - int64(len(keys)); rest > 0 {
+		msg += fmt.Sprintf(", and %d more", rest)
+	}
+	return msg
 }

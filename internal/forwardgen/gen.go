@@ -73,7 +73,9 @@ var owners = []owner{
 // reader of Store or Tx could take for the whole store.
 var (
 	storeNotes = map[string]string{}
-	txNotes    = map[string]string{}
+	txNotes    = map[string]string{
+		"DeleteRangeInBatches": "In the transaction it deletes in one go.",
+	}
 )
 
 // kvstoreNames maps the names the columnfamily source uses for types to
@@ -276,10 +278,11 @@ func generate(o owner, methods []method) ([]byte, error) {
 			res = "(" + res + ")"
 		}
 		call := fmt.Sprintf("%s.cf.%s(%s)", o.recv, m.name, strings.Join(args, ", "))
-		fmt.Fprintf(&body, "\n// %s is ColumnFamily.%s on %s.", m.name, m.name, o.docOn)
+		doc := fmt.Sprintf("%s is ColumnFamily.%s on %s.", m.name, m.name, o.docOn)
 		if n := o.notes[m.name]; n != "" {
-			fmt.Fprintf(&body, "\n// %s", strings.ReplaceAll(strings.TrimSpace(n), "\n", "\n// "))
+			doc += " " + strings.Join(strings.Fields(n), " ")
 		}
+		body.WriteString("\n" + comment(doc))
 		fmt.Fprintf(&body, "\nfunc (%s *%s) %s(%s) %s {\n", o.recv, o.typ, m.name, strings.Join(params, ", "), res)
 		switch {
 		case len(m.results) == 1 && m.results[0] == seqType:
@@ -320,6 +323,22 @@ func generate(o owner, methods []method) ([]byte, error) {
 	src.WriteString(o.intro + "\n")
 	src.Write(body.Bytes())
 	return format.Source(src.Bytes())
+}
+
+// comment returns text as a // comment of lines of at most 76 characters
+// (a longer word stays whole).
+func comment(text string) string {
+	var b strings.Builder
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > 76 && line != "//" {
+			b.WriteString(line + "\n")
+			line = "//"
+		}
+		line += " " + w
+	}
+	b.WriteString(line)
+	return b.String()
 }
 
 func paramTypes(m method) []string {

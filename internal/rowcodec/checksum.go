@@ -3,6 +3,9 @@ package rowcodec
 import (
 	"fmt"
 	"hash/crc32"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
@@ -76,14 +79,40 @@ func WithTTL(s int64, hasTTL bool) int64 {
 	return s
 }
 
-// ShowKey is key for an error message: hex, cut at 64 bytes.
+// ShowKey is key for an error message: quoted text when it is printable
+// UTF-8 ("user:1"), else a blob literal as the sqlite3 shell takes it
+// (x'00ff'); cut at 64 bytes.
 func ShowKey(key []byte) string {
-	if len(key) > 64 {
-		return fmt.Sprintf("%x… (%d bytes)", key[:64], len(key))
+	const most = 64
+	more := ""
+	if len(key) > most {
+		more = fmt.Sprintf("… (%d bytes)", len(key))
 	}
-	return fmt.Sprintf("%x", key)
+	if printableText(key) {
+		n := min(len(key), most)
+		for n < len(key) && n > 0 && !utf8.RuneStart(key[n]) {
+			n-- // cut between characters
+		}
+		return strconv.Quote(string(key[:n])) + more
+	}
+	return fmt.Sprintf("x'%x'", key[:min(len(key), most)]) + more
 }
 
+// printableText reports whether b is valid UTF-8 of printable characters
+// only.
+func printableText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// CorruptRow is the ErrCorrupt of a row of key: what is wrong with it.
 func CorruptRow(key []byte, what string) error {
 	return fmt.Errorf("%w: key %s: %s", engine.ErrCorrupt, ShowKey(key), what)
 }
