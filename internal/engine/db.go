@@ -130,7 +130,7 @@ func Open(cfg Config) (*DB, error) {
 		if err != nil {
 			db.ckpt.stop(true)
 			db.removeNewCompanions()
-			return nil, Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
+			return nil, Wrap(context.Background(), fmt.Sprintf("open %q", cfg.Path), err)
 		}
 		db.ownerWritableCompanions()
 		db.writer = make(chan *Conn, 1)
@@ -399,7 +399,7 @@ func (db *DB) repairWriter(c *Conn) (*Conn, error) {
 		return fresh, nil
 	}
 	if err := c.Control(context.Background(), "ROLLBACK"); err != nil && !noTx(err) {
-		return nil, fmt.Errorf("snkv: the writer is stuck in a transaction it cannot end: %w", Wrap(nil, "rollback", err))
+		return nil, fmt.Errorf("snkv: the writer is stuck in a transaction it cannot end: %w", Wrap(context.Background(), "rollback", err))
 	}
 	c.broke = false
 	return c, nil

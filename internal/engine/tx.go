@@ -254,7 +254,7 @@ func (tx *Tx) Commit() error {
 		tx.db.Stats.Commits.Add(1)
 	}
 	tx.end(err == nil)
-	return Wrap(nil, "commit", err)
+	return Wrap(context.Background(), "commit", err)
 }
 
 // Rollback abandons the transaction. Rolling back a finished transaction
@@ -278,7 +278,7 @@ func (tx *Tx) Rollback() error {
 	}
 	tx.db.Stats.Rollbacks.Add(1)
 	tx.end(false)
-	return Wrap(nil, "rollback", err)
+	return Wrap(context.Background(), "rollback", err)
 }
 
 // end gives the connection back and runs the hooks of the outcome:

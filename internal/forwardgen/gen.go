@@ -40,7 +40,6 @@ type owner struct {
 	docOn    string // how the doc comment names the handle
 	intro    string // the comment that opens the file
 	notes    map[string]string
-	receiver string // recv + " *" + typ, filled in
 }
 
 var owners = []owner{
