@@ -172,13 +172,13 @@ func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
 		return cf.tx.Conn(), cf.tx.Ctx(), nil
 	}
 	// A held read transaction is reused when nothing has committed since.
-	c, err := cf.db().AcquireRead(context.Background(), engine.ReadPoint)
+	c, err := cf.db().AcquireSnapshot(context.Background(), engine.ReadPoint)
 	return c, context.Background(), err
 }
 
 func (cf *ColumnFamily) doneRead(c *engine.Conn) {
 	if cf.tx == nil {
-		cf.db().ReleaseRead(c)
+		cf.db().ReleaseSnapshot(c)
 	}
 }
 

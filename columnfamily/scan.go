@@ -125,7 +125,7 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 		ctx := context.Background()
 		// One read transaction for the cursor's life: a held one that
 		// nothing has committed after, or a new one.
-		c, err := cf.db().AcquireRead(ctx, engine.ReadMulti)
+		c, err := cf.db().AcquireSnapshot(ctx, engine.ReadMulti)
 		if err != nil {
 			return nil, cf.errf(ctx, "iterate", err)
 		}
@@ -164,7 +164,7 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	}
 	if s.ownTx && !s.scanned {
 		// The snapshot is taken at the first positioning, not at Cursor.
-		if err := s.cf.db().FreshenRead(s.ctx, s.conn); err != nil {
+		if err := s.cf.db().FreshenSnapshot(s.ctx, s.conn); err != nil {
 			return nil, s.cf.errf(s.ctx, "iterate", err)
 		}
 	}
@@ -258,7 +258,7 @@ func (s *source) Close() error {
 		s.cf.tx.Untrack(s)
 	}
 	if s.ownTx {
-		s.cf.db().ReleaseRead(s.conn)
+		s.cf.db().ReleaseSnapshot(s.conn)
 	}
 	if len(s.expired) > 0 {
 		s.cf.expired(s.expired, s.nowMs)

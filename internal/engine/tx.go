@@ -38,7 +38,7 @@ func (db *DB) Begin(ctx context.Context, writable bool) (*Tx, error) {
 	if !writable {
 		// A read transaction whose snapshot is taken now, or a held one
 		// that nothing has committed after (snapshot.go).
-		c, err := db.AcquireRead(ctx, ReadPinned)
+		c, err := db.AcquireSnapshot(ctx, ReadPinned)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func (db *DB) release(c *Conn, writable bool) {
 		db.ReleaseWriter(c)
 	} else {
 		// Its read transaction may stay open for the next read.
-		db.ReleaseRead(c)
+		db.ReleaseSnapshot(c)
 	}
 }
 
@@ -234,7 +234,7 @@ func (tx *Tx) Commit() error {
 	}
 	tx.closeOpen()
 	if !tx.writable {
-		// Nothing to commit: ReleaseRead ends or keeps the snapshot.
+		// Nothing to commit: ReleaseSnapshot ends or keeps the snapshot.
 		tx.end(true)
 		return nil
 	}
