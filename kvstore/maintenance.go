@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/snkv-go/snkv/internal/catalog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/family"
 )
@@ -142,8 +143,11 @@ type IntegrityReport struct {
 	UnverifiedByCF map[string]int64
 }
 
-// CheckIntegrity runs SQLite's integrity_check and then snkv's own checks,
-// reading every row once (O(rows), in one read snapshot; writers go on):
+// CheckIntegrity checks the store and returns what it found as a report,
+// counts included; IntegrityCheck runs the same checks and returns an
+// error instead (nil: sound). It runs SQLite's integrity_check and then
+// snkv's own checks, reading every row once (O(rows), in one read
+// snapshot; writers go on):
 //   - every catalogued column family has its table, read view, checksum
 //     trigger and, if it uses TTL, both TTL tables and their triggers; no
 //     column-family table has lost its catalog row (Repair fixes these);
@@ -179,9 +183,11 @@ func (s *Store) CheckIntegrity(ctx context.Context) (IntegrityReport, error) {
 	return rep, engine.Wrap(ctx, "integrity check", err)
 }
 
-// IntegrityCheck is CheckIntegrity that returns nil for a sound store, else
-// an error wrapping ErrCorrupt that lists the problems. Unverified rows are
-// not problems.
+// IntegrityCheck checks the store and returns nil when it is sound, else
+// an error wrapping ErrCorrupt that lists the problems: CheckIntegrity's
+// checks with the answer as an error, as timelog's Log.IntegrityCheck
+// gives it (CheckIntegrity returns the report, with the counts of verified
+// and unverified rows). Unverified rows are not problems.
 func (s *Store) IntegrityCheck(ctx context.Context) error {
 	rep, err := s.CheckIntegrity(ctx)
 	if err != nil {
@@ -257,6 +263,12 @@ func (s *Store) FormatVersion(ctx context.Context) (int, error) {
 	}
 	return s.reg.Format(ctx)
 }
+
+// ApplicationID is PRAGMA application_id of every snkv store file, "snkv"
+// in ASCII: the big-endian 32-bit number at offset 68 of the file's header
+// (docs/format.md). A tool can tell an snkv store from another SQLite
+// database by it without opening the file as a store.
+const ApplicationID = catalog.ApplicationID
 
 // Stats is a snapshot of the store's activity counters (since Open, this
 // process only) and of its file. An operation inside a transaction is

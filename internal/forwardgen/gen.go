@@ -33,13 +33,13 @@ type param struct {
 
 // owner is a kvstore type that forwards the method set.
 type owner struct {
-	file     string // the generated file, in the kvstore directory
-	recv     string // receiver name
-	typ      string // receiver type
-	nilErr   string // the error of a call on a nil receiver
-	docOn    string // how the doc comment names the handle
-	intro    string // the comment that opens the file
-	notes    map[string]string
+	file   string // the generated file, in the kvstore directory
+	recv   string // receiver name
+	typ    string // receiver type
+	nilErr string // the error of a call on a nil receiver
+	docOn  string // how the doc comment names the handle
+	intro  string // the comment that opens the file
+	notes  map[string]string
 }
 
 var owners = []owner{
