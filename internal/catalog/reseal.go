@@ -82,7 +82,8 @@ func (r *Registry) SealHeader() []byte { return r.sealHdr }
 
 // SetSeal makes the row codec follow st (nil: no encryption), whose
 // header, as stored in the file, is header: a read whose snapshot holds
-// that header reads with st even after the store has moved on (seal.go).
+// that header reads with st even after the store has moved on
+// (family.Env.Follow).
 func (r *Registry) SetSeal(st *seal.State, header []byte) { r.env.Follow(st, header) }
 
 // Sealing reports whether the row codec follows an encryption state.
