@@ -14,6 +14,8 @@
 #   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
 #   make bench-snkv SNKV's own benchmark re-made in Go, three runs (docs/benchmarks.md)
+#   make bench-peers    snkv beside bbolt, buntdb and database/sql, each in its own process
+#                       (module bench/, which fetches them; scripts/bench-peers.sh)
 #   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M),
 #                       then the C Timelog workload (TIMELOG_NATIVE_N records, default 5M)
 #   make cross      CGO_ENABLED=0 builds for every supported platform
@@ -33,7 +35,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-timelog cross fmt vet lint tools
+.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-peers bench-timelog cross fmt vet lint tools
 
 all: test
 
@@ -72,6 +74,9 @@ bench:
 
 bench-snkv:
 	$(GO) test -run '^$$' -bench SNKVWorkload -benchtime 1x -count 3 -timeout 30m ./kvstore/
+
+bench-peers:
+	scripts/bench-peers.sh
 
 bench-timelog:
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkNative' -benchmem -benchtime 2s ./timelog/

@@ -35,6 +35,11 @@ func (c *Conn) Purge(*Table, []byte, int) (ok bool, n int, more bool, err error)
 	return false, 0, false, nil
 }
 
+// Lookup always reports that the caller must read with SQL.
+func (c *Conn) Lookup(*Table, []byte, bool) (row *ViewRow, ok, found, fresh bool, err error) {
+	return nil, false, false, false, nil
+}
+
 // Scan is a B-tree scan; this build never opens one.
 type Scan struct{}
 

@@ -9,3 +9,17 @@ import "github.com/snkv-go/snkv/internal/layout"
 // trigger a user added, a TTL table without its triggers, a version-1 TTL
 // layout) sends the caller to its SQL statements.
 type Table = layout.Objects
+
+// The columns of a column family's read view, as Lookup returns them.
+const (
+	ViewKey    = iota // the data row's key
+	ViewValue         // its value
+	ViewCrc           // its checksum (NULL in a table without the column)
+	ViewExpiry        // the key index row's expiry (NULL: no TTL)
+	ViewEcrc          // the key index row's checksum
+	nView
+)
+
+// ViewRow is one row of a column family's read view, its columns in the
+// order above (Conn.Lookup).
+type ViewRow [nView]Field

@@ -223,7 +223,7 @@ func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args
 		return nil, errors.Join(c.fastErr(err), r.Close())
 	}
 	if ok {
-		r.fast, r.cols, r.ahead = sc, spec.Fields, false
+		r.fast, r.cols, r.ahead, r.below = sc, spec.Fields, false, true
 		fastScans.Add(1)
 		return r, nil
 	}
@@ -291,6 +291,9 @@ var nullField = btree.Field{Kind: KindNull}
 func (r *Rows) field(i int) *btree.Field {
 	if i >= len(r.cols) || r.cols[i] < 0 {
 		return &nullField
+	}
+	if r.rec != nil {
+		return &r.rec[r.cols[i]]
 	}
 	return r.fast.Field(r.cols[i])
 }

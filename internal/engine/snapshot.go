@@ -191,6 +191,10 @@ func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
 	var h walHeader
 	keep := false
 	gen := db.checkpointGen()
+	if gen != c.cacheGen {
+		c.cacheGen = gen
+		db.dropWALPages(c)
+	}
 	if m != nil {
 		h, keep = m.header() // before BEGIN: see the comment at the top
 	}
@@ -206,6 +210,22 @@ func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
 		}
 	}
 	return nil
+}
+
+// dropWALPages empties the page cache of reader c, which is between read
+// transactions, once the checkpointer has copied the whole WAL since c
+// last began one (cacheGen). With the database file memory-mapped, a
+// reader's cache holds only pages it read from the WAL (the mapping
+// serves the file's), and a transaction that begins after a full copy
+// reads none: what it cached is never read again, yet SQLite keeps it
+// until the connection closes, up to the cache's size (about 4.4 MiB with
+// the default). A reader whose transaction began while the checkpointer
+// was copying a large commit filled it so. Without the mapping the cache
+// serves the file too and is kept.
+func (db *DB) dropWALPages(c *Conn) {
+	if db.cfg.MmapSize > 0 && !db.memory && !c.inTx() {
+		sqlite3.Xsqlite3_db_release_memory(c.tls, c.db)
+	}
 }
 
 // ReleaseSnapshot gives back a reader from AcquireSnapshot. Its read transaction

@@ -84,7 +84,7 @@ func (tx *Tx) DB() *DB { return tx.db }
 // set, ErrReadOnlyTx for a read-only transaction.
 func (tx *Tx) Check(write bool) error {
 	tx.mu.Lock()
-	done := tx.done
+	done, open := tx.done, len(tx.open) > 0
 	tx.mu.Unlock()
 	if done {
 		return ErrTxDone
@@ -95,7 +95,7 @@ func (tx *Tx) Check(write bool) error {
 	if write && !tx.writable {
 		return ErrReadOnlyTx
 	}
-	if write {
+	if write && open {
 		tx.detachOpen()
 	}
 	return nil

@@ -18,6 +18,9 @@ type Shape struct {
 	Objects layout.Objects
 	// SQL is the statements of the data path.
 	SQL layout.Queries
+	// GetPoint and ExistsPoint are the point reads below SQL of the Get and
+	// Exists statements: the view column each of their columns reads.
+	GetPoint, ExistsPoint engine.PointSpec
 }
 
 // NewShape returns the shape of column family name in the layout crc and
@@ -25,6 +28,12 @@ type Shape struct {
 func NewShape(name string, crc, v2 bool) *Shape {
 	sh := &Shape{Objects: layout.For(name, crc, v2)}
 	sh.SQL = sh.Objects.Queries()
+	sh.GetPoint = engine.PointSpec{Tables: &sh.Objects, Value: true, Fields: []int{engine.ViewValue, engine.ViewExpiry}}
+	sh.ExistsPoint = engine.PointSpec{Tables: &sh.Objects, Fields: []int{engine.ViewExpiry}}
+	if crc {
+		sh.GetPoint.Fields = []int{engine.ViewValue, engine.ViewExpiry, engine.ViewCrc, engine.ViewEcrc}
+		sh.ExistsPoint.Fields = []int{engine.ViewExpiry, engine.ViewEcrc}
+	}
 	return sh
 }
 
