@@ -171,7 +171,7 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	s.scanned = true
 	sh := s.cf.m.Reading()
 	q := sh.SQL.Scan(boundKind(lo), boundKind(hi), desc)
-	spec := &engine.ScanSpec{Tables: &sh.Objects, Fields: scanFields[:3],
+	spec := &engine.ScanSpec{Objects: &sh.Objects, Fields: scanFields[:3],
 		Lo: lo.Key, LoIncl: lo.Inclusive, Hi: hi.Key, HiIncl: hi.Inclusive, Desc: desc}
 	if sh.Objects.Crc {
 		spec.Fields = scanFields[:]

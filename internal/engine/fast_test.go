@@ -29,7 +29,7 @@ func fastDB(t *testing.T) *DB {
 }
 
 // tablesOf names the objects of a column family table called name.
-func tablesOf(name string) *Tables {
+func tablesOf(name string) *layout.Objects {
 	t := layout.For(name, true, true)
 	return &t
 }

@@ -28,8 +28,8 @@ type Shape struct {
 func NewShape(name string, crc, v2 bool) *Shape {
 	sh := &Shape{Objects: layout.For(name, crc, v2)}
 	sh.SQL = sh.Objects.Queries()
-	sh.GetPoint = engine.PointSpec{Tables: &sh.Objects, Value: true, Fields: []int{engine.ViewValue, engine.ViewExpiry}}
-	sh.ExistsPoint = engine.PointSpec{Tables: &sh.Objects, Fields: []int{engine.ViewExpiry}}
+	sh.GetPoint = engine.PointSpec{Objects: &sh.Objects, Value: true, Fields: []int{engine.ViewValue, engine.ViewExpiry}}
+	sh.ExistsPoint = engine.PointSpec{Objects: &sh.Objects, Fields: []int{engine.ViewExpiry}}
 	if crc {
 		sh.GetPoint.Fields = []int{engine.ViewValue, engine.ViewExpiry, engine.ViewCrc, engine.ViewEcrc}
 		sh.ExistsPoint.Fields = []int{engine.ViewExpiry, engine.ViewEcrc}
