@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/snkv-go/snkv/kvstore"
-	"github.com/snkv-go/snkv/ttl"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver, to inspect the hidden tables as another tool would
 )
@@ -122,7 +123,7 @@ func ttlTableExists(t *testing.T, path, name string) bool {
 func ttlCounts(t *testing.T, path, cf string) [3]int64 {
 	t.Helper()
 	var out [3]int64
-	for i, name := range []string{cf, ttl.KeysPrefix + cf, ttl.ExpiryPrefix + cf} {
+	for i, name := range []string{cf, layout.KeysPrefix + cf, layout.ExpiryPrefix + cf} {
 		if !ttlTableExists(t, path, name) {
 			out[i] = -1
 			continue
@@ -138,11 +139,11 @@ func ttlKeyRows(t *testing.T, path, cf, key string) [3]int64 {
 	t.Helper()
 	var out [3]int64
 	out[0] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(cf)+` WHERE key = ?`, []byte(key))
-	if ttlTableExists(t, path, ttl.KeysPrefix+cf) {
-		out[1] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(ttl.KeysPrefix+cf)+` WHERE key = ?`, []byte(key))
+	if ttlTableExists(t, path, layout.KeysPrefix+cf) {
+		out[1] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(layout.KeysPrefix+cf)+` WHERE key = ?`, []byte(key))
 	}
-	if ttlTableExists(t, path, ttl.ExpiryPrefix+cf) {
-		out[2] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(ttl.ExpiryPrefix+cf)+` WHERE key = ?`, []byte(key))
+	if ttlTableExists(t, path, layout.ExpiryPrefix+cf) {
+		out[2] = ttlRawInt(t, path, `SELECT count(*) FROM `+ttlQuote(layout.ExpiryPrefix+cf)+` WHERE key = ?`, []byte(key))
 	}
 	return out
 }
@@ -153,7 +154,7 @@ func ttlHidden(t *testing.T, path, cf string) []string {
 	var names []string
 	ttlRawQuery(t, path, func(db *sql.DB) {
 		rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE name IN (?, ?, ?, ?, ?) ORDER BY name`,
-			ttl.KeysPrefix+cf, ttl.ExpiryPrefix+cf, ttl.OnUpdatePrefix+cf, ttl.OnDeletePrefix+cf, ttl.OnInsertPrefix+cf)
+			layout.KeysPrefix+cf, layout.ExpiryPrefix+cf, layout.OnUpdatePrefix+cf, layout.OnDeletePrefix+cf, layout.OnInsertPrefix+cf)
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
@@ -177,13 +178,13 @@ func ttlIndex(t *testing.T, path, cf string) []ttlIndexEntry {
 	t.Helper()
 	var out []ttlIndexEntry
 	ttlRawQuery(t, path, func(db *sql.DB) {
-		rows, err := db.Query(`SELECT expire_ms, key FROM ` + ttlQuote(ttl.ExpiryPrefix+cf) + ` ORDER BY expire_ms, key`)
+		rows, err := db.Query(`SELECT expire_ms, key FROM ` + ttlQuote(layout.ExpiryPrefix+cf) + ` ORDER BY expire_ms, key`)
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
 			var eb, key []byte
 			require.NoError(t, rows.Scan(&eb, &key))
-			exp, err := ttl.Decode(eb)
+			exp, err := expiry.Decode(eb)
 			require.NoError(t, err)
 			out = append(out, ttlIndexEntry{exp, string(key)})
 		}
@@ -198,7 +199,7 @@ func ttlKeyExpiry(t *testing.T, path, cf, key string) (int64, bool) {
 	var raw []byte
 	found := true
 	ttlRawQuery(t, path, func(db *sql.DB) {
-		err := db.QueryRow(`SELECT expire_ms FROM `+ttlQuote(ttl.KeysPrefix+cf)+` WHERE key = ?`, []byte(key)).Scan(&raw)
+		err := db.QueryRow(`SELECT expire_ms FROM `+ttlQuote(layout.KeysPrefix+cf)+` WHERE key = ?`, []byte(key)).Scan(&raw)
 		if errors.Is(err, sql.ErrNoRows) {
 			found = false
 			return
@@ -208,7 +209,7 @@ func ttlKeyExpiry(t *testing.T, path, cf, key string) (int64, bool) {
 	if !found {
 		return 0, false
 	}
-	exp, err := ttl.Decode(raw)
+	exp, err := expiry.Decode(raw)
 	require.NoError(t, err)
 	return exp, true
 }

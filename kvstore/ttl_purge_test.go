@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/kvstore"
-	"github.com/snkv-go/snkv/ttl"
 	"github.com/stretchr/testify/require"
 )
 
@@ -174,8 +174,8 @@ func TestPurgeExpiredAcrossBatches(t *testing.T) {
 			ttlPurge(t, cf, expired)
 			after := f.stats(t)
 			require.Equal(t, before.Purged+uint64(expired), after.Purged)
-			batches := (expired + ttl.PurgeBatch - 1) / ttl.PurgeBatch
-			require.GreaterOrEqual(t, after.Commits-before.Commits, uint64(batches), "one transaction per batch of %d", ttl.PurgeBatch)
+			batches := (expired + expiry.PurgeBatch - 1) / expiry.PurgeBatch
+			require.GreaterOrEqual(t, after.Commits-before.Commits, uint64(batches), "one transaction per batch of %d", expiry.PurgeBatch)
 
 			require.Equal(t, [3]int64{20, 10, 10}, ttlCounts(t, f.path, name))
 			count, err := cf.Count()
@@ -330,9 +330,9 @@ func TestPurgeExpiredCancelled(t *testing.T) {
 	clk.arm(2, cancel)
 	n, err = db.PurgeExpired(ctx)
 	require.ErrorIs(t, err, context.Canceled)
-	require.GreaterOrEqual(t, n, ttl.PurgeBatch, "the first batch was done")
+	require.GreaterOrEqual(t, n, expiry.PurgeBatch, "the first batch was done")
 	require.Less(t, n, total, "the purge stopped early")
-	require.Zero(t, n%ttl.PurgeBatch, "only whole batches are committed")
+	require.Zero(t, n%expiry.PurgeBatch, "only whole batches are committed")
 	t.Logf("cancelled after %d of %d keys", n, total)
 	after, err := db.Stats(context.Background())
 	require.NoError(t, err)

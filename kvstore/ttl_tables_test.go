@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/snkv-go/snkv/kvstore"
-	"github.com/snkv-go/snkv/ttl"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver, to inspect the hidden tables as another tool would
 )
@@ -70,8 +70,8 @@ func TestTTLColumnFamilies(t *testing.T) {
 	ttlGet(t, sessions, "k0", "s")
 	ttlGet(t, tokens, "k0", "t")
 	ttlGet(t, f.db.Default(), "k0", "d")
-	require.ElementsMatch(t, []string{ttl.KeysPrefix + "sessions", ttl.ExpiryPrefix + "sessions",
-		ttl.OnUpdatePrefix + "sessions", ttl.OnDeletePrefix + "sessions", ttl.OnInsertPrefix + "sessions"}, ttlHidden(t, f.path, "sessions"))
+	require.ElementsMatch(t, []string{layout.KeysPrefix + "sessions", layout.ExpiryPrefix + "sessions",
+		layout.OnUpdatePrefix + "sessions", layout.OnDeletePrefix + "sessions", layout.OnInsertPrefix + "sessions"}, ttlHidden(t, f.path, "sessions"))
 
 	f.clk.Advance(time.Second)
 	// Purging one column family leaves the others' expired keys alone.
@@ -131,7 +131,7 @@ func TestTTLHiddenTablesAreNotColumnFamilies(t *testing.T) {
 	names, err := f.db.ListColumnFamilies()
 	require.NoError(t, err)
 	require.Equal(t, []string{"c", ttlDef}, names) // sorted bytewise
-	for _, name := range []string{ttl.KeysPrefix + "c", ttl.ExpiryPrefix + "c", ttl.KeysPrefix + ttlDef, ttl.ExpiryPrefix + "new"} {
+	for _, name := range []string{layout.KeysPrefix + "c", layout.ExpiryPrefix + "c", layout.KeysPrefix + ttlDef, layout.ExpiryPrefix + "new"} {
 		_, err := f.db.OpenColumnFamily(name)
 		require.ErrorIs(t, err, kvstore.ErrReservedName, name)
 		_, err = f.db.CreateColumnFamily(name)
@@ -201,7 +201,7 @@ func TestTTLCorruptExpiryIsReported(t *testing.T) {
 	require.NoError(t, cf.PutTTL([]byte("k"), []byte("v"), time.Hour))
 	// The table's CHECK refuses a 7-byte expiry; a tool that turns checks
 	// off (or damage) can still put one there.
-	rawExec(t, f.path, `PRAGMA ignore_check_constraints = ON`, `UPDATE "`+ttl.KeysPrefix+`c" SET expire_ms = x'00010203040506'`)
+	rawExec(t, f.path, `PRAGMA ignore_check_constraints = ON`, `UPDATE "`+layout.KeysPrefix+`c" SET expire_ms = x'00010203040506'`)
 	_, err := cf.Get([]byte("k"))
 	require.ErrorIs(t, err, kvstore.ErrCorrupt)
 	iterErr := lastErr(cf.All())

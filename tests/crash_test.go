@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/snkv-go/snkv/internal/testutil"
+
 	"github.com/snkv-go/snkv/kvstore"
-	"github.com/snkv-go/snkv/ttl"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver, to check the file as another tool would
 )
@@ -112,43 +114,43 @@ func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 
 	for _, cf := range names {
 		require.True(t, exists(cf), "column family %q has its table", cf)
-		hasKeys, hasExp := exists(ttl.KeysPrefix+cf), exists(ttl.ExpiryPrefix+cf)
+		hasKeys, hasExp := exists(layout.KeysPrefix+cf), exists(layout.ExpiryPrefix+cf)
 		require.Equal(t, hasKeys, hasExp, "column family %q: both hidden tables or neither", cf)
 		if !hasKeys {
 			continue
 		}
-		require.True(t, exists(ttl.OnUpdatePrefix+cf), "column family %q: update trigger", cf)
-		require.True(t, exists(ttl.OnDeletePrefix+cf), "column family %q: delete trigger", cf)
+		require.True(t, exists(layout.OnUpdatePrefix+cf), "column family %q: update trigger", cf)
+		require.True(t, exists(layout.OnDeletePrefix+cf), "column family %q: delete trigger", cf)
 
 		data := map[string]bool{}
 		for _, k := range keysOf(`SELECT key FROM ` + quote(cf)) {
 			data[string(k)] = true
 		}
-		expiry := map[string]int64{}
-		rows, err := raw.Query(`SELECT key, expire_ms FROM ` + quote(ttl.KeysPrefix+cf))
+		expiries := map[string]int64{}
+		rows, err := raw.Query(`SELECT key, expire_ms FROM ` + quote(layout.KeysPrefix+cf))
 		require.NoError(t, err)
 		for rows.Next() {
 			var k, e []byte
 			require.NoError(t, rows.Scan(&k, &e))
 			require.Len(t, e, 8, "column family %q key %q: expiry is 8 bytes", cf, k)
-			expiry[string(k)] = int64(binary.BigEndian.Uint64(e))
+			expiries[string(k)] = int64(binary.BigEndian.Uint64(e))
 		}
 		require.NoError(t, rows.Err())
 		require.NoError(t, rows.Close())
 
-		index := keysOf(`SELECT expire_ms || key FROM ` + quote(ttl.ExpiryPrefix+cf))
-		require.Len(t, index, len(expiry), "column family %q: one expiry index row per key index row", cf)
+		index := keysOf(`SELECT expire_ms || key FROM ` + quote(layout.ExpiryPrefix+cf))
+		require.Len(t, index, len(expiries), "column family %q: one expiry index row per key index row", cf)
 		for _, ik := range index {
-			exp, k, err := ttl.SplitIndexKey(ik)
+			exp, k, err := expiry.SplitIndexKey(ik)
 			require.NoError(t, err)
-			want, ok := expiry[string(k)]
+			want, ok := expiries[string(k)]
 			require.True(t, ok, "column family %q: expiry index row of %q has no key index row", cf, k)
 			require.Equal(t, want, exp, "column family %q key %q: both indexes hold the same expiry", cf, k)
 		}
-		for k := range expiry {
+		for k := range expiries {
 			require.True(t, data[k], "column family %q: key index row of %q has no data row", cf, k)
 		}
-		ttlKeys += len(expiry)
+		ttlKeys += len(expiries)
 	}
 	return ttlKeys
 }
@@ -327,7 +329,7 @@ func TestCrashCheckFileDetectsDisagreement(t *testing.T) {
 	require.NoError(t, db.Close())
 	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
 	require.NoError(t, err)
-	_, err = raw.Exec(fmt.Sprintf(`DELETE FROM "%s%s"`, ttl.ExpiryPrefix, kvstore.DefaultColumnFamily))
+	_, err = raw.Exec(fmt.Sprintf(`DELETE FROM "%s%s"`, layout.ExpiryPrefix, kvstore.DefaultColumnFamily))
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 

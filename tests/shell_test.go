@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/catalog"
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -97,7 +98,7 @@ func TestShellListsTables(t *testing.T) {
 	require.NoError(t, db.Close())
 
 	got := tables(t, f.path)
-	for _, name := range []string{"default", "users", columnfamily.CatalogTable, "__snkv_view__default", "__snkv_view__users"} {
+	for _, name := range []string{"default", "users", layout.CatalogTable, "__snkv_view__default", "__snkv_view__users"} {
 		require.Contains(t, got, name)
 	}
 	for _, name := range got {
@@ -183,12 +184,12 @@ func TestShellHeader(t *testing.T) {
 
 	got := shell(t, f.path, "PRAGMA application_id;\nPRAGMA user_version;\nPRAGMA auto_vacuum;\nPRAGMA journal_mode;")
 	require.Equal(t, []string{
-		strconv.Itoa(columnfamily.ApplicationID),
-		strconv.Itoa(columnfamily.FormatVersion),
+		strconv.Itoa(catalog.ApplicationID),
+		strconv.Itoa(catalog.FormatVersion),
 		"2", // INCREMENTAL
 		"wal",
 	}, got)
-	require.Equal(t, "snkv", string(be64(columnfamily.ApplicationID)[4:]))
+	require.Equal(t, "snkv", string(be64(catalog.ApplicationID)[4:]))
 	require.Equal(t, []string{"ok"}, shell(t, f.path, "PRAGMA integrity_check;"))
 }
 

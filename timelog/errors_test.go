@@ -58,7 +58,7 @@ var (
 		"ErrIO": kvstore.ErrIO, "ErrDropDefault": kvstore.ErrDropDefault,
 		"ErrForeignHandle": kvstore.ErrForeignHandle, "ErrInvalidArgument": kvstore.ErrInvalidArgument,
 		"ErrAuth": kvstore.ErrAuth, "ErrNotEncrypted": kvstore.ErrNotEncrypted,
-		"ErrScrubPending": kvstore.ErrScrubPending,
+		"ErrScrubPending": kvstore.ErrScrubPending, "ErrClosedCursor": kvstore.ErrClosedCursor,
 	}
 	// sameCondition: the timelog errors that are the store's error of the
 	// same name.
