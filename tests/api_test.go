@@ -3,7 +3,6 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"flag"
 	"fmt"
 	"go/importer"
 	"go/token"
@@ -17,10 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
-
-var updateAPI = flag.Bool("update", false, "rewrite the golden files of testdata/api")
 
 // apiPackages are the packages applications import, whose exported
 // identifiers are the API: each has its list in testdata/api and its
@@ -227,7 +225,7 @@ func TestAPI(t *testing.T) {
 			}
 			got := strings.Join(lines, "\n") + "\n"
 			path := filepath.Join("testdata", "api", name+".txt")
-			if *updateAPI {
+			if testutil.Updating() {
 				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 				return

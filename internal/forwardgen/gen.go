@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // method is one exported method of *columnfamily.ColumnFamily, as the
@@ -67,12 +68,33 @@ var owners = []owner{
 	},
 }
 
-// storeNotes and txNotes are doc lines added to a forwarding method's
-// comment, where the default column family's method means something a
-// reader of Store or Tx could take for the whole store.
+// storeNotes and txNotes are added to a forwarding method's doc comment,
+// where the default column family's method means something a reader of
+// Store or Tx could take for the whole store. A note that starts with a
+// capital letter is sentences of its own; any other continues the first
+// sentence ("only: ...", ": it reads ...").
 var (
-	storeNotes = map[string]string{}
-	txNotes    = map[string]string{
+	storeNotes = map[string]string{
+		"CheckTTL": `only; other column families are not checked. CheckIntegrity checks
+			the TTL state of every column family (with the rest of the store).`,
+		"Clear": `only: it removes the default column family's keys and leaves every
+			other column family as it is (DropColumnFamily removes one of those whole).`,
+		"Count": `only: the live keys of the default column family, not of the store.
+			Count each column family through its handle, or use CountKeys for one by
+			name (live, TTL and expired-not-yet-purged keys).`,
+		"Cursor": `The cursor takes its snapshot when it is first positioned (First,
+			Last or Seek), not when Cursor returns, and keeps that snapshot until Close:
+			writes committed between Cursor and the first positioning are seen, later
+			ones are not, even after it is positioned again.`,
+		"PurgeExpired": `only; the expired keys of other column families stay until
+			their own purge. PurgeExpiredAll purges every column family, and the store
+			runs it by itself every Options.PurgeInterval (one minute by default on the
+			system clock; off with an injected Clock or PurgeInterval -1).`,
+		"PurgeExpiredN": `only (see PurgeExpired).`,
+	}
+	txNotes = map[string]string{
+		"Cursor": `: it reads inside the transaction, from its snapshot (and, in a
+			write transaction, its own writes; see ColumnFamily.Cursor).`,
 		"DeleteRangeInBatches": "In the transaction it deletes in one go.",
 	}
 )
@@ -277,9 +299,16 @@ func generate(o owner, methods []method) ([]byte, error) {
 			res = "(" + res + ")"
 		}
 		call := fmt.Sprintf("%s.cf.%s(%s)", o.recv, m.name, strings.Join(args, ", "))
-		doc := fmt.Sprintf("%s is ColumnFamily.%s on %s.", m.name, m.name, o.docOn)
-		if n := o.notes[m.name]; n != "" {
-			doc += " " + strings.Join(strings.Fields(n), " ")
+		doc := fmt.Sprintf("%s is ColumnFamily.%s on %s", m.name, m.name, o.docOn)
+		switch n := strings.Join(strings.Fields(o.notes[m.name]), " "); {
+		case n == "":
+			doc += "."
+		case unicode.IsUpper(rune(n[0])):
+			doc += ". " + n
+		case unicode.IsPunct(rune(n[0])):
+			doc += n
+		default:
+			doc += " " + n
 		}
 		body.WriteString("\n" + comment(doc))
 		fmt.Fprintf(&body, "\nfunc (%s *%s) %s(%s) %s {\n", o.recv, o.typ, m.name, strings.Join(params, ", "), res)

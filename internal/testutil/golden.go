@@ -32,3 +32,8 @@ func Golden(t testing.TB, name, got, hint string) {
 	require.NoError(t, err, "missing golden file %s: %s", path, hint)
 	require.Equal(t, string(want), got, "differs from %s: %s", path, hint)
 }
+
+// Updating reports whether the test binary runs with -update: a test that
+// keeps golden files of its own layout (not testdata/golden) rewrites them
+// instead of comparing.
+func Updating() bool { return *update }
