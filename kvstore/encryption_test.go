@@ -291,7 +291,9 @@ func TestEncryptionTamperedHeaderAndValues(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	// A flipped byte in the sealed value: the checksum catches it first.
-	execRaw(t, path, `UPDATE "default" SET value = CAST(substr(value, 1, 30) || x'00' || substr(value, 32) AS BLOB) WHERE key = x'6b'`)
+	// (Byte 31 is replaced by one it is not: a constant would change
+	// nothing one time in 256.)
+	execRaw(t, path, `UPDATE "default" SET value = CAST(substr(value, 1, 30) || CASE WHEN substr(value, 31, 1) = x'00' THEN x'01' ELSE x'00' END || substr(value, 32) AS BLOB) WHERE key = x'6b'`)
 	s = openAt(t, path, kvstore.Options{Encryption: pw("p")})
 	_, err = s.Default().Get([]byte("k"))
 	require.Error(t, err)
@@ -307,7 +309,7 @@ func TestEncryptionTamperedHeaderAndValues(t *testing.T) {
 
 	// A changed cost in the header: refused (its checksum fails) before
 	// anything is derived with it.
-	execRaw(t, path, `UPDATE __snkv_meta SET value = CAST(substr(value, 1, 30) || x'07' || substr(value, 32) AS BLOB) WHERE name = 'encryption'`)
+	execRaw(t, path, `UPDATE __snkv_meta SET value = CAST(substr(value, 1, 30) || CASE WHEN substr(value, 31, 1) = x'07' THEN x'08' ELSE x'07' END || substr(value, 32) AS BLOB) WHERE name = 'encryption'`)
 	before := fileSum(t, path)
 	_, err = kvstore.Open(path, kvstore.Options{Encryption: pw("p")})
 	require.True(t, errorsIsAny(err, kvstore.ErrAuth, kvstore.ErrCorrupt), "%v", err)
@@ -381,12 +383,7 @@ func skipSealedSuite(t *testing.T) {
 func TestSealHiddenTableSealsExistingValues(t *testing.T) {
 	path := tempPath(t)
 	s := openAt(t, path, kvstore.Options{Encryption: rawKey(6), UpgradeBatch: 3})
-	var h *kvstore.ColumnFamily
-	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
-		var err error
-		h, err = tx.CreateHiddenTable("layer", "old")
-		return err
-	}))
+	h := createHidden(t, s, "layer", "old")
 	for i := range 10 {
 		require.NoError(t, h.Put(fmt.Appendf(nil, "k%d", i), fmt.Appendf(nil, "in the clear %d", i)))
 	}

@@ -1,6 +1,9 @@
 package kvstore
 
-import "github.com/snkv-go/snkv/internal/engine"
+import (
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/iterator"
+)
 
 // Errors returned by snkv, always wrapped with context: compare them with
 // errors.Is.
@@ -81,4 +84,7 @@ var (
 	// key, column family or store). A refused open changes nothing in the
 	// file. See docs/encryption.md.
 	ErrAuth = engine.ErrAuth
+	// ErrClosedCursor: a Cursor used after Close, and Err or Close of a
+	// nil *Cursor (iterator.ErrClosedCursor, the same value).
+	ErrClosedCursor = iterator.ErrClosedCursor
 )

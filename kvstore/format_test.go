@@ -149,12 +149,7 @@ func TestUpgradeRefusesForeignRows(t *testing.T) {
 	rawExec(t, path, `INSERT INTO "default" (key, value) VALUES ('a text key', x'01')`)
 	db := openAt(t, path, kvstore.Options{})
 	// Reading code never turns the TEXT key into a key: it names the column family.
-	var iterErr error
-	for _, err := range db.All() {
-		if err != nil {
-			iterErr = err
-		}
-	}
+	iterErr := lastErr(db.All())
 	require.ErrorIs(t, iterErr, kvstore.ErrCorrupt)
 	require.ErrorContains(t, iterErr, "default")
 	require.ErrorIs(t, db.IntegrityCheck(ctx), kvstore.ErrCorrupt)
@@ -190,12 +185,7 @@ func TestChecksumMismatchIsCorrupt(t *testing.T) {
 	require.ErrorContains(t, err, `key "bob"`)
 	_, err = cf.GetMany([][]byte{b("alice"), b("bob")})
 	require.ErrorIs(t, err, kvstore.ErrCorrupt)
-	var iterErr error
-	for _, err := range cf.All() {
-		if err != nil {
-			iterErr = err
-		}
-	}
+	iterErr := lastErr(cf.All())
 	require.ErrorIs(t, iterErr, kvstore.ErrCorrupt)
 	// Copying and borrowing iterations verify on different paths.
 	for _, borrow := range []bool{false, true} {

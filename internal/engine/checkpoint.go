@@ -51,7 +51,7 @@ import (
 // Close stops the checkpointer (interrupting a pass in progress) before it
 // runs its own final checkpoint. WithWriter waits for a running pass, so
 // an explicit checkpoint on the writer never finds the checkpointer's lock
-// taken. A store opened read-only, in memory, with a rollback journal or
+// taken. A store opened read-only, with a rollback journal or
 // with automatic checkpoints off (Config.AutoCheckpoint < 0) has none.
 
 // defaultAutoCheckpoint is SQLite's default wal_autocheckpoint, used when
@@ -75,8 +75,19 @@ type checkpointer struct {
 	saltKnown bool
 	shm       atomic.Pointer[shmView] // the WAL index, mapped by the checkpointer's connection
 	kick      chan struct{}           // a commit left the WAL at or past threshold
-	started   atomic.Bool             // the goroutine runs (it starts at the first kick)
-	done      chan struct{}           // closed when the goroutine has returned
+	// passing is set by the commit that wakes the checkpointer and
+	// cleared when its pass ends: no commit queues a second pass behind
+	// one in progress.
+	passing atomic.Bool
+	// last is what the last pass left: the WAL's salt before it began
+	// and the frames it had copied into the database file when it ended
+	// (see committed).
+	last atomic.Pointer[passEnd]
+	// tailed is set when a commit of the current WAL cycle copied a
+	// pass's tail itself; the writer's WAL hook only uses it.
+	tailed  bool
+	started atomic.Bool   // the goroutine runs (it starts at the first kick)
+	done    chan struct{} // closed when the goroutine has returned
 	// mu is held by a pass. Lock order: the writer, then mu.
 	mu sync.Mutex
 	// writerHasMu is set while the goroutine that holds the writer holds
@@ -112,7 +123,7 @@ var (
 // newCheckpointer returns the checkpointer of db, or nil when db gets none.
 func newCheckpointer(db *DB) *checkpointer {
 	cfg := db.cfg
-	if db.memory || cfg.ReadOnly || cfg.Journal != "WAL" || cfg.AutoCheckpoint < 0 {
+	if cfg.ReadOnly || cfg.Journal != "WAL" || cfg.AutoCheckpoint < 0 {
 		return nil
 	}
 	n := int64(cfg.AutoCheckpoint)
@@ -160,10 +171,21 @@ func (k *checkpointer) install(c *Conn) {
 // since the checkpointer was woken, and the writer has committed three
 // quarters as much again as the WAL held then (or as the threshold, if
 // more).
+//
+// Between the pass that copies the bulk of the WAL and the restart, the
+// writer keeps committing, and the WAL restarts only at a transaction
+// that finds every frame copied. Each pass syncs both files, so a pass
+// for every commit past the threshold (the checkpointer never quite
+// catching up with a writer that syncs each commit) cost two syncs a
+// commit. So a commit wakes the checkpointer only when no pass is in
+// progress and the WAL has grown by a quarter of the threshold since the
+// last pass of this WAL; and once a pass has left a tail of at most an
+// eighth of the threshold, the commit copies it itself (once per WAL
+// cycle), which lets the next transaction restart the WAL.
 func (k *checkpointer) committed(frames int64) bool {
 	salt, known := k.walSalt()
 	if frames < k.frames.Swap(frames) || (known && k.saltKnown && salt != k.salt) {
-		k.woke = 0 // the WAL restarted
+		k.woke, k.tailed = 0, false // the WAL restarted
 	}
 	if frames < k.threshold || k.db.closed.Load() {
 		return false
@@ -171,14 +193,34 @@ func (k *checkpointer) committed(frames int64) bool {
 	if k.woke == 0 {
 		k.woke, k.salt, k.saltKnown = frames, salt, known
 	}
-	if k.started.CompareAndSwap(false, true) {
-		go k.run()
+	copied := int64(0) // frames of this WAL the last pass left copied
+	if e := k.last.Load(); e != nil && known && e.known && e.salt == salt {
+		copied = e.copied
 	}
-	select {
-	case k.kick <- struct{}{}:
-	default: // a pass is due already
+	if !k.passing.Load() {
+		switch tail := frames - copied; {
+		case copied > 0 && tail <= k.threshold/8 && !k.tailed:
+			k.tailed = true
+			return true // copy the tail in this commit (catchUp)
+		case copied == 0 || tail >= k.threshold/4:
+			k.passing.Store(true)
+			if k.started.CompareAndSwap(false, true) {
+				go k.run()
+			}
+			select {
+			case k.kick <- struct{}{}:
+			default: // a pass is due already
+			}
+		}
 	}
 	return frames >= max(k.woke, k.threshold)*7/4
+}
+
+// passEnd is what one pass left (checkpointer.last).
+type passEnd struct {
+	salt   [2]uint32
+	known  bool
+	copied int64
 }
 
 // walSalt returns the salt of the WAL (from the WAL-index header), which
@@ -215,6 +257,7 @@ func (k *checkpointer) run() {
 			return
 		}
 		k.pass()
+		k.passing.Store(false)
 	}
 }
 
@@ -252,6 +295,7 @@ func (k *checkpointer) checkpoint() {
 // held.
 func (k *checkpointer) passive(tls *libc.TLS, conn uintptr) {
 	k.stats.Passes.Add(1)
+	salt, known := k.walSalt() // before the pass: see committed
 	p := sqlite3.Xsqlite3_malloc64(tls, 8)
 	if p == 0 {
 		k.stats.Errors.Add(1)
@@ -264,10 +308,12 @@ func (k *checkpointer) passive(tls *libc.TLS, conn uintptr) {
 	switch {
 	case rc != sqlite3.SQLITE_OK || out[0] < 0:
 		k.stats.Errors.Add(1)
+		return
 	case out[1] == out[0]:
 		k.stats.Complete.Add(1)
 		k.gen.Add(1)
 	}
+	k.last.Store(&passEnd{salt: salt, known: known, copied: int64(out[1])})
 }
 
 // interrupt stops a pass in progress; Close calls it once db.closing is

@@ -15,8 +15,14 @@ import (
 // threshold pages.
 func ckptDB(t *testing.T, threshold int) (*DB, string) {
 	t.Helper()
+	return ckptDBSync(t, threshold, "NORMAL")
+}
+
+// ckptDBSync is ckptDB at the synchronous level sync.
+func ckptDBSync(t *testing.T, threshold int, sync string) (*DB, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
-	db, err := Open(Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second,
+	db, err := Open(Config{Path: path, Journal: "WAL", Sync: sync, BusyTimeout: 5 * time.Second,
 		MmapSize: 1 << 20, ReadHold: time.Hour, MaxReaders: 4, AutoCheckpoint: threshold})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
@@ -128,6 +134,33 @@ func TestCheckpointBoundsWALUnderSteadyCommits(t *testing.T) {
 	require.Less(t, fileSize(t, path+"-wal"), int64((threshold*7/4+10)*(4096+24)))
 }
 
+// Under a steady stream of small commits a WAL cycle (from one restart to
+// the next) costs a few passes, each of which syncs both files: not one
+// pass for every commit that comes after the threshold while the WAL waits
+// for its restart. A pass that leaves a small tail has the next commit
+// copy it, so that the transaction after restarts the WAL. (Each commit
+// syncs here, as with SyncFull, so the checkpointer has time for many
+// passes between two commits.)
+func TestCheckpointPassesPerCycle(t *testing.T) {
+	const threshold = 200
+	db, _ := ckptDBSync(t, threshold, "FULL")
+	restarts, last := 0, int64(0)
+	for i := range 1500 {
+		putRows(t, db, i%500, 1, 100)
+		f := db.ckpt.frames.Load()
+		if f < last {
+			restarts++
+		}
+		last = f
+	}
+	st := db.CheckpointStats()
+	passes := st.Passes.Load()
+	require.Greater(t, restarts, 3, "the WAL never restarted")
+	t.Logf("%d passes (%d by commits) for %d restarts", passes, st.WriterPasses.Load(), restarts)
+	require.LessOrEqual(t, passes, uint64(4*(restarts+1)),
+		"%d passes (%d by commits) for %d restarts", passes, st.WriterPasses.Load(), restarts)
+}
+
 // With the checkpointer held up, the commit that takes the WAL past 7/4 of
 // its size at the commit that woke the checkpointer waits for it, then
 // copies the WAL itself.
@@ -160,6 +193,42 @@ func TestCheckpointCommitCatchesUp(t *testing.T) {
 	require.Equal(t, uint64(1), k.stats.WriterPasses.Load(), "the waiting commit did not copy the WAL")
 	frames, backfilled := walFrames(t, db)
 	require.Equal(t, frames, backfilled)
+}
+
+// cacheUsed returns the bytes of c's page cache (SQLITE_DBSTATUS_CACHE_USED).
+func cacheUsed(c *Conn) int64 {
+	p := sqlite3.Xsqlite3_malloc64(c.tls, 8)
+	defer sqlite3.Xsqlite3_free(c.tls, p)
+	sqlite3.Xsqlite3_db_status(c.tls, c.db, sqlite3.SQLITE_DBSTATUS_CACHE_USED, p, p+4, 0)
+	return int64(*(*int32)(cptr(p)))
+}
+
+// A reader that read pages from the WAL (a transaction begun before the
+// checkpointer copied them) gives its page cache back at its first
+// transaction after the copy: with the file mapped, those pages are never
+// read from the cache again.
+func TestReaderDropsWALPagesAfterCheckpoint(t *testing.T) {
+	db, _ := ckptDB(t, 100)
+	k := db.ckpt
+	k.mu.Lock()
+	putRows(t, db, 0, 400, 1000)
+	c, err := db.AcquireSnapshot(context.Background(), ReadMulti)
+	require.NoError(t, err)
+	rows, err := c.Query(context.Background(), "SELECT v FROM t")
+	require.NoError(t, err)
+	for rows.Next() {
+	}
+	require.NoError(t, rows.Close())
+	filled := cacheUsed(c)
+	require.Greater(t, filled, int64(200<<10), "the reader did not read the WAL's pages into its cache")
+	db.ReleaseSnapshot(c)
+	k.mu.Unlock()
+	waitComplete(t, db, 1)
+
+	c, err = db.AcquireSnapshot(context.Background(), ReadPoint)
+	require.NoError(t, err)
+	defer db.ReleaseSnapshot(c)
+	require.Less(t, cacheUsed(c), filled/4, "the reader kept the WAL's pages after the copy")
 }
 
 // A held read transaction begun while the WAL held frames the database
@@ -222,11 +291,11 @@ func TestCloseStopsCheckpointer(t *testing.T) {
 }
 
 // Stores without a WAL or a writer, or with automatic checkpoints off, get
-// no checkpointer; with them off, the WAL is never checkpointed.
+// no checkpointer; with them off, the WAL is never checkpointed. (An
+// in-memory store is a WAL store and gets one: memory_test.go.)
 func TestNoCheckpointer(t *testing.T) {
 	dir := t.TempDir()
 	for name, cfg := range map[string]Config{
-		"memory":   {Journal: "WAL"},
 		"rollback": {Path: filepath.Join(dir, "r.db"), Journal: "DELETE"},
 		"off":      {Path: filepath.Join(dir, "o.db"), Journal: "WAL", AutoCheckpoint: -1},
 	} {

@@ -1,0 +1,352 @@
+// Command peers measures snkv beside the stores a Go program would pick
+// instead, each engine in a process of its own, one workload per run:
+//
+//	peers -engine snkv|bbolt|buntdb|sql -work get|purge|purge1tx|syncfull -dir DIR
+//
+// get: 200,000 random 16-byte keys with 100-byte values are loaded in
+// batches of 1,000, then read back at random, from one goroutine and from
+// two. purge (snkv and sql): the same load with every other key given a
+// TTL that has passed when the load ends, then every expired key removed
+// in transactions of 256 keys (purge1tx: in one transaction). syncfull
+// (snkv and sql): single-put commits with every commit synced (snkv's
+// SyncFull, SQLite's synchronous=FULL). sql is database/sql with
+// modernc.org/sqlite, the driver snkv runs on, with prepared statements:
+// for purge, a data table and an expiry index, as a program would lay out
+// TTLs on SQLite by hand.
+//
+// It prints one line per figure: "<engine> <work> <metric> <value>". The
+// module is separate from snkv's so that snkv gains no dependency.
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/tidwall/buntdb"
+	bolt "go.etcd.io/bbolt"
+	_ "modernc.org/sqlite"
+)
+
+var (
+	engine = flag.String("engine", "snkv", "snkv, bbolt, buntdb or sql")
+	work   = flag.String("work", "get", "get, purge, purge1tx or syncfull")
+	dir    = flag.String("dir", os.TempDir(), "where the store is made (a fresh directory under it)")
+	keys   = flag.Int("keys", 200_000, "keys loaded")
+	reads  = flag.Int("reads", 1_000_000, "random reads per pass (get)")
+	syncs  = flag.Int("commits", 2_000, "single-put commits (syncfull)")
+	prof   = flag.String("cpuprofile", "", "write a CPU profile of the timed part (not the load) to this file")
+)
+
+const (
+	valueSize  = 100
+	loadBatch  = 1_000
+	purgeBatch = 256
+)
+
+func main() {
+	flag.Parse()
+	d, err := os.MkdirTemp(*dir, "peers")
+	check(err)
+	defer os.RemoveAll(d)
+	path := filepath.Join(d, "store")
+	s, ok := open[*engine]
+	if !ok {
+		fail("unknown engine %q", *engine)
+	}
+	st := s(path, *work == "syncfull")
+	defer st.close()
+	ks := randomKeys(*keys)
+	defer profile()()
+	switch *work {
+	case "get":
+		load(st, ks, nil)
+		startProfile()
+		for _, g := range []int{1, 2} {
+			report("get-%dg-ops/s", g, float64(*reads)/timeReads(st, ks, g).Seconds())
+		}
+	case "purge", "purge1tx":
+		p, ok := st.(purger)
+		if !ok {
+			fail("%s has no TTL purge", *engine)
+		}
+		load(st, ks, p)
+		p.expire()
+		startProfile()
+		start := time.Now()
+		n := p.purge(*work == "purge1tx")
+		if n != len(ks)/2 {
+			fail("purged %d keys, want %d", n, len(ks)/2)
+		}
+		report("purge-keys/s", 0, float64(n)/time.Since(start).Seconds())
+	case "syncfull":
+		val := make([]byte, valueSize)
+		startProfile()
+		start := time.Now()
+		for i := range *syncs {
+			check(st.put([][]byte{ks[i%len(ks)]}, val))
+		}
+		report("syncfull-commits/s", 0, float64(*syncs)/time.Since(start).Seconds())
+	default:
+		fail("unknown work %q", *work)
+	}
+}
+
+var profFile *os.File
+
+// startProfile starts the CPU profile, if one was asked for.
+func startProfile() {
+	if *prof == "" {
+		return
+	}
+	f, err := os.Create(*prof)
+	check(err)
+	check(pprof.StartCPUProfile(f))
+	profFile = f
+}
+
+// profile returns what stops the profile at the end of main.
+func profile() func() {
+	return func() {
+		if profFile != nil {
+			pprof.StopCPUProfile()
+			check(profFile.Close())
+		}
+	}
+}
+
+func report(metric string, g int, v float64) {
+	if g > 0 {
+		metric = fmt.Sprintf(metric, g)
+	}
+	fmt.Printf("%s %s %s %.0f\n", *engine, *work, metric, v)
+}
+
+func check(err error) {
+	if err != nil {
+		fail("%v", err)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "peers: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func randomKeys(n int) [][]byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ks := make([][]byte, n)
+	for i := range ks {
+		k := make([]byte, 16)
+		binary.BigEndian.PutUint64(k, rng.Uint64())
+		binary.BigEndian.PutUint64(k[8:], uint64(i))
+		ks[i] = k
+	}
+	return ks
+}
+
+// load writes every key in batches; with p, every other key gets a TTL.
+func load(st store, ks [][]byte, p purger) {
+	val := make([]byte, valueSize)
+	for i := 0; i < len(ks); i += loadBatch {
+		b := ks[i:min(i+loadBatch, len(ks))]
+		if p != nil {
+			check(p.putTTL(b, val))
+		} else {
+			check(st.put(b, val))
+		}
+	}
+}
+
+// timeReads reads len(ks)-sized random picks, *reads in all, split over g
+// goroutines.
+func timeReads(st store, ks [][]byte, g int) time.Duration {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			for range *reads / g {
+				if err := st.get(ks[rng.IntN(len(ks))]); err != nil {
+					fail("get: %v", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+// store is one engine.
+type store interface {
+	put(ks [][]byte, val []byte) error // one transaction
+	get(k []byte) error                // the value must be there
+	close()
+}
+
+// purger is an engine with TTLs: putTTL gives every other key of a batch
+// a TTL of one minute, expire moves time past it.
+type purger interface {
+	putTTL(ks [][]byte, val []byte) error
+	expire()
+	purge(oneTx bool) int
+}
+
+var open = map[string]func(path string, durable bool) store{
+	"snkv":   openSnkv,
+	"bbolt":  openBolt,
+	"buntdb": openBunt,
+	"sql":    openSQL,
+}
+
+type snkv struct {
+	db  *kvstore.Store
+	clk *kvstore.ManualClock
+}
+
+func openSnkv(path string, durable bool) store {
+	clk := kvstore.NewManualClock(time.Now())
+	opts := kvstore.Options{Clock: clk}
+	if durable {
+		opts.Sync = kvstore.SyncFull
+	}
+	db, err := kvstore.Open(path, opts)
+	check(err)
+	return &snkv{db: db, clk: clk}
+}
+
+func (s *snkv) put(ks [][]byte, val []byte) error {
+	if len(ks) == 1 {
+		return s.db.Put(ks[0], val)
+	}
+	return s.db.Update(context.Background(), func(tx *kvstore.Tx) error {
+		for _, k := range ks {
+			if err := tx.Put(k, val); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *snkv) get(k []byte) error {
+	_, err := s.db.Get(k)
+	return err
+}
+
+func (s *snkv) close() { check(s.db.Close()) }
+
+func (s *snkv) putTTL(ks [][]byte, val []byte) error {
+	return s.db.Update(context.Background(), func(tx *kvstore.Tx) error {
+		for i, k := range ks {
+			var err error
+			if i%2 == 0 {
+				err = tx.PutTTL(k, val, time.Minute)
+			} else {
+				err = tx.Put(k, val)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *snkv) expire() { s.clk.Advance(2 * time.Minute) }
+
+func (s *snkv) purge(oneTx bool) int {
+	ctx := context.Background()
+	if !oneTx {
+		n, err := s.db.PurgeExpired(ctx) // in transactions of kvstore.PurgeBatch keys
+		check(err)
+		return n
+	}
+	var n int
+	check(s.db.Update(ctx, func(tx *kvstore.Tx) error {
+		var err error
+		n, err = tx.PurgeExpired(ctx)
+		return err
+	}))
+	return n
+}
+
+type boltStore struct{ db *bolt.DB }
+
+var bucket = []byte("kv")
+
+func openBolt(path string, _ bool) store {
+	db, err := bolt.Open(path, 0o600, nil)
+	check(err)
+	check(db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucket)
+		return err
+	}))
+	return &boltStore{db: db}
+}
+
+func (s *boltStore) put(ks [][]byte, val []byte) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		for _, k := range ks {
+			if err := b.Put(k, val); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// get copies the value, as snkv's Get returns a copy the caller owns.
+func (s *boltStore) get(k []byte) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucket).Get(k)
+		if v == nil {
+			return fmt.Errorf("missing key %x", k)
+		}
+		_ = append([]byte(nil), v...)
+		return nil
+	})
+}
+
+func (s *boltStore) close() { check(s.db.Close()) }
+
+type buntStore struct{ db *buntdb.DB }
+
+func openBunt(path string, _ bool) store {
+	db, err := buntdb.Open(path)
+	check(err)
+	return &buntStore{db: db}
+}
+
+func (s *buntStore) put(ks [][]byte, val []byte) error {
+	v := string(val)
+	return s.db.Update(func(tx *buntdb.Tx) error {
+		for _, k := range ks {
+			if _, _, err := tx.Set(string(k), v, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *buntStore) get(k []byte) error {
+	return s.db.View(func(tx *buntdb.Tx) error {
+		v, err := tx.Get(string(k))
+		_ = []byte(v)
+		return err
+	})
+}
+
+func (s *buntStore) close() { check(s.db.Close()) }

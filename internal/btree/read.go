@@ -1,0 +1,105 @@
+//go:build !snkv_nofast
+
+package btree
+
+import (
+	"github.com/snkv-go/snkv/internal/layout"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Lookup reads key's row of t as the column family's read view gives it
+//
+//	SELECT key, value, crc, expire_ms, ecrc FROM view WHERE key = ?
+//
+// straight from the B-trees, inside the read (or write) transaction the
+// connection has open: the data row, and with TTL tables the key's key
+// index row (the view's LEFT JOIN). row holds the view's five columns
+// (ViewKey …); its bytes point into SQLite's memory or the connection's
+// buffers, valid until the next call on c or the next SQL statement. With
+// withValue unset only the row's existence and its TTL are read (the
+// value and checksum columns are NULL). found is false for a missing key.
+//
+// ok is false when the fast path cannot read now (no transaction begun
+// with BEGIN, or its snapshot not taken yet, a
+// schema changed since it was parsed, a table of another shape): the
+// caller runs its SQL statement. fresh reports that t was looked up in the
+// schema for this call (its first read on the connection since the schema
+// was loaded or changed), as a statement compiled anew would: the caller
+// checks then what it caches about the schema.
+func (c *Conn) Lookup(t *layout.Objects, key []byte, withValue bool) (row *ViewRow, ok, found, fresh bool, err error) {
+	if !c.init() {
+		return nil, false, false, false, nil
+	}
+	c.shrink() // the previous call's row is no longer read
+	if c.held == 0 && !c.explicitTx() {
+		// A lone statement's transaction ends when it is reset, with no
+		// SQL run that would close the cursors left open here.
+		return nil, false, false, false, nil
+	}
+	bt, ok := c.inTx(sqlite3.SQLITE_TXN_READ)
+	if !ok {
+		return nil, false, false, false, nil
+	}
+	r, fresh := c.resolveFresh(t)
+	if !r.ok {
+		return nil, false, false, fresh, nil
+	}
+	flags := int32(0)
+	if c.held == txnWrite {
+		flags = btreeWrCsr // the write cursors the writes keep open serve
+	}
+	rc := c.cursorFor(bt, curData, r.data, c.keyInfo1, flags)
+	if rc == sqlite3.SQLITE_OK {
+		found, rc = c.seek(curData, c.keyInfo1, key)
+	}
+	if rc != sqlite3.SQLITE_OK || !found {
+		return nil, true, false, fresh, c.readEnd(rc)
+	}
+	v := &c.view
+	v[ViewKey], v[ViewValue], v[ViewCrc] = Field{Kind: KindBlob, Bytes: key}, Field{Kind: KindNull}, Field{Kind: KindNull}
+	if withValue {
+		var rec []byte
+		if rec, rc = c.row(curData); rc != sqlite3.SQLITE_OK {
+			return nil, true, false, fresh, c.readEnd(rc)
+		}
+		nData := 2
+		if t.Crc {
+			nData = 3
+		}
+		if !ParseRecord(rec, v[:nData]) {
+			return nil, true, false, fresh, c.readEnd(sqlite3.SQLITE_CORRUPT)
+		}
+	}
+	v[ViewExpiry], v[ViewEcrc] = Field{Kind: KindNull}, Field{Kind: KindNull}
+	if r.ttl {
+		rc = c.cursorFor(bt, curKeys, r.keys, c.keyInfo1, flags)
+		var kfound bool
+		if rc == sqlite3.SQLITE_OK {
+			kfound, rc = c.seek(curKeys, c.keyInfo1, key)
+		}
+		if rc == sqlite3.SQLITE_OK && kfound {
+			var krec []byte
+			if krec, rc = c.readRow(c.cur[curKeys], &c.ibuf); rc == sqlite3.SQLITE_OK {
+				var kf [3]Field // key, expire_ms, crc
+				if !ParseRecord(krec, kf[:]) {
+					rc = sqlite3.SQLITE_CORRUPT
+				}
+				v[ViewExpiry], v[ViewEcrc] = kf[1], kf[2]
+			}
+		}
+		if rc != sqlite3.SQLITE_OK {
+			return nil, true, false, fresh, c.readEnd(rc)
+		}
+	}
+	return v, true, true, fresh, nil
+}
+
+// readEnd turns a point read's result code into its error; a failed read
+// closes the cursors, as a failed write does.
+func (c *Conn) readEnd(rc int32) error {
+	if rc != sqlite3.SQLITE_OK {
+		c.closeCursors()
+		return &Error{Code: int(rc)}
+	}
+	return nil
+}

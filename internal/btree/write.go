@@ -1,0 +1,156 @@
+//go:build !snkv_nofast
+
+package btree
+
+import (
+	"bytes"
+
+	"github.com/snkv-go/snkv/internal/layout"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// upsertData writes the data row (key, value, crc) through cursor curData.
+func (c *Conn) upsertData(t *layout.Objects, key, value []byte, crc int64) int32 {
+	return c.putRow(curData, key, value, crc, t.Crc, 1)
+}
+
+// Upsert writes the row (key, value, crc) of t's data table, replacing
+// the row of the same key, as
+//
+//	INSERT INTO data (key, value[, crc]) VALUES (?, ?[, ?])
+//	  ON CONFLICT (key) DO UPDATE SET value = excluded.value[, crc = excluded.crc]
+//
+// does, the effect of the TTL triggers included (the key's TTL rows are
+// removed). ok is false when the fast path cannot be used now (see the
+// package comment): nothing was done and the caller runs the statement. An
+// error means the B-trees may have been changed part way: the caller must
+// roll the whole transaction back, as SQLite itself does after an I/O
+// error.
+func (c *Conn) Upsert(t *layout.Objects, key, value []byte, crc int64) (ok bool, err error) {
+	bt, r, ok := c.begin(t)
+	if !ok {
+		return false, nil
+	}
+	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	if rc == sqlite3.SQLITE_OK && r.ttl {
+		rc = c.clearTTL(bt, r, key)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.upsertData(t, key, value, crc)
+	}
+	return true, c.end(rc)
+}
+
+// openTTL opens the cursors on the TTL tables.
+func (c *Conn) openTTL(bt uintptr, r resolved) int32 {
+	if rc := c.cursor(bt, curKeys, r.keys, c.keyInfo1); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return c.cursor(bt, curExpiry, r.expiry, c.keyInfo2)
+}
+
+// clearTTL removes key's TTL rows, as the TTL triggers' body does:
+//
+//	DELETE FROM expiry WHERE expire_ms = (SELECT expire_ms FROM keys WHERE key = k) AND key = k;
+//	DELETE FROM keys WHERE key = k;
+func (c *Conn) clearTTL(bt uintptr, r resolved, key []byte) int32 {
+	return c.dropTTL(bt, r, key, true)
+}
+
+// dropTTL removes key's expiry index row and, with keysRow set, its key
+// index row (PutTTL replaces that one in place instead).
+func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
+	if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	found, rc := c.seek(curKeys, c.keyInfo1, key)
+	if rc != sqlite3.SQLITE_OK || !found {
+		return rc
+	}
+	var f [2]Field
+	rec, rc := c.row(curKeys)
+	if rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	if !ParseRecord(rec, f[:]) {
+		return sqlite3.SQLITE_CORRUPT
+	}
+	exp := f[1].Bytes
+	hasExp := f[1].Kind == KindBlob
+	if hasExp {
+		n := copy(c.oldExp[:], exp)
+		exp = c.oldExp[:n]
+		if len(f[1].Bytes) > len(c.oldExp) {
+			exp = bytes.Clone(f[1].Bytes)
+		}
+	}
+	if keysRow {
+		if rc := btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	if !hasExp {
+		return sqlite3.SQLITE_OK // no expiry row can match a NULL
+	}
+	found, rc = c.seek(curExpiry, c.keyInfo2, exp, key)
+	if rc == sqlite3.SQLITE_OK && found {
+		rc = btreeDelete(c.tls, c.cur[curExpiry], 0)
+	}
+	return rc
+}
+
+// Delete removes the row of key from t's data table, as
+// DELETE FROM data WHERE key = ? does (the TTL triggers' effect included),
+// and reports whether there was one. A column family with TTL tables is
+// done below SQL only with withTTL set: a caller whose delete depends on
+// the key's expiry runs SQL. ok and err are as Upsert's.
+func (c *Conn) Delete(t *layout.Objects, key []byte, withTTL bool) (ok, found bool, err error) {
+	bt, r, ok := c.begin(t)
+	if !ok || r.ttl && !withTTL {
+		return false, false, nil
+	}
+	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	if rc == sqlite3.SQLITE_OK {
+		found, rc = c.seek(curData, c.keyInfo1, key)
+	}
+	if rc == sqlite3.SQLITE_OK && found {
+		rc = btreeDelete(c.tls, c.cur[curData], 0)
+		if rc == sqlite3.SQLITE_OK && r.ttl {
+			rc = c.clearTTL(bt, r, key)
+		}
+	}
+	return true, found, c.end(rc)
+}
+
+// PutTTL writes the data row (key, value, crc) of t and gives key the
+// expiry exp (8 bytes) with the key index checksum keyCrc, replacing any
+// TTL it had: what the data upsert (whose trigger clears the old TTL rows)
+// followed by
+//
+//	INSERT OR REPLACE INTO keys (key, expire_ms, crc) VALUES (?, ?, ?);
+//	INSERT OR REPLACE INTO expiry (expire_ms, key) VALUES (?, ?);
+//
+// writes. t must have its TTL tables already (ok is false otherwise). ok
+// and err are as Upsert's.
+func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byte, keyCrc int64) (ok bool, err error) {
+	bt, r, ok := c.begin(t)
+	if !ok || !r.ttl {
+		return false, nil
+	}
+	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	if rc == sqlite3.SQLITE_OK {
+		// The old expiry row goes; the key index row is replaced below.
+		rc = c.dropTTL(bt, r, key, false)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.upsertData(t, key, value, crc)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.putRow(curKeys, key, exp, keyCrc, true, 1) // (key, expire_ms, crc)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.putRow(curExpiry, exp, key, 0, false, 2) // (expire_ms, key)
+	}
+	return true, c.end(rc)
+}
