@@ -24,20 +24,30 @@ import (
 // TestBenchVector prints every row of the targets of docs/vector.md for
 // the clustered and the hard set (make bench-vector). It runs only with
 // VECTOR_BENCH=1; VECTOR_BENCH_N sets the vectors (default 100,000),
-// VECTOR_BENCH_DIM the dimension (384), VECTOR_BENCH_Q the queries (200).
+// VECTOR_BENCH_DIM the dimension (384), VECTOR_BENCH_Q the queries (200),
+// VECTOR_BENCH_ONLY one part: clustered, hard, int8 or packing.
 func TestBenchVector(t *testing.T) {
 	if os.Getenv("VECTOR_BENCH") == "" {
 		t.Skip("set VECTOR_BENCH=1 (make bench-vector)")
 	}
 	n, dim, nq := envInt("VECTOR_BENCH_N", 100000), envInt("VECTOR_BENCH_DIM", 384), envInt("VECTOR_BENCH_Q", 200)
 	fmt.Printf("vector search targets: %d × %d, k = 10, cosine, %d queries, GOMAXPROCS %d\n", n, dim, nq, runtime.GOMAXPROCS(0))
-	for _, c := range []vectest.Config{vectest.Clustered(n, nq, dim), vectest.Hard(n, nq, dim)} {
-		benchSet(t, c)
+	only := os.Getenv("VECTOR_BENCH_ONLY")
+	part := func(name string) bool { return only == "" || only == name }
+	if part("clustered") {
+		benchSet(t, vectest.Clustered(n, nq, dim))
 	}
-	benchInt8(t, vectest.Clustered(max(1000, n/5), nq, dim))
-	fmt.Println("packing (5,000 vectors each)")
-	for _, d := range []int{384, 768, 1536} {
-		benchPacking(t, d)
+	if part("hard") {
+		benchSet(t, vectest.Hard(n, nq, dim))
+	}
+	if part("int8") {
+		benchInt8(t, vectest.Clustered(max(1000, n/5), nq, dim))
+	}
+	if part("packing") {
+		fmt.Println("packing (5,000 vectors each)")
+		for _, d := range []int{384, 768, 1536} {
+			benchPacking(t, d)
+		}
 	}
 }
 
