@@ -115,7 +115,7 @@ func Open(ctx context.Context, store *kvstore.Store, name string, opts Options) 
 			name, ErrMismatch, cfg.Dim, cfg.Metric, cfg.Storage, cfg.M, cfg.EfC)
 	}
 	if opts.EfSearch == 0 {
-		opts.EfSearch = 64
+		opts.EfSearch = DefaultEfSearch
 	}
 	if opts.PersistInterval <= 0 {
 		opts.PersistInterval = 250 * time.Millisecond

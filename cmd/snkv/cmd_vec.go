@@ -205,7 +205,7 @@ func (a *app) vecCommand() *cobra.Command {
 	put.Flags().StringArrayVar(&f.meta, "meta", nil, "metadata pair `k=v` (repeatable)")
 	search.Flags().StringVar(&f.like, "like", "", "search with the vector of `KEY`")
 	search.Flags().IntVarP(&f.k, "k", "k", 10, "results `N`")
-	search.Flags().IntVar(&f.ef, "ef", 0, "search candidate list (default: the index's, 64)")
+	search.Flags().IntVar(&f.ef, "ef", 0, "search candidate list (default: the index's, 128)")
 	search.Flags().StringVar(&f.prefix, "prefix", "", "keep keys with this prefix")
 	search.Flags().StringArrayVar(&f.where, "where", nil, "keep vectors with metadata `k=v` (repeatable)")
 	search.Flags().Float64Var(&f.maxDist, "max-distance", 0, "drop results farther than this")
