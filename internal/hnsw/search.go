@@ -1,6 +1,9 @@
 package hnsw
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Result is one neighbour found by Search.
 type Result struct {
@@ -92,7 +95,7 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 			est = g.estimate(allow)
 			budget = est + int(g.n)/8
 		}
-		if est <= exactBelow {
+		if est <= exactBelow || budget <= filteredWalk(ef, g.m0, int(g.live), est) {
 			items = g.exact(s, qp, qn2, k, o.Subset, allow)
 			break
 		}
@@ -141,6 +144,20 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 		out = out[:o.K]
 	}
 	return out, nil
+}
+
+// filteredWalk estimates the distances a graph search computes to gather
+// ef candidates when est of live nodes match its filter: an unfiltered
+// search computes about ef · m0, and a filter the walk's nodes pass with
+// probability est/live makes it walk live/est times farther. When the
+// exact scan of the matches costs no more, it is taken at once (a 10 %
+// filter on 100,000 clustered vectors walked until its budget ran out,
+// then scanned: twice the scan).
+func filteredWalk(ef, m0, live, est int) int {
+	if est <= 0 {
+		return math.MaxInt
+	}
+	return int(min(float64(ef)*float64(m0)*float64(live)/float64(est), math.MaxInt32))
 }
 
 // exactDist is the metric on two prepared float32 vectors.
