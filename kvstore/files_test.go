@@ -3,6 +3,7 @@ package kvstore_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,24 +139,35 @@ func TestShortNonDatabaseFileIsRefused(t *testing.T) {
 	}
 }
 
+// notesInWAL makes path another application's WAL database, a table
+// "notes" of n rows whose commits are still in the -wal file, and returns
+// its open handle (one connection; closed at the end of the test).
+func notesInWAL(t *testing.T, path string, n int) *sql.DB {
+	t.Helper()
+	raw := rawDB(t, path)
+	raw.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"PRAGMA journal_mode = WAL",
+		"PRAGMA wal_autocheckpoint = 0",
+		"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
+	} {
+		_, err := raw.Exec(q)
+		require.NoError(t, err, q)
+	}
+	for i := range n {
+		_, err := raw.Exec("INSERT INTO notes (body) VALUES (?)", fmt.Sprint("note ", i+1))
+		require.NoError(t, err)
+	}
+	return raw
+}
+
 // foreignWAL makes, in a fresh directory, another application's WAL
 // database whose last commits are still in its -wal file (as a crash, or
 // a process that still has it open, leaves it), and returns its path.
 func foreignWAL(t *testing.T, withShm bool) string {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "app.db")
-	raw, err := sql.Open("sqlite", src)
-	require.NoError(t, err)
-	raw.SetMaxOpenConns(1)
-	for _, q := range []string{
-		"PRAGMA journal_mode = WAL",
-		"PRAGMA wal_autocheckpoint = 0",
-		"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
-		"INSERT INTO notes (body) VALUES ('one'), ('two'), ('three')",
-	} {
-		_, err := raw.Exec(q)
-		require.NoError(t, err, q)
-	}
+	raw := notesInWAL(t, src, 3)
 	// Copy the files while the application still holds the database.
 	dir := t.TempDir()
 	for _, s := range []string{"", "-wal", "-shm"} {
@@ -203,17 +215,7 @@ func TestRefusedWALDatabaseIsUntouched(t *testing.T) {
 // pending WAL alone: the refusal never checkpoints.
 func TestRefusedLiveWALDatabaseKeepsItsWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "live.db")
-	raw := rawDB(t, path)
-	raw.SetMaxOpenConns(1)
-	for _, q := range []string{
-		"PRAGMA journal_mode = WAL",
-		"PRAGMA wal_autocheckpoint = 0",
-		"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
-		"INSERT INTO notes (body) VALUES ('one'), ('two')",
-	} {
-		_, err := raw.Exec(q)
-		require.NoError(t, err, q)
-	}
+	raw := notesInWAL(t, path, 2)
 	main, err := os.ReadFile(path)
 	require.NoError(t, err)
 	wal, err := os.ReadFile(path + "-wal")
