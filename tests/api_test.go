@@ -3,7 +3,6 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"flag"
 	"fmt"
 	"go/importer"
 	"go/token"
@@ -17,10 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
-
-var updateAPI = flag.Bool("update", false, "rewrite the golden files of testdata/api")
 
 // apiPackages are the packages applications import, whose exported
 // identifiers are the API: each has its list in testdata/api and its
@@ -226,15 +224,8 @@ func TestAPI(t *testing.T) {
 				}
 			}
 			got := strings.Join(lines, "\n") + "\n"
-			path := filepath.Join("testdata", "api", name+".txt")
-			if *updateAPI {
-				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-				return
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "go test ./tests -run API -update writes it")
-			require.Equal(t, string(want), got, "the API of %s changed: update API_SPECIFICATION.md, then go test ./tests -run API -update", name)
+			testutil.GoldenFile(t, filepath.Join("testdata", "api", name+".txt"), got,
+				"the API of "+name+" changed: update API_SPECIFICATION.md, then go test ./tests -run API -update")
 		})
 	}
 }

@@ -1,19 +1,15 @@
 package layout_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/snkv-go/snkv/internal/layout"
-	"github.com/stretchr/testify/require"
+	"github.com/snkv-go/snkv/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 // goldenLayouts are the layouts a column family's objects can have.
 var goldenLayouts = []struct {
@@ -108,14 +104,6 @@ func goldenSQL() string {
 // for the DDL, Repair and IntegrityCheck to agree). A statement that two
 // layouts share is written once, so the file shows where they differ.
 func TestGoldenSQL(t *testing.T) {
-	got := goldenSQL()
-	path := filepath.Join("testdata", "layouts.sql")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "go test -run Golden -update writes it")
-	require.Equal(t, string(want), got, "the generated SQL changed: go test -run Golden -update rewrites %s", path)
+	testutil.GoldenFile(t, filepath.Join("testdata", "layouts.sql"), goldenSQL(),
+		"the generated SQL changed: if that is meant, go test -run Golden -update ./internal/layout/")
 }
