@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,7 +198,7 @@ func TestRefusedWALDatabaseIsUntouched(t *testing.T) {
 			_, err = kvstore.Open(path, kvstore.Options{ReadOnly: ro})
 			require.ErrorIs(t, err, kvstore.ErrNotStore, "shm %v read-only %v", withShm, ro)
 			after := dirBytes(t, dir)
-			require.Equal(t, listDir(t, dir), sortedKeys(before), "shm %v read-only %v", withShm, ro)
+			require.Equal(t, listDir(t, dir), slices.Sorted(maps.Keys(before)), "shm %v read-only %v", withShm, ro)
 			for name, data := range before {
 				require.Equal(t, data, after[name], "%s changed (shm %v, read-only %v)", name, withShm, ro)
 			}
@@ -231,15 +232,6 @@ func TestRefusedLiveWALDatabaseKeepsItsWAL(t *testing.T) {
 	var n int
 	require.NoError(t, raw.QueryRow("SELECT count(*) FROM notes").Scan(&n))
 	require.Equal(t, 2, n)
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // A new store whose header is still in its WAL when its process dies (its
