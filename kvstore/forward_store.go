@@ -49,9 +49,9 @@ func (s *Store) CheckTTL(ctx context.Context) ([]string, error) {
 	return s.cf.CheckTTL(ctx)
 }
 
-// Clear is ColumnFamily.Clear on the default column family only: it
-// removes the default column family's keys and leaves every other column
-// family as it is (DropColumnFamily removes one of those whole).
+// Clear is ColumnFamily.Clear on the default column family only: it removes
+// the default column family's keys and leaves every other column family as
+// it is (DropColumnFamily removes one of those whole).
 func (s *Store) Clear() error {
 	if s == nil {
 		return errNilStore
@@ -71,8 +71,8 @@ func (s *Store) Count() (int64, error) {
 }
 
 // Cursor is ColumnFamily.Cursor on the default column family. The cursor
-// takes its snapshot when it is first positioned (First, Last or Seek),
-// not when Cursor returns, and keeps that snapshot until Close: writes
+// takes its snapshot when it is first positioned (First, Last or Seek), not
+// when Cursor returns, and keeps that snapshot until Close: writes
 // committed between Cursor and the first positioning are seen, later ones
 // are not, even after it is positioned again.
 func (s *Store) Cursor(opts IterOptions) (*Cursor, error) {
@@ -193,8 +193,8 @@ func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
 	return s.cf.PurgeExpired(ctx)
 }
 
-// PurgeExpiredN is ColumnFamily.PurgeExpiredN on the default column
-// family only (see PurgeExpired).
+// PurgeExpiredN is ColumnFamily.PurgeExpiredN on the default column family
+// only (see PurgeExpired).
 func (s *Store) PurgeExpiredN(ctx context.Context, max int) (int, error) {
 	if s == nil {
 		return 0, errNilStore
