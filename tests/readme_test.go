@@ -79,8 +79,9 @@ func TestREADMETablesListing(t *testing.T) {
 func TestREADMEMakeTestRow(t *testing.T) {
 	mk, err := os.ReadFile("../Makefile")
 	require.NoError(t, err)
-	_, recipe, ok := strings.Cut(string(mk), "\ntest: vet\n")
-	require.True(t, ok, "the Makefile has no test target")
+	target := regexp.MustCompile(`\ntest:[^\n]*\n`).FindStringIndex(string(mk))
+	require.NotNil(t, target, "the Makefile has no test target")
+	recipe := string(mk)[target[1]:]
 	recipe, _, _ = strings.Cut(recipe, "\n\n")
 	var row string
 	for _, line := range strings.Split(readme(t), "\n") {
