@@ -11,28 +11,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
-
-// listDir returns the names in dir, sorted.
-func listDir(t testing.TB, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	slices.Sort(names)
-	return names
-}
 
 // dirBytes returns every regular file of dir by name, with its bytes.
 func dirBytes(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, name := range listDir(t, dir) {
+	for _, name := range testutil.ListDir(t, dir) {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		out[name] = data
@@ -64,14 +52,14 @@ func TestBackupDestinationIsAlwaysAPath(t *testing.T) {
 			require.ErrorIs(t, db.Backup(context.Background(), "file:/b7.db"), kvstore.ErrCantOpen)
 			require.NoError(t, os.Mkdir("file:", 0o755))
 			for _, dest := range dests {
-				before := listDir(t, dir)
+				before := testutil.ListDir(t, dir)
 				require.NoError(t, db.Backup(context.Background(), dest), dest)
 				// Exactly one new entry: the first path component of dest.
 				first := dest
 				if i := indexSlash(dest); i >= 0 {
 					first = dest[:i]
 				}
-				require.Equal(t, sortedWith(before, first), listDir(t, dir), dest)
+				require.Equal(t, sortedWith(before, first), testutil.ListDir(t, dir), dest)
 				st, err := os.Stat(dest)
 				require.NoError(t, err, dest)
 				require.True(t, st.Mode().IsRegular(), dest)
@@ -111,12 +99,12 @@ func TestPathWithNULIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, kvstore.ErrCantOpen)
 	_, err = kvstore.Open("x\x00y.db", kvstore.Options{ReadOnly: true})
 	require.ErrorIs(t, err, kvstore.ErrCantOpen)
-	require.Empty(t, listDir(t, dir))
+	require.Empty(t, testutil.ListDir(t, dir))
 
 	db := openAt(t, filepath.Join(t.TempDir(), "s.db"), kvstore.Options{})
 	require.ErrorIs(t, db.Backup(context.Background(), "b\x00c.db"), kvstore.ErrCantOpen)
 	require.ErrorIs(t, db.Backup(context.Background(), ""), kvstore.ErrCantOpen)
-	require.Empty(t, listDir(t, dir))
+	require.Empty(t, testutil.ListDir(t, dir))
 }
 
 // A short file that is not a database is refused, not taken for an empty
@@ -198,7 +186,7 @@ func TestRefusedWALDatabaseIsUntouched(t *testing.T) {
 			_, err = kvstore.Open(path, kvstore.Options{ReadOnly: ro})
 			require.ErrorIs(t, err, kvstore.ErrNotStore, "shm %v read-only %v", withShm, ro)
 			after := dirBytes(t, dir)
-			require.Equal(t, listDir(t, dir), slices.Sorted(maps.Keys(before)), "shm %v read-only %v", withShm, ro)
+			require.Equal(t, testutil.ListDir(t, dir), slices.Sorted(maps.Keys(before)), "shm %v read-only %v", withShm, ro)
 			for name, data := range before {
 				require.Equal(t, data, after[name], "%s changed (shm %v, read-only %v)", name, withShm, ro)
 			}
