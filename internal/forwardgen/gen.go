@@ -68,32 +68,28 @@ var owners = []owner{
 	},
 }
 
-// storeNotes and txNotes are doc lines added to a forwarding method's
-// comment, where the default column family's method means something a
-// reader of Store or Tx could take for the whole store.
-// A note that starts with a lower-case word, a colon or a semicolon goes
-// on with the comment's first sentence ("... on the default column family
-// only; ..."); any other is a sentence of its own.
+// storeNotes and txNotes are added to a forwarding method's doc comment,
+// where the default column family's method means something a reader of
+// Store or Tx could take for the whole store. A note that starts with a
+// capital letter is sentences of its own; any other continues the first
+// sentence ("only: ...", ": it reads ...").
 var (
 	storeNotes = map[string]string{
-		"CheckTTL": `only; other column families are not checked. CheckIntegrity
-			checks the TTL state of every column family (with the rest of the store).`,
-		"Clear": `only: it removes the default column family's keys and leaves
-			every other column family as it is (DropColumnFamily removes one of
-			those whole).`,
-		"Count": `only: the live keys of the default column family, not of the
-			store. Count each column family through its handle, or use
-			CountKeys for one by name (live, TTL and expired-not-yet-purged keys).`,
-		"Cursor": `The cursor takes its snapshot when it is first positioned
-			(First, Last or Seek), not when Cursor returns, and keeps that
-			snapshot until Close: writes committed between Cursor and the first
-			positioning are seen, later ones are not, even after it is
-			positioned again.`,
-		"PurgeExpired": `only; the expired keys of other column families stay
-			until their own purge. PurgeExpiredAll purges every column family,
-			and the store runs it by itself every Options.PurgeInterval (one
-			minute by default on the system clock; off with an injected Clock
-			or PurgeInterval -1).`,
+		"CheckTTL": `only; other column families are not checked. CheckIntegrity checks
+			the TTL state of every column family (with the rest of the store).`,
+		"Clear": `only: it removes the default column family's keys and leaves every
+			other column family as it is (DropColumnFamily removes one of those whole).`,
+		"Count": `only: the live keys of the default column family, not of the store.
+			Count each column family through its handle, or use CountKeys for one by
+			name (live, TTL and expired-not-yet-purged keys).`,
+		"Cursor": `The cursor takes its snapshot when it is first positioned (First,
+			Last or Seek), not when Cursor returns, and keeps that snapshot until Close:
+			writes committed between Cursor and the first positioning are seen, later
+			ones are not, even after it is positioned again.`,
+		"PurgeExpired": `only; the expired keys of other column families stay until
+			their own purge. PurgeExpiredAll purges every column family, and the store
+			runs it by itself every Options.PurgeInterval (one minute by default on the
+			system clock; off with an injected Clock or PurgeInterval -1).`,
 		"PurgeExpiredN": `only (see PurgeExpired).`,
 	}
 	txNotes = map[string]string{
@@ -102,20 +98,6 @@ var (
 		"DeleteRangeInBatches": "In the transaction it deletes in one go.",
 	}
 )
-
-// withNote ends the comment's first sentence doc with note (see storeNotes).
-func withNote(doc, note string) string {
-	note = strings.Join(strings.Fields(note), " ")
-	switch {
-	case note == "":
-		return doc + "."
-	case note[0] == ':' || note[0] == ';':
-		return doc + note
-	case unicode.IsLower(rune(note[0])):
-		return doc + " " + note
-	}
-	return doc + ". " + note
-}
 
 // kvstoreNames maps the names the columnfamily source uses for types to
 // kvstore's: its own types (aliases in kvstore) and iterator's (aliased
@@ -317,7 +299,17 @@ func generate(o owner, methods []method) ([]byte, error) {
 			res = "(" + res + ")"
 		}
 		call := fmt.Sprintf("%s.cf.%s(%s)", o.recv, m.name, strings.Join(args, ", "))
-		doc := withNote(fmt.Sprintf("%s is ColumnFamily.%s on %s", m.name, m.name, o.docOn), o.notes[m.name])
+		doc := fmt.Sprintf("%s is ColumnFamily.%s on %s", m.name, m.name, o.docOn)
+		switch n := strings.Join(strings.Fields(o.notes[m.name]), " "); {
+		case n == "":
+			doc += "."
+		case unicode.IsUpper(rune(n[0])):
+			doc += ". " + n
+		case unicode.IsPunct(rune(n[0])):
+			doc += n
+		default:
+			doc += " " + n
+		}
 		body.WriteString("\n" + comment(doc))
 		fmt.Fprintf(&body, "\nfunc (%s *%s) %s(%s) %s {\n", o.recv, o.typ, m.name, strings.Join(params, ", "), res)
 		switch {

@@ -100,20 +100,3 @@ func TestGenerateRefuses(t *testing.T) {
 		})
 	}
 }
-
-// A note goes on with the first sentence when it starts with a lower-case
-// word or a colon (the doc must say "default column family only", which
-// kvstore's TestGoDocIsEnough checks), and is a sentence of its own
-// otherwise; it used to be appended after the period only, and the
-// generated files were edited by hand to say "only".
-func TestWithNote(t *testing.T) {
-	base := "Count is ColumnFamily.Count on the default column family"
-	for note, want := range map[string]string{
-		"":                       base + ".",
-		"only: the live\n\tkeys": base + " only: the live keys",
-		": it reads":             base + ": it reads",
-		"The cursor takes":       base + ". The cursor takes",
-	} {
-		require.Equal(t, want, withNote(base, note), "%q", note)
-	}
-}
