@@ -45,7 +45,10 @@ var (
 	// ErrNotStore: a SQLite database that is not an snkv store (see
 	// Options.Adopt).
 	ErrNotStore = engine.ErrNotStore
-	// ErrVersion: the store was written by a newer snkv format.
+	// ErrVersion: the store's format version does not allow the call:
+	// Open of a store written by a newer snkv format, or, on a version-1
+	// store, a call that needs version 2 (Encrypt, SealHiddenTable, a
+	// HiddenSealed table): Upgrade it first.
 	ErrVersion = engine.ErrVersion
 	// ErrCantOpen: the path cannot be opened (a directory, a missing file
 	// opened read-only, no permission).

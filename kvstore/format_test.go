@@ -330,11 +330,7 @@ func TestRefusedAdoptChangesNothing(t *testing.T) {
 			_, err = kvstore.Open(path, kvstore.Options{Adopt: true})
 			require.ErrorIs(t, err, kvstore.ErrNotStore)
 			require.ErrorIs(t, err, kvstore.ErrExists)
-			after, err := os.ReadFile(path)
-			require.NoError(t, err)
-			require.Equal(t, before, after, "a refused adopt leaves the file as it was")
-			_, err = os.Stat(path + "-wal")
-			require.True(t, os.IsNotExist(err), "and does not switch it to WAL")
+			requireRefusedUntouched(t, path, before)
 		})
 	}
 }
@@ -369,4 +365,38 @@ func TestBackupKeepsChecksums(t *testing.T) {
 	v, err := bk.FormatVersion(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2, v)
+}
+
+// A version-1 file cannot record that a hidden table is sealed: asking for
+// one there is ErrVersion with the way out (Upgrade), and creates nothing.
+// Before, it was ErrCorrupt blaming a missing meta table, as if the file
+// were damaged. Without HiddenSealed the table is made as before.
+func TestCreateSealedHiddenTableInVersion1File(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	require.NoError(t, v1fixture.Create(path, fmtStart.UnixMilli(), v1Rows()))
+	db, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	err = db.Update(ctx, func(tx *kvstore.Tx) error {
+		_, err := tx.CreateHiddenTable("layer", "sealed", kvstore.HiddenSealed)
+		return err
+	})
+	require.ErrorIs(t, err, kvstore.ErrVersion)
+	require.NotErrorIs(t, err, kvstore.ErrCorrupt)
+	require.Contains(t, err.Error(), "Upgrade")
+	names, err := db.ListHiddenTables(ctx, "layer")
+	require.NoError(t, err)
+	require.Empty(t, names)
+	require.NoError(t, db.IntegrityCheck(ctx))
+
+	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+		_, err := tx.CreateHiddenTable("layer", "clear")
+		return err
+	}))
+	require.NoError(t, db.Upgrade(ctx))
+	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+		_, err := tx.CreateHiddenTable("layer", "sealed", kvstore.HiddenSealed)
+		return err
+	}))
 }

@@ -37,8 +37,10 @@ const HiddenSealed HiddenOption = 1
 
 // CreateHiddenTable creates the hidden table name of kind inside the write
 // transaction tx and returns its handle. It fails with ErrExists if it
-// exists, ErrReadOnlyTx in a read-only transaction, ErrInvalidArgument on
-// a nil Tx. The table (and the handle) vanish if tx rolls back.
+// exists, ErrReadOnlyTx in a read-only transaction, ErrVersion when
+// HiddenSealed is asked of a version-1 store (Upgrade it first),
+// ErrInvalidArgument on a nil Tx. The table (and the handle) vanish if tx
+// rolls back.
 func (tx *Tx) CreateHiddenTable(kind, name string, opts ...HiddenOption) (*ColumnFamily, error) {
 	if tx == nil {
 		return nil, errNilTx

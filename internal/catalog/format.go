@@ -131,7 +131,7 @@ func fileFormat(ctx context.Context, c *engine.Conn, userVersion int64) (int, er
 		v = userVersion
 	}
 	if v < 1 || v > FormatVersion {
-		return 0, fmt.Errorf("%w: file format %d, this library reads 1 to %d", engine.ErrVersion, v, FormatVersion)
+		return 0, fmt.Errorf("%w: file format %d is newer than this library, which reads 1 to %d", engine.ErrVersion, v, FormatVersion)
 	}
 	return int(v), nil
 }

@@ -40,6 +40,9 @@ func (r *Registry) CreateHidden(tx *engine.Tx, kind, name string, sealed bool) (
 	if err := tx.Check(true); err != nil {
 		return nil, err
 	}
+	if sealed && !r.v2.Load() {
+		return nil, fmt.Errorf("%w: a version-1 file cannot record a sealed hidden table: run Upgrade first", engine.ErrVersion)
+	}
 	table := layout.HiddenTableName(kind, name)
 	ctx, c := tx.Ctx(), tx.Conn()
 	stamp, err := createIn(ctx, c, table, expiry.StampMs(r.env.Clock))

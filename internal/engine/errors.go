@@ -24,7 +24,7 @@ var (
 	ErrBusy            = errors.New("snkv: database is busy")
 	ErrCorrupt         = errors.New("snkv: database is corrupt or not a database")
 	ErrNotStore        = errors.New("snkv: file is a SQLite database but not an snkv store")
-	ErrVersion         = errors.New("snkv: store format is newer than this library")
+	ErrVersion         = errors.New("snkv: store format version not supported")
 	ErrCantOpen        = errors.New("snkv: cannot open database file")
 	ErrInvalidTTL      = errors.New("snkv: invalid TTL")
 	ErrClockRange      = errors.New("snkv: expiry outside the range a store can hold")

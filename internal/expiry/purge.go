@@ -91,8 +91,16 @@ func purgeOnceV2(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs i
 // PurgeBatch keys, so that writers wait at most one batch. It checks ctx
 // between batches and returns the number removed so far with any error.
 // Each batch reads the clock anew.
+//
+// When a read finds nothing expired it returns 0 without taking the write
+// lock, so the periodic purge of an idle store neither waits for a writer
+// nor makes one wait.
 func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int) (int, error) {
-	total := 0
+	nowMs := NowMs(clock) // the first batch's time, read once for the check too
+	if none, err := nothingExpired(ctx, db, t, nowMs); err != nil || none {
+		return 0, err
+	}
+	total, first := 0, true
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
@@ -115,7 +123,11 @@ func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, m
 			_ = tx.Rollback()
 			return total, engine.Wrap(ctx, "purge expired", err)
 		}
-		n, more, err := PurgeOnce(tx.Ctx(), tx.Conn(), t, NowMs(clock), limit)
+		if !first {
+			nowMs = NowMs(clock)
+		}
+		first = false
+		n, more, err := PurgeOnce(tx.Ctx(), tx.Conn(), t, nowMs, limit)
 		if err != nil {
 			_ = tx.Rollback()
 			return total, engine.Wrap(ctx, "purge expired", err)
@@ -129,4 +141,34 @@ func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, m
 			return total, nil
 		}
 	}
+}
+
+// nothingExpired reports, from a read snapshot, that the column family's
+// expiry index holds no entry expired at nowMs. It reports false when it
+// cannot tell (the tables are missing: the write transaction's checks then
+// say why).
+func nothingExpired(ctx context.Context, db *engine.DB, t *layout.Objects, nowMs int64) (bool, error) {
+	c, err := db.AcquireReader(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer db.ReleaseReader(c)
+	if on, err := EnabledWhole(ctx, c, t); err != nil || !on {
+		return false, nil
+	}
+	col := "key"
+	if t.V2 {
+		col = "expire_ms"
+	}
+	// The data table is named too, so that a missing one fails here as the
+	// purge's deletes would (a damaged store is reported, not skipped).
+	rows, err := c.Query(ctx, `SELECT 1 FROM `+t.Quoted.Expiry+` WHERE `+col+` < ?1 AND NOT EXISTS (SELECT 1 FROM `+t.Quoted.Data+` WHERE 0) LIMIT 1`, PurgeBound(nowMs))
+	if err != nil {
+		return false, engine.Wrap(ctx, "purge expired", err)
+	}
+	found := rows.Next()
+	if err := rows.Close(); err != nil {
+		return false, engine.Wrap(ctx, "purge expired", err)
+	}
+	return !found, nil
 }
