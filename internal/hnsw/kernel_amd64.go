@@ -2,7 +2,11 @@
 
 package hnsw
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The float32 kernels in assembly (kernel_amd64.s) for CPUs with AVX2 and
 // FMA: eight lanes a register, four registers in flight. Elsewhere, and
@@ -21,6 +25,21 @@ func l2AVX2(a, b *float32, n int) float32
 //
 //go:noescape
 func dotI8AVX2(a *float32, b *int8, n int) float32
+
+// prefetchAVX2 asks for the n bytes from p to be brought into the cache
+// (a hint: it reads nothing and cannot fault).
+//
+//go:noescape
+func prefetchAVX2(p *byte, n int)
+
+// prefetch hints that v is about to be read: an exact scan of scattered
+// ids asks for the next vector while computing the distance to this one
+// (each one's first lines otherwise miss the cache).
+func prefetch(v []float32) {
+	if len(v) > 0 {
+		prefetchAVX2((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+	}
+}
 
 // dot returns a·b; b is at least as long as a.
 func dot(a, b []float32) float32 {

@@ -186,3 +186,19 @@ i8sum:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func prefetchAVX2(p *byte, n int)
+TEXT ·prefetchAVX2(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+
+pf:
+	CMPQ CX, $0
+	JLE  pfdone
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	SUBQ $64, CX
+	JMP  pf
+
+pfdone:
+	RET

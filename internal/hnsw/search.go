@@ -230,7 +230,13 @@ func (g *Graph) exact(s *scratch, q []float32, qn2 float32, k int, ids []uint32,
 		}
 	}
 	if ids != nil {
-		for _, id := range ids {
+		for i, id := range ids {
+			if g.cfg.Storage == F32 && i+prefetchAhead < len(ids) {
+				if next := ids[i+prefetchAhead]; next < g.n {
+					o := int(next&chunkMask) * g.cfg.Dim
+					prefetch(g.vf32[next>>chunkShift][o : o+g.cfg.Dim])
+				}
+			}
 			try(id)
 		}
 	} else {
@@ -240,6 +246,10 @@ func (g *Graph) exact(s *scratch, q []float32, qn2 float32, k int, ids []uint32,
 	}
 	return h.sorted(nil)
 }
+
+// prefetchAhead is how many ids ahead an exact scan of a list of ids asks
+// for a vector to be brought into the cache.
+const prefetchAhead = 6
 
 // subsetFilter accepts the ids of subset that allow accepts.
 func subsetFilter(subset []uint32, allow func(uint32) bool) func(uint32) bool {
