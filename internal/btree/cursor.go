@@ -110,8 +110,11 @@ func (c *Conn) putRow(i int, a, b []byte, crc int64, withCrc bool, keyFields int
 	x.FnKey = int64(n)
 	x.FaMem = c.mem
 	x.FnMem = sqlite3.Tu16(keyFields)
-	// The seek sqlite3BtreeInsert would make, made here (it is told the
-	// result and does not repeat it), so that an append is known.
+	// The seek sqlite3BtreeInsert would make, made here, so that an append
+	// is known. It is told the result and does not repeat the seek: for a
+	// row to replace (res 0) only when told the cursor is on it
+	// (BTREE_SAVEPOSITION; a balance then leaves the cursor to seek again
+	// before its next use, which every call here makes).
 	cur := c.cur[i]
 	var res int32
 	if keyFields == 2 {
@@ -127,7 +130,11 @@ func (c *Conn) putRow(i int, a, b []byte, crc int64, withCrc bool, keyFields int
 	if res < 0 && onLastCell(bc) {
 		bc.Fhints = btreeBulkLoad
 	}
-	rc = btreeInsert(c.tls, cur, c.payload, 0, res)
+	flags := int32(0)
+	if res == 0 {
+		flags = btreeSavePosition
+	}
+	rc = btreeInsert(c.tls, cur, c.payload, flags, res)
 	bc.Fhints = 0 // a delete through the same cursor balances as SQLite's do
 	return rc
 }

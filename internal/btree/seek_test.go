@@ -243,3 +243,50 @@ func TestCompareRecord(t *testing.T) {
 		}
 	}
 }
+
+// pageFetches returns the pages the connection has fetched from its cache
+// or the file since the last call.
+func (r *rawDB) pageFetches() int {
+	p := sqlite3.Xsqlite3_malloc(r.tls, 8)
+	defer sqlite3.Xsqlite3_free(r.tls, p)
+	n := 0
+	for _, op := range []int32{sqlite3.SQLITE_DBSTATUS_CACHE_HIT, sqlite3.SQLITE_DBSTATUS_CACHE_MISS} {
+		require.Equal(r.t, int32(sqlite3.SQLITE_OK), sqlite3.Xsqlite3_db_status(r.tls, r.db, op, p, p+4, 1))
+		n += int(*(*int32)(cptr(p)))
+	}
+	return n
+}
+
+// Replacing a row's value reads the pages of its path once: the seek that
+// found the row is the one the insert uses (SQLite seeks again unless told
+// the cursor is on the row to replace).
+func TestOverwriteSeeksOnce(t *testing.T) {
+	r := openRaw(t)
+	r.exec(`CREATE TABLE t (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`)
+	value := func(i int) []byte { return fmt.Appendf(nil, "%0100d", i) }
+	r.exec("BEGIN")
+	for i := range 30_000 {
+		r.insert("t", blobLit(fmt.Appendf(nil, "key%06d", i)), blobLit(value(i)))
+	}
+	r.exec("COMMIT")
+	c := New(r.tls, r.db)
+	t.Cleanup(c.Close)
+	r.exec("BEGIN IMMEDIATE")
+	defer r.exec("ROLLBACK")
+	tbl := &Table{Data: "t"}
+	// The smallest key is on the leftmost leaf: its depth is the tree's.
+	ok, err := c.Upsert(tbl, []byte("key000000"), value(0), 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	depth := int((*sqlite3.TBtCursor)(cptr(c.cur[curData])).FiPage) + 1
+	require.Equal(t, 3, depth, "a tree of three levels")
+	rng := rand.New(rand.NewPCG(3, 28))
+	for n := range 200 {
+		i := rng.IntN(30_000)
+		r.pageFetches()
+		ok, err := c.Upsert(tbl, fmt.Appendf(nil, "key%06d", i), value(i+n+1), 0)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.LessOrEqual(t, r.pageFetches(), depth, "key %d: one fetch per level", i)
+	}
+}
