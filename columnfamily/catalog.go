@@ -62,7 +62,7 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 			return err
 		}
 		defer db.ReleaseReader(c)
-		h, err := readHeader(ctx, c, false, true)
+		h, err := readHeaderNow(ctx, c, false, true)
 		if err != nil {
 			return err
 		}
@@ -76,15 +76,12 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 		return err
 	}
 	defer db.ReleaseWriter(c)
-	h, err := readHeader(ctx, c, adopt, false)
+	h, err := readHeaderNow(ctx, c, adopt, false)
 	if err != nil {
 		return engine.Wrap(ctx, "open", err)
 	}
 	if h.fresh && h.objects == 0 && !db.Memory() {
-		// Only a file without tables can still choose its vacuum mode. Once
-		// the header is written (switching to WAL writes it), the new mode
-		// takes effect only through VACUUM, which is instant on an empty file.
-		if err := c.ExecScript(ctx, "PRAGMA auto_vacuum = INCREMENTAL; VACUUM"); err != nil {
+		if err := incrementalVacuum(ctx, c); err != nil {
 			return engine.Wrap(ctx, "open", err)
 		}
 	}
@@ -120,6 +117,26 @@ func (r *Registry) Init(ctx context.Context, adopt bool) error {
 	r.v2.Store(v2)
 	r.created = created
 	return nil
+}
+
+// incrementalVacuum gives a file without tables incremental auto-vacuum.
+// Only such a file can still choose its vacuum mode. On a file without a
+// page yet (a new store) setting it is enough: the mode is written with the
+// first page. Once the first page is written (switching to WAL writes it),
+// a new mode takes effect only through VACUUM, which is instant on a file
+// without tables; it is skipped when the file has the mode already, as
+// when another process creating the same store wrote the first page
+// meanwhile.
+func incrementalVacuum(ctx context.Context, c *engine.Conn) error {
+	const incremental = 2
+	if err := c.ExecScript(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return err
+	}
+	mode, err := c.QueryInt(ctx, "PRAGMA auto_vacuum")
+	if err != nil || mode == incremental {
+		return err
+	}
+	return c.ExecScript(ctx, "VACUUM")
 }
 
 // opened records what Init learnt of an existing store on c: its format,

@@ -128,6 +128,26 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 	return h, nil
 }
 
+// readHeaderNow is readHeader in a read transaction of its own, so that
+// the header fields and the schema it reads are one snapshot of the file.
+// Outside a transaction each statement reads the file as it is at that
+// statement: a store that another process creates meanwhile (its header
+// and its tables are one commit) could be read as a file with tables but
+// no snkv header, and refused.
+func readHeaderNow(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (header, error) {
+	if err := c.Control(ctx, "BEGIN"); err != nil {
+		return header{}, err
+	}
+	h, err := readHeader(ctx, c, adopt, readOnly)
+	if err != nil {
+		if c.Control(context.Background(), "ROLLBACK") != nil {
+			c.MarkBroken()
+		}
+		return h, err
+	}
+	return h, c.Control(ctx, "COMMIT")
+}
+
 // fileFormat returns the format version of an snkv file: the meta table's
 // when it has one, else 1 (a version-1 file keeps it in user_version).
 func fileFormat(ctx context.Context, c *engine.Conn, userVersion int64) (int, error) {

@@ -17,8 +17,13 @@ import (
 const maxDeferredExpired = 1024
 
 // Cursor opens an explicit cursor limited by opts. Outside a transaction the
-// cursor holds a read connection and one snapshot until Close; on a handle
-// bound to a transaction it reads inside it. Expired keys are skipped.
+// cursor holds a read connection until Close, and takes its snapshot when
+// it is first positioned (First, Last or Seek), not when Cursor returns:
+// writes committed in between are seen, and every later read of the cursor,
+// repositioned or not, sees that one snapshot until Close. On a handle bound
+// to a transaction it reads inside the transaction; in a write transaction
+// a repositioning reads the transaction's current state. Expired keys are
+// skipped.
 func (cf *ColumnFamily) Cursor(opts iterator.Options) (*iterator.Cursor, error) {
 	src, err := cf.newSource()
 	if err != nil {

@@ -11,13 +11,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
 
 // TestConcurrentReadWriteIterate runs writers, point readers, iterators and
-// batch checkers at once on one file store, then checks every value.
+// batch checkers at once on one store, a file one and an in-memory one, then
+// checks every value.
 //
 // Writer w owns the keys "w<w>/<i>" and writes round r as the value
 // "w<w>/<i>=<r>", rounds only growing; readers check that every value they
@@ -25,6 +27,12 @@ import (
 // A batch writer rewrites the keys "g/<j>" of the column family "gen" in one
 // batch per generation; readers in View must see one generation throughout.
 func TestConcurrentReadWriteIterate(t *testing.T) {
+	for _, kind := range storeKinds() {
+		t.Run(kind.name, func(t *testing.T) { testConcurrentReadWriteIterate(t, kind.open) })
+	}
+}
+
+func testConcurrentReadWriteIterate(t *testing.T, open func(testing.TB, kvstore.Options) *kvstore.Store) {
 	ctx := context.Background()
 	writers, keysPer, rounds, readers := 4, 50, 30, 4
 	if testing.Short() {
@@ -32,7 +40,7 @@ func TestConcurrentReadWriteIterate(t *testing.T) {
 	}
 	const batchKeys = 16
 	generations := 4 * rounds
-	db := openTemp(t, kvstore.Options{MaxReaders: 6})
+	db := open(t, kvstore.Options{MaxReaders: 6})
 	gen, err := db.CreateColumnFamily("gen")
 	require.NoError(t, err)
 	writeGen := func(g int) error {
@@ -265,10 +273,16 @@ func collectQuiet(seq func(func(kvstore.Entry, error) bool)) []kvstore.Entry {
 }
 
 // TestConcurrentIncrements: read-modify-write in Update from many
-// goroutines loses no update.
+// goroutines loses no update, on a file store and an in-memory one.
 func TestConcurrentIncrements(t *testing.T) {
+	for _, kind := range storeKinds() {
+		t.Run(kind.name, func(t *testing.T) { testConcurrentIncrements(t, kind.open) })
+	}
+}
+
+func testConcurrentIncrements(t *testing.T, open func(testing.TB, kvstore.Options) *kvstore.Store) {
 	ctx := context.Background()
-	db := openTemp(t, kvstore.Options{})
+	db := open(t, kvstore.Options{})
 	goroutines, each := 8, 50
 	var wg sync.WaitGroup
 	errc := make(chan error, goroutines)
@@ -304,9 +318,16 @@ func TestConcurrentIncrements(t *testing.T) {
 }
 
 // TestConcurrentColumnFamilies: goroutines creating, opening and using the
-// same and different column families at once.
+// same and different column families at once, on a file store and an
+// in-memory one.
 func TestConcurrentColumnFamilies(t *testing.T) {
-	db := openTemp(t, kvstore.Options{})
+	for _, kind := range storeKinds() {
+		t.Run(kind.name, func(t *testing.T) { testConcurrentColumnFamilies(t, kind.open) })
+	}
+}
+
+func testConcurrentColumnFamilies(t *testing.T, open func(testing.TB, kvstore.Options) *kvstore.Store) {
+	db := open(t, kvstore.Options{})
 	var wg sync.WaitGroup
 	errc := make(chan error, 16)
 	for g := range 8 {
@@ -338,4 +359,81 @@ func TestConcurrentColumnFamilies(t *testing.T) {
 	n, err := shared.Count()
 	require.NoError(t, err)
 	require.EqualValues(t, 8, n)
+}
+
+// TestReadersNeverBlockTheWriter: on a file store and on an in-memory one
+// alike, an open cursor, a range loop still running and a read transaction
+// never make a write wait, and a write transaction never makes a read wait;
+// each reader keeps its snapshot. Before in-memory stores were WAL stores
+// (SQLite's memdb has no WAL), each write here waited the busy timeout and
+// failed with ErrBusy in memory, and the read under the open write
+// transaction did too.
+func TestReadersNeverBlockTheWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range storeKinds() {
+		t.Run(kind.name, func(t *testing.T) {
+			db := kind.open(t, kvstore.Options{BusyTimeout: 300 * time.Millisecond})
+			for i := range 3 {
+				require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), b("old")))
+			}
+			quick := func(what string, f func() error) {
+				t.Helper()
+				start := time.Now()
+				require.NoError(t, f(), what)
+				require.Less(t, time.Since(start), 200*time.Millisecond, "%s waited", what)
+			}
+
+			// A cursor positioned on its first key.
+			cur, err := db.Cursor(kvstore.IterOptions{})
+			require.NoError(t, err)
+			require.True(t, cur.First())
+			quick("put beside an open cursor", func() error { return db.Put(b("k0"), b("new")) })
+			require.True(t, cur.Next())
+			require.Equal(t, "old", string(cur.Value()), "the cursor keeps its snapshot")
+			require.NoError(t, cur.Close())
+
+			// Put while iterating.
+			n := 0
+			for e, err := range db.Prefix(b("k")) {
+				require.NoError(t, err)
+				quick("put inside a range loop", func() error { return db.Put(append(b("x"), e.Key...), e.Value) })
+				n++
+			}
+			require.Equal(t, 3, n)
+
+			// A read transaction that has read.
+			rtx, err := db.Begin(ctx, false)
+			require.NoError(t, err)
+			v, err := rtx.Get(b("k1"))
+			require.NoError(t, err)
+			require.Equal(t, "old", string(v))
+			quick("update beside a read transaction", func() error {
+				return db.Update(ctx, func(tx *kvstore.Tx) error { return tx.Put(b("k1"), b("new")) })
+			})
+			v, err = rtx.Get(b("k1"))
+			require.NoError(t, err)
+			require.Equal(t, "old", string(v), "the read transaction keeps its snapshot")
+			require.NoError(t, rtx.Rollback())
+
+			// A write transaction that has written and not committed.
+			wtx, err := db.Begin(ctx, true)
+			require.NoError(t, err)
+			require.NoError(t, wtx.Put(b("k2"), b("new")))
+			quick("get beside a write transaction", func() error {
+				v, err := db.Get(b("k2"))
+				if err == nil && string(v) != "old" {
+					err = fmt.Errorf("read %q before the commit", v)
+				}
+				return err
+			})
+			quick("scan beside a write transaction", func() error {
+				_, err := db.Count()
+				return err
+			})
+			require.NoError(t, wtx.Commit())
+			v, err = db.Get(b("k2"))
+			require.NoError(t, err)
+			require.Equal(t, "new", string(v))
+		})
+	}
 }

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"bytes"
 	"os"
+	"time"
 )
 
 // SNKV_TEST_ENCRYPTION=1 runs this package's tests against encrypted
@@ -17,3 +18,6 @@ func init() {
 
 // SealedSuite reports whether the tests run against encrypted stores.
 func SealedSuite() bool { return testEncryption != nil }
+
+// PurgeEvery returns the interval of s's background purge (0: none).
+func PurgeEvery(s *Store) time.Duration { return s.purgeEvery }

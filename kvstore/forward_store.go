@@ -52,7 +52,9 @@ func (s *Store) Backward() iter.Seq2[Entry, error] {
 	return s.cf.Backward()
 }
 
-// CheckTTL is ColumnFamily.CheckTTL on the default column family.
+// CheckTTL is ColumnFamily.CheckTTL on the default column family only;
+// other column families are not checked. CheckIntegrity checks the TTL
+// state of every column family (with the rest of the store).
 func (s *Store) CheckTTL(ctx context.Context) ([]string, error) {
 	if s == nil {
 		return nil, errNilStore
@@ -60,7 +62,9 @@ func (s *Store) CheckTTL(ctx context.Context) ([]string, error) {
 	return s.cf.CheckTTL(ctx)
 }
 
-// Clear is ColumnFamily.Clear on the default column family.
+// Clear is ColumnFamily.Clear on the default column family only: it
+// removes the default column family's keys and leaves every other column
+// family as it is (DropColumnFamily removes one of those whole).
 func (s *Store) Clear() error {
 	if s == nil {
 		return errNilStore
@@ -68,7 +72,10 @@ func (s *Store) Clear() error {
 	return s.cf.Clear()
 }
 
-// Count is ColumnFamily.Count on the default column family.
+// Count is ColumnFamily.Count on the default column family only: the live
+// keys of the default column family, not of the store. Count each column
+// family through its handle, or use CountKeys for one by name (live, TTL
+// and expired-not-yet-purged keys).
 func (s *Store) Count() (int64, error) {
 	if s == nil {
 		return 0, errNilStore
@@ -76,7 +83,11 @@ func (s *Store) Count() (int64, error) {
 	return s.cf.Count()
 }
 
-// Cursor is ColumnFamily.Cursor on the default column family.
+// Cursor is ColumnFamily.Cursor on the default column family. The cursor
+// takes its snapshot when it is first positioned (First, Last or Seek),
+// not when Cursor returns, and keeps that snapshot until Close: writes
+// committed between Cursor and the first positioning are seen, later ones
+// are not, even after it is positioned again.
 func (s *Store) Cursor(opts IterOptions) (*Cursor, error) {
 	if s == nil {
 		return nil, errNilStore
@@ -183,7 +194,11 @@ func (s *Store) Prefix(prefix []byte) iter.Seq2[Entry, error] {
 	return s.cf.Prefix(prefix)
 }
 
-// PurgeExpired is ColumnFamily.PurgeExpired on the default column family.
+// PurgeExpired is ColumnFamily.PurgeExpired on the default column family
+// only; the expired keys of other column families stay until their own
+// purge. PurgeExpiredAll purges every column family, and the store runs it
+// by itself every Options.PurgeInterval (one minute by default on the
+// system clock; off with an injected Clock or PurgeInterval -1).
 func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
 	if s == nil {
 		return 0, errNilStore
@@ -191,7 +206,8 @@ func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
 	return s.cf.PurgeExpired(ctx)
 }
 
-// PurgeExpiredN is ColumnFamily.PurgeExpiredN on the default column family.
+// PurgeExpiredN is ColumnFamily.PurgeExpiredN on the default column
+// family only (see PurgeExpired).
 func (s *Store) PurgeExpiredN(ctx context.Context, max int) (int, error) {
 	if s == nil {
 		return 0, errNilStore

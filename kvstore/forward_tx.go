@@ -74,7 +74,9 @@ func (tx *Tx) Count() (int64, error) {
 	return tx.cf.Count()
 }
 
-// Cursor is ColumnFamily.Cursor on the transaction's default column family.
+// Cursor is ColumnFamily.Cursor on the transaction's default column
+// family: it reads inside the transaction, from its snapshot (and, in a
+// write transaction, its own writes; see ColumnFamily.Cursor).
 func (tx *Tx) Cursor(opts IterOptions) (*Cursor, error) {
 	if tx == nil {
 		return nil, errNilTx

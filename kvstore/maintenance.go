@@ -114,8 +114,7 @@ func (s *Store) Vacuum(ctx context.Context) error {
 }
 
 // Backup writes a consistent copy of the store to the file dest, which must
-// not exist, while writers go on (an in-memory store, which has no WAL,
-// makes this process's writes wait for the copy instead). The copy is a
+// not exist, while writers go on (in-memory stores too). The copy is a
 // compact, self-contained snkv store (rollback journal; it switches to WAL
 // when opened).
 func (s *Store) Backup(ctx context.Context, dest string) error {

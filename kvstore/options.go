@@ -39,15 +39,25 @@ const (
 )
 
 // Options configures Open. The zero value is a safe default: WAL journal,
-// synchronous=NORMAL, a 5 s busy timeout, 10 MiB values, new files readable
-// and writable by their owner only (FileMode 0600).
+// synchronous=NORMAL, a 5 s busy timeout, 10 MiB values, a background purge
+// of expired keys every minute, new files readable and writable by their
+// owner only (FileMode 0600).
+//
+// synchronous=NORMAL does not sync each commit: a power loss (not a crash of
+// the process) can lose the last commits, only a suffix of those since the
+// last checkpoint and never part of a transaction. Sync: SyncFull syncs
+// every commit. A clean Close checkpoints and syncs, which makes the last
+// commits durable, only when no other process has the store open: it does
+// not wait for them.
 type Options struct {
 	// ReadOnly opens the store without write access; every write fails
 	// with ErrReadOnly. The file must exist and be an snkv store.
 	ReadOnly bool
-	// Journal is the journal mode; it is ignored for in-memory stores.
+	// Journal is the journal mode; it is ignored for in-memory stores,
+	// which are always WAL stores.
 	Journal JournalMode
-	// Sync is the synchronous level.
+	// Sync is the synchronous level; it is ignored for in-memory stores,
+	// which are never synced (nothing of them outlives the process).
 	Sync SyncMode
 	// CacheSize is the page cache of each connection, in bytes of page
 	// data; 0 keeps SQLite's default (2 MiB). A connection's cache fills as
@@ -156,8 +166,24 @@ type Options struct {
 	// Clock is the time source of every expiry decision; nil means the
 	// system clock. Tests use a ttl.ManualClock.
 	Clock Clock
-	// PurgeInterval, when positive, runs PurgeExpiredAll in the background
-	// at that interval until Close. 0 (the default) never purges on its own.
+	// PurgeInterval is how often the store reclaims expired keys by
+	// itself: a goroutine of the store's runs PurgeExpiredAll (every
+	// column family) at that interval until Close. Expired keys are never
+	// returned by any read whether or not they are purged; the purge gives
+	// their space back (reads also delete the expired keys they meet).
+	//
+	// 0 means DefaultPurgeInterval (one minute) when Clock is nil (the
+	// system clock), and no background purge when Clock is set: a test
+	// that moves a ManualClock by hand should not see keys reclaimed at
+	// moments the wall clock picks. -1 turns the background purge off
+	// (call PurgeExpiredAll yourself); other negative values are refused
+	// with ErrInvalidOption. It never runs on a read-only store.
+	//
+	// Cost: one goroutine and a timer per store. A pass costs O(expired
+	// keys) in batches of 256 per write transaction, so other writers
+	// wait at most one batch; a pass that finds nothing expired costs a
+	// look at each column family (the figures are in docs/ttl.md,
+	// "Running the purge in production").
 	PurgeInterval time.Duration
 	// OnPurgeError receives errors of the background purge; nil drops them.
 	OnPurgeError func(error)
@@ -190,6 +216,9 @@ const (
 	DefaultMmapSize = 256 << 20
 	// DefaultReadHold is Options.ReadHold when it is 0.
 	DefaultReadHold = 5 * time.Millisecond
+	// DefaultPurgeInterval is Options.PurgeInterval when it is 0 and
+	// Options.Clock is nil.
+	DefaultPurgeInterval = time.Minute
 	// DefaultFileMode is Options.FileMode when it is 0: read and write
 	// for the owner only, as bbolt's documentation opens files and as the
 	// files of user data and credentials should be. SQLite's own default
@@ -206,7 +235,18 @@ type ManualClock = ttl.ManualClock
 // NewManualClock returns a ManualClock set to t.
 func NewManualClock(t time.Time) *ManualClock { return ttl.NewManualClock(t) }
 
-// NoTTL is the remaining time reported for a key without expiry.
+// NoTTL is the remaining time TTL and GetTTL report for a key without
+// expiry: time.Duration(-1). Compare with it before printing or rounding a
+// remaining time: it is a time.Duration, so it prints as "-1ns", and
+// Round or Truncate make it 0s. (A type of its own could print
+// "no TTL", but TTL and GetTTL return time.Duration, and changing that
+// would break every caller that keeps the result in one.)
+//
+//	if left == kvstore.NoTTL {
+//		fmt.Println("permanent")
+//	} else {
+//		fmt.Println("expires in", left)
+//	}
 const NoTTL = ttl.NoTTL
 
 // MaxBusyTimeout is the longest Options.BusyTimeout: SQLite takes the
@@ -302,13 +342,27 @@ func (o Options) config(path string) (engine.Config, error) {
 	default:
 		cfg.FileMode = m
 	}
-	if o.PurgeInterval < 0 {
-		return bad("negative purge interval %v", o.PurgeInterval)
+	if o.PurgeInterval < -1 {
+		return bad("negative purge interval %v (use -1 to turn the background purge off)", o.PurgeInterval)
 	}
 	if o.ReadOnly && path == "" {
 		return bad("an in-memory store cannot be read-only")
 	}
 	return cfg, nil
+}
+
+// purgeInterval is the interval of the store's background purge; 0: none
+// (see Options.PurgeInterval).
+func (o Options) purgeInterval() time.Duration {
+	switch {
+	case o.ReadOnly || o.keyless || o.PurgeInterval < 0:
+		return 0
+	case o.PurgeInterval > 0:
+		return o.PurgeInterval
+	case o.Clock == nil:
+		return DefaultPurgeInterval
+	}
+	return 0
 }
 
 // SmallDevice returns the Options of the small-device profile (phones,

@@ -14,8 +14,38 @@ import (
 	"github.com/snkv-go/snkv/ttl"
 )
 
-// ColumnFamily is a handle to one column family; see the columnfamily
-// package for its methods.
+// ColumnFamily is a handle to one column family: a named, ordered key
+// space of its own (a SQLite table), with keys of 1 byte to MaxKeySize and
+// values up to Options.MaxValueSize. Get one from Store.CreateColumnFamily,
+// OpenColumnFamily, ColumnFamilyOrCreate or Default; inside a transaction,
+// Tx.CF(cf) binds it to the transaction.
+//
+// A handle from the store runs each call in a transaction of its own and
+// is safe for concurrent use by many goroutines; a handle bound to a
+// transaction runs inside it and follows the transaction's rule of one
+// goroutine. Once its column family is dropped (by any store or process)
+// every call fails with ErrNotFound, also after a column family of the
+// same name is created again.
+//
+// Its methods (each documented in full by go doc
+// github.com/snkv-go/snkv/columnfamily.ColumnFamily; the Store offers
+// every one of them for the default column family):
+//
+//   - read: Get (ErrNotFound when missing or expired), GetMany, Exists,
+//     Count (live keys, O(n)), Name, HasTTL;
+//   - write: Put, PutIfAbsent, Delete (ErrNotFound when missing), Apply (a
+//     Batch in one transaction), DeleteRange (a key range in one
+//     transaction) and DeleteRangeInBatches (in bounded transactions),
+//     Clear (every key of this column family);
+//   - iterate, in key order or reversed: All, Backward, Prefix, Range,
+//     Scan (IterOptions), each a range-over-func sequence of (Entry, error);
+//     Cursor for First, Last, Seek, Next and Prev;
+//   - expire: PutTTL, PutExpireAt, PutIfAbsentTTL, Expire, ExpireAt,
+//     Persist, TTL and GetTTL (NoTTL for a permanent key), PurgeExpired
+//     and PurgeExpiredN (this column family only), CheckTTL.
+//
+// A write on a handle from the store commits before it returns; a failed
+// call changes nothing.
 type ColumnFamily = columnfamily.ColumnFamily
 
 // Batch collects writes for ColumnFamily.Apply.
@@ -28,7 +58,12 @@ type IterOptions = iterator.Options
 // Entry is one key-value pair yielded by an iteration.
 type Entry = iterator.Entry
 
-// Cursor is an explicit iterator with Seek, Next and Prev.
+// Cursor is an explicit iterator with First, Last, Seek, Next and Prev,
+// made by ColumnFamily.Cursor (or Store.Cursor, Tx.Cursor). Outside a
+// transaction it holds a read connection until Close and takes its
+// snapshot when it is first positioned, not when it is made: writes
+// committed between the two are seen, and none after. A Cursor is not safe
+// for concurrent use; Close it to release its connection.
 type Cursor = iterator.Cursor
 
 // DefaultColumnFamily is the name of the column family every store has.
@@ -45,8 +80,9 @@ type Store struct {
 	path string
 	opts Options
 
-	stopPurge context.CancelFunc
-	purgeWG   sync.WaitGroup
+	stopPurge  context.CancelFunc
+	purgeWG    sync.WaitGroup
+	purgeEvery time.Duration // the background purge's interval; 0: none
 
 	// sealState is the encryption of the store while it is open
 	// (encryption_convert.go).
@@ -55,7 +91,11 @@ type Store struct {
 
 // Open opens the store at path, creating the file if it does not exist
 // (unless ReadOnly). An empty path (or ":memory:") opens a private
-// in-memory store that vanishes on Close.
+// in-memory store that vanishes on Close, with a file store's concurrency
+// rules: it is a WAL store whose files live in a private directory on a
+// memory-backed file system (/dev/shm on Linux when it is a tmpfs with at
+// least 1 GiB free, else os.TempDir()), never synced and removed at Close
+// (docs/concurrency.md, "In-memory stores"; its memory in docs/memory.md).
 //
 // Open fails with ErrInvalidOption for bad options, ErrCantOpen for a path
 // that cannot be opened (a directory, a missing file opened read-only),
@@ -126,8 +166,8 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
 	s.cf = def
-	if opts.PurgeInterval > 0 && !opts.ReadOnly {
-		s.startPurger(opts.PurgeInterval)
+	if every := opts.purgeInterval(); every > 0 {
+		s.startPurger(every)
 	}
 	return s, nil
 }
@@ -318,7 +358,7 @@ func (s *Store) PurgeExpiredAll(ctx context.Context) (int, error) {
 
 func (s *Store) startPurger(every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.stopPurge = cancel
+	s.stopPurge, s.purgeEvery = cancel, every
 	s.purgeWG.Add(1)
 	go func() {
 		defer s.purgeWG.Done()

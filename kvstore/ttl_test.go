@@ -1989,7 +1989,9 @@ func TestPurgeExpiredBackground(t *testing.T) {
 	require.Zero(t, purgeErrs.Load())
 }
 
-// The background purge is off unless asked for.
+// The background purge is off on a store whose clock is injected, unless
+// asked for (a store on the system clock purges every
+// DefaultPurgeInterval: TestBackgroundPurgeByDefault).
 func TestPurgeExpiredBackgroundOffByDefault(t *testing.T) {
 	ctx := context.Background()
 	clk := &ttlCountingClock{ManualClock: kvstore.NewManualClock(ttlStart)}

@@ -19,16 +19,17 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
+	_ "modernc.org/sqlite" // database/sql driver: the demo reads the file as another tool would
 )
 
 func main() {
@@ -135,21 +136,6 @@ func run() error {
 	}
 	fmt.Println("  IntegrityCheck() = nil")
 
-	// What the sqlite3 shell shows, computed from the store itself: every
-	// column family is a table read through a view, and one that used TTL
-	// also has two hidden index tables.
-	tables := []string{"__snkv_catalog"}
-	for _, name := range names {
-		cf, err := db.OpenColumnFamily(name)
-		if err != nil {
-			return err
-		}
-		tables = append(tables, name, "__snkv_view__"+name)
-		if cf.HasTTL() {
-			tables = append(tables, "__snkv_ttl_k__"+name, "__snkv_ttl_e__"+name)
-		}
-	}
-	slices.Sort(tables)
 	var rows []string
 	for e, err := range users.All() {
 		if err != nil {
@@ -166,9 +152,14 @@ func run() error {
 	if err := timelogTour(ctx, dir); err != nil {
 		return err
 	}
+	tables, err := shellTables(path)
+	if err != nil {
+		return err
+	}
 
 	step("the file is an ordinary SQLite database")
-	fmt.Println("  Every column family is a table; TTL state lives in hidden __snkv_ tables.")
+	fmt.Println("  Every column family is a table read through a view; the catalog, the format")
+	fmt.Println("  version and TTL state live in hidden __snkv_ tables.")
 	fmt.Printf("  $ sqlite3 %s .tables\n", path)
 	fmt.Println("  would list:")
 	fmt.Println("    " + strings.Join(tables, " "))
@@ -209,6 +200,31 @@ func run() error {
 }
 
 func step(title string) { fmt.Printf("\n== %s\n", title) }
+
+// shellTables returns what the sqlite3 shell's .tables lists for the
+// database at path (its tables and views, SQLite's own left out, sorted),
+// read from the file itself through database/sql.
+func shellTables(path string) ([]string, error) {
+	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	defer raw.Close()
+	rows, err := raw.Query(`SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
 
 // expiringSQL lists the keys of the "sessions" column family that have a
 // TTL, soonest first, decoding the 8-byte big-endian expiry of the expiry

@@ -51,7 +51,7 @@ import (
 // Close stops the checkpointer (interrupting a pass in progress) before it
 // runs its own final checkpoint. WithWriter waits for a running pass, so
 // an explicit checkpoint on the writer never finds the checkpointer's lock
-// taken. A store opened read-only, in memory, with a rollback journal or
+// taken. A store opened read-only, with a rollback journal or
 // with automatic checkpoints off (Config.AutoCheckpoint < 0) has none.
 
 // defaultAutoCheckpoint is SQLite's default wal_autocheckpoint, used when
@@ -123,7 +123,7 @@ var (
 // newCheckpointer returns the checkpointer of db, or nil when db gets none.
 func newCheckpointer(db *DB) *checkpointer {
 	cfg := db.cfg
-	if db.memory || cfg.ReadOnly || cfg.Journal != "WAL" || cfg.AutoCheckpoint < 0 {
+	if cfg.ReadOnly || cfg.Journal != "WAL" || cfg.AutoCheckpoint < 0 {
 		return nil
 	}
 	n := int64(cfg.AutoCheckpoint)

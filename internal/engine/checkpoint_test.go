@@ -291,11 +291,11 @@ func TestCloseStopsCheckpointer(t *testing.T) {
 }
 
 // Stores without a WAL or a writer, or with automatic checkpoints off, get
-// no checkpointer; with them off, the WAL is never checkpointed.
+// no checkpointer; with them off, the WAL is never checkpointed. (An
+// in-memory store is a WAL store and gets one: memory_test.go.)
 func TestNoCheckpointer(t *testing.T) {
 	dir := t.TempDir()
 	for name, cfg := range map[string]Config{
-		"memory":   {Journal: "WAL"},
 		"rollback": {Path: filepath.Join(dir, "r.db"), Journal: "DELETE"},
 		"off":      {Path: filepath.Join(dir, "o.db"), Journal: "WAL", AutoCheckpoint: -1},
 	} {

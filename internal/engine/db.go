@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +13,7 @@ import (
 // Config is the resolved configuration of a DB. kvstore.Options is turned
 // into a Config after validation; every field here is already valid.
 type Config struct {
-	Path     string // "" opens a private in-memory database
+	Path     string // "" opens a private in-memory database (memory.go)
 	ReadOnly bool
 	Journal  string // "WAL" or "DELETE"
 	Sync     string // "OFF", "NORMAL" or "FULL"
@@ -42,12 +38,14 @@ type Config struct {
 type DB struct {
 	cfg     Config
 	dsn     string
-	memory  bool
+	memDir  string        // the private directory of an in-memory store (memory.go)
+	memOnce sync.Once     // removes memDir
 	writer  chan *Conn    // holds the idle writer; nil for read-only stores
 	readers chan *Conn    // idle readers
 	freed   chan struct{} // a reader was closed: a waiter may open another
 	mu      sync.Mutex
-	nOpen   int // readers open, idle or in use
+	nOpen   int  // readers open, idle or in use
+	ended   bool // Close or Discard has closed the writer (guarded by mu)
 	closed  atomic.Bool
 	closing chan struct{}
 	Stats   Counters
@@ -66,239 +64,12 @@ type DB struct {
 	ckpt *checkpointer // automatic checkpoints off the commit path; nil: none (checkpoint.go)
 }
 
-var memSeq atomic.Uint64
-
-// Open opens the connections described by cfg. The writer (when there is
-// one) is opened at once, so a bad path or a non-database file fails here.
-func Open(cfg Config) (*DB, error) {
-	if cfg.MaxReaders <= 0 {
-		cfg.MaxReaders = max(8, 4*runtime.GOMAXPROCS(0))
-	}
-	db := &DB{cfg: cfg, closing: make(chan struct{}), readers: make(chan *Conn, cfg.MaxReaders), freed: make(chan struct{}, 1)}
-	if cfg.Path == "" {
-		db.memory = true
-		db.dsn = fmt.Sprintf("file:/snkv-mem-%d-%d?vfs=memdb", os.Getpid(), memSeq.Add(1))
-	} else {
-		if err := checkPath(cfg.Path); err != nil {
-			return nil, err
-		}
-		st, err := os.Stat(cfg.Path)
-		if errors.Is(err, os.ErrNotExist) && !cfg.ReadOnly {
-			// A new store: made here with the mode asked for, so that SQLite
-			// (which gives -wal, -shm and -journal the store file's mode)
-			// never makes one with its own default.
-			if err = createFile(cfg.Path, db.fileMode()); err == nil {
-				st, err = os.Stat(cfg.Path)
-			}
-		}
-		switch {
-		case err == nil && st.IsDir():
-			return nil, fmt.Errorf("snkv: open %q: %w: is a directory", cfg.Path, ErrCantOpen)
-		case err != nil && cfg.ReadOnly:
-			return nil, fmt.Errorf("snkv: open %q read-only: %w: %w", cfg.Path, ErrCantOpen, err)
-		case err == nil:
-			if err := checkHeader(cfg.Path, st.Size()); err != nil {
-				return nil, err
-			}
-		}
-		dsn, err := fileURI(cfg.Path)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.ReadOnly {
-			dsn += "?mode=ro"
-			if readOnlyFS(cfg.Path) {
-				// See readOnlyFS: nobody can write the file, so SQLite may
-				// read it without locks or a -shm file.
-				dsn += "&immutable=1"
-				db.immutable = true
-			}
-		}
-		db.dsn = dsn
-		db.companions = existingCompanions(cfg.Path)
-		if !cfg.NoProbe && !db.immutable && probeNeeded(cfg.Path) && (!cfg.ReadOnly || writable(cfg.Path)) {
-			db.probe = true
-			db.probeDSN, _ = fileURI(cfg.Path) // checked above
-		}
-	}
-	if !cfg.ReadOnly {
-		if err := staleCompanions(cfg.Path); err != nil {
-			return nil, err
-		}
-		db.ckpt = newCheckpointer(db)
-		w, err := db.newConn(true)
-		if err != nil {
-			db.ckpt.stop(true)
-			db.removeNewCompanions()
-			return nil, Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
-		}
-		db.ownerWritableCompanions()
-		db.writer = make(chan *Conn, 1)
-		db.writer <- w
-	} else {
-		// Open one reader now so that a missing or corrupt file fails Open.
-		r, err := db.AcquireReader(context.Background())
-		if err != nil {
-			db.removeNewCompanions()
-			return nil, err
-		}
-		db.ownerWritableCompanions()
-		db.ReleaseReader(r)
-	}
-	return db, nil
-}
-
-// checkPath refuses a path SQLite would read differently from the file
-// system: empty, or containing a NUL byte (which C strings end at, so the
-// path would silently name another file).
-func checkPath(path string) error {
-	switch {
-	case path == "":
-		return fmt.Errorf("snkv: %w: empty path", ErrCantOpen)
-	case strings.IndexByte(path, 0) >= 0:
-		return fmt.Errorf("snkv: %q: %w: the path contains a NUL byte", path, ErrCantOpen)
-	}
-	return nil
-}
-
-// sqliteMagic starts every SQLite database file.
-const sqliteMagic = "SQLite format 3\x00"
-
-// Memory reports whether the database lives in memory.
-func (db *DB) Memory() bool { return db.memory }
+// Memory reports whether the database is an in-memory store (Config.Path
+// "": a private file on a memory-backed file system, removed at Close).
+func (db *DB) Memory() bool { return db.memDir != "" }
 
 // Config returns the configuration the DB was opened with.
 func (db *DB) Config() Config { return db.cfg }
-
-// fileURI turns a filesystem path into a SQLite file: URI, escaping the
-// characters that URIs give meaning to, so that no part of the path is ever
-// read as a parameter.
-func fileURI(path string) (string, error) {
-	if err := checkPath(path); err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", fmt.Errorf("snkv: open %q: %w: %w", path, ErrCantOpen, err)
-	}
-	p := filepath.ToSlash(abs)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // Windows drive letter paths
-	}
-	return "file:" + (&url.URL{Path: p}).EscapedPath(), nil
-}
-
-// WriterTempStore is the writer's temp_store setting, and VacuumTempStore
-// the one VACUUM runs with (its temporary copy of the whole file belongs on
-// disk, not in memory).
-const (
-	WriterTempStore = "PRAGMA temp_store = MEMORY"
-	VacuumTempStore = "PRAGMA temp_store = DEFAULT"
-)
-
-func (db *DB) newConn(writer bool) (*Conn, error) {
-	dsn := db.dsn
-	if db.probe && db.cfg.ReadOnly {
-		// Exclusive locking needs a descriptor open for writing; the
-		// connection is still query-only (see probeNeeded).
-		dsn = db.probeDSN
-	}
-	c, err := openConn(dsn)
-	if err != nil {
-		return nil, err
-	}
-	ctx := context.Background()
-	cfg := db.cfg
-	c.setBusyTimeout(cfg.BusyTimeout)
-	pragmas := []string{
-		"PRAGMA foreign_keys = OFF",
-		"PRAGMA recursive_triggers = OFF",
-	}
-	if db.probe {
-		// Before the first read: the WAL index then lives in this
-		// connection's memory, and the -shm file is never opened. Closing
-		// it never checkpoints: a refused file keeps its WAL, and a
-		// read-only open writes nothing.
-		c.noCheckpointOnClose()
-		c.setBusyTimeout(0)
-		pragmas = append(pragmas, "PRAGMA locking_mode = EXCLUSIVE")
-	}
-	if cfg.CacheKiB > 0 {
-		pragmas = append(pragmas, fmt.Sprintf("PRAGMA cache_size = -%d", cfg.CacheKiB))
-	}
-	if cfg.MmapSize > 0 && !db.memory {
-		// SQLite lowers it to its compile-time limit, and to 0 where
-		// mapping is not supported.
-		pragmas = append(pragmas, fmt.Sprintf("PRAGMA mmap_size = %d", cfg.MmapSize))
-	}
-	if writer {
-		if cfg.PageSize > 0 {
-			pragmas = append(pragmas, fmt.Sprintf("PRAGMA page_size = %d", cfg.PageSize))
-		}
-		pragmas = append(pragmas, "PRAGMA synchronous = "+cfg.Sync)
-		// The writer's statement journals stay in memory. A statement that
-		// may fail part way through (an upsert whose update fires the
-		// checksum trigger) copies each page it changes to a statement
-		// journal; one that outgrows 64 KiB (a page split) is moved to a
-		// temporary file and stays a file until the transaction ends, so
-		// every later statement's copy became a write system call: half
-		// the CPU time of a bulk load. The only other temporary storage a
-		// writer uses is VACUUM's copy of the file, which Store.Vacuum
-		// runs with temp_store back at its default (VacuumTempStore).
-		pragmas = append(pragmas, WriterTempStore)
-		switch {
-		case db.ckpt != nil && !db.probe:
-			// The checkpointer's WAL hook replaces SQLite's automatic
-			// checkpoint (checkpoint.go); it is installed below.
-		case cfg.AutoCheckpoint > 0:
-			pragmas = append(pragmas, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", cfg.AutoCheckpoint))
-		case cfg.AutoCheckpoint < 0:
-			pragmas = append(pragmas, "PRAGMA wal_autocheckpoint = 0")
-		}
-	} else {
-		pragmas = append(pragmas, "PRAGMA query_only = 1")
-	}
-	if writer && cfg.SpillPages > 0 {
-		// Raised by a transaction that writes many rows (Conn.bigTx).
-		base, err := c.QueryInt(ctx, "PRAGMA cache_spill")
-		if err != nil {
-			_ = c.close()
-			return nil, err
-		}
-		c.spillBase, c.spillBig = base, int64(cfg.SpillPages)
-	}
-	// Touch the file so that a garbage file fails now, not on first use.
-	pragmas = append(pragmas, "SELECT count(*) FROM sqlite_schema")
-	for _, p := range pragmas {
-		if err := c.ExecScript(ctx, p); err != nil {
-			_ = c.close()
-			if db.probe && (Code(err) == codeBusy || Code(err) == codeIOErr) {
-				// Another process has the file open: the WAL index in the
-				// -shm is live, and reading it as every SQLite reader does
-				// is all that can be done.
-				db.probe = false
-				return db.newConn(writer)
-			}
-			return nil, err
-		}
-	}
-	if db.probe {
-		c.setBusyTimeout(cfg.BusyTimeout)
-	} else if writer && db.ckpt != nil {
-		db.ckpt.install(c)
-	}
-	return c, nil
-}
-
-// SetJournalMode switches the file to the configured journal mode (WAL by
-// default). That writes the file header, so it is done only once the file
-// is known to be a store, or a new one: never to a file Open refuses.
-func (db *DB) SetJournalMode(ctx context.Context, c *Conn) error {
-	if db.memory || db.cfg.ReadOnly {
-		return nil
-	}
-	return c.ExecScript(ctx, "PRAGMA journal_mode = "+db.cfg.Journal)
-}
 
 // AcquireWriter waits (up to the busy timeout, or until ctx ends) for the
 // single writer connection.
@@ -478,9 +249,13 @@ func (db *DB) readerClosed() {
 	db.mu.Lock()
 	db.nOpen--
 	last := db.nOpen == 0
+	ended := db.ended
 	db.mu.Unlock()
 	if last {
 		db.closeShm()
+		if ended {
+			db.removeMemory() // the last connection of a closed store
+		}
 	}
 	db.signalFreed()
 }
@@ -548,7 +323,7 @@ func (db *DB) Close() error {
 		db.ckpt.interrupt() // a commit may be waiting for a pass (catchUp)
 		w := <-db.writer
 		db.ckpt.stop(false)
-		if !db.memory && db.cfg.Journal == "WAL" {
+		if db.memDir == "" && db.cfg.Journal == "WAL" {
 			// Fold the WAL back so the file is self-contained after Close,
 			// if no reader (an open cursor, another process) is in the way:
 			// Close does not wait the busy timeout for them.
@@ -559,7 +334,21 @@ func (db *DB) Close() error {
 	}
 	db.drainReaders()
 	db.closeShm() // if no reader is still held by a cursor
+	db.writerEnded()
 	return errors.Join(errs...)
+}
+
+// writerEnded records that Close or Discard has closed the writer, and
+// removes an in-memory store's files if no reader is open either (else the
+// last reader to close does).
+func (db *DB) writerEnded() {
+	db.mu.Lock()
+	db.ended = true
+	none := db.nOpen == 0
+	db.mu.Unlock()
+	if none {
+		db.removeMemory()
+	}
 }
 
 // Counters are the store's activity counters, updated atomically.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -49,7 +48,7 @@ func createFile(path string, mode os.FileMode) error {
 // path, never opened: closing a descriptor of the -shm would drop the
 // locks SQLite holds on it. A file owned by another user is left alone.
 func (db *DB) ownerWritableCompanions() {
-	if db.memory || db.immutable || db.companions == nil {
+	if db.immutable || db.companions == nil {
 		return
 	}
 	for _, s := range []string{"-wal", "-shm"} {
@@ -74,8 +73,11 @@ func staleCompanions(path string) error {
 		return nil // the store file itself: SQLite reports that as it is
 	}
 	for _, s := range companionSuffixes {
+		// Another process may remove the file between the two looks (a
+		// -journal at the end of its commit): only a file that is there
+		// and refuses writing is reported.
 		st, err := os.Lstat(path + s)
-		if err != nil || writable(path+s) {
+		if err != nil || !writeDenied(path+s) {
 			continue
 		}
 		// Only an index (-shm) or an empty WAL may go: a -wal with frames
@@ -91,23 +93,43 @@ func staleCompanions(path string) error {
 }
 
 // removeNewCompanions removes the companion files that did not exist when
-// Open began: a refused open leaves the directory as it found it.
+// Open began, so that a refused or failed open leaves the directory as it
+// found it, but only where that cannot harm another connection: another
+// process (or another store of this one) may have opened the file since
+// and be using a -wal and -shm of its own making. So the files are removed
+// only under an EXCLUSIVE lock on the database file (lockAlone: the proof
+// SQLite itself asks for before deleting a WAL), and only those that hold
+// nothing: the -shm (an index SQLite rebuilds from the -wal), and a -wal or
+// -journal without a byte in it. A -wal with frames holds commits and a
+// -journal the rollback of an interrupted transaction: whoever wrote them,
+// they stay, for the next open to replay. Where the lock is not granted,
+// every file stays.
 func (db *DB) removeNewCompanions() {
-	if db.memory || db.companions == nil {
-		return
+	if db.memDir != "" || db.companions == nil {
+		return // an in-memory store's directory goes whole
 	}
-	for _, s := range companionSuffixes {
-		if !db.companions[s] {
-			_ = os.Remove(db.cfg.Path + s)
+	lockAlone(db.cfg.Path, func() {
+		for _, s := range companionSuffixes {
+			if db.companions[s] {
+				continue
+			}
+			name := db.cfg.Path + s
+			st, err := os.Lstat(name)
+			if err != nil || !st.Mode().IsRegular() || (s != "-shm" && st.Size() != 0) {
+				continue
+			}
+			_ = os.Remove(name)
 		}
-	}
+	})
 }
 
 // Discard closes a DB that Open's caller refused (a file that is not a
 // store, a newer format): unlike Close, it never checkpoints, so a WAL that
 // another application left pending stays in its -wal file, and it removes
-// the companion files this DB created. The file and its companions are left
-// as they were found.
+// the companion files this DB created where no other connection may be
+// using them (see removeNewCompanions). The file and its companions are
+// left as they were found, unless another connection has meanwhile made
+// them its own.
 func (db *DB) Discard() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return ErrClosed
@@ -133,6 +155,7 @@ func (db *DB) Discard() error {
 		break
 	}
 	db.removeNewCompanions()
+	db.writerEnded()
 	return err
 }
 
@@ -170,12 +193,10 @@ func readOnlyFS(path string) bool {
 
 // Backup writes a consistent copy of the database to dest (which must not
 // exist) with VACUUM INTO, from one read snapshot, on a connection of its
-// own so that writers go on meanwhile (for an in-memory database, which
-// has no WAL, writers of this process wait for it instead). dest is always
-// a file-system path: it reaches SQLite as an escaped file: URI, so that no
-// prefix ("file:") or suffix ("?vfs=memdb") of it is ever read as an
-// instruction. A nil
-// return means a complete store file is at dest.
+// own so that writers go on meanwhile. dest is always a file-system path:
+// it reaches SQLite as an escaped file: URI, so that no prefix ("file:") or
+// suffix ("?vfs=memdb") of it is ever read as an instruction. A nil return
+// means a complete store file is at dest.
 func (db *DB) Backup(ctx context.Context, dest string) error {
 	if db.closed.Load() {
 		return ErrClosed
@@ -200,26 +221,6 @@ func (db *DB) Backup(ctx context.Context, dest string) error {
 	target, err := fileURI(dest)
 	if err != nil {
 		return err
-	}
-	if db.memory {
-		// VACUUM INTO writes through the source's VFS, which for an
-		// in-memory store is memdb: name the operating system's VFS.
-		vfs := "unix"
-		if runtime.GOOS == "windows" {
-			vfs = "win32"
-		}
-		target += "?vfs=" + vfs
-	}
-	if db.memory && db.writer != nil {
-		// An in-memory database has no WAL: a reader waits for each commit
-		// to finish, and a steady stream of commits can keep the copy
-		// waiting past the busy timeout. Only this process can write it, so
-		// hold its writer while copying: writes wait for the backup instead.
-		w, err := db.AcquireWriter(ctx)
-		if err != nil {
-			return Wrap(ctx, "backup", err)
-		}
-		defer db.ReleaseWriter(w)
 	}
 	c, err := openConn(db.dsn)
 	if err != nil {

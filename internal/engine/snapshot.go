@@ -106,7 +106,7 @@ func (db *DB) reusable(c *Conn) bool {
 }
 
 // shmFor maps the WAL index of the file c is open on, once per DB. A store
-// that is not in WAL mode, in memory, or on a platform without the mapping
+// that is not in WAL mode, or on a platform without the mapping
 // gets nil: its readers never keep a transaction open.
 func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 	if m := db.shm.Load(); m != nil {
@@ -120,8 +120,8 @@ func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 		return nil
 	}
 	func() {
-		if db.memory || db.immutable || db.cfg.ReadHold <= 0 {
-			return // in memory, or no -shm file to watch
+		if db.immutable || db.cfg.ReadHold <= 0 {
+			return // no -shm file to watch
 		}
 		rows, err := c.Query(ctx, "PRAGMA journal_mode")
 		if err != nil {
@@ -222,7 +222,7 @@ func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
 // was copying a large commit filled it so. Without the mapping the cache
 // serves the file too and is kept.
 func (db *DB) dropWALPages(c *Conn) {
-	if db.cfg.MmapSize > 0 && !db.memory && !c.inTx() {
+	if db.cfg.MmapSize > 0 && !c.inTx() {
 		sqlite3.Xsqlite3_db_release_memory(c.tls, c.db)
 	}
 }
