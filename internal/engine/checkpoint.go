@@ -104,6 +104,9 @@ type checkpointer struct {
 	// holdState.gen).
 	gen   atomic.Uint64
 	stats CheckpointStats
+	// afterPass, when set (by tests only), runs after each pass of the
+	// goroutine.
+	afterPass atomic.Pointer[func()]
 }
 
 // CheckpointStats counts the automatic checkpoints of a DB.
@@ -256,15 +259,44 @@ func (k *checkpointer) run() {
 		case <-k.db.closing:
 			return
 		}
-		k.pass()
+		for copied := int64(-1); ; {
+			k.pass()
+			if f := k.afterPass.Load(); f != nil {
+				(*f)()
+			}
+			// Commits made during the pass woke none (passing): copy them
+			// now if they are a quarter of the threshold or more, rather
+			// than at the next commit, which may be long in coming while
+			// readers then look every page up in the WAL first. A pass
+			// that copied nothing more (readers in the way) ends it.
+			e := k.last.Load()
+			if e == nil || e.copied <= copied || !k.behind(e) || k.db.closed.Load() {
+				break
+			}
+			copied = e.copied
+		}
 		k.passing.Store(false)
 	}
 }
 
-// pass runs one checkpoint.
+// behind reports whether the WAL the last pass (e) left holds a quarter of
+// the threshold or more past what it copied.
+func (k *checkpointer) behind(e *passEnd) bool {
+	salt, known := k.walSalt()
+	return known && e.known && e.salt == salt && k.frames.Load()-e.copied >= k.threshold/4
+}
+
+// pass runs one checkpoint. Idle readers holding a transaction that a
+// commit has made stale go first: it would keep the pass from copying past
+// its snapshot, and their next read cannot reuse it anyway (snapshot.go).
 func (k *checkpointer) pass() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if m := k.shm.Load(); m != nil {
+		if h, ok := m.header(); ok {
+			k.db.dropHeld(func(c *Conn) bool { return c.hold.hdr != h })
+		}
+	}
 	k.checkpoint()
 }
 
@@ -310,8 +342,14 @@ func (k *checkpointer) passive(tls *libc.TLS, conn uintptr) {
 		k.stats.Errors.Add(1)
 		return
 	case out[1] == out[0]:
+		gen := k.gen.Add(1)
+		// Idle readers holding a transaction begun before this pass keep
+		// the writer from restarting the WAL at its next transaction, and
+		// the WAL then grows until a commit must copy it all (catchUp).
+		// Their next read would end it anyway (their snapshot's gen is
+		// older): end it now.
+		k.db.dropHeld(func(c *Conn) bool { return c.hold.gen != gen })
 		k.stats.Complete.Add(1)
-		k.gen.Add(1)
 	}
 	k.last.Store(&passEnd{salt: salt, known: known, copied: int64(out[1])})
 }
