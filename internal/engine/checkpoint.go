@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -260,6 +261,9 @@ func (k *checkpointer) run() {
 			return
 		}
 		for copied := int64(-1); ; {
+			if !k.writerFree() {
+				break // closing
+			}
 			k.pass()
 			if f := k.afterPass.Load(); f != nil {
 				(*f)()
@@ -276,6 +280,29 @@ func (k *checkpointer) run() {
 			copied = e.copied
 		}
 		k.passing.Store(false)
+	}
+}
+
+// writerFree waits, when Go code has only one CPU to run on (GOMAXPROCS
+// 1: a process confined to one core, a small container), for the write
+// transaction in progress, if any, to end, and reports false if the DB is
+// closing. A pass then competes with the writer for that CPU: run inside
+// a large write transaction, it doubled the time of the transaction after
+// a large commit (5,000 random deletes after 10,000 random updates on a
+// 1M-key store), while between write transactions it shares the CPU with
+// readers only. With more CPUs it waits for nothing. Commits go on as
+// before meanwhile: one that leaves the WAL at 7/4 of its size still
+// copies it itself (catchUp).
+func (k *checkpointer) writerFree() bool {
+	if runtime.GOMAXPROCS(0) > 1 {
+		return true
+	}
+	select {
+	case c := <-k.db.writer:
+		k.db.writer <- c
+		return true
+	case <-k.db.closing:
+		return false
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -418,4 +419,26 @@ func TestCheckpointCopiesCommitsMadeDuringAPass(t *testing.T) {
 		frames, backfilled := walFrames(t, db)
 		return frames > first && frames == backfilled
 	}, 10*time.Second, time.Millisecond, "the commit made after the pass began is not copied")
+}
+
+// With one CPU for Go code, a pass woken by a commit waits for the write
+// transaction begun after it to end, instead of competing with it.
+func TestCheckpointOnOneCPUWaitsForTheWriter(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	db, _ := ckptDB(t, 100)
+	stats := db.CheckpointStats()
+	putRows(t, db, 0, 400, 1000) // wakes a pass
+	tx, err := db.Begin(context.Background(), true)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() }) // before the DB closes
+	passes := stats.Passes.Load()
+	// The checkpointer's goroutine gets the CPU at every Gosched.
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+		runtime.Gosched()
+		require.Equal(t, passes, stats.Passes.Load(), "a pass ran inside the write transaction")
+	}
+	_, err = tx.Conn().Exec(context.Background(), "INSERT INTO t (k, v) VALUES (1000, x'00')")
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	waitComplete(t, db, 1)
 }
