@@ -2,8 +2,11 @@
 #
 #   make demo       run the demo program (a store in a temporary directory)
 #   make snkv       build the command-line tool into ./bin/snkv
-#   make test       gofmt check, go vet, and every test with -race in -short mode; then the
-#                   kvstore and timelog suites again against encrypted stores (SNKV_TEST_ENCRYPTION=1)
+#   make test       gofmt check, go vet, staticcheck (lint), and every test with -race in -short
+#                   mode; then the kvstore and timelog suites (timelog's in tests/ too) again
+#                   against encrypted stores (SNKV_TEST_ENCRYPTION=1)
+#   make lint       staticcheck ./..., with and without the tag snkv_nofast
+#   make tools      installs staticcheck into .tools/ (not a dependency of the module)
 #   make test-sql   every test (-short) with the B-tree fast path built out (tag snkv_nofast)
 #   make test-long  every test with -race, slow ones included (soak, crash loops, the LiteFS
 #                   replica tests), then fuzzing; under CI=true it first installs fuse3 and
@@ -22,10 +25,17 @@
 GO ?= go
 FUZZTIME ?= 60s
 
+# Tools the checks run, installed into .tools/ by `make tools`: go install
+# pkg@version leaves go.mod alone, so they never become requirements of the
+# module.
+TOOLS := $(CURDIR)/.tools
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
+
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-peers bench-timelog cross fmt vet
+.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-peers bench-timelog cross fmt vet lint tools
 
 all: test
 
@@ -38,11 +48,12 @@ snkv:
 # The second run has -count=1: the suites read SNKV_TEST_ENCRYPTION at init,
 # before the test cache records what the environment held, so the result of
 # the first run would otherwise be reused for it.
-test: vet
+test: vet lint
 	@out="$$(gofmt -l .)"; \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) test -race -short ./...
 	SNKV_TEST_ENCRYPTION=1 $(GO) test -race -short -count=1 ./kvstore/ ./timelog/
+	SNKV_TEST_ENCRYPTION=1 $(GO) test -race -short -count=1 -run '^TestTimelog' ./tests/
 
 # The same suite with writes through SQL statements only, so that the
 # fallback every build can be made with stays tested.
@@ -86,3 +97,14 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+lint: $(STATICCHECK)
+	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags snkv_nofast ./...
+
+tools: $(STATICCHECK)
+
+$(STATICCHECK):
+	mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(TOOLS)/staticcheck $@

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
 )
 
 type opKind uint8
@@ -69,7 +70,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := CheckContext(ctx); err != nil {
+	if err := family.CheckContext(ctx); err != nil {
 		return err
 	}
 	if b == nil {
@@ -83,13 +84,13 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 		var err error
 		switch op.kind {
 		case opDelete:
-			err = checkKey(op.key)
+			err = family.CheckKey(op.key)
 		case opPut, opPutTTL:
-			err = cf.m.env.checkKV(op.key, op.value)
+			err = cf.m.Env.CheckKV(op.key, op.value)
 			bytes += uint64(len(op.key) + len(op.value))
 		}
 		if err == nil && op.kind == opPutTTL {
-			exps[i], err = ttl.ExpiryFromTTL(nowMs, op.ttl)
+			exps[i], err = expiry.ExpiryFromTTL(nowMs, op.ttl)
 			hasTTL = true
 		}
 		if err != nil {
@@ -103,14 +104,14 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 		return err
 	}
 	var puts, dels uint64
-	err := cf.m.env.update(ctx, cf.tx, cf.m.name+": apply batch", func(ctx context.Context, tx *engine.Tx) error {
+	err := cf.m.Env.Update(ctx, cf.tx, cf.m.Name+": apply batch", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		if err := cf.verify(ctx, tx); err != nil {
 			return err
 		}
-		sh := cf.m.w()
+		sh := cf.m.Writing()
 		if hasTTL {
-			if err := cf.ensureTTL(ctx, c, tx); err != nil {
+			if err := cf.m.EnsureTTL(ctx, c, tx); err != nil {
 				return err
 			}
 		}
@@ -118,21 +119,21 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			var err error
 			switch op.kind {
 			case opPut:
-				_, err = cf.upsert(ctx, c, sh, op.key, op.value)
+				_, err = cf.m.Upsert(ctx, c, sh, op.key, op.value)
 				puts++
 			case opPutTTL:
-				err = cf.putExpiringIn(ctx, c, op.key, op.value, exps[i])
+				err = cf.m.PutExpiring(ctx, c, op.key, op.value, exps[i])
 				puts++
 			case opDelete:
 				var n int64
-				ok, found, ferr := c.Delete(&sh.fast, op.key, true)
+				ok, found, ferr := c.Delete(&sh.Objects, op.key, true)
 				switch {
 				case ferr != nil:
 					err = ferr
 				case ok && found:
 					n = 1
 				case !ok:
-					n, err = c.Exec(ctx, sh.q.del, op.key)
+					n, err = c.Exec(ctx, sh.SQL.Del, op.key)
 				}
 				dels += uint64(n)
 			}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
 )
 
 // ColumnFamily is a handle to one column family. A handle from the store
@@ -16,67 +16,37 @@ import (
 // handle bound to a transaction (kvstore.Tx.CF) runs inside that
 // transaction and shares its single-goroutine rule.
 type ColumnFamily struct {
-	m   *meta
+	m   *family.Family
 	tx  *engine.Tx // nil: each call is its own transaction
-	bad error      // set by Bind for a handle that may not be used
+	bad error      // set by bind for a handle that may not be used
 }
 
-// meta is the state all handles of one column family share.
-type meta struct {
-	reg   *Registry
-	env   *Env
-	name  string
-	stamp int64 // the catalog's created_ms of the column family this state is for
-	// nameArg and stampArg are name and stamp boxed once, so that binding
-	// them to every single put costs no allocation.
-	nameArg, stampArg any
-	// The layout of the column family's objects and its SQL. Writers use
-	// ws and readers rs: Upgrade switches ws inside the transaction that
-	// changes the layout (the writer is exclusive, so no other write sees
-	// the switch early) and rs once that transaction has committed.
-	ws, rs  atomic.Pointer[shape]
-	ttl     atomic.Bool // the TTL tables exist (as far as this process knows)
-	dropped atomic.Bool
-	// sealed: the values are sealed when the store is encrypted (every
-	// column family; a hidden table when marked so, see seal.go).
-	sealed atomic.Bool
+func init() {
+	family.NewHandle = func(f *family.Family) any {
+		if f == nil {
+			return (*ColumnFamily)(nil)
+		}
+		return &ColumnFamily{m: f}
+	}
+	family.BindHandle = func(h any, tx *engine.Tx) any {
+		cf, _ := h.(*ColumnFamily)
+		return bind(cf, tx)
+	}
 }
 
-func newMeta(r *Registry, name string, stamp int64, crc, v2 bool) *meta {
-	m := &meta{reg: r, env: r.env, name: name, stamp: stamp, nameArg: name, stampArg: stamp}
-	m.setShape(newShape(name, crc, v2))
-	m.sealed.Store(!isHidden(name))
-	return m
-}
-
-func (m *meta) setShape(sh *shape) { m.ws.Store(sh); m.rs.Store(sh) }
-
-// w is the shape writes use.
-func (m *meta) w() *shape { return m.ws.Load() }
-
-// r is the shape reads use.
-func (m *meta) r() *shape { return m.rs.Load() }
-
-// Bind returns a handle to the same column family that runs inside tx; a
+// bind returns a handle to the same column family that runs inside tx; a
 // handle of another store gives one whose every call fails with
-// ErrForeignHandle. It is the plumbing behind kvstore.Tx.CF: use that.
-func Bind(cf *ColumnFamily, tx *engine.Tx) *ColumnFamily {
+// ErrForeignHandle, a nil one one whose every call fails with
+// ErrInvalidArgument. It is the plumbing behind kvstore.Tx.CF.
+func bind(cf *ColumnFamily, tx *engine.Tx) *ColumnFamily {
 	if cf == nil || cf.m == nil {
 		return &ColumnFamily{tx: tx, bad: errNilHandle}
 	}
 	b := &ColumnFamily{m: cf.m, tx: tx}
-	if cf.m.env.DB != tx.DB() {
-		b.bad = fmt.Errorf("%w: %q", engine.ErrForeignHandle, cf.m.name)
+	if cf.m.Env.DB != tx.DB() {
+		b.bad = fmt.Errorf("%w: %q", engine.ErrForeignHandle, cf.m.Name)
 	}
 	return b
-}
-
-// Registry returns the registry the handle belongs to.
-func (cf *ColumnFamily) Registry() *Registry {
-	if cf == nil || cf.m == nil {
-		return nil
-	}
-	return cf.m.reg
 }
 
 // Name returns the column family's name as stored.
@@ -84,19 +54,19 @@ func (cf *ColumnFamily) Name() string {
 	if cf == nil || cf.m == nil {
 		return ""
 	}
-	return cf.m.name
+	return cf.m.Name
 }
 
 // HasTTL reports whether the column family has ever held a key with a TTL
 // (its hidden TTL tables exist).
-func (cf *ColumnFamily) HasTTL() bool { return cf.alive() == nil && cf.m.ttl.Load() }
+func (cf *ColumnFamily) HasTTL() bool { return cf.alive() == nil && cf.m.TTL.Load() }
 
 // String returns "columnfamily(<name>)", for logs.
 func (cf *ColumnFamily) String() string { return "columnfamily(" + cf.Name() + ")" }
 
-func (cf *ColumnFamily) db() *engine.DB { return cf.m.env.DB }
+func (cf *ColumnFamily) db() *engine.DB { return cf.m.Env.DB }
 
-func (cf *ColumnFamily) nowMs() int64 { return ttl.NowMs(cf.m.env.Clock) }
+func (cf *ColumnFamily) nowMs() int64 { return expiry.NowMs(cf.m.Env.Clock) }
 
 // errf wraps err with the column family and operation. The bare
 // ErrNotFound of a missing key is returned as is: it is the common case and
@@ -108,22 +78,13 @@ func (cf *ColumnFamily) errf(ctx context.Context, op string, err error) error {
 	if gone := cf.dropped(err); gone != nil {
 		return gone
 	}
-	return engine.Wrap(ctx, cf.m.name+": "+op, err)
+	return engine.Wrap(ctx, cf.m.Name+": "+op, err)
 }
 
 var errDropped = errors.New("column family was dropped")
 
 // errNilHandle is the error of a call on a nil (or zero) handle.
 var errNilHandle = fmt.Errorf("%w: nil column family handle", engine.ErrInvalidArgument)
-
-// CheckContext rejects a nil context: every snkv call that takes one
-// reports ErrInvalidArgument for nil rather than guessing a default.
-func CheckContext(ctx context.Context) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", engine.ErrInvalidArgument)
-	}
-	return nil
-}
 
 func (cf *ColumnFamily) alive() error {
 	if cf == nil || cf.m == nil {
@@ -132,8 +93,8 @@ func (cf *ColumnFamily) alive() error {
 	if cf.bad != nil {
 		return cf.bad
 	}
-	if cf.m.dropped.Load() {
-		return fmt.Errorf("%w: %q: %w", engine.ErrNotFound, cf.m.name, errDropped)
+	if cf.m.Dropped.Load() {
+		return fmt.Errorf("%w: %q: %w", engine.ErrNotFound, cf.m.Name, errDropped)
 	}
 	return nil
 }
@@ -142,7 +103,7 @@ func (cf *ColumnFamily) alive() error {
 // gone, or belongs to a column family created since under the same name)
 // and returns the error every later call gets.
 func (cf *ColumnFamily) gone() error {
-	cf.m.dropped.Store(true)
+	cf.m.Dropped.Store(true)
 	return cf.alive()
 }
 
@@ -151,7 +112,7 @@ func (cf *ColumnFamily) gone() error {
 // writes into a column family of the same name created after its own was
 // dropped, by this process or another.
 func (cf *ColumnFamily) current(ctx context.Context, c *engine.Conn) error {
-	n, err := c.QueryInt(ctx, cf.m.w().q.current, cf.m.nameArg, cf.m.stampArg)
+	n, err := c.QueryInt(ctx, cf.m.Writing().SQL.Current, cf.m.NameArg, cf.m.StampArg)
 	switch {
 	case err != nil:
 		return err
@@ -176,25 +137,6 @@ func (cf *ColumnFamily) verify(ctx context.Context, tx *engine.Tx) error {
 	return nil
 }
 
-// upsert writes key's row, with no TTL, inside a write transaction that
-// has verified the column family: below the SQL layer when the engine can
-// (it writes the same bytes), else with the upsert statement. It reports
-// the rows changed, which is always 1.
-func (cf *ColumnFamily) upsert(ctx context.Context, c *engine.Conn, sh *shape, key, value []byte) (int64, error) {
-	stored, sum := cf.m.encode(c, sh, key, value, false)
-	return writeRow(ctx, c, sh, key, stored, sum)
-}
-
-// writeRow writes a data row, with no TTL, of stored value (encode's) and
-// checksum sum (nil for a table without the column).
-func writeRow(ctx context.Context, c *engine.Conn, sh *shape, key, stored []byte, sum any) (int64, error) {
-	crc, _ := sum.(int64)
-	if ok, err := c.Upsert(&sh.fast, key, stored, crc); ok || err != nil {
-		return 1, err
-	}
-	return c.Exec(ctx, sh.q.upsert, key, stored, nil, nil, sum)
-}
-
 // deleteInTx deletes key below the SQL layer when the handle is bound to a
 // write transaction and the engine can (a column family without TTL
 // tables, whose keys never expire): fast reports whether it did.
@@ -205,10 +147,10 @@ func (cf *ColumnFamily) deleteInTx(ctx context.Context, c *engine.Conn, key []by
 	if err := cf.verify(ctx, cf.tx); err != nil {
 		return 0, true, err
 	}
-	sh := cf.m.w()
+	sh := cf.m.Writing()
 	// A key with a TTL may have expired: that delete reports ErrNotFound,
 	// which the SQL statements decide.
-	ok, found, err := c.Delete(&sh.fast, key, false)
+	ok, found, err := c.Delete(&sh.Objects, key, false)
 	if found {
 		n = 1
 	}
@@ -238,31 +180,11 @@ func (cf *ColumnFamily) doneWrite(c *engine.Conn, err error) {
 	}
 }
 
-// update runs fn in a write transaction: the bound one, or a new one that
-// commits when fn succeeds.
-func (e *Env) update(ctx context.Context, bound *engine.Tx, op string, fn func(ctx context.Context, tx *engine.Tx) error) error {
-	if bound != nil {
-		if err := bound.Check(true); err != nil {
-			return err
-		}
-		return engine.Wrap(bound.Ctx(), op, fn(bound.Ctx(), bound))
-	}
-	tx, err := e.DB.Begin(ctx, true)
-	if err != nil {
-		return engine.Wrap(ctx, op, err)
-	}
-	if err := fn(tx.Ctx(), tx); err != nil {
-		_ = tx.Rollback()
-		return engine.Wrap(ctx, op, err)
-	}
-	return tx.Commit()
-}
-
 func (cf *ColumnFamily) update(op string, fn func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	return cf.m.env.update(context.Background(), cf.tx, cf.m.name+": "+op, func(ctx context.Context, tx *engine.Tx) error {
+	return cf.m.Env.Update(context.Background(), cf.tx, cf.m.Name+": "+op, func(ctx context.Context, tx *engine.Tx) error {
 		if err := cf.verify(ctx, tx); err != nil {
 			return err
 		}
@@ -277,24 +199,24 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := cf.m.env.checkKV(key, value); err != nil {
+	if err := cf.m.Env.CheckKV(key, value); err != nil {
 		return err
 	}
 	c, ctx, err := cf.writeConn()
 	if err != nil {
 		return cf.errf(ctx, "put", err)
 	}
-	sh := cf.m.w()
+	sh := cf.m.Writing()
 	var n int64
 	if cf.tx != nil {
 		// In a transaction the column family is checked once, and each
 		// put is a plain upsert.
 		if err = cf.verify(ctx, cf.tx); err == nil {
-			n, err = cf.upsert(ctx, c, sh, key, value)
+			n, err = cf.m.Upsert(ctx, c, sh, key, value)
 		}
 	} else {
-		stored, sum := cf.m.encode(c, sh, key, value, false)
-		n, err = c.Exec(ctx, sh.q.put, key, stored, cf.m.nameArg, cf.m.stampArg, sum)
+		stored, sum := cf.m.Encode(c, sh, key, value, false)
+		n, err = c.Exec(ctx, sh.SQL.Put, key, stored, cf.m.NameArg, cf.m.StampArg, sum)
 	}
 	if err == nil && n == 0 {
 		err = cf.gone()
@@ -315,7 +237,7 @@ func (cf *ColumnFamily) PutIfAbsent(key, value []byte) (bool, error) {
 	if err := cf.alive(); err != nil {
 		return false, err
 	}
-	if err := cf.m.env.checkKV(key, value); err != nil {
+	if err := cf.m.Env.CheckKV(key, value); err != nil {
 		return false, err
 	}
 	return cf.putIfAbsent(key, value, -1)
@@ -327,10 +249,10 @@ func (cf *ColumnFamily) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool
 	if err := cf.alive(); err != nil {
 		return false, err
 	}
-	if err := cf.m.env.checkKV(key, value); err != nil {
+	if err := cf.m.Env.CheckKV(key, value); err != nil {
 		return false, err
 	}
-	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return false, err
 	}
@@ -343,18 +265,18 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 	var wrote bool
 	err := cf.update("put if absent", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
 		// An expired key counts as absent: remove it first.
-		sh := cf.m.w()
-		if _, err := c.Exec(ctx, sh.q.lazyDel, key, ttl.Encode(cf.nowMs())); err != nil {
+		sh := cf.m.Writing()
+		if _, err := c.Exec(ctx, sh.SQL.LazyDel, key, expiry.Encode(cf.nowMs())); err != nil {
 			return err
 		}
-		stored, sum := cf.m.encode(c, sh, key, value, expMs >= 0)
-		n, err := c.Exec(ctx, sh.q.insert, key, stored, cf.m.nameArg, cf.m.stampArg, sum)
+		stored, sum := cf.m.Encode(c, sh, key, value, expMs >= 0)
+		n, err := c.Exec(ctx, sh.SQL.Insert, key, stored, cf.m.NameArg, cf.m.StampArg, sum)
 		if err != nil || n == 0 {
 			return err
 		}
 		wrote = true
 		if expMs >= 0 {
-			return cf.setExpiry(ctx, c, tx, key, -1, expMs)
+			return cf.m.SetExpiry(ctx, c, tx, key, -1, expMs)
 		}
 		return nil
 	})
@@ -372,7 +294,7 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := checkKey(key); err != nil {
+	if err := family.CheckKey(key); err != nil {
 		return err
 	}
 	c, ctx, err := cf.writeConn()
@@ -381,15 +303,15 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 	}
 	n, fast, err := cf.deleteInTx(ctx, c, key)
 	if !fast && err == nil {
-		now := ttl.Encode(cf.nowMs())
-		q := &cf.m.w().q
-		n, err = c.Exec(ctx, q.delLive, key, now, cf.m.nameArg, cf.m.stampArg)
+		now := expiry.Encode(cf.nowMs())
+		q := &cf.m.Writing().SQL
+		n, err = c.Exec(ctx, q.DelLive, key, now, cf.m.NameArg, cf.m.StampArg)
 		if err == nil && n == 0 {
 			err = cf.current(ctx, c)
 		}
 		if err == nil && n == 0 {
 			// Missing, or expired: an expired key goes all the same.
-			_, err = c.Exec(ctx, q.lazyDel, key, now)
+			_, err = c.Exec(ctx, q.LazyDel, key, now)
 		}
 	}
 	cf.doneWrite(c, err)
@@ -407,19 +329,19 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 // transaction.
 func (cf *ColumnFamily) Clear() error {
 	return cf.update("clear", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
-		t := cf.m.w().t
-		on, err := t.Enabled(ctx, c)
+		t := &cf.m.Writing().Objects
+		on, err := expiry.Enabled(ctx, c, t)
 		if err != nil {
 			return err
 		}
 		if on {
-			for _, q := range []string{`DELETE FROM ` + t.Expiry, `DELETE FROM ` + t.Keys} {
+			for _, q := range []string{`DELETE FROM ` + t.Quoted.Expiry, `DELETE FROM ` + t.Quoted.Keys} {
 				if _, err := c.Exec(ctx, q); err != nil {
 					return err
 				}
 			}
 		}
-		_, err = c.Exec(ctx, `DELETE FROM `+t.Data)
+		_, err = c.Exec(ctx, `DELETE FROM `+t.Quoted.Data)
 		return err
 	})
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
 // DeleteRange deletes every key in [start, end) in one transaction, with
@@ -31,7 +33,7 @@ func (cf *ColumnFamily) DeleteRange(ctx context.Context, start, end []byte) (int
 		return 0, err
 	}
 	var n int64
-	err := cf.m.env.update(ctx, cf.tx, cf.m.name+": delete range", func(ctx context.Context, tx *engine.Tx) (err error) {
+	err := cf.m.Env.Update(ctx, cf.tx, cf.m.Name+": delete range", func(ctx context.Context, tx *engine.Tx) (err error) {
 		if err := cf.verify(ctx, tx); err != nil {
 			return err
 		}
@@ -71,11 +73,11 @@ func (cf *ColumnFamily) DeleteRangeInBatches(ctx context.Context, start, end []b
 	var total int64
 	for {
 		if err := ctx.Err(); err != nil {
-			return total, engine.Wrap(ctx, cf.m.name+": delete range", err)
+			return total, engine.Wrap(ctx, cf.m.Name+": delete range", err)
 		}
 		var n int64
 		var next []byte
-		err := cf.m.env.update(ctx, nil, cf.m.name+": delete range", func(ctx context.Context, tx *engine.Tx) (err error) {
+		err := cf.m.Env.Update(ctx, nil, cf.m.Name+": delete range", func(ctx context.Context, tx *engine.Tx) (err error) {
 			if err := cf.verify(ctx, tx); err != nil {
 				return err
 			}
@@ -109,11 +111,11 @@ func (cf *ColumnFamily) checkRange(ctx context.Context, start, end []byte) error
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := CheckContext(ctx); err != nil {
+	if err := family.CheckContext(ctx); err != nil {
 		return err
 	}
 	if start != nil && end != nil && bytes.Compare(start, end) > 0 {
-		return fmt.Errorf("%w: delete range: start %s is after end %s", engine.ErrInvalidArgument, showKey(start), showKey(end))
+		return fmt.Errorf("%w: delete range: start %s is after end %s", engine.ErrInvalidArgument, rowcodec.ShowKey(start), rowcodec.ShowKey(end))
 	}
 	return nil
 }
@@ -138,9 +140,9 @@ func (cf *ColumnFamily) deleteRangeIn(ctx context.Context, c *engine.Conn, lo, h
 	if hi != nil && len(hi) == 0 {
 		return 0, nil // below every key
 	}
-	sh := cf.m.w()
+	sh := cf.m.Writing()
 	where := rangeWhere(lo, hi)
-	on, err := sh.t.Enabled(ctx, c)
+	on, err := expiry.Enabled(ctx, c, &sh.Objects)
 	if err != nil {
 		return 0, err
 	}
@@ -150,12 +152,12 @@ func (cf *ColumnFamily) deleteRangeIn(ctx context.Context, c *engine.Conn, lo, h
 		if where != `` {
 			cond = ` AND `
 		}
-		q := `SELECT count(*) FROM ` + sh.t.View + where + cond + `expire_ms <= ?3`
-		if expired, err = c.QueryInt(ctx, q, lo, hi, ttl.Encode(cf.nowMs())); err != nil {
+		q := `SELECT count(*) FROM ` + sh.Objects.Quoted.View + where + cond + `expire_ms <= ?3`
+		if expired, err = c.QueryInt(ctx, q, lo, hi, expiry.Encode(cf.nowMs())); err != nil {
 			return 0, err
 		}
 	}
-	n, err := c.Exec(ctx, `DELETE FROM `+sh.t.Data+where, lo, hi)
+	n, err := c.Exec(ctx, `DELETE FROM `+sh.Objects.Quoted.Data+where, lo, hi)
 	if err != nil {
 		return 0, err
 	}
@@ -168,7 +170,7 @@ func (cf *ColumnFamily) nthKey(ctx context.Context, c *engine.Conn, lo, hi []byt
 	if hi != nil && len(hi) == 0 {
 		return nil, nil
 	}
-	q := `SELECT key FROM ` + cf.m.w().t.Data + rangeWhere(lo, hi) + ` ORDER BY key LIMIT 1 OFFSET ?3`
+	q := `SELECT key FROM ` + cf.m.Writing().Objects.Quoted.Data + rangeWhere(lo, hi) + ` ORDER BY key LIMIT 1 OFFSET ?3`
 	rows, err := c.Query(ctx, q, lo, hi, int64(n))
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ func (cf *ColumnFamily) dropped(err error) error {
 	if cf == nil || cf.m == nil || !engine.NoSuchTable(err) {
 		return nil
 	}
-	if cf.m.dropped.Load() {
+	if cf.m.Dropped.Load() {
 		return cf.alive()
 	}
 	var cur error
@@ -33,7 +33,7 @@ func (cf *ColumnFamily) dropped(err error) error {
 			return cf.current(context.Background(), c)
 		})
 	}
-	if errors.Is(cur, engine.ErrNotFound) && cf.m.dropped.Load() {
+	if errors.Is(cur, engine.ErrNotFound) && cf.m.Dropped.Load() {
 		return cur
 	}
 	return nil

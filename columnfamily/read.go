@@ -5,7 +5,10 @@ import (
 	"errors"
 
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/ttl"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
 // The read path of a column family: point reads (below SQL when the
@@ -24,13 +27,13 @@ func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
 		return cf.tx.Conn(), cf.tx.Ctx(), nil
 	}
 	// A held read transaction is reused when nothing has committed since.
-	c, err := cf.db().AcquireRead(context.Background(), engine.ReadPoint)
+	c, err := cf.db().AcquireSnapshot(context.Background(), engine.ReadPoint)
 	return c, context.Background(), err
 }
 
 func (cf *ColumnFamily) doneRead(c *engine.Conn) {
 	if cf.tx == nil {
-		cf.db().ReleaseRead(c)
+		cf.db().ReleaseSnapshot(c)
 	}
 }
 
@@ -41,7 +44,7 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 	if err := cf.alive(); err != nil {
 		return nil, 0, err
 	}
-	if err := checkKey(key); err != nil {
+	if err := family.CheckKey(key); err != nil {
 		return nil, 0, err
 	}
 	c, ctx, err := cf.readConn()
@@ -59,14 +62,14 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 		st.Misses.Add(1)
 		return nil, 0, engine.ErrNotFound
 	}
-	if now := cf.nowMs(); expMs >= 0 && ttl.Expired(expMs, now) {
+	if now := cf.nowMs(); expMs >= 0 && expiry.Expired(expMs, now) {
 		st.Misses.Add(1)
 		cf.expired([][]byte{key}, now)
 		return nil, 0, engine.ErrNotFound
 	}
 	st.Hits.Add(1)
 	if withValue {
-		value = nonNil(value)
+		value = family.NonNil(value)
 		st.BytesRead.Add(uint64(len(value)))
 	}
 	return value, expMs, nil
@@ -77,12 +80,12 @@ func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs 
 // the B-trees below SQL (engine.QueryPoint), so that the value is copied
 // once and the expiry decoded in place. found is false for a missing key.
 func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte, withValue bool) (value []byte, expMs int64, found bool, err error) {
-	sh := cf.m.r()
-	q, spec, expCol, ecrcCol := sh.q.exists, &sh.existsPoint, exExp, exEcrc
+	sh := cf.m.Reading()
+	q, spec, expCol, ecrcCol := sh.SQL.Exists, &sh.ExistsPoint, layout.ExistsExpiry, layout.ExistsEcrc
 	if withValue {
-		q, spec, expCol, ecrcCol = sh.q.get, &sh.getPoint, getExp, getEcrc
+		q, spec, expCol, ecrcCol = sh.SQL.Get, &sh.GetPoint, layout.GetExpiry, layout.GetEcrc
 	}
-	if !sh.t.Crc {
+	if !sh.Objects.Crc {
 		ecrcCol = -1
 	}
 	rows, err := c.QueryPoint(ctx, q, spec, key)
@@ -98,11 +101,33 @@ func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte,
 	expMs = -1
 	st := &cf.db().Stats
 	if found = rows.Next(); found {
-		if expMs, err = readExpiry(rows, st, key, expCol, ecrcCol, sh.t.V2); err == nil && withValue {
-			value, err = cf.m.readValue(ctx, c, rows, st, key, sh, expMs >= 0)
+		if expMs, err = rowcodec.ReadExpiry(rows, st, key, expCol, ecrcCol, sh.Objects.V2); err == nil && withValue {
+			value, err = readValue(ctx, c, cf.m, rows, st, key, sh, expMs >= 0)
 		}
 	}
 	return value, expMs, found, errors.Join(err, rows.Close())
+}
+
+// readValue returns a copy of the value of the current row of a get (in
+// the clear) read on c, checked to be a BLOB and, in a table with a
+// checksum column, to match its checksum, which also says whether the key
+// has a TTL (hasTTL: the read found a key index row) and how the value is
+// stored.
+func readValue(ctx context.Context, c *engine.Conn, m *family.Family, rows *engine.Rows, st *engine.Counters, key []byte, sh *family.Shape, hasTTL bool) ([]byte, error) {
+	raw, err := rowcodec.RawValue(rows, key, layout.GetValue)
+	if err != nil {
+		return nil, err
+	}
+	if sum := rowcodec.DataSum(key, raw, hasTTL); sh.Objects.Crc && (sum == 0 || m.Sealing() != nil || rows.Int(layout.GetCrc) != sum) {
+		// Not the common case of a verified row in the clear, which takes
+		// one call into SQLite.
+		crc, k := rows.IntKind(layout.GetCrc)
+		v, opened, err := m.DecodeOn(ctx, c, nil, st, key, raw, sum, crc, k, sh.Objects.V2, nil, nil)
+		if err != nil || opened {
+			return v, err
+		}
+	}
+	return append(make([]byte, 0, len(raw)), raw...), nil
 }
 
 // expired deletes keys that a read found expired (as of nowMs), without ever
@@ -114,26 +139,26 @@ func (cf *ColumnFamily) expired(keys [][]byte, nowMs int64) {
 	switch {
 	case cf.tx != nil && cf.tx.Writable():
 		for _, k := range keys {
-			if _, err := cf.tx.Conn().Exec(cf.tx.Ctx(), cf.m.w().q.lazyDel, k, ttl.Encode(nowMs)); err != nil {
+			if _, err := cf.tx.Conn().Exec(cf.tx.Ctx(), cf.m.Writing().SQL.LazyDel, k, expiry.Encode(nowMs)); err != nil {
 				return // left for purge
 			}
 		}
 	case cf.tx != nil:
 		m := cf.m
-		cf.tx.OnEnd(func() { m.deleteExpired(keys, nowMs) })
+		cf.tx.OnEnd(func() { deleteExpired(m, keys, nowMs) })
 	default:
-		cf.m.deleteExpired(keys, nowMs)
+		deleteExpired(cf.m, keys, nowMs)
 	}
 }
 
 // deleteExpired removes keys that are still expired as of nowMs, in one
 // small transaction, if that needs no waiting (the writer is free now);
 // otherwise they are left for PurgeExpired.
-func (m *meta) deleteExpired(keys [][]byte, nowMs int64) {
-	enc := ttl.Encode(nowMs)
-	m.env.DB.TryUpdate(func(c *engine.Conn) error {
+func deleteExpired(m *family.Family, keys [][]byte, nowMs int64) {
+	enc := expiry.Encode(nowMs)
+	m.Env.DB.TryUpdate(func(c *engine.Conn) error {
 		for _, k := range keys {
-			if _, err := c.Exec(context.Background(), m.w().q.lazyDel, k, enc); err != nil {
+			if _, err := c.Exec(context.Background(), m.Writing().SQL.LazyDel, k, enc); err != nil {
 				return err
 			}
 		}
@@ -165,7 +190,7 @@ func (cf *ColumnFamily) Count() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := c.QueryInt(ctx, cf.m.r().q.count, ttl.Encode(cf.nowMs()))
+	n, err := c.QueryInt(ctx, cf.m.Reading().SQL.Count, expiry.Encode(cf.nowMs()))
 	cf.doneRead(c)
 	return n, cf.errf(ctx, "count", err)
 }
@@ -177,7 +202,7 @@ func (cf *ColumnFamily) GetMany(keys [][]byte) ([][]byte, error) {
 		return nil, err
 	}
 	for _, k := range keys {
-		if err := checkKey(k); err != nil {
+		if err := family.CheckKey(k); err != nil {
 			return nil, err
 		}
 	}
@@ -188,7 +213,7 @@ func (cf *ColumnFamily) GetMany(keys [][]byte) ([][]byte, error) {
 			return nil, cf.errf(context.Background(), "get many", err)
 		}
 		defer tx.Commit()
-		h = Bind(cf, tx)
+		h = bind(cf, tx)
 	}
 	out := make([][]byte, len(keys))
 	for i, k := range keys {

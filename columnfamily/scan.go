@@ -7,9 +7,13 @@ import (
 	"iter"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
+	"github.com/snkv-go/snkv/internal/scan"
 	"github.com/snkv-go/snkv/internal/seal"
 	"github.com/snkv-go/snkv/iterator"
-	"github.com/snkv-go/snkv/ttl"
 )
 
 // maxDeferredExpired bounds how many expired keys one iteration remembers
@@ -25,14 +29,24 @@ const maxDeferredExpired = 1024
 // a repositioning reads the transaction's current state. Expired keys are
 // skipped.
 func (cf *ColumnFamily) Cursor(opts iterator.Options) (*iterator.Cursor, error) {
-	src, err := cf.newSource()
+	src, spec, err := cf.openScan(opts)
 	if err != nil {
 		return nil, err
+	}
+	return scan.NewIteratorCursor(src, spec).(*iterator.Cursor), nil
+}
+
+// openScan returns the source of an iteration limited by opts, and opts in
+// the terms of package scan.
+func (cf *ColumnFamily) openScan(opts iterator.Options) (*source, scan.Spec, error) {
+	src, err := cf.newSource()
+	if err != nil {
+		return nil, scan.Spec{}, err
 	}
 	// Borrowed rows point into the statement, which a write in the same
 	// transaction closes (see Detach): a write transaction always copies.
 	src.borrow = opts.Borrow && (cf.tx == nil || !cf.tx.Writable())
-	return iterator.NewCursor(src, opts), nil
+	return src, scan.Spec(opts), nil
 }
 
 // Scan iterates the keys selected by opts. Each step yields an Entry and a
@@ -46,7 +60,13 @@ func (cf *ColumnFamily) Cursor(opts iterator.Options) (*iterator.Cursor, error) 
 //		use(e.Key, e.Value)
 //	}
 func (cf *ColumnFamily) Scan(opts iterator.Options) iter.Seq2[iterator.Entry, error] {
-	return iterator.Seq(func() (*iterator.Cursor, error) { return cf.Cursor(opts) })
+	return scan.Seq[iterator.Entry](func() (*scan.Cursor, error) {
+		src, spec, err := cf.openScan(opts)
+		if err != nil {
+			return nil, err
+		}
+		return scan.New(src, spec), nil
+	})
 }
 
 // All iterates every key in ascending order. See Scan.
@@ -79,23 +99,20 @@ type source struct {
 	nowMs   int64
 	expired [][]byte
 	closed  bool
-	scanned bool         // a scan has run: the snapshot is fixed
-	borrow  bool         // rows hand out keys and values in SQLite's memory
-	rows    *engine.Rows // the scan open now, if any
-	cur     *scanRows    // the scanRows reading rows
-	snap    snapSeal     // the encryption state of the snapshot, once looked up (seal.go)
+	scanned bool            // a scan has run: the snapshot is fixed
+	borrow  bool            // rows hand out keys and values in SQLite's memory
+	rows    *engine.Rows    // the scan open now, if any
+	cur     *scanRows       // the scanRows reading rows
+	snap    family.SnapSeal // the encryption state of the snapshot, once looked up (family.Family.DecodeOn)
 }
 
 // sealing is the encryption state the source's rows are read with: its
 // snapshot's, once looked up, or the one the store follows now.
 func (s *source) sealing() *seal.State {
-	if s.snap.known {
-		if !s.snap.sealed {
-			return nil
-		}
-		return s.snap.ss
+	if s.snap.Known {
+		return s.snap.State()
 	}
-	return s.cf.m.sealing()
+	return s.cf.m.Sealing()
 }
 
 func (cf *ColumnFamily) newSource() (*source, error) {
@@ -113,7 +130,7 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 		ctx := context.Background()
 		// One read transaction for the cursor's life: a held one that
 		// nothing has committed after, or a new one.
-		c, err := cf.db().AcquireRead(ctx, engine.ReadMulti)
+		c, err := cf.db().AcquireSnapshot(ctx, engine.ReadMulti)
 		if err != nil {
 			return nil, cf.errf(ctx, "iterate", err)
 		}
@@ -123,14 +140,15 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 	return s, nil
 }
 
-func boundKind(b iterator.Bound, incl, excl int) int {
+// boundKind is what kind of end of a scan's range b is.
+func boundKind(b scan.Bound) layout.BoundKind {
 	switch {
 	case b.Key == nil:
-		return 0
+		return layout.Open
 	case b.Inclusive:
-		return incl
+		return layout.Inclusive
 	}
-	return excl
+	return layout.Exclusive
 }
 
 // closedErr is the error of using a closed source: ErrTxDone when its
@@ -141,36 +159,32 @@ func (s *source) closedErr() error {
 			return err
 		}
 	}
-	return iterator.ErrClosedCursor
+	return scan.ErrClosed
 }
 
-// Scan implements iterator.Source.
-func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
+// Scan implements scan.Source.
+func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	if s.closed {
 		return nil, s.closedErr()
 	}
-	d := 0
-	if desc {
-		d = 1
-	}
 	if s.ownTx && !s.scanned {
 		// The snapshot is taken at the first positioning, not at Cursor.
-		if err := s.cf.db().FreshenRead(s.ctx, s.conn); err != nil {
+		if err := s.cf.db().FreshenSnapshot(s.ctx, s.conn); err != nil {
 			return nil, s.cf.errf(s.ctx, "iterate", err)
 		}
 	}
 	s.scanned = true
-	sh := s.cf.m.r()
-	q := sh.q.scans[boundKind(lo, 1, 2)][boundKind(hi, 1, 2)][d]
-	spec := &engine.ScanSpec{Tables: &sh.fast, Fields: scanFields[:3],
+	sh := s.cf.m.Reading()
+	q := sh.SQL.Scan(boundKind(lo), boundKind(hi), desc)
+	spec := &engine.ScanSpec{Objects: &sh.Objects, Fields: scanFields[:3],
 		Lo: lo.Key, LoIncl: lo.Inclusive, Hi: hi.Key, HiIncl: hi.Inclusive, Desc: desc}
-	if sh.t.Crc {
+	if sh.Objects.Crc {
 		spec.Fields = scanFields[:]
 	}
-	if !s.cf.m.ttl.Load() {
+	if !s.cf.m.TTL.Load() {
 		// Read below SQL (a column family with TTL tables is not): hold
 		// the transaction with a statement that does not seek.
-		spec.Holder = sh.q.holder
+		spec.Holder = sh.SQL.Holder
 	}
 	rows, err := s.conn.QueryScan(s.ctx, q, spec, lo.Key, hi.Key)
 	if err != nil {
@@ -184,9 +198,9 @@ func (s *source) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
 		}
 	}
 	s.rows = rows
-	r := &scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.t.V2}
-	if sh.t.Crc {
-		r.crcCol, r.ecrcCol = scCrc, scEcrc
+	r := &scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.Objects.V2}
+	if sh.Objects.Crc {
+		r.crcCol, r.ecrcCol = layout.ScanCrc, layout.ScanEcrc
 	}
 	s.cur = r
 	return r, nil
@@ -231,7 +245,7 @@ type bufRow struct {
 	exp        int64
 }
 
-// Close implements iterator.Source: it ends the snapshot, gives the
+// Close implements scan.Source: it ends the snapshot, gives the
 // connection back and deletes the expired keys the scan skipped (see
 // ColumnFamily.expired for when). A transaction that ends first closes its
 // sources itself; the cursor then reports ErrTxDone.
@@ -249,7 +263,7 @@ func (s *source) Close() error {
 		s.cf.tx.Untrack(s)
 	}
 	if s.ownTx {
-		s.cf.db().ReleaseRead(s.conn)
+		s.cf.db().ReleaseSnapshot(s.conn)
 	}
 	if len(s.expired) > 0 {
 		s.cf.expired(s.expired, s.nowMs)
@@ -315,27 +329,27 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 	if k, kk, v, vk, joined, fast := r.rows.FastRow(); fast {
 		// Read from the B-tree: a column family without TTL tables, whose
 		// rows have no expiry; key and value come in one call.
-		if key, err = scanKey(k, kk); err != nil {
+		if key, err = rowcodec.ScanKey(k, kk); err != nil {
 			return nil, nil, 0, err
 		}
 		if vk != engine.KindBlob {
-			return nil, nil, 0, badValueKind(key, vk)
+			return nil, nil, 0, rowcodec.BadValueKind(key, vk)
 		}
 		value, exp, kv = v, -1, joined
 		if value == nil {
 			value = []byte{}
 		}
 	} else {
-		if key, err = checkScanKey(r.rows, scKey); err != nil {
+		if key, err = rowcodec.CheckScanKey(r.rows, layout.ScanKey); err != nil {
 			return nil, nil, 0, err
 		}
-		if exp, err = readExpiry(r.rows, st, key, scExp, r.ecrcCol, r.strict); err != nil {
+		if exp, err = rowcodec.ReadExpiry(r.rows, st, key, layout.ScanExpiry, r.ecrcCol, r.strict); err != nil {
 			return nil, nil, 0, err
 		}
-		if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
+		if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
 			return key, nil, exp, nil
 		}
-		if value, err = rawValue(r.rows, key, scValue); err != nil {
+		if value, err = rowcodec.RawValue(r.rows, key, layout.ScanValue); err != nil {
 			return nil, nil, 0, err
 		}
 	}
@@ -356,12 +370,12 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 		// another's bytes.
 		key, value = buf[:n:n], buf[n:]
 		if r.crcCol >= 0 {
-			sum = withTTL(joinedSum(n, buf), exp >= 0)
+			sum = rowcodec.WithTTL(rowcodec.JoinedSum(n, buf), exp >= 0)
 		}
 	} else if r.crcCol >= 0 && kv != nil {
-		sum = withTTL(joinedSum(len(key), kv), exp >= 0) // one pass over both
+		sum = rowcodec.WithTTL(rowcodec.JoinedSum(len(key), kv), exp >= 0) // one pass over both
 	} else if r.crcCol >= 0 {
-		sum = dataSum(key, value, exp >= 0)
+		sum = rowcodec.DataSum(key, value, exp >= 0)
 	}
 	if kv != nil && r.crcCol >= 0 && sum != 0 {
 		// A row read below SQL: its checksum field directly.
@@ -385,15 +399,15 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 	var sum, crc int64
 	var kind int
 	if kv != nil {
-		sum = withTTL(joinedSum(len(key), kv), exp >= 0)
+		sum = rowcodec.WithTTL(rowcodec.JoinedSum(len(key), kv), exp >= 0)
 		crc, kind = r.rows.FastCrc()
 	} else {
-		sum = dataSum(key, stored, exp >= 0)
+		sum = rowcodec.DataSum(key, stored, exp >= 0)
 		crc, kind = r.rows.IntKind(r.crcCol)
 	}
 	m, src := r.src.cf.m, r.src
 	if !copied {
-		v, opened, err := m.decodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0], &r.adBuf)
+		v, opened, err := m.DecodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0], &r.adBuf)
 		if opened {
 			r.scratch = v
 		}
@@ -409,7 +423,7 @@ func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]by
 	}
 	buf := r.alloc(n + room)
 	copy(buf, key)
-	v, opened, err := m.decodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
+	v, opened, err := m.DecodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
 	switch {
 	case err != nil:
 		return nil, nil, 0, err
@@ -445,7 +459,7 @@ func (r *scanRows) nextRow(copied bool) (key, value []byte, exp int64, ok bool, 
 	return key, value, exp, err == nil, err
 }
 
-// Next implements iterator.Rows: it steps to the next live key, noting the
+// Next implements scan.Rows: it steps to the next live key, noting the
 // expired ones it skips.
 func (r *scanRows) Next() bool {
 	if r.src.closed {
@@ -462,14 +476,14 @@ func (r *scanRows) Next() bool {
 		if !ok {
 			break
 		}
-		if exp >= 0 && ttl.Expired(exp, r.src.nowMs) {
+		if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
 			if len(r.src.expired) < maxDeferredExpired {
 				r.src.expired = append(r.src.expired, bytes.Clone(key))
 			}
 			continue
 		}
 		if r.detached {
-			value = nonNil(value) // nextRow returned copies
+			value = family.NonNil(value) // nextRow returned copies
 		}
 		// Otherwise borrowed (in SQLite's memory) or copied by checkRow.
 		r.key, r.value = key, value
@@ -481,13 +495,13 @@ func (r *scanRows) Next() bool {
 	return false
 }
 
-// Key implements iterator.Rows.
+// Key implements scan.Rows.
 func (r *scanRows) Key() []byte { return r.key }
 
-// Value implements iterator.Rows.
+// Value implements scan.Rows.
 func (r *scanRows) Value() []byte { return r.value }
 
-// Err implements iterator.Rows.
+// Err implements scan.Rows.
 func (r *scanRows) Err() error {
 	if r.err != nil {
 		return r.err
@@ -498,7 +512,7 @@ func (r *scanRows) Err() error {
 	return r.src.cf.errf(r.src.ctx, "iterate", r.rows.Err())
 }
 
-// Close implements iterator.Rows.
+// Close implements scan.Rows.
 func (r *scanRows) Close() error {
 	r.flushRead()
 	if r.src.cur == r {

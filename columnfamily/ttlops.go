@@ -5,67 +5,11 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 	"github.com/snkv-go/snkv/ttl"
 )
-
-// ensureTTL creates the column family's TTL tables inside the write
-// transaction tx if they do not exist yet. If tx does not commit, the
-// process forgets it made them, so the next TTL write creates them again.
-func (cf *ColumnFamily) ensureTTL(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
-	// Asked once per write transaction, inside it: the process-wide flag
-	// may be stale (another process may have dropped and recreated the
-	// column family), and only this transaction can change the answer
-	// until it ends.
-	m := cf.m
-	if tx.Verified(ttlOn{m}) {
-		return nil
-	}
-	t := m.w().t
-	on, err := t.EnabledWhole(ctx, c)
-	if err != nil {
-		return err
-	}
-	if !on {
-		for _, q := range t.EnableSQL() {
-			if err := c.ExecScript(ctx, q); err != nil {
-				return err
-			}
-		}
-		tx.OnRollback(func() { m.ttl.Store(false) })
-	}
-	m.ttl.Store(true)
-	tx.MarkVerified(ttlOn{m})
-	return nil
-}
-
-// ttlOn is the engine.Tx.Verified key of "the column family's TTL tables
-// exist": asked once per write transaction.
-type ttlOn struct{ m *meta }
-
-// setExpiry gives key (whose data row exists) the expiry newMs, replacing
-// oldMs (-1: none known), creating the TTL tables if needed.
-func (cf *ColumnFamily) setExpiry(ctx context.Context, c *engine.Conn, tx *engine.Tx, key []byte, oldMs, newMs int64) error {
-	if err := cf.ensureTTL(ctx, c, tx); err != nil {
-		return err
-	}
-	return cf.writeExpiry(ctx, c, key, oldMs, newMs)
-}
-
-// writeExpiry is setExpiry once the TTL tables are known to exist.
-func (cf *ColumnFamily) writeExpiry(ctx context.Context, c *engine.Conn, key []byte, oldMs, newMs int64) error {
-	sh := cf.m.w()
-	if oldMs >= 0 {
-		if _, err := c.Exec(ctx, sh.q.delIndex, sh.t.IndexArgs(oldMs, key)...); err != nil {
-			return err
-		}
-	}
-	exp := ttl.Encode(newMs)
-	if _, err := c.Exec(ctx, sh.q.setKey, key, exp, sh.keySum(key, exp)); err != nil {
-		return err
-	}
-	_, err := c.Exec(ctx, sh.q.setIndex, sh.t.IndexArgs(newMs, key)...)
-	return err
-}
 
 // PutTTL stores value under key to expire after d. d must be positive
 // (ErrInvalidTTL otherwise); it is rounded up to whole milliseconds. A new
@@ -75,10 +19,10 @@ func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := cf.m.env.checkKV(key, value); err != nil {
+	if err := cf.m.Env.CheckKV(key, value); err != nil {
 		return err
 	}
-	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return err
 	}
@@ -91,10 +35,10 @@ func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := cf.m.env.checkKV(key, value); err != nil {
+	if err := cf.m.Env.CheckKV(key, value); err != nil {
 		return err
 	}
-	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
+	exp, err := expiry.ExpiryFromTime(cf.nowMs(), at)
 	if err != nil {
 		return err
 	}
@@ -106,10 +50,10 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 	err := cf.update("put with TTL", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
 		// The tables (and the trigger that clears an old TTL when the data
 		// row changes) must exist before the data row is written.
-		if err := cf.ensureTTL(ctx, c, tx); err != nil {
+		if err := cf.m.EnsureTTL(ctx, c, tx); err != nil {
 			return err
 		}
-		return cf.putExpiringIn(ctx, c, key, value, expMs)
+		return cf.m.PutExpiring(ctx, c, key, value, expMs)
 	})
 	if err == nil {
 		st := &cf.db().Stats
@@ -117,29 +61,6 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 		st.BytesWritten.Add(uint64(len(key) + len(value)))
 	}
 	return err
-}
-
-// putExpiringIn writes the data row and its expiry on c, inside a write
-// transaction that has already made sure the TTL tables exist.
-func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
-	sh := cf.m.w()
-	stored, sum := cf.m.encode(c, sh, key, value, true)
-	return cf.writeRowTTL(ctx, c, sh, key, stored, sum, expMs)
-}
-
-// writeRowTTL writes a data row of stored value (encode's, with hasTTL)
-// and checksum sum, and its expiry expMs.
-func (cf *ColumnFamily) writeRowTTL(ctx context.Context, c *engine.Conn, sh *shape, key, stored []byte, sum any, expMs int64) error {
-	if crc, ok := sum.(int64); ok && sh.t.V2 && engine.FastPath {
-		exp := ttl.Encode(expMs)
-		if ok, err := c.PutTTL(&sh.fast, key, stored, crc, exp, rowSum(key, exp)); ok || err != nil {
-			return err
-		}
-	}
-	if _, err := c.Exec(ctx, sh.q.upsert, key, stored, nil, nil, sum); err != nil {
-		return err
-	}
-	return cf.writeExpiry(ctx, c, key, -1, expMs)
 }
 
 // GetTTL returns the value of key and the time it has left, NoTTL for a
@@ -168,7 +89,7 @@ func (cf *ColumnFamily) remaining(expMs int64) time.Duration {
 	if expMs < 0 {
 		return ttl.NoTTL
 	}
-	return ttl.Remaining(expMs, cf.nowMs())
+	return expiry.Remaining(expMs, cf.nowMs())
 }
 
 // Expire sets (or changes) the TTL of an existing key without rewriting its
@@ -178,10 +99,10 @@ func (cf *ColumnFamily) Expire(key []byte, d time.Duration) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := checkKey(key); err != nil {
+	if err := family.CheckKey(key); err != nil {
 		return err
 	}
-	exp, err := ttl.ExpiryFromTTL(cf.nowMs(), d)
+	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
 	if err != nil {
 		return err
 	}
@@ -194,10 +115,10 @@ func (cf *ColumnFamily) ExpireAt(key []byte, at time.Time) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := checkKey(key); err != nil {
+	if err := family.CheckKey(key); err != nil {
 		return err
 	}
-	exp, err := ttl.ExpiryFromTime(cf.nowMs(), at)
+	exp, err := expiry.ExpiryFromTime(cf.nowMs(), at)
 	if err != nil {
 		return err
 	}
@@ -210,7 +131,7 @@ func (cf *ColumnFamily) Persist(key []byte) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := checkKey(key); err != nil {
+	if err := family.CheckKey(key); err != nil {
 		return err
 	}
 	return cf.changeExpiry("persist", key, -1)
@@ -230,26 +151,26 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 			missing = true
 			return nil
 		}
-		if now := cf.nowMs(); oldMs >= 0 && ttl.Expired(oldMs, now) {
+		if now := cf.nowMs(); oldMs >= 0 && expiry.Expired(oldMs, now) {
 			missing = true
-			_, err := c.Exec(ctx, cf.m.w().q.lazyDel, key, ttl.Encode(now))
+			_, err := c.Exec(ctx, cf.m.Writing().SQL.LazyDel, key, expiry.Encode(now))
 			return err
 		}
 		if (oldMs >= 0) != (newMs >= 0) {
 			// The row's checksum records whether the key has a TTL.
-			if _, err := c.Exec(ctx, cf.m.w().q.flipTTL, key, int64(ttlFlag)); err != nil {
+			if _, err := c.Exec(ctx, cf.m.Writing().SQL.FlipTTL, key, int64(rowcodec.TTLFlag)); err != nil {
 				return err
 			}
 		}
 		switch {
 		case newMs >= 0:
-			return cf.setExpiry(ctx, c, tx, key, oldMs, newMs)
+			return cf.m.SetExpiry(ctx, c, tx, key, oldMs, newMs)
 		case oldMs >= 0:
-			sh := cf.m.w()
-			if _, err := c.Exec(ctx, sh.q.delIndex, sh.t.IndexArgs(oldMs, key)...); err != nil {
+			sh := cf.m.Writing()
+			if _, err := c.Exec(ctx, sh.SQL.DelIndex, expiry.IndexArgs(&sh.Objects, oldMs, key)...); err != nil {
 				return err
 			}
-			_, err := c.Exec(ctx, sh.q.delKey, key)
+			_, err := c.Exec(ctx, sh.SQL.DelKey, key)
 			return err
 		}
 		return nil
@@ -277,7 +198,7 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 	if err := cf.alive(); err != nil {
 		return 0, err
 	}
-	if err := CheckContext(ctx); err != nil {
+	if err := family.CheckContext(ctx); err != nil {
 		return 0, err
 	}
 	if cf.tx != nil {
@@ -285,39 +206,39 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 			return 0, err
 		}
 		c := cf.tx.Conn()
-		t := cf.m.w().t
-		on, err := t.EnabledWhole(cf.tx.Ctx(), c)
+		t := &cf.m.Writing().Objects
+		on, err := expiry.EnabledWhole(cf.tx.Ctx(), c, t)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
-		n, _, err := t.PurgeOnce(cf.tx.Ctx(), c, cf.nowMs(), max)
+		n, _, err := expiry.PurgeOnce(cf.tx.Ctx(), c, t, cf.nowMs(), max)
 		if err != nil {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
 		cf.tx.OnCommit(func() { cf.db().Stats.Purged.Add(uint64(n)) })
 		return n, nil
 	}
-	if !cf.m.ttl.Load() {
+	if !cf.m.TTL.Load() {
 		// Another process may have given the column family a TTL since.
 		c, err := cf.db().AcquireReader(ctx)
 		if err != nil {
 			return 0, err
 		}
-		on, err := cf.m.r().t.EnabledWhole(ctx, c)
+		on, err := expiry.EnabledWhole(ctx, c, &cf.m.Reading().Objects)
 		cf.db().ReleaseReader(c)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
-		cf.m.ttl.Store(true)
+		cf.m.TTL.Store(true)
 	}
-	n, err := cf.m.w().t.Purge(ctx, cf.db(), cf.m.env.Clock, max)
+	n, err := expiry.Purge(ctx, cf.db(), &cf.m.Writing().Objects, cf.m.Env.Clock, max)
 	return n, cf.errf(ctx, "purge expired", err)
 }
 
 // CheckTTL verifies that the column family's data, key index and expiry
 // index agree, and returns a line per disagreement (none: nil).
 func (cf *ColumnFamily) CheckTTL(ctx context.Context) ([]string, error) {
-	if err := CheckContext(ctx); err != nil {
+	if err := family.CheckContext(ctx); err != nil {
 		return nil, err
 	}
 	c, _, err := cf.readConn()
@@ -325,11 +246,11 @@ func (cf *ColumnFamily) CheckTTL(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer cf.doneRead(c)
-	t := cf.m.r().t
-	on, err := t.Enabled(ctx, c)
+	t := &cf.m.Reading().Objects
+	on, err := expiry.Enabled(ctx, c, t)
 	if err != nil || !on {
 		return nil, cf.errf(ctx, "check", err)
 	}
-	p, err := t.Check(ctx, c)
+	p, err := expiry.Check(ctx, c, t)
 	return p, cf.errf(ctx, "check", err)
 }

@@ -1,10 +1,6 @@
 package iterator
 
-import (
-	"bytes"
-	"errors"
-	"iter"
-)
+import "github.com/snkv-go/snkv/internal/scan"
 
 // Options selects what an iteration visits. The zero value visits every key
 // in ascending order. Prefix, Start and End combine: a key is visited when it
@@ -39,169 +35,51 @@ type Entry struct {
 	Value []byte
 }
 
-// Bound is one end of a key range; a nil Key means unbounded.
-type Bound struct {
-	Key       []byte
-	Inclusive bool
-}
-
-// Source is what a Cursor reads from; column families implement it.
-type Source interface {
-	// Scan returns the keys strictly inside lo..hi (honouring each bound's
-	// Inclusive flag) in ascending order, or descending when desc is set.
-	Scan(lo, hi Bound, desc bool) (Rows, error)
-	// Close releases the source (its connection, pending work). The cursor
-	// calls it exactly once.
-	Close() error
-}
-
-// Rows is one open scan of a Source.
-type Rows interface {
-	Next() bool
-	Key() []byte
-	Value() []byte
-	Err() error
-	Close() error
-}
-
 // ErrClosedCursor is reported by a Cursor used after Close, and by any
 // call on a nil *Cursor.
-var ErrClosedCursor = errors.New("snkv: cursor is closed")
-
-// PrefixEnd returns the smallest key greater than every key that starts
-// with prefix, or nil when there is none (the prefix is empty or all 0xFF).
-func PrefixEnd(prefix []byte) []byte {
-	// Not bytes.TrimRight: its cutset is UTF-8, where "\xff" is the
-	// replacement rune, which every invalid byte (0x80-0xFF) decodes to.
-	end := prefix
-	for len(end) > 0 && end[len(end)-1] == 0xff {
-		end = end[:len(end)-1]
-	}
-	if len(end) == 0 {
-		return nil
-	}
-	out := bytes.Clone(end)
-	out[len(out)-1]++
-	return out
-}
-
-// Range turns Options into the lower and upper bound of the keys visited.
-// Empty reports that no key can satisfy them.
-func (o Options) Range() (lo, hi Bound, empty bool) {
-	if len(o.Start) > 0 {
-		lo = Bound{Key: o.Start, Inclusive: true}
-	}
-	if o.End != nil {
-		hi = Bound{Key: o.End}
-		if len(o.End) == 0 {
-			return lo, hi, true // nothing sorts below the empty key
-		}
-	}
-	if len(o.Prefix) > 0 {
-		lo = maxLower(lo, Bound{Key: o.Prefix, Inclusive: true})
-		if end := PrefixEnd(o.Prefix); end != nil {
-			hi = minUpper(hi, Bound{Key: end})
-		}
-	}
-	return lo, hi, isEmpty(lo, hi)
-}
-
-func maxLower(a, b Bound) Bound {
-	if a.Key == nil {
-		return b
-	}
-	if b.Key == nil {
-		return a
-	}
-	switch c := bytes.Compare(a.Key, b.Key); {
-	case c > 0:
-		return a
-	case c < 0:
-		return b
-	}
-	return Bound{Key: a.Key, Inclusive: a.Inclusive && b.Inclusive}
-}
-
-func minUpper(a, b Bound) Bound {
-	if a.Key == nil {
-		return b
-	}
-	if b.Key == nil {
-		return a
-	}
-	switch c := bytes.Compare(a.Key, b.Key); {
-	case c < 0:
-		return a
-	case c > 0:
-		return b
-	}
-	return Bound{Key: a.Key, Inclusive: a.Inclusive && b.Inclusive}
-}
-
-func isEmpty(lo, hi Bound) bool {
-	if lo.Key == nil || hi.Key == nil {
-		return false
-	}
-	c := bytes.Compare(lo.Key, hi.Key)
-	return c > 0 || (c == 0 && !(lo.Inclusive && hi.Inclusive))
-}
+var ErrClosedCursor = scan.ErrClosed
 
 // Cursor is an explicit, repositionable iterator over one column family.
 // Iteration order is ascending, or descending with Options.Reverse; Next
 // moves in that order and Prev against it. All reads of one cursor see one
 // consistent snapshot. A Cursor is not safe for concurrent use; Close it to
-// release its connection.
+// release its connection. Cursors come from ColumnFamily.Cursor (and the
+// Cursor method of kvstore's Store and Tx).
 type Cursor struct {
-	src      Source
-	lo, hi   Bound
-	reverse  bool
-	borrow   bool // key and val point into the source's memory
-	empty    bool
-	rows     Rows
-	rowsDesc bool
-	offEnd   bool // the last open found an empty range: steps in rowsDesc stay off the end
-	key, val []byte
-	valid    bool
-	err      error
-	closed   bool
+	c scan.Cursor
 }
 
-// NewCursor returns an unpositioned cursor over src limited by opts. It is
-// called by column families; users get cursors from ColumnFamily.Cursor.
-func NewCursor(src Source, opts Options) *Cursor {
-	lo, hi, empty := opts.Range()
-	return &Cursor{src: src, lo: lo, hi: hi, reverse: opts.Reverse, borrow: opts.Borrow, empty: empty}
+func init() {
+	scan.NewIteratorCursor = func(src scan.Source, spec scan.Spec) any {
+		c := &Cursor{}
+		c.c.Init(src, spec)
+		return c
+	}
 }
 
-// First positions the cursor on the first key in iteration order.
-func (c *Cursor) First() bool { return c != nil && c.open(c.lo, c.hi, c.reverse) }
+// First positions the cursor on the first key in iteration order and
+// reports whether there is one.
+func (c *Cursor) First() bool { return c != nil && c.c.First() }
 
-// Last positions the cursor on the last key in iteration order.
-func (c *Cursor) Last() bool { return c != nil && c.open(c.lo, c.hi, !c.reverse) }
+// Last positions the cursor on the last key in iteration order and reports
+// whether there is one.
+func (c *Cursor) Last() bool { return c != nil && c.c.Last() }
 
 // Seek positions the cursor on the first key at or after key in iteration
 // order: the smallest key >= key, or with Reverse the largest key <= key.
-func (c *Cursor) Seek(key []byte) bool {
-	if c == nil {
-		return false
-	}
-	b := Bound{Key: key, Inclusive: true}
-	if c.reverse {
-		return c.open(c.lo, minUpper(c.hi, b), true)
-	}
-	return c.open(maxLower(c.lo, b), c.hi, false)
-}
+// It reports whether there is one.
+func (c *Cursor) Seek(key []byte) bool { return c != nil && c.c.Seek(key) }
 
 // Next moves to the next key in iteration order. On an unpositioned cursor
-// it is First.
-func (c *Cursor) Next() bool { return c != nil && c.step(c.reverse) }
+// it is First. It reports whether the cursor is on a key.
+func (c *Cursor) Next() bool { return c != nil && c.c.Next() }
 
 // Prev moves to the previous key in iteration order. On an unpositioned
-// cursor it is Last.
-func (c *Cursor) Prev() bool { return c != nil && c.step(!c.reverse) }
+// cursor it is Last. It reports whether the cursor is on a key.
+func (c *Cursor) Prev() bool { return c != nil && c.c.Prev() }
 
 // Valid reports whether the cursor is on a key.
-func (c *Cursor) Valid() bool { return c != nil && c.valid }
+func (c *Cursor) Valid() bool { return c != nil && c.c.Valid() }
 
 // Key returns the current key, or nil. The slice belongs to the caller
 // (with Options.Borrow: valid until the cursor moves or closes).
@@ -209,7 +87,7 @@ func (c *Cursor) Key() []byte {
 	if c == nil {
 		return nil
 	}
-	return c.key
+	return c.c.Key()
 }
 
 // Value returns the current value, or nil. The slice belongs to the caller
@@ -219,144 +97,33 @@ func (c *Cursor) Value() []byte {
 	if c == nil {
 		return nil
 	}
-	return c.val
+	return c.c.Value()
 }
 
-// Err returns the error that stopped the cursor, if any. A cursor that ran
-// off the end of its range has no error.
+// Err returns the error that stopped the cursor, if any: ErrClosedCursor
+// after Close (or on a nil Cursor). A cursor that ran off the end of its
+// range has no error.
 func (c *Cursor) Err() error {
 	if c == nil {
 		return ErrClosedCursor
 	}
-	return c.err
+	return c.c.Err()
 }
 
-// Close releases the cursor. It is safe to call more than once.
+// Close releases the cursor: its scan, its snapshot and its connection. It
+// is safe to call more than once (nil after the first); a nil Cursor gives
+// ErrClosedCursor.
 func (c *Cursor) Close() error {
 	if c == nil {
 		return ErrClosedCursor
 	}
-	if c.closed {
-		return nil
-	}
-	c.closed = true
-	c.valid, c.key, c.val = false, nil, nil
-	var errs []error
-	if c.rows != nil {
-		// Rows that failed report their error again on Close; Err already
-		// has it, so it is not reported twice.
-		if err := c.rows.Close(); c.err == nil {
-			errs = append(errs, err)
-		}
-		c.rows = nil
-	}
-	errs = append(errs, c.src.Close())
-	return errors.Join(errs...)
+	return c.c.Close()
 }
 
-// step advances one key physically ascending (desc == false) or descending.
-func (c *Cursor) step(desc bool) bool {
-	if c.closed {
-		return c.fail(ErrClosedCursor)
-	}
-	if c.err != nil {
-		return c.fail(nil)
-	}
-	if c.rows != nil && c.rowsDesc == desc {
-		return c.advance()
-	}
-	if c.offEnd && c.rowsDesc == desc {
-		return false
-	}
-	if !c.valid {
-		// Unpositioned, or ran off one end: enter the range from the end
-		// the step starts at.
-		return c.open(c.lo, c.hi, desc)
-	}
-	from := Bound{Key: c.key}
-	if c.borrow {
-		// The borrowed key dies with the rows that open closes.
-		from.Key = bytes.Clone(c.key)
-	}
-	if desc {
-		return c.open(c.lo, minUpper(c.hi, from), true)
-	}
-	return c.open(maxLower(c.lo, from), c.hi, false)
-}
-
-func (c *Cursor) open(lo, hi Bound, desc bool) bool {
-	if c.closed {
-		return c.fail(ErrClosedCursor)
-	}
-	if c.err != nil {
-		return c.fail(nil)
-	}
-	if c.rows != nil {
-		err := c.rows.Close()
-		c.rows = nil
-		if err != nil {
-			return c.fail(err)
-		}
-	}
-	if c.empty || isEmpty(lo, hi) {
-		c.valid, c.key, c.val = false, nil, nil
-		c.offEnd, c.rowsDesc = true, desc
-		return false
-	}
-	rows, err := c.src.Scan(lo, hi, desc)
-	if err != nil {
-		return c.fail(err)
-	}
-	c.rows, c.rowsDesc, c.offEnd = rows, desc, false
-	return c.advance()
-}
-
-func (c *Cursor) advance() bool {
-	if c.rows.Next() {
-		c.key, c.val, c.valid = c.rows.Key(), c.rows.Value(), true
-		return true
-	}
-	c.valid, c.key, c.val = false, nil, nil
-	if err := c.rows.Err(); err != nil {
-		return c.fail(err)
-	}
-	return false
-}
-
-func (c *Cursor) fail(err error) bool {
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-	c.valid, c.key, c.val = false, nil, nil
-	return false
-}
-
-// Seq adapts a cursor factory to a range-over-func iterator. Each element is
-// an Entry and a nil error; if the iteration fails, the last element carries
-// the error (and an empty Entry), so a loop never ends silently on failure.
-// The cursor is closed when the loop ends, breaks or panics.
-func Seq(open func() (*Cursor, error)) iter.Seq2[Entry, error] {
-	return func(yield func(Entry, error) bool) {
-		c, err := open()
-		if err != nil {
-			yield(Entry{}, err)
-			return
-		}
-		finished := false
-		defer func() {
-			if !finished { // the loop broke or panicked
-				_ = c.Close()
-			}
-		}()
-		for ok := c.First(); ok; ok = c.Next() {
-			if !yield(Entry{Key: c.Key(), Value: c.Value()}, nil) {
-				return
-			}
-		}
-		finished = true
-		err = errors.Join(c.Err(), c.Close())
-		if err != nil {
-			yield(Entry{}, err)
-		}
-	}
-}
+// PrefixEnd returns the smallest key greater than every key that starts
+// with prefix (trailing 0xFF bytes dropped, the last remaining byte
+// incremented), or nil when there is none (the prefix is empty or all
+// 0xFF): the End of Options that bounds a prefix, and the end of a range
+// delete of one (ColumnFamily.DeleteRange(ctx, prefix, PrefixEnd(prefix))).
+// It returns a new slice. Pure; O(len(prefix)).
+func PrefixEnd(prefix []byte) []byte { return scan.PrefixEnd(prefix) }

@@ -2,460 +2,122 @@ package iterator_test
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"math/rand/v2"
-	"slices"
 	"testing"
-	"time"
 
+	"github.com/snkv-go/snkv/internal/scan"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/stretchr/testify/require"
 )
 
-// memSource is a Source over a sorted slice of keys, with failure
-// injection and accounting of what the cursor opened and closed.
-type memSource struct {
-	keys      [][]byte // sorted
-	scans     int
-	openRows  int
-	closes    int
-	failScan  error // returned by Scan
-	failAfter int   // rows yielded before failRows is reported (-1: never)
-	failRows  error
-	failClose error
+// sliceSource is a scan.Source over sorted keys whose values are the keys
+// with "v:" in front.
+type sliceSource struct {
+	keys   []string
+	closed int
 }
 
-func newMemSource(keys ...[]byte) *memSource {
-	ks := slices.Clone(keys)
-	slices.SortFunc(ks, bytes.Compare)
-	ks = slices.CompactFunc(ks, bytes.Equal)
-	return &memSource{keys: ks, failAfter: -1}
-}
-
-func (s *memSource) Scan(lo, hi iterator.Bound, desc bool) (iterator.Rows, error) {
-	s.scans++
-	if s.failScan != nil {
-		return nil, s.failScan
-	}
-	var sel [][]byte
+func (s *sliceSource) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
+	var sel []string
 	for _, k := range s.keys {
-		if lo.Key != nil {
-			c := bytes.Compare(k, lo.Key)
-			if c < 0 || (c == 0 && !lo.Inclusive) {
-				continue
-			}
+		if lo.Key != nil && (k < string(lo.Key) || k == string(lo.Key) && !lo.Inclusive) {
+			continue
 		}
-		if hi.Key != nil {
-			c := bytes.Compare(k, hi.Key)
-			if c > 0 || (c == 0 && !hi.Inclusive) {
-				continue
-			}
+		if hi.Key != nil && (k > string(hi.Key) || k == string(hi.Key) && !hi.Inclusive) {
+			continue
 		}
 		sel = append(sel, k)
 	}
 	if desc {
-		slices.Reverse(sel)
+		for i, j := 0, len(sel)-1; i < j; i, j = i+1, j-1 {
+			sel[i], sel[j] = sel[j], sel[i]
+		}
 	}
-	s.openRows++
-	return &memRows{src: s, keys: sel, i: -1}, nil
+	return &sliceRows{keys: sel, i: -1}, nil
 }
 
-func (s *memSource) Close() error {
-	s.closes++
-	return s.failClose
+func (s *sliceSource) Close() error { s.closed++; return nil }
+
+type sliceRows struct {
+	keys []string
+	i    int
 }
 
-type memRows struct {
-	src    *memSource
-	keys   [][]byte
-	i      int
-	err    error
-	closed bool
+func (r *sliceRows) Next() bool    { r.i++; return r.i < len(r.keys) }
+func (r *sliceRows) Key() []byte   { return []byte(r.keys[r.i]) }
+func (r *sliceRows) Value() []byte { return []byte("v:" + r.keys[r.i]) }
+func (r *sliceRows) Err() error    { return nil }
+func (r *sliceRows) Close() error  { return nil }
+
+// newCursor builds the public cursor the way a column family does.
+func newCursor(src scan.Source, opts iterator.Options) *iterator.Cursor {
+	return scan.NewIteratorCursor(src, scan.Spec(opts)).(*iterator.Cursor)
 }
 
-func (r *memRows) Next() bool {
-	if r.err != nil || r.closed {
-		return false
-	}
-	if r.src.failRows != nil && r.src.failAfter >= 0 && r.i+1 >= r.src.failAfter {
-		r.err = r.src.failRows
-		return false
-	}
-	r.i++
-	return r.i < len(r.keys)
-}
-
-// Key and Value return fresh slices, as the Rows contract requires.
-func (r *memRows) Key() []byte   { return bytes.Clone(r.keys[r.i]) }
-func (r *memRows) Value() []byte { return append([]byte("v:"), r.keys[r.i]...) }
-func (r *memRows) Err() error    { return r.err }
-
-// Close reports the error that stopped Next again, as the store's rows do.
-func (r *memRows) Close() error {
-	if !r.closed {
-		r.closed = true
-		r.src.openRows--
-	}
-	return r.err
-}
-
-func TestPrefixEnd(t *testing.T) {
-	cases := []struct{ prefix, want []byte }{
-		{nil, nil},
-		{[]byte{}, nil},
-		{[]byte("a"), []byte("b")},
-		{[]byte("ab"), []byte("ac")},
-		{[]byte{0x00}, []byte{0x01}},
-		{[]byte{'a', 0xff}, []byte("b")},
-		{[]byte{'a', 0xff, 0xff}, []byte("b")},
-		{[]byte{'a', 0xfe}, []byte{'a', 0xff}},
-		{[]byte{0x80}, []byte{0x81}},
-		{[]byte{0xfe, 0xff}, []byte{0xff}},
-		{[]byte{0x7f, 0xc3, 0xa9}, []byte{0x7f, 0xc3, 0xaa}}, // UTF-8 "é" is just bytes
-		{[]byte{0xff}, nil},
-		{[]byte{0xff, 0xff, 0xff}, nil},
-	}
-	for _, tc := range cases {
-		in := bytes.Clone(tc.prefix)
-		require.Equal(t, tc.want, iterator.PrefixEnd(in), "%x", tc.prefix)
-		require.Equal(t, tc.prefix, in, "the prefix is not modified")
-	}
-	// The definition: greater than every key with the prefix, and the
-	// smallest such key.
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
-		p := make([]byte, 1+r.IntN(3))
-		for i := range p {
-			p[i] = []byte{0x00, 0x7f, 0x80, 0xfe, 0xff}[r.IntN(5)]
-		}
-		end := iterator.PrefixEnd(p)
-		ext := append(bytes.Clone(p), bytes.Repeat([]byte{0xff}, 1+r.IntN(3))...)
-		if end == nil {
-			require.Equal(t, bytes.Repeat([]byte{0xff}, len(p)), p)
-			continue
-		}
-		require.Positive(t, bytes.Compare(end, ext), "%x > %x", end, ext)
-		require.False(t, bytes.HasPrefix(end, p), "%x does not start with %x", end, p)
-	}
-}
-
-func TestOptionsRange(t *testing.T) {
-	cases := []struct {
-		name   string
-		opts   iterator.Options
-		lo, hi iterator.Bound
-		empty  bool
-	}{
-		{name: "zero", opts: iterator.Options{}},
-		{name: "empty start is no bound", opts: iterator.Options{Start: []byte{}}},
-		{name: "empty end is empty", opts: iterator.Options{End: []byte{}}, hi: iterator.Bound{Key: []byte{}}, empty: true},
-		{name: "start end", opts: iterator.Options{Start: []byte("a"), End: []byte("c")},
-			lo: iterator.Bound{Key: []byte("a"), Inclusive: true}, hi: iterator.Bound{Key: []byte("c")}},
-		{name: "start == end", opts: iterator.Options{Start: []byte("a"), End: []byte("a")},
-			lo: iterator.Bound{Key: []byte("a"), Inclusive: true}, hi: iterator.Bound{Key: []byte("a")}, empty: true},
-		{name: "prefix", opts: iterator.Options{Prefix: []byte("ab")},
-			lo: iterator.Bound{Key: []byte("ab"), Inclusive: true}, hi: iterator.Bound{Key: []byte("ac")}},
-		{name: "all-0xFF prefix has no upper bound", opts: iterator.Options{Prefix: []byte{0xff, 0xff}},
-			lo: iterator.Bound{Key: []byte{0xff, 0xff}, Inclusive: true}},
-		{name: "prefix narrows start and end", opts: iterator.Options{Prefix: []byte("b"), Start: []byte("a"), End: []byte("z")},
-			lo: iterator.Bound{Key: []byte("b"), Inclusive: true}, hi: iterator.Bound{Key: []byte("c")}},
-		{name: "start and end narrow prefix", opts: iterator.Options{Prefix: []byte("b"), Start: []byte("bb"), End: []byte("bc")},
-			lo: iterator.Bound{Key: []byte("bb"), Inclusive: true}, hi: iterator.Bound{Key: []byte("bc")}},
-		{name: "start past prefix", opts: iterator.Options{Prefix: []byte("b"), Start: []byte("c")},
-			lo: iterator.Bound{Key: []byte("c"), Inclusive: true}, hi: iterator.Bound{Key: []byte("c")}, empty: true},
-	}
-	for _, tc := range cases {
-		lo, hi, empty := tc.opts.Range()
-		require.Equal(t, tc.empty, empty, tc.name)
-		require.Equal(t, tc.lo, lo, tc.name)
-		if !tc.empty || tc.hi.Key != nil {
-			require.Equal(t, tc.hi, hi, tc.name)
-		}
-	}
-}
-
-func keysOf(ss ...string) [][]byte {
-	out := make([][]byte, len(ss))
-	for i, s := range ss {
-		out[i] = []byte(s)
-	}
-	return out
-}
-
-// TestCursorModel drives a cursor with random moves over random keys and
-// random options and checks each step against a brute-force model.
-func TestCursorModel(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 3))
-	alphabet := []byte{0x00, 'a', 'b', 0xfe, 0xff}
-	randKey := func(n int) []byte {
-		k := make([]byte, 1+r.IntN(n))
-		for i := range k {
-			k[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return k
-	}
-	randBound := func() []byte {
-		switch r.IntN(4) {
-		case 0:
-			return nil
-		case 1:
-			return []byte{}
-		}
-		return randKey(3)
-	}
-	for walk := range 300 {
-		var keys [][]byte
-		for range r.IntN(30) {
-			keys = append(keys, randKey(3))
-		}
-		src := newMemSource(keys...)
-		opts := iterator.Options{Start: randBound(), End: randBound(), Reverse: r.IntN(2) == 0}
-		if r.IntN(2) == 0 {
-			opts.Prefix = randKey(2)
-		}
-		var sel [][]byte // visited keys in iteration order
-		for _, k := range src.keys {
-			if bytes.HasPrefix(k, opts.Prefix) && (len(opts.Start) == 0 || bytes.Compare(k, opts.Start) >= 0) &&
-				(opts.End == nil || bytes.Compare(k, opts.End) < 0) {
-				sel = append(sel, k)
-			}
-		}
-		if opts.Reverse {
-			slices.Reverse(sel)
-		}
-		c := iterator.NewCursor(src, opts)
-		pos, fresh := -1, true // pos: index in sel; -1 before the first, len(sel) after the last
-		var trail []string
-		for range 40 {
-			var ok bool
-			switch op := r.IntN(6); op {
-			case 0, 1:
-				trail = append(trail, "next")
-				ok = c.Next()
-				switch {
-				case fresh:
-					pos = 0
-				case pos < len(sel):
-					pos++
-				}
-			case 2, 3:
-				trail = append(trail, "prev")
-				ok = c.Prev()
-				switch {
-				case fresh, pos == len(sel):
-					pos = len(sel) - 1
-				case pos >= 0:
-					pos--
-				}
-			case 4:
-				k := randKey(3)
-				trail = append(trail, fmt.Sprintf("seek %x", k))
-				ok = c.Seek(k)
-				pos = len(sel)
-				for i, s := range sel {
-					cmp := bytes.Compare(s, k)
-					if (!opts.Reverse && cmp >= 0) || (opts.Reverse && cmp <= 0) {
-						pos = i
-						break
-					}
-				}
-			case 5:
-				if r.IntN(2) == 0 {
-					trail = append(trail, "first")
-					ok = c.First()
-					pos = 0
-				} else {
-					trail = append(trail, "last")
-					ok = c.Last()
-					pos = len(sel) - 1
-				}
-			}
-			fresh = false
-			valid := pos >= 0 && pos < len(sel)
-			require.NoError(t, c.Err())
-			require.Equal(t, valid, ok, "walk %d %+q over %q: %q", walk, opts, src.keys, trail)
-			require.Equal(t, valid, c.Valid())
-			if valid {
-				require.Equal(t, sel[pos], c.Key(), "walk %d %+q over %q: %q", walk, opts, src.keys, trail)
-				require.Equal(t, append([]byte("v:"), sel[pos]...), c.Value())
-			} else {
-				require.Nil(t, c.Key())
-				require.Nil(t, c.Value())
-			}
-			require.LessOrEqual(t, src.openRows, 1, "at most one scan is open at a time")
-		}
-		require.NoError(t, c.Close())
-		require.Zero(t, src.openRows, "Close closes the open scan")
-		require.Equal(t, 1, src.closes)
-	}
-}
-
-func TestCursorClose(t *testing.T) {
-	src := newMemSource(keysOf("a", "b")...)
-	c := iterator.NewCursor(src, iterator.Options{})
-	require.True(t, c.First())
-	require.NoError(t, c.Close())
-	require.NoError(t, c.Close(), "second Close")
-	require.Equal(t, 1, src.closes, "the source is closed exactly once")
-	require.Zero(t, src.openRows)
-	require.False(t, c.Valid())
+// The public Cursor positions, steps and reports as its options say.
+func TestCursorOverASource(t *testing.T) {
+	src := &sliceSource{keys: []string{"a", "b", "c", "d"}}
+	c := newCursor(src, iterator.Options{Start: []byte("b")})
+	require.False(t, c.Valid(), "unpositioned")
 	require.Nil(t, c.Key())
-	scans := src.scans
-	for name, move := range map[string]func() bool{
-		"Next": c.Next, "Prev": c.Prev, "First": c.First, "Last": c.Last,
-		"Seek": func() bool { return c.Seek([]byte("a")) },
-	} {
-		require.False(t, move(), name)
-		require.ErrorIs(t, c.Err(), iterator.ErrClosedCursor, name)
-	}
-	require.Equal(t, scans, src.scans, "a closed cursor never reads its source")
+	require.True(t, c.First())
+	require.Equal(t, []byte("b"), c.Key())
+	require.Equal(t, []byte("v:b"), c.Value())
+	require.True(t, c.Next())
+	require.Equal(t, []byte("c"), c.Key())
+	require.True(t, c.Prev())
+	require.Equal(t, []byte("b"), c.Key())
+	require.False(t, c.Prev(), "a is below Start")
+	require.True(t, c.Last())
+	require.Equal(t, []byte("d"), c.Key())
+	require.True(t, c.Seek([]byte("bb")))
+	require.Equal(t, []byte("c"), c.Key())
+	require.NoError(t, c.Err())
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close(), "a second Close")
+	require.Equal(t, 1, src.closed, "the source is closed once")
+	require.False(t, c.Next())
+	require.ErrorIs(t, c.Err(), iterator.ErrClosedCursor)
 
-	// A cursor closed before any move closes its source too.
-	src = newMemSource()
-	require.NoError(t, iterator.NewCursor(src, iterator.Options{}).Close())
-	require.Equal(t, 1, src.closes)
-
-	// An error closing the source is reported.
-	src = newMemSource()
-	src.failClose = errors.New("close failed")
-	require.ErrorIs(t, iterator.NewCursor(src, iterator.Options{}).Close(), src.failClose)
+	rev := newCursor(&sliceSource{keys: []string{"a", "b", "c"}}, iterator.Options{Reverse: true, Prefix: []byte("b")})
+	require.True(t, rev.First())
+	require.Equal(t, []byte("b"), rev.Key())
+	require.False(t, rev.Next())
+	require.NoError(t, rev.Close())
 }
 
-func TestCursorErrors(t *testing.T) {
-	boom := errors.New("boom")
-	t.Run("scan fails", func(t *testing.T) {
-		src := newMemSource(keysOf("a")...)
-		src.failScan = boom
-		c := iterator.NewCursor(src, iterator.Options{})
-		require.False(t, c.First())
-		require.ErrorIs(t, c.Err(), boom)
-		require.False(t, c.Next(), "a failed cursor stays failed")
-		require.False(t, c.Seek([]byte("a")))
-		require.ErrorIs(t, c.Err(), boom, "the first error is kept")
-		require.NoError(t, c.Close())
-	})
-	t.Run("rows fail midway", func(t *testing.T) {
-		src := newMemSource(keysOf("a", "b", "c")...)
-		src.failRows, src.failAfter = boom, 1
-		c := iterator.NewCursor(src, iterator.Options{})
-		require.True(t, c.First())
-		require.Equal(t, []byte("a"), c.Key())
-		require.False(t, c.Next())
-		require.ErrorIs(t, c.Err(), boom)
-		src.failRows = nil
-		require.False(t, c.First(), "no recovery once failed")
-		require.NoError(t, c.Close())
-	})
-	t.Run("empty range never scans", func(t *testing.T) {
-		src := newMemSource(keysOf("a")...)
-		c := iterator.NewCursor(src, iterator.Options{Start: []byte("b"), End: []byte("a")})
+// A nil *Cursor behaves as a closed one: no panic, ErrClosedCursor from
+// Err and Close, false and nil from the rest.
+func TestNilCursor(t *testing.T) {
+	var c *iterator.Cursor
+	require.NotPanics(t, func() {
 		require.False(t, c.First())
 		require.False(t, c.Last())
 		require.False(t, c.Seek([]byte("a")))
-		require.NoError(t, c.Err())
-		require.Zero(t, src.scans)
-		require.NoError(t, c.Close())
+		require.False(t, c.Next())
+		require.False(t, c.Prev())
+		require.False(t, c.Valid())
+		require.Nil(t, c.Key())
+		require.Nil(t, c.Value())
+		require.ErrorIs(t, c.Err(), iterator.ErrClosedCursor)
+		require.ErrorIs(t, c.Close(), iterator.ErrClosedCursor)
 	})
 }
 
-// collectSeq drains a Seq, returning the keys and every error yielded.
-func collectSeq(seq func(func(iterator.Entry, error) bool)) (keys []string, errs []error) {
-	for e, err := range seq {
-		if err != nil {
-			errs = append(errs, err)
-			if e.Key != nil || e.Value != nil {
-				panic("an error comes with an empty entry")
-			}
-			continue
-		}
-		keys = append(keys, string(e.Key))
-	}
-	return keys, errs
+// Options and scan.Spec stay field for field the same: columnfamily
+// converts one to the other.
+func TestOptionsConvertToSpec(t *testing.T) {
+	o := iterator.Options{Prefix: []byte("p"), Start: []byte("s"), End: []byte("e"), Reverse: true, Borrow: true}
+	s := scan.Spec(o)
+	require.True(t, bytes.Equal(o.Prefix, s.Prefix) && bytes.Equal(o.Start, s.Start) && bytes.Equal(o.End, s.End))
+	require.True(t, s.Reverse && s.Borrow)
 }
 
-func TestSeq(t *testing.T) {
-	boom := errors.New("boom")
-	open := func(src *memSource, opts iterator.Options) func() (*iterator.Cursor, error) {
-		return func() (*iterator.Cursor, error) { return iterator.NewCursor(src, opts), nil }
-	}
-	t.Run("complete", func(t *testing.T) {
-		src := newMemSource(keysOf("c", "a", "b")...)
-		keys, errs := collectSeq(iterator.Seq(open(src, iterator.Options{Reverse: true})))
-		require.Equal(t, []string{"c", "b", "a"}, keys)
-		require.Empty(t, errs)
-		require.Equal(t, 1, src.closes)
-		require.Zero(t, src.openRows)
-	})
-	t.Run("entries are the caller's", func(t *testing.T) {
-		src := newMemSource(keysOf("a", "b")...)
-		var held []iterator.Entry
-		for e, err := range iterator.Seq(open(src, iterator.Options{})) {
-			require.NoError(t, err)
-			held = append(held, e)
-		}
-		require.Equal(t, []iterator.Entry{{Key: []byte("a"), Value: []byte("v:a")}, {Key: []byte("b"), Value: []byte("v:b")}}, held)
-	})
-	t.Run("break closes", func(t *testing.T) {
-		src := newMemSource(keysOf("a", "b", "c")...)
-		for range iterator.Seq(open(src, iterator.Options{})) {
-			break
-		}
-		require.Equal(t, 1, src.closes)
-		require.Zero(t, src.openRows)
-	})
-	t.Run("panic closes", func(t *testing.T) {
-		src := newMemSource(keysOf("a", "b")...)
-		require.PanicsWithValue(t, "stop", func() {
-			for range iterator.Seq(open(src, iterator.Options{})) {
-				panic("stop")
-			}
-		})
-		require.Equal(t, 1, src.closes)
-		require.Zero(t, src.openRows)
-	})
-	t.Run("open fails", func(t *testing.T) {
-		keys, errs := collectSeq(iterator.Seq(func() (*iterator.Cursor, error) { return nil, boom }))
-		require.Empty(t, keys)
-		require.Len(t, errs, 1)
-		require.ErrorIs(t, errs[0], boom)
-	})
-	t.Run("rows fail", func(t *testing.T) {
-		src := newMemSource(keysOf("a", "b", "c")...)
-		src.failRows, src.failAfter = boom, 2
-		keys, errs := collectSeq(iterator.Seq(open(src, iterator.Options{})))
-		require.Equal(t, []string{"a", "b"}, keys)
-		require.Len(t, errs, 1, "the failure is the last element")
-		require.ErrorIs(t, errs[0], boom)
-		require.Equal(t, "boom", errs[0].Error(), "the failure is reported once")
-		require.Equal(t, 1, src.closes)
-	})
-	t.Run("scan fails", func(t *testing.T) {
-		src := newMemSource(keysOf("a")...)
-		src.failScan = boom
-		keys, errs := collectSeq(iterator.Seq(open(src, iterator.Options{})))
-		require.Empty(t, keys)
-		require.Len(t, errs, 1)
-		require.ErrorIs(t, errs[0], boom)
-	})
-	t.Run("close fails", func(t *testing.T) {
-		src := newMemSource(keysOf("a")...)
-		src.failClose = boom
-		keys, errs := collectSeq(iterator.Seq(open(src, iterator.Options{})))
-		require.Equal(t, []string{"a"}, keys)
-		require.Len(t, errs, 1)
-		require.ErrorIs(t, errs[0], boom)
-	})
-	t.Run("stop after the error", func(t *testing.T) {
-		src := newMemSource(keysOf("a")...)
-		src.failScan = boom
-		n := 0
-		for range iterator.Seq(open(src, iterator.Options{})) {
-			n++
-			break
-		}
-		require.Equal(t, 1, n)
-	})
+func TestPrefixEnd(t *testing.T) {
+	require.Equal(t, []byte("ac"), iterator.PrefixEnd([]byte("ab")))
+	require.Equal(t, []byte{'a', 1}, iterator.PrefixEnd([]byte{'a', 0, 0xff}))
+	require.Nil(t, iterator.PrefixEnd([]byte{0xff, 0xff}))
+	require.Nil(t, iterator.PrefixEnd(nil))
+	p := []byte("ab")
+	iterator.PrefixEnd(p)[0] = 'x'
+	require.Equal(t, []byte("ab"), p, "a new slice")
 }

@@ -57,11 +57,7 @@ func BenchmarkChecksum(b *testing.B) {
 			b.ReportAllocs()
 			var batch kvstore.Batch
 			for i := 0; b.Loop(); i++ {
-				batch.Reset()
-				for j := range benchBatch {
-					n := i*benchBatch + j
-					batch.Put(d.key(n), d.fresh(n, bufs[j]))
-				}
+				d.putBatch(&batch, i, bufs)
 				if err := s.Apply(ctx, &batch); err != nil {
 					b.Fatal(err)
 				}
@@ -183,11 +179,7 @@ func BenchmarkChecksumPaired(b *testing.B) {
 		bufs := freshBufs(benchBatch)
 		var batch kvstore.Batch
 		pair(b, benchBatch, false, func(s *kvstore.Store, i int) {
-			batch.Reset()
-			for j := range benchBatch {
-				n := i*benchBatch + j
-				batch.Put(d.key(n), d.fresh(n, bufs[j]))
-			}
+			d.putBatch(&batch, i, bufs)
 			if err := s.Apply(ctx, &batch); err != nil {
 				b.Fatal(err)
 			}

@@ -9,7 +9,6 @@ package kvstore_test
 // from two goroutines.
 
 import (
-	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
@@ -58,13 +57,7 @@ func newLargeData() *largeData {
 		d.groups[g]++
 		d.keys = append(d.keys, k)
 	}
-	for range benchValues {
-		v := make([]byte, benchValueLen)
-		for j := range v {
-			v[j] = byte(r.Uint32())
-		}
-		d.values = append(d.values, v)
-	}
+	d.values = randomValues(r)
 	return d
 }
 
@@ -84,14 +77,7 @@ func largePair(b *testing.B) (*largeData, *kvstore.Store, *sql.DB) {
 	dir := b.TempDir()
 	s := benchOpenStore(b, dir, "snkv.db", largeOptions(b))
 	db := benchOpenSQL(b, dir, "base.db", true)
-	var batch kvstore.Batch
-	for i, k := range d.keys {
-		batch.Put(k, d.values[i%len(d.values)])
-		if batch.Len() == benchBatch || i == len(d.keys)-1 {
-			require.NoError(b, s.Default().Apply(context.Background(), &batch))
-			batch.Reset()
-		}
-	}
+	applyInBatches(b, s.Default(), len(d.keys), func(batch *kvstore.Batch, i int) { batch.Put(d.keys[i], d.values[i%len(d.values)]) })
 	tx, err := db.Begin()
 	require.NoError(b, err)
 	st, err := tx.Prepare(baseUpsert)

@@ -79,14 +79,20 @@ func newBenchData(n int) *benchData {
 	for i, j := range d.order {
 		d.misses[i] = benchMissKey(j)
 	}
-	for range benchValues {
-		v := make([]byte, benchValueLen)
-		for j := range v {
-			v[j] = byte(r.Uint32())
-		}
-		d.values = append(d.values, v)
-	}
+	d.values = randomValues(r)
 	return d
+}
+
+// randomValues returns benchValues values of benchValueLen random bytes.
+func randomValues(r *rand.Rand) [][]byte {
+	vs := make([][]byte, benchValues)
+	for i := range vs {
+		vs[i] = make([]byte, benchValueLen)
+		for j := range vs[i] {
+			vs[i][j] = byte(r.Uint32())
+		}
+	}
+	return vs
 }
 
 func (d *benchData) key(i int) []byte   { return d.keys[d.order[i%len(d.order)]] }
@@ -103,6 +109,32 @@ func (d *benchData) fresh(i int, buf []byte) []byte {
 	buf = append(buf[:0], d.value(i)...)
 	binary.BigEndian.PutUint64(buf, benchSeq.Add(1))
 	return buf
+}
+
+// putBatch makes batch round i of benchBatch puts of fresh values, their
+// bytes in bufs (freshBufs(benchBatch)).
+func (d *benchData) putBatch(batch *kvstore.Batch, i int, bufs [][]byte) {
+	batch.Reset()
+	for j := range benchBatch {
+		n := i*benchBatch + j
+		batch.Put(d.key(n), d.fresh(n, bufs[j]))
+	}
+}
+
+// applyInBatches makes n writes (write(batch, i) adds the i-th to batch)
+// through Apply of to, benchBatch of them a batch.
+func applyInBatches(b *testing.B, to interface {
+	Apply(context.Context, *kvstore.Batch) error
+}, n int, write func(batch *kvstore.Batch, i int)) {
+	b.Helper()
+	var batch kvstore.Batch
+	for i := range n {
+		write(&batch, i)
+		if batch.Len() == benchBatch || i == n-1 {
+			require.NoError(b, to.Apply(context.Background(), &batch))
+			batch.Reset()
+		}
+	}
 }
 
 // freshBufs returns n value buffers for fresh.
@@ -150,18 +182,13 @@ func benchOpenSQLWith(b *testing.B, dir, name string, schema bool, extra string)
 // positive ttl gives every key that TTL.
 func benchLoad(b *testing.B, cf *kvstore.ColumnFamily, d *benchData, from, to int, ttl time.Duration) {
 	b.Helper()
-	var batch kvstore.Batch
-	for i := from; i < to; i++ {
-		if ttl > 0 {
+	applyInBatches(b, cf, to-from, func(batch *kvstore.Batch, i int) {
+		if i += from; ttl > 0 {
 			batch.PutTTL(d.keys[i], d.value(i), ttl)
 		} else {
 			batch.Put(d.keys[i], d.value(i))
 		}
-		if batch.Len() == benchBatch || i == to-1 {
-			require.NoError(b, cf.Apply(context.Background(), &batch))
-			batch.Reset()
-		}
-	}
+	})
 }
 
 // benchLoadSQL writes every key of d into the baseline table in one
@@ -276,11 +303,7 @@ func BenchmarkWrite(b *testing.B) {
 		ctx := context.Background()
 		var batch kvstore.Batch
 		for i := 0; b.Loop(); i++ {
-			batch.Reset()
-			for j := range benchBatch {
-				n := i*benchBatch + j
-				batch.Put(d.key(n), d.fresh(n, bufs[j]))
-			}
+			d.putBatch(&batch, i, bufs)
 			if err := s.Apply(ctx, &batch); err != nil {
 				b.Fatal(err)
 			}
@@ -601,14 +624,7 @@ func newPurgeFixture(b *testing.B, live int) *purgeFixture {
 		live:  live,
 		value: make([]byte, benchValueLen),
 	}
-	var batch kvstore.Batch
-	for i := range live {
-		batch.PutTTL(benchKey(i), f.value, 24*time.Hour)
-		if batch.Len() == benchBatch || i == live-1 {
-			require.NoError(b, f.s.Apply(context.Background(), &batch))
-			batch.Reset()
-		}
-	}
+	applyInBatches(b, f.s, live, func(batch *kvstore.Batch, i int) { batch.PutTTL(benchKey(i), f.value, 24*time.Hour) })
 	_, err := f.s.Checkpoint(context.Background(), kvstore.CheckpointTruncate)
 	require.NoError(b, err)
 	f.db = benchOpenSQL(b, dir, "purge.db", false)

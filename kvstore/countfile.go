@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/family"
 )
 
 // CountKeysFile returns CountKeys of every column family of the store at
@@ -20,7 +20,7 @@ import (
 // then CountKeys of each column family (O(n) in the keys, values never
 // read).
 func CountKeysFile(ctx context.Context, path string, opts Options) ([]KeyCounts, error) {
-	if err := columnfamily.CheckContext(ctx); err != nil {
+	if err := family.CheckContext(ctx); err != nil {
 		return nil, err
 	}
 	opts.Encryption, opts.keyless, opts.ReadOnly = nil, true, true

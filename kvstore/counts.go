@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/snkv-go/snkv/ttl"
 )
 
@@ -46,7 +48,7 @@ func (s *Store) CountKeys(ctx context.Context, name string) (KeyCounts, error) {
 	if clock == nil {
 		clock = ttl.SystemClock
 	}
-	t := ttl.TablesFor(kc.Name)
+	t := layout.For(kc.Name, false, false) // the names only
 	tx, err := s.db.Begin(ctx, false)
 	if err != nil {
 		return kc, err
@@ -63,18 +65,18 @@ func (s *Store) CountKeys(ctx context.Context, name string) (KeyCounts, error) {
 		}
 		return rows.Close()
 	}
-	if err := count(&kc.Stored, "SELECT count(*) FROM "+t.Data); err != nil {
+	if err := count(&kc.Stored, "SELECT count(*) FROM "+t.Quoted.Data); err != nil {
 		return kc, engine.Wrap(ctx, fmt.Sprintf("%s: count keys", kc.Name), err)
 	}
-	enabled, err := t.Enabled(ctx, c)
+	enabled, err := expiry.Enabled(ctx, c, &t)
 	if err != nil {
 		return kc, engine.Wrap(ctx, fmt.Sprintf("%s: count keys", kc.Name), err)
 	}
 	if enabled {
-		if err := count(&kc.TTL, "SELECT count(*) FROM "+t.Keys); err != nil {
+		if err := count(&kc.TTL, "SELECT count(*) FROM "+t.Quoted.Keys); err != nil {
 			return kc, engine.Wrap(ctx, fmt.Sprintf("%s: count keys", kc.Name), err)
 		}
-		if kc.Expired, err = t.CountExpired(ctx, c, ttl.NowMs(clock)); err != nil {
+		if kc.Expired, err = expiry.CountExpired(ctx, c, &t, expiry.NowMs(clock)); err != nil {
 			return kc, engine.Wrap(ctx, fmt.Sprintf("%s: count keys", kc.Name), err)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/catalog"
 	"github.com/snkv-go/snkv/internal/seal"
 )
 
@@ -99,6 +99,7 @@ type BadRowsError struct {
 	Problems []string
 }
 
+// Error says how many rows were left and names them.
 func (e *BadRowsError) Error() string {
 	what := "rows"
 	if e.Rows == 1 {
@@ -118,7 +119,7 @@ func (e *BadRowsError) Error() string {
 func (e *BadRowsError) Is(target error) bool { return target == ErrCorrupt }
 
 // badRows returns the BadRowsError of rep, or nil when every row was read.
-func badRows(rep columnfamily.ResealReport) error {
+func badRows(rep catalog.ResealReport) error {
 	if rep.Bad == 0 {
 		return nil
 	}
@@ -142,7 +143,7 @@ func (s *Store) sealBatch() int {
 	if s.opts.UpgradeBatch > 0 {
 		return s.opts.UpgradeBatch
 	}
-	return columnfamily.UpgradeBatch
+	return catalog.UpgradeBatch
 }
 
 // openSeal checks the store's encryption against opts.Encryption, writing

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/catalog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/seal"
 )
@@ -61,10 +61,10 @@ func (s *Store) writeHeader(ctx context.Context, h []byte, scrub bool) error {
 	}
 	return s.Update(ctx, func(tx *Tx) error {
 		c := tx.tx.Conn()
-		if err := columnfamily.WriteSealHeader(tx.Context(), c, h); err != nil {
+		if err := catalog.WriteSealHeader(tx.Context(), c, h); err != nil {
 			return err
 		}
-		return columnfamily.MarkScrub(tx.Context(), c, scrub)
+		return catalog.MarkScrub(tx.Context(), c, scrub)
 	})
 }
 
@@ -130,7 +130,7 @@ func (s *Store) resume(ctx context.Context) error {
 // rest is done.
 func (s *Store) finishJob(ctx context.Context) error {
 	kr := s.keyring
-	var rep columnfamily.ResealReport
+	var rep catalog.ResealReport
 	if kr != nil && kr.Job() != seal.JobNone {
 		job := kr.Job()
 		var err error
@@ -190,7 +190,7 @@ func (s *Store) scrubbed(ctx context.Context) error {
 		return err
 	}
 	err := s.Update(ctx, func(tx *Tx) error {
-		return columnfamily.MarkScrub(tx.Context(), tx.tx.Conn(), false)
+		return catalog.MarkScrub(tx.Context(), tx.tx.Conn(), false)
 	})
 	if err != nil {
 		return err

@@ -162,12 +162,7 @@ func TestReadsDuringConversions(t *testing.T) {
 // values of its snapshot, in the clear, after it.
 func TestSnapshotReadsAcrossSealHiddenTable(t *testing.T) {
 	s := openTemp(t, kvstore.Options{Encryption: rawKey(6), UpgradeBatch: 3, BusyTimeout: 50 * time.Millisecond})
-	var h *kvstore.ColumnFamily
-	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
-		var err error
-		h, err = tx.CreateHiddenTable("layer", "old")
-		return err
-	}))
+	h := createHidden(t, s, "layer", "old")
 	for i := range 20 {
 		require.NoError(t, h.Put(fmt.Appendf(nil, "k%02d", i), fmt.Appendf(nil, "in the clear %d", i)))
 	}

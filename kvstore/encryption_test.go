@@ -383,12 +383,7 @@ func skipSealedSuite(t *testing.T) {
 func TestSealHiddenTableSealsExistingValues(t *testing.T) {
 	path := tempPath(t)
 	s := openAt(t, path, kvstore.Options{Encryption: rawKey(6), UpgradeBatch: 3})
-	var h *kvstore.ColumnFamily
-	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
-		var err error
-		h, err = tx.CreateHiddenTable("layer", "old")
-		return err
-	}))
+	h := createHidden(t, s, "layer", "old")
 	for i := range 10 {
 		require.NoError(t, h.Put(fmt.Appendf(nil, "k%d", i), fmt.Appendf(nil, "in the clear %d", i)))
 	}

@@ -1,6 +1,9 @@
 package kvstore
 
-import "github.com/snkv-go/snkv/internal/engine"
+import (
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/iterator"
+)
 
 // Errors returned by snkv, always wrapped with context: compare them with
 // errors.Is.
@@ -42,7 +45,10 @@ var (
 	// ErrNotStore: a SQLite database that is not an snkv store (see
 	// Options.Adopt).
 	ErrNotStore = engine.ErrNotStore
-	// ErrVersion: the store was written by a newer snkv format.
+	// ErrVersion: the store's format version does not allow the call:
+	// Open of a store written by a newer snkv format, or, on a version-1
+	// store, a call that needs version 2 (Encrypt, SealHiddenTable, a
+	// HiddenSealed table): Upgrade it first.
 	ErrVersion = engine.ErrVersion
 	// ErrCantOpen: the path cannot be opened (a directory, a missing file
 	// opened read-only, no permission).
@@ -81,4 +87,7 @@ var (
 	// key, column family or store). A refused open changes nothing in the
 	// file. See docs/encryption.md.
 	ErrAuth = engine.ErrAuth
+	// ErrClosedCursor: a Cursor used after Close, and Err or Close of a
+	// nil *Cursor (iterator.ErrClosedCursor, the same value).
+	ErrClosedCursor = iterator.ErrClosedCursor
 )

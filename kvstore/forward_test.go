@@ -129,8 +129,6 @@ func TestNilStoreAndTxDefaultMethods(t *testing.T) {
 		require.False(t, nilTx.HasTTL())
 		require.Equal(t, "columnfamily()", nilStore.String())
 		require.Equal(t, "columnfamily()", nilTx.String())
-		require.Nil(t, nilStore.Registry())
-		require.Nil(t, nilTx.Registry())
 		require.Nil(t, nilTx.Default())
 	})
 }
@@ -141,7 +139,7 @@ func TestNilStoreAndTxDefaultMethods(t *testing.T) {
 func TestStoreAndTxForwardEveryColumnFamilyMethod(t *testing.T) {
 	cfType := reflect.TypeFor[*kvstore.ColumnFamily]()
 	covered := defaultCFCalls(t, nil)
-	accessors := map[string]bool{"Name": true, "HasTTL": true, "String": true, "Registry": true}
+	accessors := map[string]bool{"Name": true, "HasTTL": true, "String": true}
 	for _, owner := range []reflect.Type{reflect.TypeFor[*kvstore.Store](), reflect.TypeFor[*kvstore.Tx]()} {
 		for i := range cfType.NumMethod() {
 			m := cfType.Method(i)

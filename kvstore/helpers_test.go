@@ -2,14 +2,14 @@ package kvstore_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
-	"errors"
 	"iter"
 	"maps"
-	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", to play a foreign tool on store files
@@ -19,27 +19,21 @@ import (
 // directory.
 func tempPath(t testing.TB) string {
 	t.Helper()
-	return filepath.Join(t.TempDir(), "store.db")
+	return tempstore.Path(t, "store.db")
 }
 
 // openTemp opens a new store in t.TempDir(), closed when the test ends.
 func openTemp(t testing.TB, opts kvstore.Options) *kvstore.Store {
 	t.Helper()
-	return openAt(t, tempPath(t), opts)
+	db, _ := tempstore.Open(t, opts)
+	return db
 }
 
 // openAt opens the store at path (empty for in-memory), closed when the
 // test ends unless the test closed it already.
 func openAt(t testing.TB, path string, opts kvstore.Options) *kvstore.Store {
 	t.Helper()
-	db, err := kvstore.Open(path, opts)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil && !errors.Is(err, kvstore.ErrClosed) {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return db
+	return tempstore.OpenAt(t, path, opts)
 }
 
 // storeKinds lists the two kinds of store every basic behaviour must hold
@@ -149,6 +143,31 @@ func rawExec(t testing.TB, path string, stmts ...string) {
 		_, err := raw.Exec(q)
 		require.NoError(t, err, q)
 	}
+}
+
+// lastErr drains an iteration and returns the last error it yielded, or
+// nil.
+func lastErr(seq iter.Seq2[kvstore.Entry, error]) error {
+	var last error
+	for _, err := range seq {
+		if err != nil {
+			last = err
+		}
+	}
+	return last
+}
+
+// createHidden creates the hidden table kind/name in a transaction of its
+// own.
+func createHidden(t testing.TB, db *kvstore.Store, kind, name string) *kvstore.ColumnFamily {
+	t.Helper()
+	var h *kvstore.ColumnFamily
+	require.NoError(t, db.Update(context.Background(), func(tx *kvstore.Tx) error {
+		var err error
+		h, err = tx.CreateHiddenTable(kind, name)
+		return err
+	}))
+	return h
 }
 
 // b is shorthand for a byte slice of s.

@@ -6,12 +6,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -44,9 +44,7 @@ const (
 // "name=path@offset+length" entries and returns its output.
 func probeLocks(t *testing.T, entries ...string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockProbe$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), probeLocksEnv+"="+strings.Join(entries, ";"))
-	out, err := cmd.CombinedOutput()
+	out, err := testutil.RunChild(context.Background(), t, "TestLockProbe", probeLocksEnv+"="+strings.Join(entries, ";"))
 	require.NoError(t, err, "%s", out)
 	return string(out)
 }
@@ -61,9 +59,6 @@ func probeLocks(t *testing.T, entries ...string) string {
 // with SQLITE_IOERR_IN_PAGE) and checkpoints over pages a reader still
 // reads (SQLITE_CORRUPT).
 func TestSharedMemoryLocksKept(t *testing.T) {
-	if os.Getenv(probeLocksEnv) != "" {
-		t.Skip("running as a child")
-	}
 	path := tempPath(t)
 	db := openAt(t, path, kvstore.Options{ReadHold: time.Hour})
 	require.NoError(t, db.Put(b("k"), b("v")))
@@ -89,9 +84,6 @@ func TestSharedMemoryLocksKept(t *testing.T) {
 // header before SQLite opens it, and must not do so with a descriptor
 // whose close would drop them.
 func TestSecondOpenKeepsLocks(t *testing.T) {
-	if os.Getenv(probeLocksEnv) != "" {
-		t.Skip("running as a child")
-	}
 	path := tempPath(t)
 	db := openAt(t, path, kvstore.Options{})
 	require.NoError(t, db.Put(b("k"), b("v")))
@@ -119,10 +111,8 @@ func TestSecondOpenKeepsLocks(t *testing.T) {
 // holding a lock that an exclusive lock of the range would wait for); run
 // directly it does nothing.
 func TestLockProbe(t *testing.T) {
+	testutil.ChildOnly(t)
 	spec := os.Getenv(probeLocksEnv)
-	if spec == "" {
-		t.Skip("only runs as a child of the lock tests")
-	}
 	var sb strings.Builder
 	for _, e := range strings.Split(spec, ";") {
 		name, rest, _ := strings.Cut(e, "=")

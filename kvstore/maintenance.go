@@ -7,8 +7,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/catalog"
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/family"
 )
 
 // CheckpointMode selects how hard Checkpoint works; see SQLite's
@@ -141,8 +142,11 @@ type IntegrityReport struct {
 	UnverifiedByCF map[string]int64
 }
 
-// CheckIntegrity runs SQLite's integrity_check and then snkv's own checks,
-// reading every row once (O(rows), in one read snapshot; writers go on):
+// CheckIntegrity checks the store and returns what it found as a report,
+// counts included; IntegrityCheck runs the same checks and returns an
+// error instead (nil: sound). It runs SQLite's integrity_check and then
+// snkv's own checks, reading every row once (O(rows), in one read
+// snapshot; writers go on):
 //   - every catalogued column family has its table, read view, checksum
 //     trigger and, if it uses TTL, both TTL tables and their triggers; no
 //     column-family table has lost its catalog row (Repair fixes these);
@@ -178,9 +182,11 @@ func (s *Store) CheckIntegrity(ctx context.Context) (IntegrityReport, error) {
 	return rep, engine.Wrap(ctx, "integrity check", err)
 }
 
-// IntegrityCheck is CheckIntegrity that returns nil for a sound store, else
-// an error wrapping ErrCorrupt that lists the problems. Unverified rows are
-// not problems.
+// IntegrityCheck checks the store and returns nil when it is sound, else
+// an error wrapping ErrCorrupt that lists the problems: CheckIntegrity's
+// checks with the answer as an error, as timelog's Log.IntegrityCheck
+// gives it (CheckIntegrity returns the report, with the counts of verified
+// and unverified rows). Unverified rows are not problems.
 func (s *Store) IntegrityCheck(ctx context.Context) error {
 	rep, err := s.CheckIntegrity(ctx)
 	if err != nil {
@@ -213,7 +219,7 @@ func (s *Store) Repair(ctx context.Context) ([]string, error) {
 // never sealed, so an encrypted store needs no secret for it. opts is used
 // as by Open (its Encryption is ignored); the store is closed on return.
 func RepairFile(ctx context.Context, path string, opts Options) ([]string, error) {
-	if err := columnfamily.CheckContext(ctx); err != nil {
+	if err := family.CheckContext(ctx); err != nil {
 		return nil, err
 	}
 	if opts.ReadOnly {
@@ -256,6 +262,12 @@ func (s *Store) FormatVersion(ctx context.Context) (int, error) {
 	}
 	return s.reg.Format(ctx)
 }
+
+// ApplicationID is PRAGMA application_id of every snkv store file, "snkv"
+// in ASCII: the big-endian 32-bit number at offset 68 of the file's header
+// (docs/format.md). A tool can tell an snkv store from another SQLite
+// database by it without opening the file as a store.
+const ApplicationID = catalog.ApplicationID
 
 // Stats is a snapshot of the store's activity counters (since Open, this
 // process only) and of its file. An operation inside a transaction is

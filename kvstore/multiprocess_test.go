@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -29,9 +30,6 @@ const (
 // lost and that no child saw any error, not even ErrBusy: the busy timeout
 // is generous.
 func TestMultiProcessWriters(t *testing.T) {
-	if os.Getenv(childPathEnv) != "" {
-		t.Skip("running as a child")
-	}
 	perChild := 400
 	if testing.Short() {
 		perChild = 160
@@ -47,8 +45,8 @@ func TestMultiProcessWriters(t *testing.T) {
 	}
 	var children []*child
 	for id, r := range ranges {
-		c := &child{cmd: exec.Command(os.Args[0], "-test.run=^TestMultiProcessChild$", "-test.v", "-test.count=1")}
-		c.cmd.Env = append(os.Environ(), childPathEnv+"="+path, fmt.Sprintf("%s=%d:%d:%d", childRangeEnv, id, r[0], r[1]))
+		c := &child{cmd: testutil.ChildCommand(context.Background(), t, "TestMultiProcessChild",
+			childPathEnv+"="+path, fmt.Sprintf("%s=%d:%d:%d", childRangeEnv, id, r[0], r[1]))}
 		c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
 		require.NoError(t, c.cmd.Start())
 		children = append(children, c)
@@ -82,10 +80,8 @@ func TestMultiProcessWriters(t *testing.T) {
 // TestMultiProcessChild is the body of a child process of
 // TestMultiProcessWriters; run directly it does nothing.
 func TestMultiProcessChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(childPathEnv)
-	if path == "" {
-		t.Skip("only runs as a child of TestMultiProcessWriters")
-	}
 	var id, from, to int
 	_, err := fmt.Sscanf(os.Getenv(childRangeEnv), "%d:%d:%d", &id, &from, &to)
 	require.NoError(t, err)

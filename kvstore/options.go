@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/snkv-go/snkv/columnfamily"
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/family"
 	"github.com/snkv-go/snkv/ttl"
 )
 
@@ -136,7 +136,8 @@ type Options struct {
 	// begins and ends its own transaction.
 	ReadHold time.Duration
 	// MaxValueSize is the largest value accepted, in bytes; 0 means 10 MiB.
-	// At most columnfamily.HardMaxValueSize.
+	// At most 1,000,000,000 - MaxKeySize - 1024 (SQLite's largest blob, less
+	// room for the row around it).
 	MaxValueSize int
 	// Adopt lets Open turn an existing SQLite database that is not an snkv
 	// store into one: snkv adds its catalog and default column family beside
@@ -254,7 +255,7 @@ const NoTTL = ttl.NoTTL
 const MaxBusyTimeout = time.Duration(math.MaxInt32) * time.Millisecond
 
 // MaxKeySize is the longest key, in bytes (64 KiB).
-const MaxKeySize = columnfamily.MaxKeySize
+const MaxKeySize = family.MaxKeySize
 
 func (o Options) config(path string) (engine.Config, error) {
 	bad := func(format string, a ...any) (engine.Config, error) {
@@ -329,8 +330,8 @@ func (o Options) config(path string) (engine.Config, error) {
 	case o.ReadHold > 0:
 		cfg.ReadHold = o.ReadHold
 	}
-	if o.MaxValueSize < 0 || o.MaxValueSize > columnfamily.HardMaxValueSize {
-		return bad("MaxValueSize %d outside 0..%d", o.MaxValueSize, columnfamily.HardMaxValueSize)
+	if o.MaxValueSize < 0 || o.MaxValueSize > family.HardMaxValueSize {
+		return bad("MaxValueSize %d outside 0..%d", o.MaxValueSize, family.HardMaxValueSize)
 	}
 	switch m := o.FileMode; {
 	case m == 0:

@@ -4,15 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -29,29 +28,15 @@ const walFrame = 4096 + 24
 
 // holdChild is another process writing to the store on command.
 type holdChild struct {
-	t   *testing.T
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Scanner
+	t testing.TB
+	*testutil.Child
 }
 
 // startHoldChild starts this test binary as a child process that opens the
 // store at path and runs the commands it is sent (see TestHoldChild).
 func startHoldChild(t *testing.T, path string) *holdChild {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHoldChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), holdChildEnv+"="+path)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	c := &holdChild{t: t, cmd: cmd, in: in, out: bufio.NewScanner(out)}
-	t.Cleanup(func() {
-		_ = c.in.Close()
-		_ = c.cmd.Wait()
-	})
+	c := &holdChild{t, testutil.StartChild(t, "TestHoldChild", holdChildEnv+"="+path)}
 	c.do("ping")
 	return c
 }
@@ -60,28 +45,27 @@ func startHoldChild(t *testing.T, path string) *holdChild {
 // commits are complete when do returns).
 func (c *holdChild) do(command string) {
 	c.t.Helper()
-	_, err := fmt.Fprintln(c.in, command)
-	require.NoError(c.t, err)
-	for c.out.Scan() {
-		line := c.out.Text()
-		if line == "done "+command {
-			return
-		}
-		if strings.HasPrefix(line, "fail ") {
-			c.t.Fatalf("child: %s", line)
-		}
+	require.NoError(c.t, c.try(command))
+}
+
+// try is do for any goroutine: it returns the failure.
+func (c *holdChild) try(command string) error {
+	if err := c.Send(command); err != nil {
+		return err
 	}
-	c.t.Fatalf("child ended before %q: %v", command, c.out.Err())
+	line, err := c.Await(func(l string) bool { return l == "done "+command || strings.HasPrefix(l, "fail ") })
+	if err == nil && strings.HasPrefix(line, "fail ") {
+		err = fmt.Errorf("child: %s", line)
+	}
+	return err
 }
 
 // TestHoldChild is the body of the child of startHoldChild; run directly it
 // does nothing. Commands: "ping"; "put K V" (one commit); "puts N" (N
 // commits of 100-byte values under keys w/0..w/N-1).
 func TestHoldChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(holdChildEnv)
-	if path == "" {
-		t.Skip("only runs as a child of the held-read tests")
-	}
 	db, err := kvstore.Open(path, kvstore.Options{BusyTimeout: time.Minute})
 	require.NoError(t, err)
 	defer db.Close()
@@ -124,9 +108,6 @@ func heldReads(t *testing.T, db *kvstore.Store) uint64 {
 // that only the commit check can end a held transaction: each read after a
 // commit must see it.
 func TestHeldReadsSeeOtherProcessCommits(t *testing.T) {
-	if os.Getenv(holdChildEnv) != "" {
-		t.Skip("running as a child")
-	}
 	path := tempPath(t)
 	db := openAt(t, path, kvstore.Options{ReadHold: time.Hour})
 	require.NoError(t, db.Put(b("k"), b("v0")))
@@ -180,9 +161,6 @@ func TestHeldReadsSeeOtherProcessCommits(t *testing.T) {
 // snapshot while another process commits, and that reads begun after see
 // the commits.
 func TestHeldSnapshotsStayFixed(t *testing.T) {
-	if os.Getenv(holdChildEnv) != "" {
-		t.Skip("running as a child")
-	}
 	path := tempPath(t)
 	db := openAt(t, path, kvstore.Options{ReadHold: time.Hour})
 	for i := range 5 {
@@ -316,9 +294,6 @@ func TestHeldReadsDoNotGrowWAL(t *testing.T) {
 // idle holding read transactions while another process writes; the sweep
 // ends them, and the writer's automatic checkpoints keep its WAL bounded.
 func TestHeldReadsDoNotGrowWALOfOtherProcess(t *testing.T) {
-	if os.Getenv(holdChildEnv) != "" {
-		t.Skip("running as a child")
-	}
 	path := tempPath(t)
 	db := openAt(t, path, kvstore.Options{})
 	require.NoError(t, db.Put(b("held"), b("x")))

@@ -3,31 +3,31 @@
 package kvstore_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
 
-// childDirEnv tells a re-run test binary to run a test's body as the
-// unprivileged child, on the directory it names.
+// childDirEnv names the directory the unprivileged child works in.
 const childDirEnv = "SNKV_TEST_CHILD_DIR"
 
 // asUnprivileged runs body(dir) as a user who is not root (file modes do
 // not stop root): in this process when it is not root, else in a copy of
 // the test binary started as nobody (uid and gid 65534). The test is
 // skipped, saying why, when the process may not switch user.
-func asUnprivileged(t *testing.T, test string, body func(t *testing.T, dir string)) {
+func asUnprivileged(t *testing.T, body func(t *testing.T, dir string)) {
 	t.Helper()
-	if dir := os.Getenv(childDirEnv); dir != "" {
-		body(t, dir)
+	if testutil.IsChild(t) {
+		body(t, os.Getenv(childDirEnv))
 		return
 	}
 	dir := t.TempDir()
@@ -52,17 +52,17 @@ func asUnprivileged(t *testing.T, test string, body func(t *testing.T, dir strin
 	_, err = io.Copy(dst, src)
 	require.NoError(t, errors.Join(err, src.Close(), dst.Close()))
 
-	cmd := exec.Command(bin, "-test.run", "^"+test+"$", "-test.v")
+	cmd := testutil.ChildCommand(context.Background(), t, t.Name(), childDirEnv+"="+dir)
+	cmd.Path, cmd.Args[0] = bin, bin
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), childDirEnv+"="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	if err != nil && strings.Contains(err.Error(), "operation not permitted") {
 		t.Skipf("cannot start a process as nobody (%v): this test needs a user other than root", err)
 	}
 	require.NoError(t, err, "the unprivileged run failed:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: "+test, "%s", out)
-	require.NotContains(t, string(out), "--- SKIP: "+test, "%s", out)
+	require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+	require.NotContains(t, string(out), "--- SKIP: "+t.Name(), "%s", out)
 }
 
 // A read-only open of a store whose file the user may not write (mode
@@ -70,7 +70,7 @@ func asUnprivileged(t *testing.T, test string, body func(t *testing.T, dir strin
 // once the file is writable again; and a writer that finds such files left
 // by an older version or another tool names them and says what to do.
 func TestReadOnlyOpenLeavesNoTrap(t *testing.T) {
-	asUnprivileged(t, "TestReadOnlyOpenLeavesNoTrap", func(t *testing.T, dir string) {
+	asUnprivileged(t, func(t *testing.T, dir string) {
 		require.NotZero(t, os.Geteuid(), "must run as a user file modes apply to")
 		path := filepath.Join(dir, "ro.db")
 		db, err := kvstore.Open(path, kvstore.Options{})

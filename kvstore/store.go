@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/catalog"
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/family"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/ttl"
 )
@@ -67,7 +69,7 @@ type Entry = iterator.Entry
 type Cursor = iterator.Cursor
 
 // DefaultColumnFamily is the name of the column family every store has.
-const DefaultColumnFamily = columnfamily.DefaultName
+const DefaultColumnFamily = family.DefaultName
 
 // Store is an open snkv store. Every ColumnFamily method (Put, Get,
 // PutTTL, Scan, …) is also a Store method acting on the default column
@@ -76,7 +78,7 @@ const DefaultColumnFamily = columnfamily.DefaultName
 type Store struct {
 	cf   *ColumnFamily // the default column family
 	db   *engine.DB
-	reg  *columnfamily.Registry
+	reg  *catalog.Registry
 	path string
 	opts Options
 
@@ -165,7 +167,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Discard()
 		return nil, fmt.Errorf("snkv: open %q: %w", path, err)
 	}
-	s.cf = def
+	s.cf = handleOf(def)
 	if every := opts.purgeInterval(); every > 0 {
 		s.startPurger(every)
 	}
@@ -178,20 +180,20 @@ func Open(path string, opts Options) (*Store, error) {
 // application's database is first read without touching its -shm (see
 // engine.DB.Probing); where another process holds it, that cannot be done,
 // and it is opened again the ordinary way.
-func openRegistry(path string, cfg engine.Config, opts Options) (*engine.DB, *columnfamily.Registry, error) {
+func openRegistry(path string, cfg engine.Config, opts Options) (*engine.DB, *catalog.Registry, error) {
 	for {
 		db, err := engine.Open(cfg)
 		if err != nil {
 			return nil, nil, err
 		}
-		env := &columnfamily.Env{DB: db, Clock: opts.Clock, MaxValueSize: opts.MaxValueSize}
+		env := &family.Env{DB: db, Clock: opts.Clock, MaxValueSize: opts.MaxValueSize}
 		if env.Clock == nil {
 			env.Clock = ttl.SystemClock
 		}
 		if env.MaxValueSize == 0 {
-			env.MaxValueSize = columnfamily.DefaultMaxValueSize
+			env.MaxValueSize = family.DefaultMaxValueSize
 		}
-		reg := columnfamily.NewRegistry(env)
+		reg := catalog.NewRegistry(env)
 		err = reg.Init(context.Background(), opts.Adopt)
 		if err == nil {
 			return db, reg, nil
@@ -214,7 +216,7 @@ func (s *Store) usable(ctx context.Context) error {
 	if s == nil {
 		return errNilStore
 	}
-	return columnfamily.CheckContext(ctx)
+	return family.CheckContext(ctx)
 }
 
 // MaxValueSize returns the largest value the store accepts, in bytes
@@ -225,7 +227,7 @@ func (s *Store) MaxValueSize() int {
 		return 0
 	}
 	if s.opts.MaxValueSize == 0 {
-		return columnfamily.DefaultMaxValueSize
+		return family.DefaultMaxValueSize
 	}
 	return s.opts.MaxValueSize
 }
@@ -283,7 +285,7 @@ func (s *Store) CreateColumnFamily(name string) (*ColumnFamily, error) {
 	if s == nil {
 		return nil, errNilStore
 	}
-	return s.reg.Create(context.Background(), name)
+	return handle2(s.reg.Create(context.Background(), name))
 }
 
 // OpenColumnFamily returns the handle of an existing column family, or
@@ -292,7 +294,7 @@ func (s *Store) OpenColumnFamily(name string) (*ColumnFamily, error) {
 	if s == nil {
 		return nil, errNilStore
 	}
-	return s.reg.Open(context.Background(), name)
+	return handle2(s.reg.Open(context.Background(), name))
 }
 
 // ColumnFamilyOrCreate opens the column family name, creating it if it does
@@ -305,7 +307,7 @@ func (s *Store) ColumnFamilyOrCreate(name string) (*ColumnFamily, error) {
 	if s == nil {
 		return nil, errNilStore
 	}
-	return s.reg.OpenOrCreate(context.Background(), name)
+	return handle2(s.reg.OpenOrCreate(context.Background(), name))
 }
 
 // DropColumnFamily deletes a column family with all its keys and TTL state.

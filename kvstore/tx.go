@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/snkv-go/snkv/columnfamily"
 	"github.com/snkv-go/snkv/internal/engine"
 )
 
@@ -56,7 +55,7 @@ func (s *Store) Begin(ctx context.Context, writable bool) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{cf: columnfamily.Bind(s.cf, t), tx: t, store: s}, nil
+	return &Tx{cf: bindHandle(s.cf, t), tx: t, store: s}, nil
 }
 
 // Update runs fn in a write transaction and commits it if fn returns nil;
@@ -115,9 +114,9 @@ func (s *Store) run(ctx context.Context, writable bool, fn func(tx *Tx) error) (
 // A nil cf gives a handle whose every call fails with ErrInvalidArgument.
 func (tx *Tx) CF(cf *ColumnFamily) *ColumnFamily {
 	if tx == nil {
-		return columnfamily.Bind(nil, nil)
+		return bindHandle(nil, nil)
 	}
-	return columnfamily.Bind(cf, tx.tx)
+	return bindHandle(cf, tx.tx)
 }
 
 // Writable reports whether the transaction may write (false for a nil Tx).

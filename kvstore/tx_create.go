@@ -16,5 +16,5 @@ func (tx *Tx) CreateColumnFamily(name string) (*ColumnFamily, error) {
 	if tx == nil {
 		return nil, errNilTx
 	}
-	return tx.store.reg.CreateIn(tx.tx, name)
+	return handle2(tx.store.reg.CreateIn(tx.tx, name))
 }

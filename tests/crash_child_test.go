@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -48,15 +49,9 @@ var crashCFs = []string{kvstore.DefaultColumnFamily, "sessions", "cache"}
 // TestCrashChild is the body of the child process the crash tests start
 // and kill; run directly, it does nothing.
 func TestCrashChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(crashEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of the crash tests")
-	}
-	// If the parent goes away, so does the child.
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	}()
+	exitWithParent()
 	seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
 	startMs, _ := strconv.ParseInt(os.Getenv(crashEnvClock), 10, 64)
 	clk := kvstore.NewManualClock(time.UnixMilli(startMs))
@@ -71,6 +66,15 @@ func TestCrashChild(t *testing.T) {
 	}
 	fmt.Fprintf(os.Stderr, "crash child: %v\n", err)
 	os.Exit(3)
+}
+
+// exitWithParent makes a child process exit when its stdin ends: when the
+// parent closes it or goes away.
+func exitWithParent() {
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
 }
 
 // crashSay writes one line to the parent, unbuffered, so that a line the

@@ -1,26 +1,24 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/testutil"
+
 	"github.com/snkv-go/snkv/kvstore"
-	"github.com/snkv-go/snkv/ttl"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver, to check the file as another tool would
 )
@@ -43,105 +41,16 @@ func (r *crashRecorder) Helper()               {}
 // hour later, so that keys of earlier runs have expired.
 var crashStart = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 
-// crashChild is a running child process and the lines it has written.
-type crashChild struct {
-	cmd    *exec.Cmd
-	stdin  io.Closer
-	stderr bytes.Buffer
-	mu     sync.Mutex
-	lines  []string
-	notify chan string // every line, without blocking the reader
-	done   chan struct{}
-}
-
 // startCrashChild re-executes the test binary as a child running mode on
 // the store at path.
-func startCrashChild(t *testing.T, path, mode string, seed uint64, clockMs int64, env ...string) *crashChild {
+func startCrashChild(t *testing.T, path, mode string, seed uint64, clockMs int64, env ...string) *testutil.Child {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(),
-		crashEnvPath+"="+path,
-		crashEnvMode+"="+mode,
-		crashEnvSeed+"="+strconv.FormatUint(seed, 10),
-		crashEnvClock+"="+strconv.FormatInt(clockMs, 10),
-	)
-	cmd.Env = append(cmd.Env, env...)
-	c := &crashChild{cmd: cmd, notify: make(chan string, 1), done: make(chan struct{})}
-	cmd.Stderr = &c.stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	c.stdin = stdin
-	require.NoError(t, cmd.Start())
-	go func() {
-		defer close(c.done)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			c.mu.Lock()
-			c.lines = append(c.lines, line)
-			c.mu.Unlock()
-			select {
-			case c.notify <- line:
-			default:
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = c.cmd.Process.Kill()
-		_ = c.stdin.Close()
-		<-c.done
-		_ = c.cmd.Wait()
-	})
-	return c
-}
-
-// waitFor waits until the child has written a line for which match is
-// true, failing if it exits first or takes longer than a minute.
-func (c *crashChild) waitFor(t *testing.T, match func(string) bool) {
-	t.Helper()
-	deadline := time.After(time.Minute)
-	for {
-		c.mu.Lock()
-		for _, l := range c.lines {
-			if match(l) {
-				c.mu.Unlock()
-				return
-			}
-		}
-		c.mu.Unlock()
-		select {
-		case <-c.notify:
-		case <-c.done:
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			for _, l := range c.lines {
-				if match(l) {
-					return
-				}
-			}
-			t.Fatalf("child ended before the expected line; stderr:\n%s", c.stderr.String())
-		case <-deadline:
-			t.Fatalf("child did not write the expected line within a minute; stderr:\n%s", c.stderr.String())
-		}
-	}
-}
-
-// kill ends the child with SIGKILL and checks that the kill (not an error
-// of the child) is what ended it. It returns the lines the child wrote.
-func (c *crashChild) kill(t *testing.T) []string {
-	t.Helper()
-	require.NoError(t, c.cmd.Process.Kill())
-	<-c.done
-	err := c.cmd.Wait()
-	require.Error(t, err, "the child must not end on its own")
-	require.Equal(t, -1, c.cmd.ProcessState.ExitCode(), "the child must die by the signal; stderr:\n%s", c.stderr.String())
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.lines...)
+	return testutil.StartChild(t, "TestCrashChild", append([]string{
+		crashEnvPath + "=" + path,
+		crashEnvMode + "=" + mode,
+		crashEnvSeed + "=" + strconv.FormatUint(seed, 10),
+		crashEnvClock + "=" + strconv.FormatInt(clockMs, 10),
+	}, env...)...)
 }
 
 // lastSeq returns the last sequence number the child reported committed.
@@ -169,20 +78,10 @@ func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 	defer raw.Close()
 	raw.SetMaxOpenConns(1)
 
-	rows, err := raw.Query("PRAGMA integrity_check")
-	require.NoError(t, err)
-	var lines []string
-	for rows.Next() {
-		var l string
-		require.NoError(t, rows.Scan(&l))
-		lines = append(lines, l)
-	}
-	require.NoError(t, rows.Err())
-	require.NoError(t, rows.Close())
-	require.Equal(t, []string{"ok"}, lines, "PRAGMA integrity_check")
+	require.Equal(t, []string{"ok"}, sqliteIntegrity(t, path), "PRAGMA integrity_check")
 
 	var names []string
-	rows, err = raw.Query(`SELECT name FROM "__snkv_catalog"`)
+	rows, err := raw.Query(`SELECT name FROM "__snkv_catalog"`)
 	require.NoError(t, err)
 	for rows.Next() {
 		var n string
@@ -215,43 +114,43 @@ func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 
 	for _, cf := range names {
 		require.True(t, exists(cf), "column family %q has its table", cf)
-		hasKeys, hasExp := exists(ttl.KeysPrefix+cf), exists(ttl.ExpiryPrefix+cf)
+		hasKeys, hasExp := exists(layout.KeysPrefix+cf), exists(layout.ExpiryPrefix+cf)
 		require.Equal(t, hasKeys, hasExp, "column family %q: both hidden tables or neither", cf)
 		if !hasKeys {
 			continue
 		}
-		require.True(t, exists(ttl.OnUpdatePrefix+cf), "column family %q: update trigger", cf)
-		require.True(t, exists(ttl.OnDeletePrefix+cf), "column family %q: delete trigger", cf)
+		require.True(t, exists(layout.OnUpdatePrefix+cf), "column family %q: update trigger", cf)
+		require.True(t, exists(layout.OnDeletePrefix+cf), "column family %q: delete trigger", cf)
 
 		data := map[string]bool{}
 		for _, k := range keysOf(`SELECT key FROM ` + quote(cf)) {
 			data[string(k)] = true
 		}
-		expiry := map[string]int64{}
-		rows, err := raw.Query(`SELECT key, expire_ms FROM ` + quote(ttl.KeysPrefix+cf))
+		expiries := map[string]int64{}
+		rows, err := raw.Query(`SELECT key, expire_ms FROM ` + quote(layout.KeysPrefix+cf))
 		require.NoError(t, err)
 		for rows.Next() {
 			var k, e []byte
 			require.NoError(t, rows.Scan(&k, &e))
 			require.Len(t, e, 8, "column family %q key %q: expiry is 8 bytes", cf, k)
-			expiry[string(k)] = int64(binary.BigEndian.Uint64(e))
+			expiries[string(k)] = int64(binary.BigEndian.Uint64(e))
 		}
 		require.NoError(t, rows.Err())
 		require.NoError(t, rows.Close())
 
-		index := keysOf(`SELECT expire_ms || key FROM ` + quote(ttl.ExpiryPrefix+cf))
-		require.Len(t, index, len(expiry), "column family %q: one expiry index row per key index row", cf)
+		index := keysOf(`SELECT expire_ms || key FROM ` + quote(layout.ExpiryPrefix+cf))
+		require.Len(t, index, len(expiries), "column family %q: one expiry index row per key index row", cf)
 		for _, ik := range index {
-			exp, k, err := ttl.SplitIndexKey(ik)
+			exp, k, err := expiry.SplitIndexKey(ik)
 			require.NoError(t, err)
-			want, ok := expiry[string(k)]
+			want, ok := expiries[string(k)]
 			require.True(t, ok, "column family %q: expiry index row of %q has no key index row", cf, k)
 			require.Equal(t, want, exp, "column family %q key %q: both indexes hold the same expiry", cf, k)
 		}
-		for k := range expiry {
+		for k := range expiries {
 			require.True(t, data[k], "column family %q: key index row of %q has no data row", cf, k)
 		}
-		ttlKeys += len(expiry)
+		ttlKeys += len(expiries)
 	}
 	return ttlKeys
 }
@@ -299,6 +198,42 @@ func crashVerify(t *testing.T, path string, clockMs int64, lastSeq int) (seq, tt
 	return seq, crashCheckFile(t, path)
 }
 
+// crashKillLoop starts kills children of the loop mode one after another
+// on one store file (env added to theirs), kills each once wait has
+// returned, and checks the store after every kill (crashVerify). It
+// returns, for each kill, the lines the child wrote and how many keys with
+// a TTL the store held.
+func crashKillLoop(t *testing.T, kills int, stream uint64, wait func(i int, rng *rand.Rand, child *testutil.Child), env ...string) (lines [][]string, ttlKeys []int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "crash.db")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), stream))
+	seed := rng.Uint64()
+	t.Logf("seed %d", seed)
+	lastSeq := 0
+	for i := range kills {
+		clockMs := crashStart.Add(time.Duration(i) * time.Hour).UnixMilli()
+		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs, env...)
+		wait(i, rng, child)
+		l := child.Kill()
+		reported := crashLastSeq(t, l)
+		require.Greater(t, reported, lastSeq, "kill %d: the child made progress", i)
+		var n int
+		lastSeq, n = crashVerify(t, path, clockMs, reported)
+		t.Logf("kill %d: sequence %d, %d keys with TTL", i, lastSeq, n)
+		lines, ttlKeys = append(lines, l), append(ttlKeys, n)
+	}
+	return lines, ttlKeys
+}
+
+// waitCommitted waits until the child is past opening the store and has
+// committed, then lets it run for up to maxDelay.
+func waitCommitted(maxDelay time.Duration) func(int, *rand.Rand, *testutil.Child) {
+	return func(_ int, rng *rand.Rand, child *testutil.Child) {
+		child.WaitLine(func(l string) bool { return strings.HasPrefix(l, "seq ") })
+		time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
+	}
+}
+
 // TestCrashTTLKill runs children that do random TTL writes, expiries,
 // batches, transactions and multi-batch purges on one store file, kills
 // each with SIGKILL at a random moment, and checks after every kill that
@@ -310,39 +245,22 @@ func TestCrashTTLKill(t *testing.T) {
 		kills = 2
 		maxDelay = 50 * time.Millisecond
 	}
-	path := filepath.Join(t.TempDir(), "crash.db")
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	seed := rng.Uint64()
-	t.Logf("seed %d", seed)
-	lastSeq := 0
-	sawTTL := false
-	midPurge := 0
-	for i := range kills {
-		clockMs := crashStart.Add(time.Duration(i) * time.Hour).UnixMilli()
-		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs)
-		if i%3 == 2 {
-			// Aim at a multi-batch purge.
-			child.waitFor(t, func(l string) bool { return l == "purge start" })
+	lines, ttlKeys := crashKillLoop(t, kills, 1, func(i int, rng *rand.Rand, child *testutil.Child) {
+		if i%3 == 2 { // aim at a multi-batch purge
+			child.WaitFor("purge start")
 			time.Sleep(time.Duration(rng.Int64N(int64(5 * time.Millisecond))))
-		} else {
-			// Wait until the child is past opening the store and has
-			// committed, then let it run for a while.
-			child.waitFor(t, func(l string) bool { return strings.HasPrefix(l, "seq ") })
-			time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
+			return
 		}
-		lines := child.kill(t)
-		if lines[len(lines)-1] == "purge start" {
+		waitCommitted(maxDelay)(i, rng, child)
+	})
+	midPurge := 0
+	for _, l := range lines {
+		if l[len(l)-1] == "purge start" {
 			midPurge++
 		}
-		reported := crashLastSeq(t, lines)
-		require.Greater(t, reported, lastSeq, "kill %d: the child made progress", i)
-		var ttlKeys int
-		lastSeq, ttlKeys = crashVerify(t, path, clockMs, reported)
-		sawTTL = sawTTL || ttlKeys > 1
-		t.Logf("kill %d: sequence %d, %d keys with TTL", i, lastSeq, ttlKeys)
 	}
 	if !testing.Short() {
-		require.True(t, sawTTL, "the children left TTL keys to check")
+		require.Greater(t, slices.Max(ttlKeys), 1, "the children left TTL keys to check")
 	}
 	t.Logf("%d of %d kills landed inside a purge", midPurge, kills)
 }
@@ -359,22 +277,7 @@ func TestCrashMixedSyncFull(t *testing.T) {
 		cycles = 3
 		maxDelay = 30 * time.Millisecond
 	}
-	path := filepath.Join(t.TempDir(), "mixed.db")
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	seed := rng.Uint64()
-	t.Logf("seed %d", seed)
-	lastSeq := 0
-	for i := range cycles {
-		clockMs := crashStart.Add(time.Duration(i) * time.Hour).UnixMilli()
-		child := startCrashChild(t, path, crashModeLoop, seed+uint64(i), clockMs, crashEnvSync+"=full")
-		child.waitFor(t, func(l string) bool { return strings.HasPrefix(l, "seq ") })
-		time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
-		lines := child.kill(t)
-		reported := crashLastSeq(t, lines)
-		require.Greater(t, reported, lastSeq, "kill %d: the child made progress", i)
-		lastSeq, _ = crashVerify(t, path, clockMs, reported)
-	}
-	t.Logf("%d kills, last sequence %d", cycles, lastSeq)
+	crashKillLoop(t, cycles, 2, waitCommitted(maxDelay), crashEnvSync+"=full")
 }
 
 // A kill in the middle of a write transaction loses the transaction, first
@@ -384,8 +287,8 @@ func TestCrashTTLBeforeAndAfterCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hold.db")
 	clockMs := crashStart.UnixMilli()
 	child := startCrashChild(t, path, crashModeHold, 0, clockMs)
-	child.waitFor(t, func(l string) bool { return l == "holding" })
-	child.kill(t)
+	child.WaitFor("holding")
+	child.Kill()
 
 	db, err := kvstore.Open(path, kvstore.Options{Clock: kvstore.NewManualClock(time.UnixMilli(clockMs))})
 	require.NoError(t, err)
@@ -426,7 +329,7 @@ func TestCrashCheckFileDetectsDisagreement(t *testing.T) {
 	require.NoError(t, db.Close())
 	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
 	require.NoError(t, err)
-	_, err = raw.Exec(fmt.Sprintf(`DELETE FROM "%s%s"`, ttl.ExpiryPrefix, kvstore.DefaultColumnFamily))
+	_, err = raw.Exec(fmt.Sprintf(`DELETE FROM "%s%s"`, layout.ExpiryPrefix, kvstore.DefaultColumnFamily))
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 

@@ -1,13 +1,10 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -45,9 +43,6 @@ const createRaceKeys = 3
 // children were writing through: acknowledged batches vanished and the
 // file could fail its integrity check.
 func TestConcurrentCreation(t *testing.T) {
-	if os.Getenv(createRaceEnvPath) != "" {
-		t.Skip("running as a child")
-	}
 	rounds, children, batches := 100, 6, 40
 	if testing.Short() {
 		rounds, children, batches = 20, 6, 6
@@ -87,44 +82,30 @@ func createRaceRound(t *testing.T, path string, round, children, batches int) []
 	// takes up to a few hundred milliseconds on a loaded machine).
 	start := time.Now().Add(500 * time.Millisecond).UnixNano()
 	acked := make([]int, children)
-	outs := make([]bytes.Buffer, children)
+	lines := make([][]string, children)
 	errs := make([]error, children)
 	var wg sync.WaitGroup
 	for id := range children {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestConcurrentCreationChild$", "-test.count=1")
 		// Fresh processes every round: the race is likeliest in a process's
 		// first Open. The race detector's second of sleep at exit is
 		// turned off (the children report every race as a failure).
-		cmd.Env = append(os.Environ(), createRaceEnvPath+"="+path,
+		c := testutil.StartChild(t, "TestConcurrentCreationChild", createRaceEnvPath+"="+path,
 			fmt.Sprintf("%s=%d:%d:%d", createRaceEnvArgs, id, batches, start),
 			"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				line := sc.Text()
-				fmt.Fprintln(&outs[id], line)
-				if n, ok := strings.CutPrefix(line, "ack "); ok {
-					if i, err := strconv.Atoi(n); err == nil && i == acked[id] {
-						acked[id] = i + 1
-					}
-				}
-			}
-			errs[id] = cmd.Wait()
-			outs[id].Write(stderr.Bytes())
-		}()
+		wg.Go(func() { lines[id], errs[id] = c.Wait() })
 	}
 	wg.Wait()
 	for id := range children {
-		out := outs[id].String()
+		out := strings.Join(lines[id], "\n")
 		require.NoError(t, errs[id], "round %d child %d:\n%s", round, id, out)
-		require.Contains(t, out, "opened\n", "round %d child %d", round, id)
+		require.Contains(t, lines[id], "opened", "round %d child %d", round, id)
+		for _, l := range lines[id] {
+			if n, ok := strings.CutPrefix(l, "ack "); ok {
+				if i, err := strconv.Atoi(n); err == nil && i == acked[id] {
+					acked[id] = i + 1
+				}
+			}
+		}
 		require.Equal(t, batches, acked[id], "round %d child %d:\n%s", round, id, out)
 	}
 	return acked
@@ -138,7 +119,7 @@ func createRaceKey(id, i, j int) []byte { return fmt.Appendf(nil, "c%d/%04d/%d",
 
 // sqliteIntegrity runs PRAGMA integrity_check on the file through
 // database/sql and returns its lines.
-func sqliteIntegrity(t *testing.T, path string) []string {
+func sqliteIntegrity(t crashTB, path string) []string {
 	t.Helper()
 	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
 	require.NoError(t, err)
@@ -162,10 +143,8 @@ func sqliteIntegrity(t *testing.T, path string) []string {
 // batches, each one transaction over the default column family and its own,
 // reporting "ack <i>" once batch i has committed.
 func TestConcurrentCreationChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(createRaceEnvPath)
-	if path == "" {
-		t.Skip("runs only as a child of TestConcurrentCreation")
-	}
 	var id, batches int
 	var start int64
 	_, err := fmt.Sscanf(os.Getenv(createRaceEnvArgs), "%d:%d:%d", &id, &batches, &start)

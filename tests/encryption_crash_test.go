@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -9,12 +8,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -50,10 +48,8 @@ func openAnySecret(path string, batch int) (*kvstore.Store, *kvstore.Encryption,
 // cycle clear -> key A -> key B -> clear, again and again. Run directly, it
 // does nothing.
 func TestSealChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(sealEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of TestSealConversionsKilled")
-	}
 	ctx := context.Background()
 	fmt.Println("started")
 	for {
@@ -133,29 +129,20 @@ func TestSealConversionsKilled(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "seal.db")
 	sealContent(t, path, rows)
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(19, uint64(time.Now().UnixNano())))
 	seen := map[*kvstore.Encryption]int{}
 	midJob := 0
 	for i := range kills {
-		cmd := exec.Command(exe, "-test.run=^TestSealChild$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), sealEnvPath+"="+path)
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(out)
-		for sc.Scan() && sc.Text() != "started" {
-		}
+		child := testutil.StartChild(t, "TestSealChild", sealEnvPath+"="+path)
+		child.WaitFor("started")
 		time.Sleep(time.Duration(20+rng.IntN(60*(i+1))) * time.Millisecond)
-		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		lines := child.Kill()
 		steps := 0
-		for sc.Scan() {
-			if sc.Text() == "step" {
+		for _, l := range lines {
+			if l == "step" {
 				steps++
 			}
 		}
-		_ = cmd.Wait()
 		job := pendingJob(t, path)
 		if job != 0 {
 			midJob++

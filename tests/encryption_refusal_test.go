@@ -1,15 +1,14 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -21,10 +20,8 @@ const refusalEnvPath = "SNKV_REFUSAL_CHILD_PATH"
 // the clear), commits some values (they stay in the WAL), says "ready",
 // and waits to be killed. Run directly, it does nothing.
 func TestSealRefusalChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(refusalEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of TestRefusedOpensChangeNothing")
-	}
 	var enc *kvstore.Encryption
 	if os.Getenv("SNKV_REFUSAL_CHILD_KEY") == "a" {
 		enc = sealKeyA
@@ -54,18 +51,9 @@ func crashedStore(t *testing.T, encrypted bool) string {
 	require.NoError(t, s.Put([]byte("k"), []byte("v")))
 	require.NoError(t, s.Close())
 
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^TestSealRefusalChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), refusalEnvPath+"="+path, "SNKV_REFUSAL_CHILD_KEY="+key)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	sc := bufio.NewScanner(out)
-	for sc.Scan() && sc.Text() != "ready" {
-	}
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
+	child := testutil.StartChild(t, "TestSealRefusalChild", refusalEnvPath+"="+path, "SNKV_REFUSAL_CHILD_KEY="+key)
+	child.WaitFor("ready")
+	child.Kill()
 	for _, c := range []string{"-wal", "-shm"} {
 		st, err := os.Stat(path + c)
 		require.NoError(t, err, "the crash left no %s", c)

@@ -24,11 +24,7 @@ import (
 // classes, and both files clean under PRAGMA integrity_check and
 // CheckIntegrity.
 func TestFastPathWritesWhatSQLWrites(t *testing.T) {
-	if !engine.FastPath {
-		t.Skip("built with snkv_nofast: there is one path only")
-	}
-	was := engine.SetFastPath(true)
-	t.Cleanup(func() { engine.SetFastPath(was) })
+	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	clk := kvstore.NewManualClock(time.Unix(1_800_000_000, 0))
@@ -202,11 +198,7 @@ func dumpTable(t *testing.T, path, table string) []string {
 // (inclusive and exclusive, open, prefixes), in both orders, read from the
 // B-tree and read with SQL, on keys and values of every size.
 func TestFastPathScansReadWhatSQLReads(t *testing.T) {
-	if !engine.FastPath {
-		t.Skip("built with snkv_nofast: there is one path only")
-	}
-	was := engine.SetFastPath(true)
-	t.Cleanup(func() { engine.SetFastPath(was) })
+	fastPathOn(t)
 	db, err := kvstore.Open(filepath.Join(t.TempDir(), "s.db"), kvstore.Options{})
 	require.NoError(t, err)
 	defer db.Close()
@@ -335,11 +327,7 @@ func TestFastPathSeesSchemaChangesOfItsOwnTx(t *testing.T) {
 // store. Keys are present, missing, empty-valued, overflowing, with a TTL
 // that is live or past.
 func TestFastPathPointReadsReadWhatSQLReads(t *testing.T) {
-	if !engine.FastPath {
-		t.Skip("built with snkv_nofast: there is one path only")
-	}
-	was := engine.SetFastPath(true)
-	t.Cleanup(func() { engine.SetFastPath(was) })
+	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	start := time.Unix(1_800_000_000, 0)
@@ -534,11 +522,7 @@ func TestFastPathPointReadsSeeARecreatedColumnFamily(t *testing.T) {
 // last pages. The same load through SQL takes about an eighth more pages
 // (714 against 631 for these 20,000 rows); the rows are the same.
 func TestFastPathAppendsFillPages(t *testing.T) {
-	if !engine.FastPath {
-		t.Skip("built with snkv_nofast: there is one path only")
-	}
-	was := engine.SetFastPath(true)
-	t.Cleanup(func() { engine.SetFastPath(was) })
+	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	pages := func(name string, fast bool) int64 {
@@ -572,4 +556,15 @@ func TestFastPathAppendsFillPages(t *testing.T) {
 	t.Logf("pages: %d below SQL, %d through SQL", fast, slow)
 	require.Less(t, float64(fast), 0.92*float64(slow))
 	require.Equal(t, dumpTable(t, filepath.Join(dir, "sql.db"), "default"), dumpTable(t, filepath.Join(dir, "fast.db"), "default"))
+}
+
+// fastPathOn skips the test in a build without the fast path (there is one
+// path only), and turns the fast path on for it.
+func fastPathOn(t *testing.T) {
+	t.Helper()
+	if !engine.FastPath {
+		t.Skip("built with snkv_nofast: there is one path only")
+	}
+	was := engine.SetFastPath(true)
+	t.Cleanup(func() { engine.SetFastPath(was) })
 }

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,10 +23,8 @@ const damageEnvDir = "SNKV_DAMAGE_CHILD_DIR"
 // every damaged file of its directory and prints one line per file. Run
 // directly, it does nothing.
 func TestDamageChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	dir := os.Getenv(damageEnvDir)
-	if dir == "" {
-		t.Skip("runs only as the child process of TestRandomDamage")
-	}
 	raw, err := os.ReadFile(filepath.Join(dir, "model.json"))
 	require.NoError(t, err)
 	var model damageModel
@@ -83,11 +81,7 @@ func TestRandomDamage(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestDamageChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), damageEnvDir+"="+dir)
-	out, err := cmd.CombinedOutput()
+	out, err := testutil.RunChild(ctx, t, "TestDamageChild", damageEnvDir+"="+dir)
 	require.NoError(t, ctx.Err(), "the child hung (over %v)", limit)
 	require.NoError(t, err, "the child failed (a panic?):\n%s", tail(out))
 	counts := map[string]int{}

@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,7 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snkv-go/snkv/columnfamily"
+	"github.com/snkv-go/snkv/internal/catalog"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -23,38 +23,11 @@ import (
 // start is the fixed time of the manual clock every test uses.
 var start = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
-// sqlite3 returns the path of the sqlite3 shell, skipping the test when it
-// is missing, or failing it under CI=true.
-func sqlite3(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("sqlite3")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("sqlite3 is not on the PATH (required under CI=true): %v", err)
-		}
-		t.Skipf("sqlite3 is not on the PATH: %v", err)
-	}
-	return p
-}
-
 // shell runs SQL (or a dot-command) with the sqlite3 shell against the file
 // and returns its output lines.
 func shell(t *testing.T, file, sql string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sqlite3(t), "-batch", "-bail", file)
-	cmd.Stdin = strings.NewReader(sql + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "sqlite3 %s <<< %q: %s", file, sql, stderr.String())
-	require.Empty(t, stderr.String(), "sqlite3 wrote to stderr for %q", sql)
-	text := strings.TrimRight(string(out), "\n")
-	if text == "" {
-		return nil
-	}
-	return strings.Split(text, "\n")
+	return testutil.Shell(t, sql, "-batch", "-bail", file)
 }
 
 // tables lists the tables and views the shell's .tables command shows.
@@ -82,7 +55,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	sqlite3(t) // skip (or fail) before doing any work
+	testutil.SQLite3(t) // skip (or fail) before doing any work
 	return fixture{
 		path:  filepath.Join(t.TempDir(), "store.db"),
 		clock: kvstore.NewManualClock(start),
@@ -125,7 +98,7 @@ func TestShellListsTables(t *testing.T) {
 	require.NoError(t, db.Close())
 
 	got := tables(t, f.path)
-	for _, name := range []string{"default", "users", columnfamily.CatalogTable, "__snkv_view__default", "__snkv_view__users"} {
+	for _, name := range []string{"default", "users", layout.CatalogTable, "__snkv_view__default", "__snkv_view__users"} {
 		require.Contains(t, got, name)
 	}
 	for _, name := range got {
@@ -211,12 +184,12 @@ func TestShellHeader(t *testing.T) {
 
 	got := shell(t, f.path, "PRAGMA application_id;\nPRAGMA user_version;\nPRAGMA auto_vacuum;\nPRAGMA journal_mode;")
 	require.Equal(t, []string{
-		strconv.Itoa(columnfamily.ApplicationID),
-		strconv.Itoa(columnfamily.FormatVersion),
+		strconv.Itoa(catalog.ApplicationID),
+		strconv.Itoa(catalog.FormatVersion),
 		"2", // INCREMENTAL
 		"wal",
 	}, got)
-	require.Equal(t, "snkv", string(be64(columnfamily.ApplicationID)[4:]))
+	require.Equal(t, "snkv", string(be64(catalog.ApplicationID)[4:]))
 	require.Equal(t, []string{"ok"}, shell(t, f.path, "PRAGMA integrity_check;"))
 }
 
@@ -366,10 +339,6 @@ func TestShellWritesKeepTTLTablesInStep(t *testing.T) {
 // and error, for statements that are meant to fail.
 func shellErr(t *testing.T, file, sql string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sqlite3(t), "-batch", "-bail", file)
-	cmd.Stdin = strings.NewReader(sql + "\n")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	out, errs, err := testutil.RunShell(t, sql, "-batch", "-bail", file)
+	return out + errs, err
 }

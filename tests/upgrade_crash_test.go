@@ -1,18 +1,17 @@
 package tests
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/v1fixture"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -24,10 +23,8 @@ const upgradeEnvPath = "SNKV_UPGRADE_CHILD_PATH"
 // the store in small batches and says when it is done. Run directly, it
 // does nothing.
 func TestUpgradeChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(upgradeEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of TestUpgradeKilled")
-	}
 	db, err := kvstore.Open(path, kvstore.Options{UpgradeBatch: 40})
 	require.NoError(t, err)
 	fmt.Println("started")
@@ -64,29 +61,15 @@ func TestUpgradeKilled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
 	content := upgradeRows(rows)
 	require.NoError(t, v1fixture.Create(path, damageStart.UnixMilli(), upgradeRows(rows)))
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
 	interrupted := 0
 	for i := range kills {
-		cmd := exec.Command(exe, "-test.run=^TestUpgradeChild$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), upgradeEnvPath+"="+path)
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(out)
-		for sc.Scan() && sc.Text() != "started" {
-		}
+		child := testutil.StartChild(t, "TestUpgradeChild", upgradeEnvPath+"="+path)
+		child.WaitFor("started")
 		// Let it work for a random while: the kill lands anywhere in the
 		// upgrade (or after it, once it is done).
 		time.Sleep(time.Duration(rng.IntN(40*(i+1))) * time.Millisecond)
-		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-		done := false
-		for sc.Scan() {
-			done = done || sc.Text() == "upgraded"
-		}
-		_ = cmd.Wait()
-		if !done {
+		if lines, _ := child.KillIfRunning(); !slices.Contains(lines, "upgraded") {
 			interrupted++
 		}
 	}

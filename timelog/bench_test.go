@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"encoding/binary"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -94,10 +95,7 @@ func BenchmarkIngest(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			require.NoError(b, l.AppendBatch(nextBatch(batch, recs, i)))
 		}
-		require.NoError(b, l.Flush(ctx))
-		b.StopTimer()
-		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
-		require.NoError(b, l.Close())
+		endIngest(b, l)
 	})
 	b.Run("baseline", func(b *testing.B) {
 		ingestBaseline(b, recs, func(cf *kvstore.ColumnFamily, batch []timelog.Record, seq0 uint64) {
@@ -120,6 +118,21 @@ func ingestBaseline(b *testing.B, recs []timelog.Record, insert func(cf *kvstore
 		insert(cf, nextBatch(batch, recs, i), uint64(i*1000))
 	}
 	b.StopTimer()
+	reportRecords(b)
+}
+
+// endIngest ends an ingest benchmark of b.N batches of 1,000 records: it
+// flushes l within the timed run, reports records/s and closes l.
+func endIngest(b *testing.B, l *timelog.Log) {
+	b.Helper()
+	require.NoError(b, l.Flush(ctx))
+	b.StopTimer()
+	reportRecords(b)
+	require.NoError(b, l.Close())
+}
+
+// reportRecords reports the records/s of b.N batches of 1,000 records.
+func reportRecords(b *testing.B) {
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
 }
 
@@ -251,27 +264,13 @@ func BenchmarkScan(b *testing.B) {
 	})
 	b.Run("timelog-all", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			n := 0
-			for _, err := range rs.log.All() {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			require.Equal(b, rs.n, n)
+			require.Equal(b, rs.n, countAll(b, rs.log.All()))
 		}
 		report(b)
 	})
 	b.Run("baseline-rows", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			n := 0
-			for _, err := range rs.rows.All() {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			require.Equal(b, rs.n, n)
+			require.Equal(b, rs.n, countAll(b, rs.rows.All()))
 		}
 		report(b)
 	})
@@ -305,30 +304,28 @@ func BenchmarkRange1000(b *testing.B) {
 		b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
 	}
 	b.Run("timelog", func(b *testing.B) {
-		lat(b, func(t int64) int {
-			n := 0
-			for _, err := range rs.log.Range(t, t+1000) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			return n
-		})
+		lat(b, func(t int64) int { return countAll(b, rs.log.Range(t, t+1000)) })
 	})
 	b.Run("baseline", func(b *testing.B) {
 		lo, hi := make([]byte, 16), make([]byte, 16)
 		lat(b, func(t int64) int {
 			lo = baselineKey(lo, t, 0)
 			hi = baselineKey(hi, t+1000, 0)
-			n := 0
-			for _, err := range rs.rows.Range(lo, hi) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			return n
+			return countAll(b, rs.rows.Range(lo, hi))
 		})
 	})
+}
+
+// countAll counts the items of an iteration, failing the benchmark on an
+// error.
+func countAll[T any](b *testing.B, seq iter.Seq2[T, error]) int {
+	b.Helper()
+	n := 0
+	for _, err := range seq {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return n
 }

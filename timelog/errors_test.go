@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"iter"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -57,7 +58,7 @@ var (
 		"ErrIO": kvstore.ErrIO, "ErrDropDefault": kvstore.ErrDropDefault,
 		"ErrForeignHandle": kvstore.ErrForeignHandle, "ErrInvalidArgument": kvstore.ErrInvalidArgument,
 		"ErrAuth": kvstore.ErrAuth, "ErrNotEncrypted": kvstore.ErrNotEncrypted,
-		"ErrScrubPending": kvstore.ErrScrubPending,
+		"ErrScrubPending": kvstore.ErrScrubPending, "ErrClosedCursor": kvstore.ErrClosedCursor,
 	}
 	// sameCondition: the timelog errors that are the store's error of the
 	// same name.
@@ -172,45 +173,18 @@ func TestErrorsOfAClosedStore(t *testing.T) {
 	requireBoth(t, timelog.Drop(ctx, db, "c"), "ErrClosed", "Drop")
 	requireBoth(t, timelog.ForceDrop(ctx, db, "d"), "ErrClosed", "ForceDrop")
 
-	seq := func(s func(yield func(timelog.Record, error) bool)) func() error {
-		return func() error {
-			for _, err := range s {
-				return err
-			}
-			return nil
-		}
-	}
-	calls := map[string]func() error{
-		"Flush":              func() error { return l.Flush(ctx) },
-		"MaintStep":          func() error { _, err := l.MaintStep(ctx); return err },
-		"IntegrityCheck":     func() error { return l.IntegrityCheck(ctx) },
-		"Drop":               func() error { return l.Drop(ctx) },
-		"Close":              l.Close,
-		"Snapshot":           func() error { _, err := l.Snapshot(); return err },
-		"SnapshotContext":    func() error { _, err := l.SnapshotContext(ctx); return err },
-		"Cursor":             func() error { _, err := l.Cursor(false); return err },
-		"Count":              func() error { _, err := l.Count(); return err },
-		"CountRange":         func() error { _, err := l.CountRange(0, 9); return err },
-		"Min":                func() error { _, _, err := l.Min(); return err },
-		"Max":                func() error { _, _, err := l.Max(); return err },
-		"Next":               func() error { _, _, err := l.Next(1); return err },
-		"Prev":               func() error { _, _, err := l.Prev(3); return err },
-		"Range":              seq(l.Range(0, 9)),
-		"RangeReverse":       seq(l.RangeReverse(0, 9)),
-		"Since":              seq(l.Since(0)),
-		"SinceReverse":       seq(l.SinceReverse(0)),
-		"Until":              seq(l.Until(9)),
-		"UntilReverse":       seq(l.UntilReverse(9)),
-		"Equal":              seq(l.Equal(1)),
-		"EqualReverse":       seq(l.EqualReverse(1)),
-		"All":                seq(l.All()),
-		"AllReverse":         seq(l.AllReverse()),
-		"Columns":            func() error { return firstErr(l.Columns(0, 9)) },
-		"ColumnsAll":         func() error { return firstErr(l.ColumnsAll()) },
-		"Value":              func() error { _, err := l.Value(1); return err },
-		"RangeValues":        func() error { return firstErr(l.RangeValues(0, 9)) },
-		"RangeValuesReverse": func() error { return firstErr(l.RangeValuesReverse(0, 9)) },
-		"AllValues":          func() error { return firstErr(l.AllValues()) },
+	calls := readCalls(l)
+	for n, f := range map[string]func() error{
+		"Flush":           func() error { return l.Flush(ctx) },
+		"MaintStep":       func() error { _, err := l.MaintStep(ctx); return err },
+		"IntegrityCheck":  func() error { return l.IntegrityCheck(ctx) },
+		"Drop":            func() error { return l.Drop(ctx) },
+		"Close":           l.Close,
+		"Snapshot":        func() error { _, err := l.Snapshot(); return err },
+		"SnapshotContext": func() error { _, err := l.SnapshotContext(ctx); return err },
+		"Cursor":          func() error { _, err := l.Cursor(false); return err },
+	} {
+		calls[n] = f
 	}
 	buffered := "buffered: does not reach the store"
 	none := map[string]string{
@@ -227,7 +201,37 @@ func TestErrorsOfAClosedStore(t *testing.T) {
 	}
 }
 
-func firstErr[T any](s func(yield func(T, error) bool)) error {
+// readCalls calls each read method of r, by name, returning the first
+// error it meets.
+func readCalls(r snapshotReads) map[string]func() error {
+	return map[string]func() error{
+		"Count":              func() error { _, err := r.Count(); return err },
+		"CountRange":         func() error { _, err := r.CountRange(0, 9); return err },
+		"Min":                func() error { _, _, err := r.Min(); return err },
+		"Max":                func() error { _, _, err := r.Max(); return err },
+		"Next":               func() error { _, _, err := r.Next(1); return err },
+		"Prev":               func() error { _, _, err := r.Prev(3); return err },
+		"Range":              func() error { return firstErr(r.Range(0, 9)) },
+		"RangeReverse":       func() error { return firstErr(r.RangeReverse(0, 9)) },
+		"Since":              func() error { return firstErr(r.Since(0)) },
+		"SinceReverse":       func() error { return firstErr(r.SinceReverse(0)) },
+		"Until":              func() error { return firstErr(r.Until(9)) },
+		"UntilReverse":       func() error { return firstErr(r.UntilReverse(9)) },
+		"Equal":              func() error { return firstErr(r.Equal(1)) },
+		"EqualReverse":       func() error { return firstErr(r.EqualReverse(1)) },
+		"All":                func() error { return firstErr(r.All()) },
+		"AllReverse":         func() error { return firstErr(r.AllReverse()) },
+		"Columns":            func() error { return firstErr(r.Columns(0, 9)) },
+		"ColumnsAll":         func() error { return firstErr(r.ColumnsAll()) },
+		"Value":              func() error { _, err := r.Value(1); return err },
+		"RangeValues":        func() error { return firstErr(r.RangeValues(0, 9)) },
+		"RangeValuesReverse": func() error { return firstErr(r.RangeValuesReverse(0, 9)) },
+		"AllValues":          func() error { return firstErr(r.AllValues()) },
+	}
+}
+
+// firstErr returns the first error of an iteration, or nil.
+func firstErr[T any](s iter.Seq2[T, error]) error {
 	for _, err := range s {
 		if err != nil {
 			return err
@@ -306,38 +310,12 @@ func TestErrorsOfADamagedLog(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 
-		seq := func(r func(yield func(timelog.Record, error) bool)) func() error {
-			return func() error { return firstErr(r) }
-		}
-		calls := map[string]func() error{
-			"Count":              func() error { _, err := s.Count(); return err },
-			"CountRange":         func() error { _, err := s.CountRange(0, 9); return err },
-			"Min":                func() error { _, _, err := s.Min(); return err },
-			"Max":                func() error { _, _, err := s.Max(); return err },
-			"Next":               func() error { _, _, err := s.Next(0); return err },
-			"Prev":               func() error { _, _, err := s.Prev(9); return err },
-			"Range":              seq(s.Range(0, 9)),
-			"RangeReverse":       seq(s.RangeReverse(0, 9)),
-			"Since":              seq(s.Since(0)),
-			"SinceReverse":       seq(s.SinceReverse(0)),
-			"Until":              seq(s.Until(9)),
-			"UntilReverse":       seq(s.UntilReverse(9)),
-			"Equal":              seq(s.Equal(1)),
-			"EqualReverse":       seq(s.EqualReverse(1)),
-			"All":                seq(s.All()),
-			"AllReverse":         seq(s.AllReverse()),
-			"Columns":            func() error { return firstErr(s.Columns(0, 9)) },
-			"ColumnsAll":         func() error { return firstErr(s.ColumnsAll()) },
-			"Value":              func() error { _, err := s.Value(1); return err },
-			"RangeValues":        func() error { return firstErr(s.RangeValues(0, 9)) },
-			"RangeValuesReverse": func() error { return firstErr(s.RangeValuesReverse(0, 9)) },
-			"AllValues":          func() error { return firstErr(s.AllValues()) },
-			"Cursor": func() error {
-				c := s.Cursor(false)
-				defer c.Close()
-				require.False(t, c.First())
-				return c.Err()
-			},
+		calls := readCalls(s)
+		calls["Cursor"] = func() error {
+			c := s.Cursor(false)
+			defer c.Close()
+			require.False(t, c.First())
+			return c.Err()
 		}
 		requireEveryMethod(t, reflect.TypeFor[*timelog.Snapshot](), calls, map[string]string{"Close": "ends it"})
 		for _, n := range keys(calls) {

@@ -1,36 +1,25 @@
 package timelog_test
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // golden compares got with testdata/golden/name, or rewrites the file with
 // -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file (run go test -run Golden -update)")
-	require.Equal(t, string(want), got, "the bytes differ from %s: a format change must be deliberate (docs/format.md), then go test -run Golden -update", path)
+	testutil.Golden(t, name, got, "the bytes a log writes changed: a format change must be deliberate (docs/format.md), then go test -run Golden -update")
 }
 
 // dumpTables writes every row of the log's tables with the given suffixes,

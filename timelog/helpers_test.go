@@ -1,28 +1,26 @@
 package timelog_test
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
+	"iter"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
+	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
 
 var ctx = context.Background()
 
+// openStore opens a new store (through sealedOpts, with SyncOff) in a fresh
+// temporary directory, closed when the test ends.
 func openStore(t testing.TB) (*kvstore.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "tl.db")
-	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	return db, path
+	return tempstore.Open(t, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 }
 
 func manual(o timelog.Options) timelog.Options {
@@ -38,14 +36,9 @@ func openLog(t testing.TB, db *kvstore.Store, name string, o timelog.Options) *t
 	return l
 }
 
-func collect(t testing.TB, seq func(yield func(timelog.Record, error) bool)) []timelog.Record {
+func collect(t testing.TB, seq iter.Seq2[timelog.Record, error]) []timelog.Record {
 	t.Helper()
-	var out []timelog.Record
-	for r, err := range seq {
-		require.NoError(t, err)
-		out = append(out, r)
-	}
-	return out
+	return testutil.Drain(t, seq)
 }
 
 // drain runs MaintStep until it has nothing left to do.
@@ -72,16 +65,8 @@ func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
 
-// sealedSuite: SNKV_TEST_ENCRYPTION=1 runs the package's tests against
-// encrypted stores (make test runs them both ways).
-var sealedSuite = os.Getenv("SNKV_TEST_ENCRYPTION") == "1"
-
-// sealedOpts returns o, with a raw key when the suite runs against
-// encrypted stores (a read-only open finds the store encrypted already; a
-// writable one encrypts a fixture made in the clear, as asked).
-func sealedOpts(o kvstore.Options) kvstore.Options {
-	if sealedSuite && o.Encryption == nil {
-		o.Encryption = &kvstore.Encryption{Key: bytes.Repeat([]byte{0x7e}, 32), EncryptInPlace: true}
-	}
-	return o
-}
+// sealedOpts returns o as the suite opens stores (tempstore.Options): with
+// a raw key when the suite runs against encrypted stores (a read-only open
+// finds the store encrypted already; a writable one encrypts a fixture
+// made in the clear, as asked).
+func sealedOpts(o kvstore.Options) kvstore.Options { return tempstore.Options(o) }

@@ -36,6 +36,19 @@ func (m *model) del(lo, hi int64) { // inclusive
 	m.recs = slices.DeleteFunc(m.recs, func(r timelog.Record) bool { return r.Ts >= lo && r.Ts <= hi })
 }
 
+// randomOptions returns a manual log's options with small random buffer,
+// page and compaction sizes, so that a short run takes every path.
+func randomOptions(rng *rand.Rand) timelog.Options {
+	return manual(timelog.Options{
+		MemtableMaxBytes:    24 * (4 + rng.IntN(40)),
+		PageMaxBytes:        54 + 8*rng.IntN(40), // 1 to about 100 records
+		SealedMaxRuns:       1 + rng.IntN(4),
+		Busy:                timelog.BusySilent,
+		CompactOverlapPages: 2 + rng.IntN(3),
+		CompactMaxPages:     2 + rng.IntN(8),
+	})
+}
+
 func (m *model) clone() *model { return &model{recs: slices.Clone(m.recs)} }
 
 // same compares record lists, nil and empty alike.
@@ -96,33 +109,26 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	)
 	m := &model{}
 	appended := map[uint64]bool{}
-	opts := manual(timelog.Options{
-		MemtableMaxBytes:    24 * (4 + rng.IntN(40)),
-		PageMaxBytes:        54 + 8*rng.IntN(40), // 1 to about 100 records
-		SealedMaxRuns:       1 + rng.IntN(4),
-		Busy:                timelog.BusySilent,
-		CompactOverlapPages: 2 + rng.IntN(3),
-		CompactMaxPages:     2 + rng.IntN(8),
-		ReleaseDrainLimit:   rng.IntN(3),
-		OnDrop: func(r timelog.Record) {
-			mu.Lock()
-			defer mu.Unlock()
-			require.False(t, dropped[r.Handle], "handle %d dropped twice (seed %d)", r.Handle, seed)
-			dropped[r.Handle] = true
-		},
-		OnRelease: func(h uint64) {
-			mu.Lock()
-			defer mu.Unlock()
-			require.True(t, dropped[h], "handle %d released before its drop (seed %d)", h, seed)
-			require.False(t, released[h], "handle %d released twice (seed %d)", h, seed)
-			released[h] = true
-			for _, s := range snaps {
-				for _, r := range s.m.recs {
-					require.NotEqual(t, h, r.Handle, "handle %d released while a snapshot can return it (seed %d)", h, seed)
-				}
+	opts := randomOptions(rng)
+	opts.ReleaseDrainLimit = rng.IntN(3)
+	opts.OnDrop = func(r timelog.Record) {
+		mu.Lock()
+		defer mu.Unlock()
+		require.False(t, dropped[r.Handle], "handle %d dropped twice (seed %d)", r.Handle, seed)
+		dropped[r.Handle] = true
+	}
+	opts.OnRelease = func(h uint64) {
+		mu.Lock()
+		defer mu.Unlock()
+		require.True(t, dropped[h], "handle %d released before its drop (seed %d)", h, seed)
+		require.False(t, released[h], "handle %d released twice (seed %d)", h, seed)
+		released[h] = true
+		for _, s := range snaps {
+			for _, r := range s.m.recs {
+				require.NotEqual(t, h, r.Handle, "handle %d released while a snapshot can return it (seed %d)", h, seed)
 			}
-		},
-	})
+		}
+	}
 	l, err := timelog.Open(db, "model", opts)
 	require.NoError(t, err)
 	defer func() { _ = l.Close() }()

@@ -10,12 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -138,10 +138,8 @@ const convertEnvPath = "TIMELOG_CONVERT_PATH"
 // converts the log "old" step by step, saying "S" after each committed
 // step and "end" when nothing is left, then waits to be killed.
 func TestConvertPagesChild(t *testing.T) {
+	testutil.ChildOnly(t)
 	path := os.Getenv(convertEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of TestConvertPagesKill")
-	}
 	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	l, err := timelog.Open(db, "old", manual(timelog.Options{CompactMaxPages: 2}))
@@ -170,16 +168,19 @@ func TestConvertPagesKill(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	fixed := math.MaxInt
 	midway := 0 // kills that left the conversion half done
 	for kill := 0; fixed > 0; kill++ {
 		require.Less(t, kill, 200, "the conversion does not progress")
-		c := startChildRunEnv(t, exe, "^TestConvertPagesChild$", convertEnvPath+"="+path)
-		c.waitLine(t, func(l string) bool { return l == "S" || l == "end" })
+		c := testutil.StartChild(t, "TestConvertPagesChild", convertEnvPath+"="+path)
+		c.WaitLine(func(l string) bool { return l == "S" || l == "end" })
 		time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond) // a random moment
-		lines := c.kill(t)
+		steps := 0
+		for _, l := range c.Kill() {
+			if l == "S" {
+				steps++
+			}
+		}
 
 		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 		require.NoError(t, err)
@@ -196,7 +197,7 @@ func TestConvertPagesKill(t *testing.T) {
 		fixed = st.FixedPages
 		require.NoError(t, l.Close())
 		require.NoError(t, db.Close())
-		t.Logf("kill %d: %d steps seen, %d fixed pages left", kill, strings.Count(strings.Join(lines, "\n"), "S"), fixed)
+		t.Logf("kill %d: %d steps seen, %d fixed pages left", kill, steps, fixed)
 	}
 	require.Positive(t, midway, "no kill landed inside the conversion")
 }

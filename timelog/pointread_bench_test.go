@@ -64,14 +64,7 @@ func BenchmarkPointReads(b *testing.B) {
 	run("Range10", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			t := at()
-			n := 0
-			for _, err := range s.Range(t, t+10) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			if n == 0 {
+			if countAll(b, s.Range(t, t+10)) == 0 {
 				b.Fatal("empty range")
 			}
 		}

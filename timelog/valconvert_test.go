@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -254,20 +255,17 @@ func TestValuesOldLayoutCorruptRow(t *testing.T) {
 }
 
 // TestCrashConvertChild converts the old values table of the store at
-// crashEnvPath and blocks in the middle of it, after a few chunks were
-// written in its transaction, saying "F done" (the line waitFlushes waits
-// for), until it is killed.
+// convertEnvPath and blocks in the middle of it, after a few chunks were
+// written in its transaction, saying "blocked", until it is killed.
 func TestCrashConvertChild(t *testing.T) {
-	path := os.Getenv(crashEnvPath)
-	if path == "" {
-		t.Skip("runs only as the child process of TestCrashConvertKill")
-	}
+	testutil.ChildOnly(t)
+	path := os.Getenv(convertEnvPath)
 	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: 256}))
 	require.NoError(t, err)
 	chunks := 0
 	timelog.SetConvertChunk(2, func() error {
 		if chunks++; chunks == 3 {
-			_, _ = os.Stdout.WriteString("F done\n")
+			_, _ = os.Stdout.WriteString("blocked\n")
 			select {}
 		}
 		return nil
@@ -289,9 +287,9 @@ func TestCrashConvertKill(t *testing.T) {
 	})
 	require.NoError(t, db.Close())
 
-	c := startChildRun(t, "^TestCrashConvertChild$", path, 0, 0)
-	c.waitFlushes(t, 1)
-	c.kill(t)
+	c := testutil.StartChild(t, "TestCrashConvertChild", convertEnvPath+"="+path)
+	c.WaitFor("blocked")
+	c.Kill()
 
 	db, err = kvstore.Open(path, sealedOpts(kvstore.Options{MaxValueSize: 256}))
 	require.NoError(t, err)

@@ -68,10 +68,7 @@ func BenchmarkIngestValues(b *testing.B) {
 				_, err := l.AppendValues(ts, vals)
 				require.NoError(b, err)
 			}
-			require.NoError(b, l.Flush(ctx))
-			b.StopTimer()
-			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
-			require.NoError(b, l.Close())
+			endIngest(b, l)
 		})
 	}
 	b.Run("baseline", func(b *testing.B) {

@@ -3,24 +3,21 @@ package timelog_test
 import (
 	"bytes"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
 
-func collectEntries(t testing.TB, seq func(yield func(timelog.Entry, error) bool)) []timelog.Entry {
+func collectEntries(t testing.TB, seq iter.Seq2[timelog.Entry, error]) []timelog.Entry {
 	t.Helper()
-	var out []timelog.Entry
-	for e, err := range seq {
-		require.NoError(t, err)
-		out = append(out, e)
-	}
-	return out
+	return testutil.Drain(t, seq)
 }
 
 func TestValuesBufferedFlushedCompacted(t *testing.T) {
@@ -176,15 +173,9 @@ func TestValuesModelRandomized(t *testing.T) {
 	maxValue := []int{400, 1000, 4000}[rng.IntN(3)]
 	t.Logf("MaxValueSize %d", maxValue)
 	db := smallStore(t, maxValue)
-	l := openLog(t, db, "vm", manual(timelog.Options{
-		Values:              true,
-		MemtableMaxBytes:    24 * (4 + rng.IntN(40)),
-		PageMaxBytes:        54 + 8*rng.IntN(40), // 1 to about 100 records
-		SealedMaxRuns:       1 + rng.IntN(4),
-		Busy:                timelog.BusySilent,
-		CompactOverlapPages: 2 + rng.IntN(3),
-		CompactMaxPages:     2 + rng.IntN(8),
-	}))
+	opts := randomOptions(rng)
+	opts.Values = true
+	l := openLog(t, db, "vm", opts)
 	m := &model{}
 	vals := map[uint64][]byte{}
 	type snap struct {

@@ -1,13 +1,11 @@
-// Package ttl holds snkv's per-key expiry machinery: the on-disk encoding of
-// expiry times (milliseconds since the Unix epoch, 8 bytes big-endian), the
-// clock every expiry decision reads, the SQL that creates a column family's
-// two hidden index tables (key → expiry, and expiry ‖ key sorted by time),
-// the triggers and read view that go with them, and the batched purge that
-// walks the expiry index from its oldest entry, so that its cost is
-// proportional to the number of expired keys.
+// Package ttl holds what a user of snkv's per-key expiry meets: the Clock
+// every expiry decision reads (SystemClock by default, set with
+// kvstore.Options.Clock), ManualClock, which moves only when a test tells
+// it to, and NoTTL, the time left of a key that never expires.
 //
-// Users meet it through kvstore and columnfamily (PutTTL, GetTTL, Expire,
-// PurgeExpired, Options.Clock); a test can use ManualClock to move time
-// without sleeping. The repository's docs/ttl.md describes the design and
-// its guarantees.
+// The expiry operations are methods of a column family (PutTTL, GetTTL,
+// Expire, Persist, PurgeExpired, …); kvstore re-exports these names
+// (kvstore.Clock, kvstore.ManualClock, kvstore.NewManualClock,
+// kvstore.NoTTL). The repository's docs/ttl.md describes the design and its
+// guarantees.
 package ttl

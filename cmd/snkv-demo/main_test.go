@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,12 +37,7 @@ func runDemo(t *testing.T) string {
 // table included. Before, the demo built the list by hand and left
 // __snkv_meta out.
 func TestDemoListsWhatTheShellLists(t *testing.T) {
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("sqlite3 is not on the PATH")
-		}
-		t.Skip("sqlite3 is not on the PATH")
-	}
+	testutil.SQLite3(t) // the demo runs the shell it finds on the PATH
 	text := runDemo(t)
 	var would, real []string
 	sc := bufio.NewScanner(strings.NewReader(text))

@@ -13,14 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
 
 // The tests run the real binary, built once by TestMain.
 var snkvBin string
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -147,15 +146,7 @@ func fixture(t testing.TB) string {
 // -update.
 func golden(t testing.TB, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file (run go test -update)")
-	require.Equal(t, string(want), got, "output differs from %s", path)
+	testutil.Golden(t, name, got, "the command's output changed: if that is meant, go test -update ./cmd/snkv/")
 }
 
 // lines splits output into its lines.

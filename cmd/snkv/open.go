@@ -19,10 +19,6 @@ import (
 // sqliteMagic starts every SQLite 3 database file.
 const sqliteMagic = "SQLite format 3\x00"
 
-// snkvApplicationID is PRAGMA application_id of an snkv store ("snkv"), as
-// docs/format.md specifies; the header holds it big-endian at offset 68.
-const snkvApplicationID = 0x736e6b76
-
 // knownApps names the SQLite application_ids of common file formats, so
 // that a refused file is named for what it is.
 var knownApps = map[uint32]string{
@@ -192,7 +188,7 @@ func inspect(path string, adopt bool) (noTables bool, err error) {
 	if app == 0 {
 		return emptySchema(hdr) && !hasWAL(path), nil // a plain SQLite database: Open decides
 	}
-	if app == snkvApplicationID {
+	if app == kvstore.ApplicationID {
 		return false, nil
 	}
 	what, ok := knownApps[app]

@@ -5,6 +5,8 @@ package btree
 import (
 	"unsafe"
 
+	"github.com/snkv-go/snkv/internal/layout"
+
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -78,11 +80,11 @@ type Conn struct {
 	// connection makes itself keeps the generation).
 	gen, cookie int32
 	tables      map[string]resolved
-	last        *Table // the Table resolve saw last, and what it found
+	last        *layout.Objects // the objects resolve saw last, and what it found
 	lastR       resolved
 }
 
-// resolved is what the fast path found of a Table in one schema.
+// resolved is what the fast path found of a column family's objects in one schema.
 type resolved struct {
 	ok                 bool // the fast path may read and write it
 	ttl                bool // its TTL tables and triggers exist

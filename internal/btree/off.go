@@ -2,7 +2,10 @@
 
 package btree
 
-import "modernc.org/libc"
+import (
+	"github.com/snkv-go/snkv/internal/layout"
+	"modernc.org/libc"
+)
 
 // Enabled reports whether the fast path is built in: not in this build
 // (the tag snkv_nofast), where every write runs its SQL statement.
@@ -22,21 +25,25 @@ func (c *Conn) Close() {}
 func (c *Conn) Release() {}
 
 // Upsert always reports that the caller must run its SQL statement.
-func (c *Conn) Upsert(*Table, []byte, []byte, int64) (bool, error) { return false, nil }
+func (c *Conn) Upsert(*layout.Objects, []byte, []byte, int64) (bool, error) { return false, nil }
 
 // Delete always reports that the caller must run its SQL statement.
-func (c *Conn) Delete(*Table, []byte, bool) (ok, found bool, err error) { return false, false, nil }
+func (c *Conn) Delete(*layout.Objects, []byte, bool) (ok, found bool, err error) {
+	return false, false, nil
+}
 
 // PutTTL always reports that the caller must run its SQL statements.
-func (c *Conn) PutTTL(*Table, []byte, []byte, int64, []byte, int64) (bool, error) { return false, nil }
+func (c *Conn) PutTTL(*layout.Objects, []byte, []byte, int64, []byte, int64) (bool, error) {
+	return false, nil
+}
 
 // Purge always reports that the caller must run its SQL statements.
-func (c *Conn) Purge(*Table, []byte, int) (ok bool, n int, more bool, err error) {
+func (c *Conn) Purge(*layout.Objects, []byte, int) (ok bool, n int, more bool, err error) {
 	return false, 0, false, nil
 }
 
 // Lookup always reports that the caller must read with SQL.
-func (c *Conn) Lookup(*Table, []byte, bool) (row *ViewRow, ok, found, fresh bool, err error) {
+func (c *Conn) Lookup(*layout.Objects, []byte, bool) (row *ViewRow, ok, found, fresh bool, err error) {
 	return nil, false, false, false, nil
 }
 
@@ -44,7 +51,7 @@ func (c *Conn) Lookup(*Table, []byte, bool) (row *ViewRow, ok, found, fresh bool
 type Scan struct{}
 
 // OpenScan always reports that the caller must read with SQL.
-func (c *Conn) OpenScan(*Table, []byte, bool, []byte, bool, bool, int) (*Scan, bool, error) {
+func (c *Conn) OpenScan(*layout.Objects, []byte, bool, []byte, bool, bool, int) (*Scan, bool, error) {
 	return nil, false, nil
 }
 

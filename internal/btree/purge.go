@@ -5,6 +5,8 @@ package btree
 import (
 	"bytes"
 
+	"github.com/snkv-go/snkv/internal/layout"
+
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -14,7 +16,7 @@ import (
 // expiry entry that names it, and every expiry entry in the range goes.
 // n counts the data rows deleted; more reports that the limit stopped it
 // at an expired entry. ok and err are as Upsert's.
-func (c *Conn) Purge(t *Table, hi []byte, limit int) (ok bool, n int, more bool, err error) {
+func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, more bool, err error) {
 	bt, r, ok := c.begin(t)
 	if !ok || !r.ttl {
 		return false, 0, false, nil

@@ -3,6 +3,7 @@
 package btree
 
 import (
+	"github.com/snkv-go/snkv/internal/layout"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -25,7 +26,7 @@ import (
 // schema for this call (its first read on the connection since the schema
 // was loaded or changed), as a statement compiled anew would: the caller
 // checks then what it caches about the schema.
-func (c *Conn) Lookup(t *Table, key []byte, withValue bool) (row *ViewRow, ok, found, fresh bool, err error) {
+func (c *Conn) Lookup(t *layout.Objects, key []byte, withValue bool) (row *ViewRow, ok, found, fresh bool, err error) {
 	if !c.init() {
 		return nil, false, false, false, nil
 	}

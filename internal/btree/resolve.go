@@ -3,6 +3,7 @@
 package btree
 
 import (
+	"github.com/snkv-go/snkv/internal/layout"
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -118,7 +119,7 @@ func shape(p uintptr, cols int) (sqlite3.TPgno, []string) {
 // whether the fast path may use them: the data table of the expected shape
 // with no trigger but t's own, and either no TTL state at all or the whole
 // format-2 TTL state (both tables, all three triggers).
-func (c *Conn) resolve(t *Table) resolved {
+func (c *Conn) resolve(t *layout.Objects) resolved {
 	r, _ := c.resolveFresh(t)
 	return r
 }
@@ -126,7 +127,7 @@ func (c *Conn) resolve(t *Table) resolved {
 // resolveFresh is resolve, and reports whether t was looked up in the
 // schema now rather than found in the cache: its first use on the
 // connection since the schema was (re)loaded or changed.
-func (c *Conn) resolveFresh(t *Table) (resolved, bool) {
+func (c *Conn) resolveFresh(t *layout.Objects) (resolved, bool) {
 	if t == c.last && c.last != nil {
 		return c.lastR, false
 	}
@@ -171,7 +172,7 @@ func (c *Conn) resolveFresh(t *Table) (resolved, bool) {
 }
 
 // begin checks that a write may go below SQL now and resolves t.
-func (c *Conn) begin(t *Table) (uintptr, resolved, bool) {
+func (c *Conn) begin(t *layout.Objects) (uintptr, resolved, bool) {
 	if !c.init() {
 		return 0, resolved{}, false
 	}

@@ -5,6 +5,8 @@ package btree
 import (
 	"bytes"
 
+	"github.com/snkv-go/snkv/internal/layout"
+
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -34,7 +36,7 @@ type Scan struct {
 // view. ok is false when the fast path cannot read it now: the caller
 // reads with its SQL statement, which it has stepped once so that a
 // transaction and a current schema are in place.
-func (c *Conn) OpenScan(t *Table, lo []byte, loIncl bool, hi []byte, hiIncl bool, desc bool, fields int) (s *Scan, ok bool, err error) {
+func (c *Conn) OpenScan(t *layout.Objects, lo []byte, loIncl bool, hi []byte, hiIncl bool, desc bool, fields int) (s *Scan, ok bool, err error) {
 	if !c.init() {
 		return nil, false, nil
 	}

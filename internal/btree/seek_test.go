@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/stretchr/testify/require"
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -170,7 +171,7 @@ func TestSeekIndexMatchesSQLite(t *testing.T) {
 	require.True(t, ok)
 
 	check := func(table string, keyInfo uintptr, probe func(k []byte) [][]byte) {
-		res := c.resolve(&Table{Data: table})
+		res := c.resolve(&layout.Objects{Names: layout.Names{Data: table}})
 		require.True(t, res.ok, table)
 		for _, i := range []int{curData, curKeys} {
 			require.Equal(t, int32(sqlite3.SQLITE_OK), c.cursorFor(bt, i, res.data, keyInfo, btreeWrCsr))
@@ -273,7 +274,7 @@ func TestOverwriteSeeksOnce(t *testing.T) {
 	t.Cleanup(c.Close)
 	r.exec("BEGIN IMMEDIATE")
 	defer r.exec("ROLLBACK")
-	tbl := &Table{Data: "t"}
+	tbl := &layout.Objects{Names: layout.Names{Data: "t"}}
 	// The smallest key is on the leftmost leaf: its depth is the tree's.
 	ok, err := c.Upsert(tbl, []byte("key000000"), value(0), 0)
 	require.NoError(t, err)

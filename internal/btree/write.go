@@ -5,11 +5,13 @@ package btree
 import (
 	"bytes"
 
+	"github.com/snkv-go/snkv/internal/layout"
+
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // upsertData writes the data row (key, value, crc) through cursor curData.
-func (c *Conn) upsertData(t *Table, key, value []byte, crc int64) int32 {
+func (c *Conn) upsertData(t *layout.Objects, key, value []byte, crc int64) int32 {
 	return c.putRow(curData, key, value, crc, t.Crc, 1)
 }
 
@@ -25,7 +27,7 @@ func (c *Conn) upsertData(t *Table, key, value []byte, crc int64) int32 {
 // error means the B-trees may have been changed part way: the caller must
 // roll the whole transaction back, as SQLite itself does after an I/O
 // error.
-func (c *Conn) Upsert(t *Table, key, value []byte, crc int64) (ok bool, err error) {
+func (c *Conn) Upsert(t *layout.Objects, key, value []byte, crc int64) (ok bool, err error) {
 	bt, r, ok := c.begin(t)
 	if !ok {
 		return false, nil
@@ -103,7 +105,7 @@ func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
 // and reports whether there was one. A column family with TTL tables is
 // done below SQL only with withTTL set: a caller whose delete depends on
 // the key's expiry runs SQL. ok and err are as Upsert's.
-func (c *Conn) Delete(t *Table, key []byte, withTTL bool) (ok, found bool, err error) {
+func (c *Conn) Delete(t *layout.Objects, key []byte, withTTL bool) (ok, found bool, err error) {
 	bt, r, ok := c.begin(t)
 	if !ok || r.ttl && !withTTL {
 		return false, false, nil
@@ -131,7 +133,7 @@ func (c *Conn) Delete(t *Table, key []byte, withTTL bool) (ok, found bool, err e
 //
 // writes. t must have its TTL tables already (ok is false otherwise). ok
 // and err are as Upsert's.
-func (c *Conn) PutTTL(t *Table, key, value []byte, crc int64, exp []byte, keyCrc int64) (ok bool, err error) {
+func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byte, keyCrc int64) (ok bool, err error) {
 	bt, r, ok := c.begin(t)
 	if !ok || !r.ttl {
 		return false, nil

@@ -214,7 +214,7 @@ func TestReaderDropsWALPagesAfterCheckpoint(t *testing.T) {
 	k := db.ckpt
 	k.mu.Lock()
 	putRows(t, db, 0, 400, 1000)
-	c, err := db.AcquireRead(context.Background(), ReadMulti)
+	c, err := db.AcquireSnapshot(context.Background(), ReadMulti)
 	require.NoError(t, err)
 	rows, err := c.Query(context.Background(), "SELECT v FROM t")
 	require.NoError(t, err)
@@ -223,13 +223,13 @@ func TestReaderDropsWALPagesAfterCheckpoint(t *testing.T) {
 	require.NoError(t, rows.Close())
 	filled := cacheUsed(c)
 	require.Greater(t, filled, int64(200<<10), "the reader did not read the WAL's pages into its cache")
-	db.ReleaseRead(c)
+	db.ReleaseSnapshot(c)
 	k.mu.Unlock()
 	waitComplete(t, db, 1)
 
-	c, err = db.AcquireRead(context.Background(), ReadPoint)
+	c, err = db.AcquireSnapshot(context.Background(), ReadPoint)
 	require.NoError(t, err)
-	defer db.ReleaseRead(c)
+	defer db.ReleaseSnapshot(c)
 	require.Less(t, cacheUsed(c), filled/4, "the reader kept the WAL's pages after the copy")
 }
 

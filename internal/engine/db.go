@@ -170,14 +170,16 @@ func (db *DB) repairWriter(c *Conn) (*Conn, error) {
 		return fresh, nil
 	}
 	if err := c.Control(context.Background(), "ROLLBACK"); err != nil && !noTx(err) {
-		return nil, fmt.Errorf("snkv: the writer is stuck in a transaction it cannot end: %w", Wrap(nil, "rollback", err))
+		return nil, fmt.Errorf("snkv: the writer is stuck in a transaction it cannot end: %w", Wrap(context.Background(), "rollback", err))
 	}
 	c.broke = false
 	return c, nil
 }
 
-// AcquireReader returns an idle reader outside any transaction, opening one
-// if fewer than MaxReaders are open, else waits up to the busy timeout.
+// AcquireReader returns an idle reader outside any transaction (a held one
+// is ended), opening one if fewer than MaxReaders are open, else waits up
+// to the busy timeout. Give it back with ReleaseReader. (AcquireSnapshot
+// returns one inside a read transaction, which it may reuse.)
 func (db *DB) AcquireReader(ctx context.Context) (*Conn, error) {
 	c, err := db.takeReader(ctx)
 	if err != nil {

@@ -6,6 +6,14 @@
 // the modernc.org/sqlite driver wraps) directly, skipping database/sql's pool
 // and per-row copying, and opens connections without SQLite's
 // per-connection mutex, since each is used by one goroutine at a time (see
-// conn.go). Nothing here knows about column families or TTL; the packages
-// above build those on it.
+// conn.go).
+//
+// It runs the SQL it is given and knows no table of snkv's by name, with
+// one exception: the writes, point reads and scans below the SQL layer
+// (fast.go) take a column family's objects (layout.Objects: its data
+// table, TTL tables and triggers) and hand them to internal/btree, which
+// writes and reads those tables' records as the SQL statements would, TTL
+// index rows included. What a column family, a TTL or a catalog is, is
+// decided by the packages above (internal/family, internal/expiry,
+// internal/catalog).
 package engine

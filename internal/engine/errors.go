@@ -24,7 +24,7 @@ var (
 	ErrBusy            = errors.New("snkv: database is busy")
 	ErrCorrupt         = errors.New("snkv: database is corrupt or not a database")
 	ErrNotStore        = errors.New("snkv: file is a SQLite database but not an snkv store")
-	ErrVersion         = errors.New("snkv: store format is newer than this library")
+	ErrVersion         = errors.New("snkv: store format version not supported")
 	ErrCantOpen        = errors.New("snkv: cannot open database file")
 	ErrInvalidTTL      = errors.New("snkv: invalid TTL")
 	ErrClockRange      = errors.New("snkv: expiry outside the range a store can hold")
@@ -39,17 +39,17 @@ var (
 
 // SQLite primary result codes used by the mapping below.
 const (
-	codeError    = 1
-	codeBusy     = 5
-	codeLocked   = 6
-	codeReadOnly = 8
-	codeInterupt = 9
-	codeIOErr    = 10
-	codeCorrupt  = 11
-	codeFull     = 13
-	codeCantOpen = 14
-	codeSchema   = 17
-	codeNotADB   = 26
+	codeError     = 1
+	codeBusy      = 5
+	codeLocked    = 6
+	codeReadOnly  = 8
+	codeInterrupt = 9
+	codeIOErr     = 10
+	codeCorrupt   = 11
+	codeFull      = 13
+	codeCantOpen  = 14
+	codeSchema    = 17
+	codeNotADB    = 26
 )
 
 // Code returns the primary SQLite result code carried by err, or 0.
@@ -68,7 +68,7 @@ func Wrap(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if ctx != nil && ctx.Err() != nil && (Code(err) == codeInterupt || errors.Is(err, ctx.Err())) {
+	if ctx != nil && ctx.Err() != nil && (Code(err) == codeInterrupt || errors.Is(err, ctx.Err())) {
 		return fmt.Errorf("snkv: %s: %w", op, ctx.Err())
 	}
 	s := sentinelFor(err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/snkv-go/snkv/internal/layout"
+
 	"github.com/snkv-go/snkv/internal/btree"
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -31,10 +33,6 @@ var fastOff atomic.Bool
 // turn on.
 func SetFastPath(on bool) (was bool) { return !fastOff.Swap(!on) && FastPath }
 
-// Tables names a column family's tables and the triggers of its data
-// table, for the fast path (package btree describes when it is taken).
-type Tables = btree.Table
-
 // Upsert writes the row (key, value, crc) of t's data table straight into
 // its B-tree when it can, as
 //
@@ -49,7 +47,7 @@ type Tables = btree.Table
 // A failure part way through rolls the whole transaction back, as SQLite
 // does after an I/O error, and the connection refuses every later
 // statement of the transaction (Aborted).
-func (c *Conn) Upsert(t *Tables, key, value []byte, crc int64) (ok bool, err error) {
+func (c *Conn) Upsert(t *layout.Objects, key, value []byte, crc int64) (ok bool, err error) {
 	if !c.fastOn() {
 		return false, nil
 	}
@@ -62,7 +60,7 @@ func (c *Conn) Upsert(t *Tables, key, value []byte, crc int64) (ok bool, err err
 // triggers included), and reports whether there was one. A column family
 // with TTL tables goes below SQL only with withTTL set. ok and err are as
 // Upsert's.
-func (c *Conn) Delete(t *Tables, key []byte, withTTL bool) (ok, found bool, err error) {
+func (c *Conn) Delete(t *layout.Objects, key []byte, withTTL bool) (ok, found bool, err error) {
 	if !c.fastOn() {
 		return false, false, nil
 	}
@@ -75,7 +73,7 @@ func (c *Conn) Delete(t *Tables, key []byte, withTTL bool) (ok, found bool, err 
 // B-trees when it can, as the data upsert followed by the key and expiry
 // index INSERT OR REPLACE statements would. The TTL tables must exist. ok
 // and err are as Upsert's.
-func (c *Conn) PutTTL(t *Tables, key, value []byte, crc int64, exp []byte, keyCrc int64) (ok bool, err error) {
+func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byte, keyCrc int64) (ok bool, err error) {
 	if !c.fastOn() {
 		return false, nil
 	}
@@ -87,7 +85,7 @@ func (c *Conn) PutTTL(t *Tables, key, value []byte, crc int64, exp []byte, keyCr
 // whose expiry index entry sorts below hi, as the set-based purge
 // statements would: n data rows removed, more when the limit stopped it.
 // ok and err are as Upsert's.
-func (c *Conn) Purge(t *Tables, hi []byte, limit int) (ok bool, n int, more bool, err error) {
+func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, more bool, err error) {
 	if !c.fastOn() {
 		return false, 0, false, nil
 	}
@@ -179,12 +177,12 @@ func (c *Conn) abort(err *Error) error {
 func (c *Conn) Aborted() error { return c.aborted }
 
 // ScanSpec describes a column family scan that may be read straight from
-// the table's B-tree (QueryScan): the column family's tables (one with TTL
-// tables is read with SQL), the bounds, the order, and for each column of the SQL statement the record field it reads (-1: a
-// column that is NULL for every row of a table without TTL, such as the
-// view's expiry).
+// the table's B-tree (QueryScan): the column family's objects (one with TTL
+// tables is read with SQL), the bounds, the order, and for each column of
+// the SQL statement the record field it reads (-1: a column that is NULL
+// for every row of a table without TTL, such as the view's expiry).
 type ScanSpec struct {
-	Tables         *Tables
+	Objects        *layout.Objects
 	Lo, Hi         []byte
 	LoIncl, HiIncl bool
 	Desc           bool
@@ -218,7 +216,7 @@ func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args
 	for _, f := range spec.Fields {
 		nf = max(nf, f+1)
 	}
-	sc, ok, err := c.fast.OpenScan(spec.Tables, spec.Lo, spec.LoIncl, spec.Hi, spec.HiIncl, spec.Desc, nf)
+	sc, ok, err := c.fast.OpenScan(spec.Objects, spec.Lo, spec.LoIncl, spec.Hi, spec.HiIncl, spec.Desc, nf)
 	if err != nil {
 		return nil, errors.Join(c.fastErr(err), r.Close())
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/internal/btree"
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,9 +29,9 @@ func fastDB(t *testing.T) *DB {
 }
 
 // tablesOf names the objects of a column family table called name.
-func tablesOf(name string) *Tables {
-	return &Tables{Data: name, Crc: true, V2: true, Keys: "__snkv_ttl_k__" + name, Expiry: "__snkv_ttl_e__" + name,
-		CrcTrigger: "__snkv_crc__" + name, TTLTriggers: [3]string{"__snkv_ttl_ti__" + name, "__snkv_ttl_tu__" + name, "__snkv_ttl_td__" + name}}
+func tablesOf(name string) *layout.Objects {
+	t := layout.For(name, true, true)
+	return &t
 }
 
 // upsertIn runs one Upsert in a write transaction and commits it.

@@ -3,13 +3,13 @@ package engine
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -86,7 +86,7 @@ func TestSweepMemoryDirs(t *testing.T) {
 		t.Skip("process ids are not asked on Windows: nothing is swept")
 	}
 	root := t.TempDir()
-	dead := exec.Command(os.Args[0], "-test.run=^$")
+	dead := testutil.NoTestCommand(context.Background(), t)
 	require.NoError(t, dead.Run())
 	deadPid := strconv.Itoa(dead.Process.Pid)
 	now := time.Now()

@@ -98,7 +98,7 @@ func (db *DB) open() error {
 		if err != nil {
 			db.ckpt.stop(true)
 			db.removeNewCompanions()
-			return Wrap(nil, fmt.Sprintf("open %q", cfg.Path), err)
+			return Wrap(context.Background(), fmt.Sprintf("open %q", cfg.Path), err)
 		}
 		db.ownerWritableCompanions()
 		db.writer = make(chan *Conn, 1)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/snkv-go/snkv/internal/layout"
+
 	"github.com/snkv-go/snkv/internal/btree"
 )
 
@@ -18,12 +20,12 @@ const (
 
 // PointSpec describes a read of one key through a column family's read
 // view that may be answered straight from the B-trees (QueryPoint): the
-// column family's tables, whether the value is read, and for each column
+// column family's objects, whether the value is read, and for each column
 // of the SQL query the view column it reads (ViewKey …; -1: NULL).
 type PointSpec struct {
-	Tables *Tables
-	Value  bool
-	Fields []int
+	Objects *layout.Objects
+	Value   bool
+	Fields  []int
 }
 
 // fastReads counts the point reads answered below SQL.
@@ -56,7 +58,7 @@ func (c *Conn) QueryPoint(ctx context.Context, query string, spec *PointSpec, ke
 				return nil, err
 			}
 		}
-		row, ok, found, fresh, err := c.fast.Lookup(spec.Tables, key, spec.Value)
+		row, ok, found, fresh, err := c.fast.Lookup(spec.Objects, key, spec.Value)
 		if err != nil {
 			return nil, c.fastErr(err)
 		}

@@ -12,7 +12,7 @@ import (
 const pointQuery = `SELECT value, NULL, crc, NULL FROM "t" WHERE key = ?1`
 
 // pointSpec reads what pointQuery reads.
-var pointSpec = PointSpec{Tables: tablesOf("t"), Value: true, Fields: []int{ViewValue, ViewExpiry, ViewCrc, ViewEcrc}}
+var pointSpec = PointSpec{Objects: tablesOf("t"), Value: true, Fields: []int{ViewValue, ViewExpiry, ViewCrc, ViewEcrc}}
 
 // pointIn runs QueryPoint for key in a read transaction of c and returns
 // what it found and whether it was read below SQL.

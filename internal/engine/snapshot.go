@@ -15,8 +15,8 @@ import (
 // Starting and ending a read transaction costs a point read more than the
 // read itself on a large store: SQLite takes and drops a WAL read lock
 // (fcntl system calls on the -shm file) and revalidates its page cache. So a
-// reader used through AcquireRead keeps its read transaction open when it
-// goes back to the pool, and the next AcquireRead reuses it if, and only if,
+// reader used through AcquireSnapshot keeps its read transaction open when it
+// goes back to the pool, and the next AcquireSnapshot reuses it if, and only if,
 // nothing has committed since: it compares the WAL-index header (the first
 // 48 bytes of the -shm file, which every commit from any process rewrites:
 // its frame count, salts and checksums change) with the copy it read before
@@ -65,7 +65,7 @@ func (m *shmView) header() (h walHeader, ok bool) {
 	return h, h[0] == walIndexVersion
 }
 
-// ReadMode says what a read acquired with AcquireRead needs.
+// ReadMode says what a read acquired with AcquireSnapshot needs.
 type ReadMode int
 
 const (
@@ -78,9 +78,9 @@ const (
 	ReadPinned
 )
 
-// holdState is a reader's read transaction begun by AcquireRead.
+// holdState is a reader's read transaction begun by AcquireSnapshot.
 type holdState struct {
-	open bool      // inside a read transaction begun by AcquireRead
+	open bool      // inside a read transaction begun by AcquireSnapshot
 	keep bool      // hdr was read whole: the transaction may be kept open
 	hdr  walHeader // the WAL-index header read before it began
 	idle uint64    // the sweep epoch when it went back to the pool
@@ -143,11 +143,12 @@ func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 	return db.shm.Load()
 }
 
-// AcquireRead returns a reader ready for a read that sees every commit
-// completed before the call: either a held read transaction that nothing
-// has committed after, or a new one (none for ReadPoint where none can be
-// held). Give it back with ReleaseRead.
-func (db *DB) AcquireRead(ctx context.Context, mode ReadMode) (*Conn, error) {
+// AcquireSnapshot returns a reader inside a read transaction that sees
+// every commit completed before the call: either a held read transaction
+// that nothing has committed after, or a new one (none for ReadPoint where
+// none can be held). Give it back with ReleaseSnapshot. (AcquireReader
+// returns a reader outside any transaction.)
+func (db *DB) AcquireSnapshot(ctx context.Context, mode ReadMode) (*Conn, error) {
 	c, err := db.takeReader(ctx)
 	if err != nil {
 		return nil, err
@@ -166,12 +167,12 @@ func (db *DB) AcquireRead(ctx context.Context, mode ReadMode) (*Conn, error) {
 	return c, nil
 }
 
-// FreshenRead makes a reader from AcquireRead(ReadMulti) see every commit
+// FreshenSnapshot makes a reader from AcquireSnapshot(ReadMulti) see every commit
 // completed before this call: a held read transaction reused by
-// AcquireRead is replaced when something has committed since. A cursor
+// AcquireSnapshot is replaced when something has committed since. A cursor
 // calls it when first positioned, where its snapshot is documented to be
 // taken.
-func (db *DB) FreshenRead(ctx context.Context, c *Conn) error {
+func (db *DB) FreshenSnapshot(ctx context.Context, c *Conn) error {
 	if !c.hold.open || !c.hold.keep {
 		return nil // no transaction, or one whose snapshot is not taken yet
 	}
@@ -227,10 +228,10 @@ func (db *DB) dropWALPages(c *Conn) {
 	}
 }
 
-// ReleaseRead gives back a reader from AcquireRead. Its read transaction
-// stays open for the next AcquireRead when it can be checked later;
+// ReleaseSnapshot gives back a reader from AcquireSnapshot. Its read transaction
+// stays open for the next AcquireSnapshot when it can be checked later;
 // otherwise it ends now.
-func (db *DB) ReleaseRead(c *Conn) {
+func (db *DB) ReleaseSnapshot(c *Conn) {
 	if c.hold.open {
 		if c.hold.keep && !c.broke && !db.closed.Load() && c.inTx() {
 			c.hold.idle = db.sweepEpoch.Load() // cheaper than reading the clock
@@ -247,7 +248,7 @@ func (db *DB) ReleaseRead(c *Conn) {
 // own after some errors).
 func (c *Conn) inTx() bool { return sqlite3.Xsqlite3_get_autocommit(c.tls, c.db) == 0 }
 
-// endRead ends the read transaction begun by AcquireRead, if any.
+// endRead ends the read transaction begun by AcquireSnapshot, if any.
 func (c *Conn) endRead() {
 	if !c.hold.open {
 		return

@@ -22,12 +22,12 @@ func holdDB(t *testing.T, hold time.Duration) *DB {
 	return db
 }
 
-// readV reads t's row k through AcquireRead/ReleaseRead.
+// readV reads t's row k through AcquireSnapshot/ReleaseSnapshot.
 func readV(t *testing.T, db *DB, k int64) (v int64, found bool) {
 	t.Helper()
-	c, err := db.AcquireRead(context.Background(), ReadPoint)
+	c, err := db.AcquireSnapshot(context.Background(), ReadPoint)
 	require.NoError(t, err)
-	defer db.ReleaseRead(c)
+	defer db.ReleaseSnapshot(c)
 	rows, err := c.Query(context.Background(), "SELECT v FROM t WHERE k = ?1", k)
 	require.NoError(t, err)
 	if rows.Next() {

@@ -207,7 +207,7 @@ func (c *Conn) watch(ctx context.Context) (func(), error) {
 
 // ctxErr turns an interrupted statement's error into the context's error.
 func ctxErr(ctx context.Context, err error) error {
-	if err != nil && ctx != nil && ctx.Err() != nil && Code(err) == codeInterupt {
+	if err != nil && ctx != nil && ctx.Err() != nil && Code(err) == codeInterrupt {
 		return ctx.Err()
 	}
 	return err

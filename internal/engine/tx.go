@@ -38,7 +38,7 @@ func (db *DB) Begin(ctx context.Context, writable bool) (*Tx, error) {
 	if !writable {
 		// A read transaction whose snapshot is taken now, or a held one
 		// that nothing has committed after (snapshot.go).
-		c, err := db.AcquireRead(ctx, ReadPinned)
+		c, err := db.AcquireSnapshot(ctx, ReadPinned)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func (db *DB) release(c *Conn, writable bool) {
 		db.ReleaseWriter(c)
 	} else {
 		// Its read transaction may stay open for the next read.
-		db.ReleaseRead(c)
+		db.ReleaseSnapshot(c)
 	}
 }
 
@@ -234,7 +234,7 @@ func (tx *Tx) Commit() error {
 	}
 	tx.closeOpen()
 	if !tx.writable {
-		// Nothing to commit: ReleaseRead ends or keeps the snapshot.
+		// Nothing to commit: ReleaseSnapshot ends or keeps the snapshot.
 		tx.end(true)
 		return nil
 	}
@@ -254,7 +254,7 @@ func (tx *Tx) Commit() error {
 		tx.db.Stats.Commits.Add(1)
 	}
 	tx.end(err == nil)
-	return Wrap(nil, "commit", err)
+	return Wrap(context.Background(), "commit", err)
 }
 
 // Rollback abandons the transaction. Rolling back a finished transaction
@@ -278,7 +278,7 @@ func (tx *Tx) Rollback() error {
 	}
 	tx.db.Stats.Rollbacks.Add(1)
 	tx.end(false)
-	return Wrap(nil, "rollback", err)
+	return Wrap(context.Background(), "rollback", err)
 }
 
 // end gives the connection back and runs the hooks of the outcome:

@@ -1,0 +1,350 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
+	"github.com/snkv-go/snkv/internal/seal"
+)
+
+// The encryption header and the conversions between forms (see the row
+// codec, package rowcodec).
+
+// readSealHeader reads the encryption header on c, a connection to a file
+// of format 2 (a version-1 file has no meta table and is never
+// encrypted): nil for a store without encryption; and whether a scrub is
+// still to run.
+func readSealHeader(ctx context.Context, c *engine.Conn) (h []byte, scrub bool, err error) {
+	rows, err := c.Query(ctx, `SELECT name, value FROM `+metaTable+` WHERE name IN (?1, ?2)`, layout.SealHeaderRow, layout.ScrubRow)
+	if err != nil {
+		return nil, false, err
+	}
+	for rows.Next() {
+		if string(rows.RawBytes(0)) == layout.ScrubRow {
+			scrub = true
+			continue
+		}
+		raw, k := rows.RawBlob(1)
+		if k != engine.KindBlob {
+			_ = rows.Close()
+			return nil, false, fmt.Errorf("%w: %w", engine.ErrAuth, seal.ErrHeader)
+		}
+		h = bytes.Clone(raw)
+	}
+	return h, scrub, rows.Close()
+}
+
+// WriteSealHeader stores the encryption header h on c, inside the
+// caller's write transaction; a nil h removes it (and the store is then
+// without encryption).
+func WriteSealHeader(ctx context.Context, c *engine.Conn, h []byte) error {
+	var err error
+	if h == nil {
+		_, err = c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, layout.SealHeaderRow)
+	} else {
+		_, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES (?1, ?2)`, layout.SealHeaderRow, h)
+	}
+	return err
+}
+
+// MarkScrub records on c, inside the caller's write transaction, that a
+// conversion's scrub is still to run (pending), or that it has run.
+func MarkScrub(ctx context.Context, c *engine.Conn, pending bool) error {
+	var err error
+	if pending {
+		_, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES (?1, 1)`, layout.ScrubRow)
+	} else {
+		_, err = c.Exec(ctx, `DELETE FROM `+metaTable+` WHERE name = ?1`, layout.ScrubRow)
+	}
+	return err
+}
+
+// Created reports whether Init made the file a store: it was new, or an
+// empty SQLite file (or another application's, adopted).
+func (r *Registry) Created() bool { return r.created }
+
+// ScrubPending reports whether, when Init read it, the file recorded a
+// conversion's scrub still to run (see MarkScrub).
+func (r *Registry) ScrubPending() bool { return r.sealScrub }
+
+// SealHeader returns the encryption header Init read with the file's
+// format (nil: none), so that Open needs no second connection or round
+// trip for it.
+func (r *Registry) SealHeader() []byte { return r.sealHdr }
+
+// SetSeal makes the row codec follow st (nil: no encryption), whose
+// header, as stored in the file, is header: a read whose snapshot holds
+// that header reads with st even after the store has moved on
+// (family.Env.Follow).
+func (r *Registry) SetSeal(st *seal.State, header []byte) { r.env.Follow(st, header) }
+
+// Sealing reports whether the row codec follows an encryption state.
+func (r *Registry) Sealing() bool { return r.env.Seal.Load() != nil }
+
+// Formatted reports whether the file is of format 2, the first that can be
+// encrypted.
+func (r *Registry) Formatted() bool { return r.v2.Load() }
+
+// markSealed records, inside the caller's write transaction, that hidden
+// table table is sealed.
+func markSealed(ctx context.Context, c *engine.Conn, table string) error {
+	_, err := c.Exec(ctx, `INSERT OR IGNORE INTO `+metaTable+` (name, value) VALUES (?1, 1)`, layout.SealedMarker(table))
+	return err
+}
+
+// SealHidden marks the existing hidden table name of kind sealed (a table
+// made before it could be), and in an encrypted store seals the values it
+// holds, in transactions of batch rows (rows it cannot read are left as
+// they were and reported).
+func (r *Registry) SealHidden(ctx context.Context, kind, name string, batch int) (ResealReport, error) {
+	var rep ResealReport
+	if err := ValidateHidden(kind, name); err != nil {
+		return rep, err
+	}
+	f, err := r.OpenHidden(ctx, kind, name)
+	if err != nil {
+		return rep, err
+	}
+	if f.Sealed.Load() {
+		return rep, nil
+	}
+	if !r.v2.Load() {
+		return rep, fmt.Errorf("%w: a version-1 file: run Upgrade first", engine.ErrVersion)
+	}
+	err = r.env.Update(ctx, nil, "seal hidden table", func(ctx context.Context, tx *engine.Tx) error {
+		return markSealed(ctx, tx.Conn(), f.Name)
+	})
+	if err != nil {
+		return rep, err
+	}
+	f.Sealed.Store(true)
+	if r.env.Seal.Load() == nil {
+		return rep, nil
+	}
+	err = r.resealTable(ctx, f.Name, batch, true, &rep, nil)
+	return rep, err
+}
+
+// ResealReport is what Reseal did.
+type ResealReport struct {
+	// Converted is the number of values rewritten.
+	Converted int64
+	// Bad is the number of rows that could not be read (a value that fails
+	// its checksum or authentication), left as they were.
+	Bad int64
+	// Problems names them, as CheckIntegrity does (at most maxAuthLines
+	// per table, then a count).
+	Problems []string
+}
+
+// Reseal rewrites, in transactions of batch rows, every value of every
+// sealed table that is not in the form the row codec writes now: sealed
+// under its write key, or in the clear when it has none. Each row says its
+// form, so a Reseal stopped anywhere (a crash included) is resumed by
+// running it again. A row that cannot be read (damaged, forged, or
+// written in another form by a process that had the store open before
+// the conversion) is left as it was and reported: it cannot stop a
+// conversion. progress, if not nil, gets the running count of values
+// rewritten after each transaction.
+func (r *Registry) Reseal(ctx context.Context, batch int, progress func(int64)) (ResealReport, error) {
+	var rep ResealReport
+	var names []string
+	err := r.env.DB.WithReader(ctx, func(c *engine.Conn) error {
+		var err error
+		names, err = catalogNames(ctx, c)
+		return err
+	})
+	if err != nil {
+		return rep, engine.Wrap(ctx, "convert values", err)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		base := rep.Converted
+		err := r.resealTable(ctx, name, batch, false, &rep, func(n int64) {
+			if progress != nil {
+				progress(base + n)
+			}
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// resealTable is Reseal of one table (a catalog name), adding what it did
+// to rep. fromClear accepts values in the clear whatever the state says:
+// the table has just been made sealed (SealHidden).
+func (r *Registry) resealTable(ctx context.Context, name string, batch int, fromClear bool, rep *ResealReport, progress func(int64)) error {
+	var after []byte
+	var total, bad int64
+	defer func() {
+		if bad > maxAuthLines {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d more rows could not be read", name, bad-maxAuthLines))
+		}
+	}()
+	for {
+		var n, done int
+		var skipped []error
+		err := r.env.Update(ctx, nil, "convert values of "+name, func(ctx context.Context, tx *engine.Tx) error {
+			c := tx.Conn()
+			stamp, err := c.QueryInt(ctx, `SELECT created_ms FROM `+catalog+` WHERE name = ?1`, name)
+			if err != nil {
+				return err
+			}
+			m, err := r.familyFor(ctx, c, name, stamp)
+			if err != nil || !m.Sealed.Load() {
+				return err
+			}
+			n, done, after, skipped, err = resealBatch(ctx, c, m, after, batch, fromClear)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		total += int64(done)
+		rep.Converted += int64(done)
+		for _, e := range skipped {
+			bad++
+			rep.Bad++
+			if bad <= maxAuthLines {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", name, e))
+			}
+		}
+		if progress != nil && done > 0 {
+			progress(total)
+		}
+		if n < batch {
+			return nil
+		}
+	}
+}
+
+// resealRow is a row read for conversion.
+type resealRow struct {
+	key, stored []byte
+	crc         int64
+	kind        int
+	exp         []byte // nil: no TTL
+}
+
+// resealBatch rewrites the rows after key after (all from the first when
+// nil), at most batch of them, that are not in the form the codec writes.
+// It returns the rows read, the rows rewritten, the last key read, and the
+// errors of the rows it could not read (ErrAuth or ErrCorrupt), which it
+// left as they were.
+func resealBatch(ctx context.Context, c *engine.Conn, m *family.Family, after []byte, batch int, fromClear bool) (n, done int, last []byte, skipped []error, err error) {
+	sh := m.Writing()
+	if !sh.Objects.Crc {
+		return 0, 0, nil, nil, fmt.Errorf("%w: a version-1 table: run Upgrade first", engine.ErrVersion)
+	}
+	if after == nil {
+		after = []byte{} // every key has at least one byte
+	}
+	rows, err := c.Query(ctx, `SELECT key, value, expire_ms, crc FROM `+sh.Objects.Quoted.View+` WHERE key > ?1 ORDER BY key LIMIT ?2`, after, int64(batch))
+	if err != nil {
+		return 0, 0, nil, nil, err
+	}
+	var todo []resealRow
+	ss := m.Env.Seal.Load()
+	for rows.Next() {
+		n++
+		key := bytes.Clone(rows.RawBytes(0))
+		last = key
+		stored, vk := rows.RawBlob(1)
+		if rows.Kind(0) != engine.KindBlob || vk != engine.KindBlob {
+			skipped = append(skipped, rowcodec.BadValueKind(key, vk))
+			continue
+		}
+		var exp []byte
+		if e, k := rows.RawBlob(2); k == engine.KindBlob {
+			exp = e
+		}
+		crc, kind := rows.IntKind(3)
+		sum := rowcodec.DataSum(key, stored, exp != nil)
+		if kind == engine.KindInt && (ss == nil || ss.Write == nil) && crc == sum ||
+			kind == engine.KindInt && ss != nil && ss.Write != nil && crc == sum^ss.Write.Flag() {
+			continue // already in the form wanted
+		}
+		todo = append(todo, resealRow{key: key, stored: bytes.Clone(stored), crc: crc, kind: kind, exp: bytes.Clone(exp)})
+	}
+	if err := rows.Close(); err != nil {
+		return 0, 0, nil, nil, err
+	}
+	var st engine.Counters
+	for _, row := range todo {
+		hasTTL := row.exp != nil
+		sum := rowcodec.DataSum(row.key, row.stored, hasTTL)
+		value := row.stored
+		if !fromClear || row.kind != engine.KindInt || row.crc != sum {
+			var derr error
+			if value, _, derr = m.Decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil, nil); derr != nil {
+				if !errors.Is(derr, engine.ErrAuth) && !errors.Is(derr, engine.ErrCorrupt) {
+					return 0, 0, nil, nil, derr
+				}
+				// A row no key of this store reads: left as it was.
+				skipped = append(skipped, derr)
+				continue
+			}
+		}
+		expMs := int64(-1)
+		if hasTTL {
+			var derr error
+			if expMs, derr = expiry.Decode(row.exp); derr != nil {
+				skipped = append(skipped, rowcodec.CorruptRow(row.key, derr.Error()))
+				continue
+			}
+		}
+		stored, wsum := m.Encode(c, sh, row.key, value, hasTTL)
+		if !hasTTL {
+			_, err = family.WriteRow(ctx, c, sh, row.key, stored, wsum)
+		} else {
+			err = m.WriteRowTTL(ctx, c, sh, row.key, stored, wsum, expMs)
+		}
+		if err != nil {
+			return 0, 0, nil, nil, err
+		}
+		done++
+	}
+	return n, done, last, skipped, nil
+}
+
+// hiddenSealed reports whether hidden table table is marked sealed (never
+// in a version-1 file, which has no meta table).
+func (r *Registry) hiddenSealed(ctx context.Context, c *engine.Conn, table string) (bool, error) {
+	if !r.v2.Load() {
+		return false, nil
+	}
+	n, err := c.QueryInt(ctx, `SELECT count(*) FROM `+metaTable+` WHERE name = ?1`, layout.SealedMarker(table))
+	return n > 0, err
+}
+
+// snapshotState returns the encryption state of the snapshot of c's
+// transaction: the state the store followed with the header it holds, or,
+// for a header this process never followed (or one it cannot read), the
+// one it follows now.
+func (r *Registry) snapshotState(ctx context.Context, c *engine.Conn) *seal.State {
+	now := r.env.Seal.Load()
+	if !r.v2.Load() {
+		return now // a version-1 file is never encrypted
+	}
+	h, _, err := readSealHeader(ctx, c)
+	switch {
+	case err != nil:
+		return now
+	case h == nil:
+		return nil
+	}
+	if ss := r.env.Followed(h); ss != nil {
+		return ss
+	}
+	return now
+}

@@ -1,0 +1,174 @@
+package expiry
+
+import (
+	"context"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/layout"
+)
+
+// PurgeOnce deletes up to limit expired keys (limit <= 0: all of them) of
+// the column family inside the caller's transaction on c, as of nowMs. It
+// reads only the expired head of the expiry index, so its cost is
+// O(expired keys) whatever the number of live keys. n counts data rows
+// removed; more reports that the limit stopped it before the index ran out
+// of expired entries.
+//
+// The deletes are set-based: the key index first, then the data rows (whose
+// trigger then has nothing left to do), then the expiry range in one sweep.
+func PurgeOnce(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs int64, limit int) (n int, more bool, err error) {
+	if t.V2 {
+		return purgeOnceV2(ctx, c, t, nowMs, limit)
+	}
+	hi := PurgeBound(nowMs)
+	if limit > 0 {
+		rows, err := c.Query(ctx, `SELECT key FROM `+t.Quoted.Expiry+` WHERE key < ?1 ORDER BY key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
+		if err != nil {
+			return 0, false, err
+		}
+		if rows.Next() {
+			// The limit-th expired entry: stop just after it.
+			hi = append(rows.Bytes(0), 0)
+			more = true
+		}
+		if err := rows.Close(); err != nil {
+			return 0, false, err
+		}
+	}
+	sel := `(SELECT substr(key, 9) FROM ` + t.Quoted.Expiry + ` WHERE key < ?1)`
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Keys+` WHERE key IN `+sel, hi); err != nil {
+		return 0, false, err
+	}
+	deleted, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Data+` WHERE key IN `+sel, hi)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Expiry+` WHERE key < ?1`, hi); err != nil {
+		return 0, false, err
+	}
+	return int(deleted), more, nil
+}
+
+// purgeOnceV2 is PurgeOnce for the format-2 layout. A data row is deleted
+// only when its key index row agrees with the expiry index row that names
+// it, so a damaged index row never removes a live or permanent key: the
+// DELETE trigger then removes both index rows. Index rows left over in the
+// range (damaged ones) are removed last; IntegrityCheck reports the key
+// index rows that lost their partner.
+func purgeOnceV2(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs int64, limit int) (n int, more bool, err error) {
+	hi := Encode(nowMs + 1)
+	// The same deletes, straight in the B-trees (engine.Conn.Purge).
+	if ok, n, more, err := c.Purge(t, hi, limit); ok || err != nil {
+		return n, more, err
+	}
+	var lastExp, lastKey []byte // the limit-th expired entry, when there is one
+	if limit > 0 {
+		rows, err := c.Query(ctx, `SELECT expire_ms, key FROM `+t.Quoted.Expiry+` WHERE expire_ms < ?1 ORDER BY expire_ms, key LIMIT 1 OFFSET ?2`, hi, int64(limit-1))
+		if err != nil {
+			return 0, false, err
+		}
+		if rows.Next() {
+			lastExp, lastKey = rows.Bytes(0), rows.Bytes(1)
+			hi, more = lastExp, true
+		}
+		if err := rows.Close(); err != nil {
+			return 0, false, err
+		}
+	}
+	rng := `(e.expire_ms < ?1 OR (e.expire_ms = ?2 AND e.key <= ?3))`
+	deleted, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Data+` WHERE key IN (SELECT e.key FROM `+t.Quoted.Expiry+` AS e JOIN `+t.Quoted.Keys+
+		` AS k ON k.key = e.key AND k.expire_ms = e.expire_ms WHERE `+rng+`)`, hi, lastExp, lastKey)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Expiry+` WHERE expire_ms < ?1 OR (expire_ms = ?2 AND key <= ?3)`, hi, lastExp, lastKey); err != nil {
+		return 0, false, err
+	}
+	return int(deleted), more, nil
+}
+
+// Purge deletes up to max expired keys (max <= 0: all), one transaction per
+// PurgeBatch keys, so that writers wait at most one batch. It checks ctx
+// between batches and returns the number removed so far with any error.
+// Each batch reads the clock anew.
+//
+// When a read finds nothing expired it returns 0 without taking the write
+// lock, so the periodic purge of an idle store neither waits for a writer
+// nor makes one wait.
+func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int) (int, error) {
+	nowMs := NowMs(clock) // the first batch's time, read once for the check too
+	if none, err := nothingExpired(ctx, db, t, nowMs); err != nil || none {
+		return 0, err
+	}
+	total, first := 0, true
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		limit := PurgeBatch
+		if max > 0 {
+			limit = min(limit, max-total)
+			if limit <= 0 {
+				return total, nil
+			}
+		}
+		tx, err := db.Begin(ctx, true)
+		if err != nil {
+			return total, err
+		}
+		// The tables may be gone: never committed (a first TTL write that
+		// rolled back) or dropped by another handle or process.
+		on, err := EnabledWhole(tx.Ctx(), tx.Conn(), t)
+		if err != nil || !on {
+			_ = tx.Rollback()
+			return total, engine.Wrap(ctx, "purge expired", err)
+		}
+		if !first {
+			nowMs = NowMs(clock)
+		}
+		first = false
+		n, more, err := PurgeOnce(tx.Ctx(), tx.Conn(), t, nowMs, limit)
+		if err != nil {
+			_ = tx.Rollback()
+			return total, engine.Wrap(ctx, "purge expired", err)
+		}
+		if err := tx.Commit(); err != nil {
+			return total, err
+		}
+		total += n
+		db.Stats.Purged.Add(uint64(n))
+		if !more {
+			return total, nil
+		}
+	}
+}
+
+// nothingExpired reports, from a read snapshot, that the column family's
+// expiry index holds no entry expired at nowMs. It reports false when it
+// cannot tell (the tables are missing: the write transaction's checks then
+// say why).
+func nothingExpired(ctx context.Context, db *engine.DB, t *layout.Objects, nowMs int64) (bool, error) {
+	c, err := db.AcquireReader(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer db.ReleaseReader(c)
+	if on, err := EnabledWhole(ctx, c, t); err != nil || !on {
+		return false, nil
+	}
+	col := "key"
+	if t.V2 {
+		col = "expire_ms"
+	}
+	// The data table is named too, so that a missing one fails here as the
+	// purge's deletes would (a damaged store is reported, not skipped).
+	rows, err := c.Query(ctx, `SELECT 1 FROM `+t.Quoted.Expiry+` WHERE `+col+` < ?1 AND NOT EXISTS (SELECT 1 FROM `+t.Quoted.Data+` WHERE 0) LIMIT 1`, PurgeBound(nowMs))
+	if err != nil {
+		return false, engine.Wrap(ctx, "purge expired", err)
+	}
+	found := rows.Next()
+	if err := rows.Close(); err != nil {
+		return false, engine.Wrap(ctx, "purge expired", err)
+	}
+	return !found, nil
+}

@@ -1,0 +1,206 @@
+package family_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
+	"github.com/snkv-go/snkv/internal/seal"
+	"github.com/snkv-go/snkv/ttl"
+	"github.com/stretchr/testify/require"
+)
+
+// openEnv opens a file with one format-2 table, "t", made the way the
+// catalog makes a column family's (data table, checksum trigger, view).
+func openEnv(t *testing.T) *family.Env {
+	t.Helper()
+	db, err := engine.Open(engine.Config{Path: filepath.Join(t.TempDir(), "f.db"), Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	o := layout.For("t", true, true)
+	require.NoError(t, db.WithWriter(context.Background(), func(c *engine.Conn) error {
+		for _, q := range []string{o.DataTableSQL(), o.ChecksumTriggerSQL(), o.PlainViewSQL()} {
+			if err := c.ExecScript(context.Background(), q); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return &family.Env{DB: db, Clock: ttl.SystemClock, MaxValueSize: family.DefaultMaxValueSize}
+}
+
+func TestValidateName(t *testing.T) {
+	for _, ok := range []string{"users", "a", strings.Repeat("x", family.MaxNameLen), "Ä_sql", "_x"} {
+		require.NoError(t, family.ValidateName(ok), ok)
+	}
+	for name, want := range map[string]error{
+		"":                                  engine.ErrInvalidName,
+		strings.Repeat("x", 256):            engine.ErrInvalidName,
+		"a\x00b":                            engine.ErrInvalidName,
+		"\xff":                              engine.ErrInvalidName,
+		"__x":                               engine.ErrReservedName,
+		"SQLite_x":                          engine.ErrReservedName,
+		"sqlite_" + strings.Repeat("y", 10): engine.ErrReservedName,
+	} {
+		require.ErrorIs(t, family.ValidateName(name), want, "%q", name)
+	}
+}
+
+// Names fold as SQLite folds table names: ASCII letters only.
+func TestFoldName(t *testing.T) {
+	require.Equal(t, "users", family.FoldName("USERS"))
+	require.Equal(t, "ä", family.FoldName("ä"))
+	require.Equal(t, "Ä", family.FoldName("Ä"), "non-ASCII letters stay as they are")
+	require.True(t, family.HasFoldedPrefix("SQLITE_x", "sqlite_"))
+	require.False(t, family.HasFoldedPrefix("sql", "sqlite_"))
+}
+
+func TestCheckKeyAndValue(t *testing.T) {
+	require.ErrorIs(t, family.CheckKey(nil), engine.ErrInvalidKey)
+	require.ErrorIs(t, family.CheckKey([]byte{}), engine.ErrInvalidKey)
+	require.NoError(t, family.CheckKey(make([]byte, family.MaxKeySize)))
+	require.ErrorIs(t, family.CheckKey(make([]byte, family.MaxKeySize+1)), engine.ErrKeyTooLarge)
+	env := &family.Env{MaxValueSize: 4}
+	require.NoError(t, env.CheckKV([]byte("k"), []byte("1234")))
+	require.ErrorIs(t, env.CheckKV([]byte("k"), []byte("12345")), engine.ErrValueTooLarge)
+	require.Equal(t, []byte{}, family.NonNil(nil))
+	//lint:ignore SA1012 a nil context is what is checked
+	require.ErrorIs(t, family.CheckContext(nil), engine.ErrInvalidArgument)
+	require.NoError(t, family.CheckContext(context.Background()))
+}
+
+// A shape's checksum parameters follow its layout: none in a version-1
+// table, the data row's (with the TTL flag) and the key index row's in
+// format 2.
+func TestShapeSums(t *testing.T) {
+	k, v := []byte("k"), []byte("v")
+	v1 := family.NewShape("t", false, false)
+	require.Nil(t, v1.Sum(k, v, false))
+	require.Nil(t, v1.KeySum(k, v))
+	up := family.NewShape("t", true, false)
+	require.Equal(t, rowcodec.DataSum(k, v, true), up.Sum(k, v, true))
+	require.Nil(t, up.KeySum(k, v), "a version-1 key index has no checksum")
+	v2 := family.NewShape("t", true, true)
+	require.Equal(t, rowcodec.DataSum(k, v, false), v2.Sum(k, v, false))
+	require.Equal(t, rowcodec.RowSum(k, v), v2.KeySum(k, v))
+	o := layout.For("t", true, true)
+	require.Equal(t, o.Queries(), v2.SQL)
+}
+
+// Update commits when fn succeeds, rolls back when it fails, and runs fn
+// in a bound transaction without ending it.
+func TestEnvUpdate(t *testing.T) {
+	env := openEnv(t)
+	ctx := context.Background()
+	sh := family.NewShape("t", true, true)
+	count := func() int64 {
+		var n int64
+		require.NoError(t, env.DB.WithReader(ctx, func(c *engine.Conn) (err error) {
+			n, err = c.QueryInt(ctx, `SELECT count(*) FROM "t"`)
+			return err
+		}))
+		return n
+	}
+	put := func(key string) func(context.Context, *engine.Tx) error {
+		return func(ctx context.Context, tx *engine.Tx) error {
+			_, err := family.WriteRow(ctx, tx.Conn(), sh, []byte(key), []byte("v"), sh.Sum([]byte(key), []byte("v"), false))
+			return err
+		}
+	}
+	require.NoError(t, env.Update(ctx, nil, "put", put("a")))
+	require.EqualValues(t, 1, count())
+	boom := errors.New("boom")
+	err := env.Update(ctx, nil, "put", func(ctx context.Context, tx *engine.Tx) error {
+		require.NoError(t, put("b")(ctx, tx))
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	require.Contains(t, err.Error(), "put")
+	require.EqualValues(t, 1, count(), "rolled back")
+
+	tx, err := env.DB.Begin(ctx, true)
+	require.NoError(t, err)
+	require.NoError(t, env.Update(ctx, tx, "put", put("c")))
+	require.NoError(t, tx.Commit(), "the bound transaction is the caller's to end")
+	require.EqualValues(t, 2, count())
+	require.ErrorIs(t, env.Update(ctx, tx, "put", put("d")), engine.ErrTxDone)
+}
+
+// A layout switched inside a write transaction is the writers' at once and
+// the readers' only once the transaction commits; a rollback restores it.
+func TestSwitchShape(t *testing.T) {
+	env := openEnv(t)
+	ctx := context.Background()
+	f := family.New(env, "t", 1, false, false)
+	v1 := f.Writing()
+	require.Same(t, v1, f.Reading())
+	v2 := family.NewShape("t", true, true)
+
+	tx, err := env.DB.Begin(ctx, true)
+	require.NoError(t, err)
+	f.SwitchShape(tx, v2)
+	require.Same(t, v2, f.Writing())
+	require.Same(t, v1, f.Reading(), "readers keep the committed layout")
+	require.NoError(t, tx.Rollback())
+	require.Same(t, v1, f.Writing(), "a rollback restores the writers' layout")
+
+	tx, err = env.DB.Begin(ctx, true)
+	require.NoError(t, err)
+	f.SwitchShape(tx, v2)
+	require.NoError(t, tx.Commit())
+	require.Same(t, v2, f.Writing())
+	require.Same(t, v2, f.Reading())
+}
+
+// Encode and Decode are inverse, in the clear and sealed; a sealed value
+// is bound to its table and key, and a table kept in the clear refuses a
+// sealed value.
+func TestEncodeDecode(t *testing.T) {
+	env := openEnv(t)
+	sh := family.NewShape("t", true, true)
+	f := family.New(env, "t", 1, true, true)
+	key, value := []byte("k"), []byte("the value")
+	var st engine.Counters
+	c, err := env.DB.AcquireWriter(context.Background()) // Encode seals into its scratch buffer
+	require.NoError(t, err)
+	defer env.DB.ReleaseWriter(c)
+
+	stored, sum := f.Encode(c, sh, key, value, false)
+	require.Equal(t, value, stored, "in the clear")
+	got, opened, err := f.Decode(&st, key, stored, rowcodec.DataSum(key, stored, false), sum.(int64), engine.KindInt, true, nil, nil)
+	require.NoError(t, err)
+	require.False(t, opened)
+	require.Equal(t, value, got)
+
+	kr, err := seal.Create(seal.Secret{Key: bytes.Repeat([]byte{7}, seal.KeySize)})
+	require.NoError(t, err)
+	ss, err := kr.State()
+	require.NoError(t, err)
+	env.Follow(ss, []byte("header"))
+	require.Same(t, ss, env.Followed([]byte("header")))
+	require.Nil(t, env.Followed([]byte("other")))
+
+	stored, sum = f.Encode(c, sh, key, value, true)
+	stored = bytes.Clone(stored) // Encode seals into the connection's scratch buffer
+	require.NotEqual(t, value, stored)
+	got, opened, err = f.Decode(&st, key, stored, rowcodec.DataSum(key, stored, true), sum.(int64), engine.KindInt, true, nil, nil)
+	require.NoError(t, err)
+	require.True(t, opened)
+	require.Equal(t, value, got)
+	_, _, err = f.Decode(&st, []byte("other key"), stored, rowcodec.DataSum([]byte("other key"), stored, true), sum.(int64), engine.KindInt, true, nil, nil)
+	require.Error(t, err, "bound to its key")
+
+	clear := family.New(env, layout.HiddenTableName("x", "y"), 1, true, true)
+	require.False(t, clear.Sealed.Load(), "a hidden table is in the clear unless marked")
+	require.Nil(t, clear.Sealing())
+	_, _, err = clear.Decode(&st, key, stored, rowcodec.DataSum(key, stored, true), sum.(int64), engine.KindInt, true, nil, nil)
+	require.ErrorIs(t, err, engine.ErrAuth)
+}

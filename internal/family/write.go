@@ -1,0 +1,112 @@
+package family
+
+import (
+	"context"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
+	"github.com/snkv-go/snkv/internal/rowcodec"
+)
+
+// The row writes the handles of a column family and the catalog's
+// conversions share. Each runs inside a write transaction on c.
+
+// EnsureTTL creates the column family's TTL tables inside the write
+// transaction tx if they do not exist yet. If tx does not commit, the
+// process forgets it made them, so the next TTL write creates them again.
+func (f *Family) EnsureTTL(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+	// Asked once per write transaction, inside it: the process-wide flag
+	// may be stale (another process may have dropped and recreated the
+	// column family), and only this transaction can change the answer
+	// until it ends.
+	if tx.Verified(ttlOn{f}) {
+		return nil
+	}
+	t := &f.Writing().Objects
+	on, err := expiry.EnabledWhole(ctx, c, t)
+	if err != nil {
+		return err
+	}
+	if !on {
+		for _, q := range t.EnableSQL() {
+			if err := c.ExecScript(ctx, q); err != nil {
+				return err
+			}
+		}
+		tx.OnRollback(func() { f.TTL.Store(false) })
+	}
+	f.TTL.Store(true)
+	tx.MarkVerified(ttlOn{f})
+	return nil
+}
+
+// ttlOn is the engine.Tx.Verified key of "the column family's TTL tables
+// exist": asked once per write transaction.
+type ttlOn struct{ f *Family }
+
+// SetExpiry gives key (whose data row exists) the expiry newMs, replacing
+// oldMs (-1: none known), creating the TTL tables if needed.
+func (f *Family) SetExpiry(ctx context.Context, c *engine.Conn, tx *engine.Tx, key []byte, oldMs, newMs int64) error {
+	if err := f.EnsureTTL(ctx, c, tx); err != nil {
+		return err
+	}
+	return f.WriteExpiry(ctx, c, key, oldMs, newMs)
+}
+
+// WriteExpiry is SetExpiry once the TTL tables are known to exist.
+func (f *Family) WriteExpiry(ctx context.Context, c *engine.Conn, key []byte, oldMs, newMs int64) error {
+	sh := f.Writing()
+	if oldMs >= 0 {
+		if _, err := c.Exec(ctx, sh.SQL.DelIndex, expiry.IndexArgs(&sh.Objects, oldMs, key)...); err != nil {
+			return err
+		}
+	}
+	exp := expiry.Encode(newMs)
+	if _, err := c.Exec(ctx, sh.SQL.SetKey, key, exp, sh.KeySum(key, exp)); err != nil {
+		return err
+	}
+	_, err := c.Exec(ctx, sh.SQL.SetIndex, expiry.IndexArgs(&sh.Objects, newMs, key)...)
+	return err
+}
+
+// Upsert writes key's row, with no TTL, inside a write transaction that
+// has verified the column family: below the SQL layer when the engine can
+// (it writes the same bytes), else with the upsert statement. It reports
+// the rows changed, which is always 1.
+func (f *Family) Upsert(ctx context.Context, c *engine.Conn, sh *Shape, key, value []byte) (int64, error) {
+	stored, sum := f.Encode(c, sh, key, value, false)
+	return WriteRow(ctx, c, sh, key, stored, sum)
+}
+
+// WriteRow writes a data row, with no TTL, of stored value (Encode's) and
+// checksum sum (nil for a table without the column).
+func WriteRow(ctx context.Context, c *engine.Conn, sh *Shape, key, stored []byte, sum any) (int64, error) {
+	crc, _ := sum.(int64)
+	if ok, err := c.Upsert(&sh.Objects, key, stored, crc); ok || err != nil {
+		return 1, err
+	}
+	return c.Exec(ctx, sh.SQL.Upsert, key, stored, nil, nil, sum)
+}
+
+// PutExpiring writes the data row of key and its expiry expMs, inside a
+// write transaction that has already made sure the TTL tables exist.
+func (f *Family) PutExpiring(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
+	sh := f.Writing()
+	stored, sum := f.Encode(c, sh, key, value, true)
+	return f.WriteRowTTL(ctx, c, sh, key, stored, sum, expMs)
+}
+
+// WriteRowTTL writes a data row of stored value (Encode's, with hasTTL)
+// and checksum sum, and its expiry expMs.
+func (f *Family) WriteRowTTL(ctx context.Context, c *engine.Conn, sh *Shape, key, stored []byte, sum any, expMs int64) error {
+	if crc, ok := sum.(int64); ok && sh.Objects.V2 && engine.FastPath {
+		exp := expiry.Encode(expMs)
+		if ok, err := c.PutTTL(&sh.Objects, key, stored, crc, exp, rowcodec.RowSum(key, exp)); ok || err != nil {
+			return err
+		}
+	}
+	if _, err := c.Exec(ctx, sh.SQL.Upsert, key, stored, nil, nil, sum); err != nil {
+		return err
+	}
+	return f.WriteExpiry(ctx, c, key, -1, expMs)
+}

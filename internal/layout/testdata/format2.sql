@@ -1,0 +1,164 @@
+-- CatalogSQL
+CREATE TABLE "__snkv_catalog" (name TEXT PRIMARY KEY NOT NULL COLLATE NOCASE, kind TEXT NOT NULL DEFAULT 'kv', created_ms INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+
+-- MetaSQL
+CREATE TABLE IF NOT EXISTS "__snkv_meta" (name TEXT PRIMARY KEY NOT NULL, value ANY) STRICT, WITHOUT ROWID;
+
+-- DataTableSQL
+CREATE TABLE "users" (key BLOB PRIMARY KEY NOT NULL CHECK (length(key) BETWEEN 1 AND 65536), value BLOB NOT NULL, crc INTEGER NOT NULL DEFAULT 4294967296) STRICT, WITHOUT ROWID;
+
+-- ChecksumTriggerSQL
+CREATE TRIGGER IF NOT EXISTS "__snkv_crc__users" AFTER UPDATE OF key, value ON "users" WHEN NEW.crc IS OLD.crc AND NEW.crc IS NOT 4294967296 AND (NEW.key IS NOT OLD.key OR NEW.value IS NOT OLD.value) BEGIN UPDATE "users" SET crc = 4294967296 WHERE key = NEW.key; END;
+
+-- PlainViewSQL
+CREATE VIEW "__snkv_view__users" AS SELECT key, value, crc, NULL AS expire_ms, NULL AS ecrc FROM "users";
+
+-- EnableSQL[0]
+CREATE TABLE IF NOT EXISTS "__snkv_ttl_k__users" (key BLOB PRIMARY KEY NOT NULL CHECK (length(key) BETWEEN 1 AND 65536), expire_ms BLOB NOT NULL CHECK (length(expire_ms) = 8), crc INTEGER NOT NULL DEFAULT 4294967296) STRICT, WITHOUT ROWID;
+
+-- EnableSQL[1]
+CREATE TABLE IF NOT EXISTS "__snkv_ttl_e__users" (expire_ms BLOB NOT NULL CHECK (length(expire_ms) = 8), key BLOB NOT NULL, PRIMARY KEY (expire_ms, key)) STRICT, WITHOUT ROWID;
+
+-- EnableSQL[2]
+CREATE TRIGGER IF NOT EXISTS "__snkv_ttl_tu__users" AFTER UPDATE OF key, value ON "users" BEGIN
+  DELETE FROM "__snkv_ttl_e__users" WHERE expire_ms = (SELECT expire_ms FROM "__snkv_ttl_k__users" WHERE key = OLD.key) AND key = OLD.key;
+  DELETE FROM "__snkv_ttl_k__users" WHERE key = OLD.key;
+  DELETE FROM "__snkv_ttl_e__users" WHERE NEW.key IS NOT OLD.key AND expire_ms = (SELECT expire_ms FROM "__snkv_ttl_k__users" WHERE key = NEW.key) AND key = NEW.key;
+  DELETE FROM "__snkv_ttl_k__users" WHERE NEW.key IS NOT OLD.key AND key = NEW.key;
+END;
+
+-- EnableSQL[3]
+CREATE TRIGGER IF NOT EXISTS "__snkv_ttl_td__users" AFTER DELETE ON "users" BEGIN
+  DELETE FROM "__snkv_ttl_e__users" WHERE expire_ms = (SELECT expire_ms FROM "__snkv_ttl_k__users" WHERE key = OLD.key) AND key = OLD.key;
+  DELETE FROM "__snkv_ttl_k__users" WHERE key = OLD.key;
+END;
+
+-- EnableSQL[4]
+CREATE TRIGGER IF NOT EXISTS "__snkv_ttl_ti__users" AFTER INSERT ON "users" BEGIN
+  DELETE FROM "__snkv_ttl_e__users" WHERE expire_ms = (SELECT expire_ms FROM "__snkv_ttl_k__users" WHERE key = NEW.key) AND key = NEW.key;
+  DELETE FROM "__snkv_ttl_k__users" WHERE key = NEW.key;
+END;
+
+-- EnableSQL[5]
+DROP VIEW IF EXISTS "__snkv_view__users";
+
+-- EnableSQL[6]
+CREATE VIEW "__snkv_view__users" AS SELECT d.key AS key, d.value AS value, d.crc AS crc, k.expire_ms AS expire_ms, k.crc AS ecrc FROM "users" AS d LEFT JOIN "__snkv_ttl_k__users" AS k ON k.key = d.key;
+
+-- DropSQL[0]
+DROP VIEW IF EXISTS "__snkv_view__users";
+
+-- DropSQL[1]
+DROP TABLE IF EXISTS "users";
+
+-- DropSQL[2]
+DROP TABLE IF EXISTS "__snkv_ttl_k__users";
+
+-- DropSQL[3]
+DROP TABLE IF EXISTS "__snkv_ttl_e__users";
+
+-- Queries.Get
+SELECT value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key = ?1;
+
+-- Queries.Exists
+SELECT expire_ms, ecrc FROM "__snkv_view__users" WHERE key = ?1;
+
+-- Queries.Count
+SELECT count(*) FROM "__snkv_view__users" WHERE expire_ms IS NULL OR expire_ms > ?1;
+
+-- Queries.Put
+INSERT INTO "users" (key, value, crc) SELECT ?1, ?2, ?5 WHERE EXISTS (SELECT 1 FROM "__snkv_catalog" WHERE name = ?3 AND created_ms = ?4) ON CONFLICT (key) DO UPDATE SET value = excluded.value, crc = excluded.crc;
+
+-- Queries.Upsert
+INSERT INTO "users" (key, value, crc) VALUES (?1, ?2, ?5) ON CONFLICT (key) DO UPDATE SET value = excluded.value, crc = excluded.crc;
+
+-- Queries.Insert
+INSERT INTO "users" (key, value, crc) VALUES (?1, ?2, ?5) ON CONFLICT (key) DO NOTHING;
+
+-- Queries.Current
+SELECT count(*) FROM "__snkv_catalog" WHERE name = ?1 AND created_ms = ?2;
+
+-- Queries.Del
+DELETE FROM "users" WHERE key = ?1;
+
+-- Queries.DelLive
+DELETE FROM "users" WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM "__snkv_view__users" WHERE key = ?1 AND expire_ms <= ?2) AND EXISTS (SELECT 1 FROM "__snkv_catalog" WHERE name = ?3 AND created_ms = ?4);
+
+-- Queries.LazyDel
+DELETE FROM "users" WHERE key = ?1 AND EXISTS (SELECT 1 FROM "__snkv_view__users" WHERE key = ?1 AND expire_ms <= ?2);
+
+-- Queries.SetKey
+INSERT OR REPLACE INTO "__snkv_ttl_k__users" (key, expire_ms, crc) VALUES (?1, ?2, ?3);
+
+-- Queries.SetIndex
+INSERT OR REPLACE INTO "__snkv_ttl_e__users" (expire_ms, key) VALUES (?1, ?2);
+
+-- Queries.DelKey
+DELETE FROM "__snkv_ttl_k__users" WHERE key = ?1;
+
+-- Queries.DelIndex
+DELETE FROM "__snkv_ttl_e__users" WHERE expire_ms = ?1 AND key = ?2;
+
+-- Queries.SetCrc
+UPDATE "users" SET crc = ?2 WHERE key = ?1 AND crc IS NULL;
+
+-- Queries.FlipTTL
+UPDATE "users" SET crc = (crc | ?2) - (crc & ?2) WHERE key = ?1 AND crc IS NOT NULL;
+
+-- Queries.Holder
+SELECT 1 FROM "__snkv_view__users";
+
+-- Queries.Scan(Open, Open, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" ORDER BY key;
+
+-- Queries.Scan(Open, Open, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" ORDER BY key DESC;
+
+-- Queries.Scan(Open, Inclusive, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key <= ?2 ORDER BY key;
+
+-- Queries.Scan(Open, Inclusive, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key <= ?2 ORDER BY key DESC;
+
+-- Queries.Scan(Open, Exclusive, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key < ?2 ORDER BY key;
+
+-- Queries.Scan(Open, Exclusive, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key < ?2 ORDER BY key DESC;
+
+-- Queries.Scan(Inclusive, Open, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key >= ?1 ORDER BY key;
+
+-- Queries.Scan(Inclusive, Open, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key >= ?1 ORDER BY key DESC;
+
+-- Queries.Scan(Inclusive, Inclusive, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key >= ?1 AND key <= ?2 ORDER BY key;
+
+-- Queries.Scan(Inclusive, Inclusive, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key >= ?1 AND key <= ?2 ORDER BY key DESC;
+
+-- Queries.Scan(Inclusive, Exclusive, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key >= ?1 AND key < ?2 ORDER BY key;
+
+-- Queries.Scan(Inclusive, Exclusive, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key >= ?1 AND key < ?2 ORDER BY key DESC;
+
+-- Queries.Scan(Exclusive, Open, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key > ?1 ORDER BY key;
+
+-- Queries.Scan(Exclusive, Open, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key > ?1 ORDER BY key DESC;
+
+-- Queries.Scan(Exclusive, Inclusive, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key > ?1 AND key <= ?2 ORDER BY key;
+
+-- Queries.Scan(Exclusive, Inclusive, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key > ?1 AND key <= ?2 ORDER BY key DESC;
+
+-- Queries.Scan(Exclusive, Exclusive, desc=false)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key > ?1 AND key < ?2 ORDER BY key;
+
+-- Queries.Scan(Exclusive, Exclusive, desc=true)
+SELECT key, value, expire_ms, crc, ecrc FROM "__snkv_view__users" WHERE key > ?1 AND key < ?2 ORDER BY key DESC;
+
