@@ -40,10 +40,20 @@ import (
 //     keeps it at the threshold), and a large transaction's frames are
 //     copied in the background unless the writer commits three quarters
 //     as much again before the checkpointer is done with them.
+//   - Commits made during a pass wake no other; once it ends, the
+//     goroutine passes again while the WAL holds a quarter of the
+//     threshold or more past what the last pass copied.
+//   - Idle readers in the pool may hold a read transaction (snapshot.go).
+//     A pass first ends those begun before the last commit, and a pass
+//     that copied the whole WAL ends those begun before it: none can
+//     serve another read, and they would keep the pass from copying past
+//     their snapshot or the writer from restarting the WAL.
 //   - A pass that readers keep from finishing (a cursor or read
 //     transaction on an older snapshot) is retried at the next commit, as
 //     SQLite's automatic checkpoint is; while readers keep the WAL from
 //     restarting, nothing keeps it from growing, as before.
+//   - When Go code has one CPU (GOMAXPROCS 1), a pass waits for the write
+//     transaction in progress to end (writerFree).
 //   - Errors of a pass (I/O, a checkpoint of another process in the way)
 //     are dropped, as SQLite drops those of its automatic checkpoints; the
 //     next commit past the threshold tries again, and the WAL keeps every
