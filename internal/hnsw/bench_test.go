@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -78,7 +79,8 @@ func allIDs(n int) []uint32 {
 // BenchmarkFilteredScan: the exact scan a 10 % filter takes on 100,000
 // clustered vectors of 384 dimensions (every tenth id, as a metadata
 // filter's posting list), on one goroutine and split across GOMAXPROCS;
-// "shuffled" is the split scan of the same ids out of slot order. The
+// "shuffled" is the split scan of the same ids out of slot order; ids=n
+// scan the first n of them on one goroutine and on two. The
 // graph is built with small M and ef, as the scan does not walk it.
 // cpu-ns/op is the CPU time of the whole process a scan (other goroutines
 // of the test binary are idle).
@@ -112,6 +114,11 @@ func BenchmarkFilteredScan(b *testing.B) {
 	run("goroutines=1", ids, 1)
 	run("goroutines=GOMAXPROCS", ids, scanWorkers(len(ids)))
 	run("shuffled", shuffled, scanWorkers(len(ids)))
+	// Where splitting starts to pay: the first n ids of the list.
+	for _, n := range []int{500, 1000, 2000, 4000} {
+		run(fmt.Sprintf("ids=%d/goroutines=1", n), ids[:n], 1)
+		run(fmt.Sprintf("ids=%d/goroutines=2", n), ids[:n], 2)
+	}
 }
 
 var benchScan struct {

@@ -68,7 +68,7 @@ func TestExactSplitMatchesOneGoroutine(t *testing.T) {
 // the k nearest of the subset by a sort of every candidate, ties by id.
 func TestSearchSplitScanIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 9))
-	const n, dim = 6000, 4
+	const n, dim = 14000, 4
 	g := tiedGraph(t, n, dim, rng)
 	subset := make([]uint32, 0, n)
 	for i := uint32(0); i < n; i++ {
