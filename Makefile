@@ -21,6 +21,8 @@
 #   make cross      CGO_ENABLED=0 builds for every supported platform
 #   make fmt        gofmt -w the tree
 #   make vet        go vet ./...
+#   make generate   go generate ./... (kvstore's forwarding files, from internal/forwardgen;
+#                   make test fails while they are stale: TestForwardingFilesAreCurrent)
 
 GO ?= go
 FUZZTIME ?= 60s
@@ -35,7 +37,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-peers bench-timelog cross fmt vet lint tools
+.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-peers bench-timelog cross fmt vet generate lint tools
 
 all: test
 
@@ -97,6 +99,9 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+generate:
+	$(GO) generate ./...
 
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...

@@ -312,11 +312,7 @@ func TestOpenBadPaths(t *testing.T) {
 			_, err := kvstore.Open(path, kvstore.Options{ReadOnly: ro})
 			require.ErrorIs(t, err, kvstore.ErrNotStore)
 		}
-		after, err := os.ReadFile(path)
-		require.NoError(t, err)
-		require.Equal(t, before, after, "a refused open leaves the file byte for byte as it was (journal mode included)")
-		_, err = os.Stat(path + "-wal")
-		require.True(t, os.IsNotExist(err), "a refused open does not switch the file to WAL")
+		requireRefusedUntouched(t, path, before)
 		_, err = kvstore.Open(path, kvstore.Options{ReadOnly: true, Adopt: true})
 		require.ErrorIs(t, err, kvstore.ErrNotStore, "a read-only store cannot adopt")
 		var n int

@@ -3,34 +3,24 @@ package kvstore_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
-
-// listDir returns the names in dir, sorted.
-func listDir(t testing.TB, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	slices.Sort(names)
-	return names
-}
 
 // dirBytes returns every regular file of dir by name, with its bytes.
 func dirBytes(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, name := range listDir(t, dir) {
+	for _, name := range testutil.ListDir(t, dir) {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		out[name] = data
@@ -62,14 +52,14 @@ func TestBackupDestinationIsAlwaysAPath(t *testing.T) {
 			require.ErrorIs(t, db.Backup(context.Background(), "file:/b7.db"), kvstore.ErrCantOpen)
 			require.NoError(t, os.Mkdir("file:", 0o755))
 			for _, dest := range dests {
-				before := listDir(t, dir)
+				before := testutil.ListDir(t, dir)
 				require.NoError(t, db.Backup(context.Background(), dest), dest)
 				// Exactly one new entry: the first path component of dest.
 				first := dest
 				if i := indexSlash(dest); i >= 0 {
 					first = dest[:i]
 				}
-				require.Equal(t, sortedWith(before, first), listDir(t, dir), dest)
+				require.Equal(t, sortedWith(before, first), testutil.ListDir(t, dir), dest)
 				st, err := os.Stat(dest)
 				require.NoError(t, err, dest)
 				require.True(t, st.Mode().IsRegular(), dest)
@@ -109,12 +99,12 @@ func TestPathWithNULIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, kvstore.ErrCantOpen)
 	_, err = kvstore.Open("x\x00y.db", kvstore.Options{ReadOnly: true})
 	require.ErrorIs(t, err, kvstore.ErrCantOpen)
-	require.Empty(t, listDir(t, dir))
+	require.Empty(t, testutil.ListDir(t, dir))
 
 	db := openAt(t, filepath.Join(t.TempDir(), "s.db"), kvstore.Options{})
 	require.ErrorIs(t, db.Backup(context.Background(), "b\x00c.db"), kvstore.ErrCantOpen)
 	require.ErrorIs(t, db.Backup(context.Background(), ""), kvstore.ErrCantOpen)
-	require.Empty(t, listDir(t, dir))
+	require.Empty(t, testutil.ListDir(t, dir))
 }
 
 // A short file that is not a database is refused, not taken for an empty
@@ -138,24 +128,35 @@ func TestShortNonDatabaseFileIsRefused(t *testing.T) {
 	}
 }
 
+// notesInWAL makes path another application's WAL database, a table
+// "notes" of n rows whose commits are still in the -wal file, and returns
+// its open handle (one connection; closed at the end of the test).
+func notesInWAL(t *testing.T, path string, n int) *sql.DB {
+	t.Helper()
+	raw := rawDB(t, path)
+	raw.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"PRAGMA journal_mode = WAL",
+		"PRAGMA wal_autocheckpoint = 0",
+		"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
+	} {
+		_, err := raw.Exec(q)
+		require.NoError(t, err, q)
+	}
+	for i := range n {
+		_, err := raw.Exec("INSERT INTO notes (body) VALUES (?)", fmt.Sprint("note ", i+1))
+		require.NoError(t, err)
+	}
+	return raw
+}
+
 // foreignWAL makes, in a fresh directory, another application's WAL
 // database whose last commits are still in its -wal file (as a crash, or
 // a process that still has it open, leaves it), and returns its path.
 func foreignWAL(t *testing.T, withShm bool) string {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "app.db")
-	raw, err := sql.Open("sqlite", src)
-	require.NoError(t, err)
-	raw.SetMaxOpenConns(1)
-	for _, q := range []string{
-		"PRAGMA journal_mode = WAL",
-		"PRAGMA wal_autocheckpoint = 0",
-		"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
-		"INSERT INTO notes (body) VALUES ('one'), ('two'), ('three')",
-	} {
-		_, err := raw.Exec(q)
-		require.NoError(t, err, q)
-	}
+	raw := notesInWAL(t, src, 3)
 	// Copy the files while the application still holds the database.
 	dir := t.TempDir()
 	for _, s := range []string{"", "-wal", "-shm"} {
@@ -185,7 +186,7 @@ func TestRefusedWALDatabaseIsUntouched(t *testing.T) {
 			_, err = kvstore.Open(path, kvstore.Options{ReadOnly: ro})
 			require.ErrorIs(t, err, kvstore.ErrNotStore, "shm %v read-only %v", withShm, ro)
 			after := dirBytes(t, dir)
-			require.Equal(t, listDir(t, dir), sortedKeys(before), "shm %v read-only %v", withShm, ro)
+			require.Equal(t, testutil.ListDir(t, dir), slices.Sorted(maps.Keys(before)), "shm %v read-only %v", withShm, ro)
 			for name, data := range before {
 				require.Equal(t, data, after[name], "%s changed (shm %v, read-only %v)", name, withShm, ro)
 			}
@@ -203,17 +204,7 @@ func TestRefusedWALDatabaseIsUntouched(t *testing.T) {
 // pending WAL alone: the refusal never checkpoints.
 func TestRefusedLiveWALDatabaseKeepsItsWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "live.db")
-	raw := rawDB(t, path)
-	raw.SetMaxOpenConns(1)
-	for _, q := range []string{
-		"PRAGMA journal_mode = WAL",
-		"PRAGMA wal_autocheckpoint = 0",
-		"CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
-		"INSERT INTO notes (body) VALUES ('one'), ('two')",
-	} {
-		_, err := raw.Exec(q)
-		require.NoError(t, err, q)
-	}
+	raw := notesInWAL(t, path, 2)
 	main, err := os.ReadFile(path)
 	require.NoError(t, err)
 	wal, err := os.ReadFile(path + "-wal")
@@ -229,15 +220,6 @@ func TestRefusedLiveWALDatabaseKeepsItsWAL(t *testing.T) {
 	var n int
 	require.NoError(t, raw.QueryRow("SELECT count(*) FROM notes").Scan(&n))
 	require.Equal(t, 2, n)
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // A new store whose header is still in its WAL when its process dies (its

@@ -330,11 +330,7 @@ func TestRefusedAdoptChangesNothing(t *testing.T) {
 			_, err = kvstore.Open(path, kvstore.Options{Adopt: true})
 			require.ErrorIs(t, err, kvstore.ErrNotStore)
 			require.ErrorIs(t, err, kvstore.ErrExists)
-			after, err := os.ReadFile(path)
-			require.NoError(t, err)
-			require.Equal(t, before, after, "a refused adopt leaves the file as it was")
-			_, err = os.Stat(path + "-wal")
-			require.True(t, os.IsNotExist(err), "and does not switch it to WAL")
+			requireRefusedUntouched(t, path, before)
 		})
 	}
 }

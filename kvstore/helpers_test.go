@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"iter"
 	"maps"
+	"os"
 	"slices"
 	"testing"
 
@@ -181,4 +182,15 @@ func rawOpen(t testing.TB, path string) *sql.DB {
 	require.NoError(t, err)
 	raw.SetMaxOpenConns(1)
 	return raw
+}
+
+// requireRefusedUntouched says that a refused Open left the file at path
+// byte for byte as before (its journal mode included) and made no -wal.
+func requireRefusedUntouched(t *testing.T, path string, before []byte) {
+	t.Helper()
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "a refused open leaves the file byte for byte as it was (journal mode included)")
+	_, err = os.Stat(path + "-wal")
+	require.True(t, os.IsNotExist(err), "a refused open does not switch the file to WAL")
 }

@@ -224,15 +224,8 @@ func TestAPI(t *testing.T) {
 				}
 			}
 			got := strings.Join(lines, "\n") + "\n"
-			path := filepath.Join("testdata", "api", name+".txt")
-			if testutil.Updating() {
-				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-				return
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "go test ./tests -run API -update writes it")
-			require.Equal(t, string(want), got, "the API of %s changed: update API_SPECIFICATION.md, then go test ./tests -run API -update", name)
+			testutil.GoldenFile(t, filepath.Join("testdata", "api", name+".txt"), got,
+				"the API of "+name+" changed: update API_SPECIFICATION.md, then go test ./tests -run API -update")
 		})
 	}
 }

@@ -80,16 +80,7 @@ func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 
 	require.Equal(t, []string{"ok"}, sqliteIntegrity(t, path), "PRAGMA integrity_check")
 
-	var names []string
-	rows, err := raw.Query(`SELECT name FROM "__snkv_catalog"`)
-	require.NoError(t, err)
-	for rows.Next() {
-		var n string
-		require.NoError(t, rows.Scan(&n))
-		names = append(names, n)
-	}
-	require.NoError(t, rows.Err())
-	require.NoError(t, rows.Close())
+	names := queryStrings(t, raw, `SELECT name FROM "__snkv_catalog"`)
 	require.NotEmpty(t, names)
 
 	exists := func(name string) bool {

@@ -124,17 +124,7 @@ func sqliteIntegrity(t crashTB, path string) []string {
 	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
 	require.NoError(t, err)
 	defer raw.Close()
-	rows, err := raw.Query("PRAGMA integrity_check")
-	require.NoError(t, err)
-	var lines []string
-	for rows.Next() {
-		var l string
-		require.NoError(t, rows.Scan(&l))
-		lines = append(lines, l)
-	}
-	require.NoError(t, rows.Err())
-	require.NoError(t, rows.Close())
-	return lines
+	return queryStrings(t, raw, "PRAGMA integrity_check")
 }
 
 // TestConcurrentCreationChild is the body of a child of

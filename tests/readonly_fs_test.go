@@ -6,10 +6,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -37,18 +37,6 @@ func readOnlyView(t *testing.T, dir string) string {
 	return view
 }
 
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	slices.Sort(out)
-	return out
-}
-
 // A store closed cleanly opens with ReadOnly on a read-only file system
 // (where SQLite cannot create the -shm a WAL reader needs): every read
 // works, every write fails with ErrReadOnly, and nothing is written.
@@ -62,7 +50,7 @@ func TestReadOnlyFileSystem(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cf.PutTTL([]byte("t"), []byte("ttl"), 1<<50))
 	require.NoError(t, db.Close())
-	before := names(t, dir)
+	before := testutil.ListDir(t, dir)
 
 	view := readOnlyView(t, dir)
 	rpath := filepath.Join(view, "store.db")
@@ -93,7 +81,7 @@ func TestReadOnlyFileSystem(t *testing.T) {
 	// A read-write open there fails cleanly.
 	_, err = kvstore.Open(rpath, kvstore.Options{})
 	require.Error(t, err)
-	require.Equal(t, before, names(t, dir), "nothing written beside the store")
+	require.Equal(t, before, testutil.ListDir(t, dir), "nothing written beside the store")
 }
 
 // A store whose -wal still holds commits (a crash, or a copy taken while

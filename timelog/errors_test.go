@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"iter"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -101,22 +102,13 @@ func exportedErrors(t *testing.T, dir string) []string {
 	return names
 }
 
-func keys[V any](m map[string]V) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
 // TestErrorFamily walks every pair of errors: each timelog error against
 // each store error and each other timelog error. A timelog error matches
 // the store's error of the same condition and nothing else of the store;
 // the narrower ones match their broader error in both packages.
 func TestErrorFamily(t *testing.T) {
-	require.Equal(t, exportedErrors(t, "."), keys(logErrors), "timelog's errors")
-	require.Equal(t, exportedErrors(t, filepath.Join("..", "kvstore")), keys(storeErrors), "kvstore's errors")
+	require.Equal(t, exportedErrors(t, "."), slices.Sorted(maps.Keys(logErrors)), "timelog's errors")
+	require.Equal(t, exportedErrors(t, filepath.Join("..", "kvstore")), slices.Sorted(maps.Keys(storeErrors)), "kvstore's errors")
 	for ln, le := range logErrors {
 		for sn, se := range storeErrors {
 			want := (sn == ln && slices.Contains(sameCondition, ln)) || narrower[ln] == sn
@@ -196,7 +188,7 @@ func TestErrorsOfAClosedStore(t *testing.T) {
 		"ReadOnly": "no error", "Values": "no error", "In": "needs a transaction, which a closed store refuses",
 	}
 	requireEveryMethod(t, reflect.TypeFor[*timelog.Log](), calls, none)
-	for _, n := range keys(calls) {
+	for _, n := range slices.Sorted(maps.Keys(calls)) {
 		requireBoth(t, calls[n](), "ErrClosed", "Log."+n)
 	}
 }
@@ -318,7 +310,7 @@ func TestErrorsOfADamagedLog(t *testing.T) {
 			return c.Err()
 		}
 		requireEveryMethod(t, reflect.TypeFor[*timelog.Snapshot](), calls, map[string]string{"Close": "ends it"})
-		for _, n := range keys(calls) {
+		for _, n := range slices.Sorted(maps.Keys(calls)) {
 			requireBoth(t, calls[n](), "ErrCorrupt", "Snapshot."+n)
 		}
 		_, err = o.Get(s, 1)

@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"iter"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -124,7 +125,7 @@ func TestLogReadsAreSnapshotReads(t *testing.T) {
 	s, err := l.Snapshot()
 	require.NoError(t, err)
 	defer s.Close()
-	for _, name := range keys(calls) {
+	for _, name := range slices.Sorted(maps.Keys(calls)) {
 		want := calls[name](s, -1)
 		require.NotEmpty(t, want, name)
 		require.Equal(t, want, calls[name](l, -1), "Log.%s", name)

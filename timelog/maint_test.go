@@ -22,6 +22,13 @@ func fillSealed(t *testing.T, l *timelog.Log, n int) error {
 
 func TestBusyPolicies(t *testing.T) {
 	small := timelog.Options{MemtableMaxBytes: 24 * 2, SealedMaxRuns: 1}
+	// busyLog is log "b" of a new store, with small's buffers and policy p.
+	busyLog := func(t *testing.T, p timelog.BusyPolicy) *timelog.Log {
+		db, _ := openStore(t)
+		o := small
+		o.Busy = p
+		return openLog(t, db, "b", manual(o))
+	}
 	t.Run("wait, the default", func(t *testing.T) {
 		// The natural loop: return on the first error. Manual maintenance,
 		// never a Flush: the writes make room themselves, every one is
@@ -68,10 +75,7 @@ func TestBusyPolicies(t *testing.T) {
 	})
 	t.Run("accept and report", func(t *testing.T) {
 		require.Equal(t, timelog.BusyAcceptAndReport, timelog.BusyRaise)
-		db, _ := openStore(t)
-		o := small
-		o.Busy = timelog.BusyAcceptAndReport
-		l := openLog(t, db, "b", manual(o))
+		l := busyLog(t, timelog.BusyAcceptAndReport)
 		require.NoError(t, l.Append(1, 1))
 		require.NoError(t, l.Append(2, 2)) // sealed: the queue is full now
 		require.NoError(t, l.Append(3, 3))
@@ -88,19 +92,13 @@ func TestBusyPolicies(t *testing.T) {
 		require.NoError(t, l.Append(5, 5))
 	})
 	t.Run("silent", func(t *testing.T) {
-		db, _ := openStore(t)
-		o := small
-		o.Busy = timelog.BusySilent
-		l := openLog(t, db, "b", manual(o))
+		l := busyLog(t, timelog.BusySilent)
 		require.NoError(t, fillSealed(t, l, 10))
 		require.Len(t, collect(t, l.All()), 10)
 		require.Equal(t, 1, l.Stats().SealedRuns)
 	})
 	t.Run("flush", func(t *testing.T) {
-		db, _ := openStore(t)
-		o := small
-		o.Busy = timelog.BusyFlush
-		l := openLog(t, db, "b", manual(o))
+		l := busyLog(t, timelog.BusyFlush)
 		require.NoError(t, fillSealed(t, l, 10))
 		st := l.Stats()
 		require.Positive(t, st.Flushes)
@@ -108,10 +106,7 @@ func TestBusyPolicies(t *testing.T) {
 		require.Len(t, collect(t, l.All()), 10)
 	})
 	t.Run("flush refuses what it cannot make room for", func(t *testing.T) {
-		db, _ := openStore(t)
-		o := small
-		o.Busy = timelog.BusyFlush
-		l := openLog(t, db, "b", manual(o))
+		l := busyLog(t, timelog.BusyFlush)
 		require.NoError(t, l.AppendBatch(recs(1, 1, 2, 2, 3, 3, 4, 4)))
 		require.NoError(t, l.Append(5, 5)) // sealed 1-4: the queue is full
 		require.NoError(t, l.Append(6, 6)) // the buffer is full too

@@ -152,13 +152,15 @@ func runModel(t *testing.T, seed uint64, steps int) {
 		}
 		return int64(rng.IntN(220)) - 110
 	}
+	// randSpan is a random [lo, hi), lo <= hi.
+	randSpan := func() (lo, hi int64) {
+		lo, hi = randTs(), randTs()
+		return min(lo, hi), max(lo, hi)
+	}
 	verify := func(step int, what string) {
 		got := collect(t, l.All())
 		same(t, m.recs, got, "seed %d step %d after %s", seed, step, what)
-		lo, hi := randTs(), randTs()
-		if lo > hi {
-			lo, hi = hi, lo
-		}
+		lo, hi := randSpan()
 		want := m.span(lo, hi-1)
 		if lo == hi {
 			want = nil
@@ -212,10 +214,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			}
 		case op < 52:
 			what = "delete range"
-			lo, hi := randTs(), randTs()
-			if lo > hi {
-				lo, hi = hi, lo
-			}
+			lo, hi := randSpan()
 			require.NoError(t, l.DeleteRange(lo, hi))
 			if lo < hi {
 				m.del(lo, hi-1)
@@ -268,10 +267,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			var txAdded []timelog.Record
 			for k := rng.IntN(4); k >= 0; k-- {
 				if rng.IntN(4) == 0 {
-					lo, hi := randTs(), randTs()
-					if lo > hi {
-						lo, hi = hi, lo
-					}
+					lo, hi := randSpan()
 					require.NoError(t, w.DeleteRange(lo, hi))
 					if lo < hi {
 						tm.del(lo, hi-1)

@@ -153,7 +153,7 @@ func TestValueBlocksPartialRemovalAndSnapshots(t *testing.T) {
 	require.Len(t, after, len(before), "no block emptied")
 	require.Equal(t, before[0].key, after[0].key, "a rewritten block keeps its key")
 	require.NotEqual(t, before[0].value, after[0].value)
-	live := maps(all, hs[2:21], hs[22:])
+	live := pick(all, hs[2:21], hs[22:])
 	s1, err := l.Snapshot()
 	require.NoError(t, err)
 	defer s1.Close()
@@ -172,7 +172,7 @@ func TestValueBlocksPartialRemovalAndSnapshots(t *testing.T) {
 	checkValues(t, s0, all, nil)
 }
 
-func maps(all map[uint64]string, parts ...[]uint64) map[uint64]string {
+func pick(all map[uint64]string, parts ...[]uint64) map[uint64]string {
 	m := map[uint64]string{}
 	for _, p := range parts {
 		for _, h := range p {

@@ -12,11 +12,7 @@ import (
 func TestBackup(t *testing.T) {
 	path := fixture(t)
 	backup := filepath.Join(filepath.Dir(path), "backup.db")
-	runGolden(t, path, []step{
-		{name: "w-backup", args: "backup FILE backup.db"},
-		{name: "w-backup-exists", args: "backup FILE backup.db", code: 1},
-		{name: "w-backup-missing-dir", args: "backup FILE nowhere/backup.db", code: 1},
-	})
+	runSteps(t, path)
 	r := cli(t, nil, "ls", backup)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, cli(t, nil, "ls", path).stdout, r.stdout, "the backup holds what the store holds")

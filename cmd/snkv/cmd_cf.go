@@ -46,11 +46,7 @@ cannot be dropped. Exit code 3 if it does not exist.`,
 		Example: `  snkv cf drop app.db sessions --force`,
 		Args:    nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(args[0], true, func(db *kvstore.Store) error {
-				cf, err := openCF(db, args[1])
-				if err != nil {
-					return err
-				}
+			return a.withNamedCF(args[0], args[1], true, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
 				if foldName(cf.Name()) == kvstore.DefaultColumnFamily {
 					return fmt.Errorf("the default column family cannot be dropped")
 				}
@@ -111,11 +107,7 @@ that were stored.`,
 		Example: `  snkv cf clear app.db sessions`,
 		Args:    nargs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(args[0], true, func(db *kvstore.Store) error {
-				cf, err := openCF(db, args[1])
-				if err != nil {
-					return err
-				}
+			return a.withNamedCF(args[0], args[1], true, func(db *kvstore.Store, cf *kvstore.ColumnFamily) error {
 				kc, err := db.CountKeys(cmd.Context(), cf.Name())
 				if err != nil {
 					return err

@@ -153,12 +153,9 @@ func (im *importer) run(src io.Reader) error {
 	defer lr.stop()
 	line := 0
 	for {
-		var c chunk
-		var ok bool
-		select {
-		case <-im.ctx.Done():
+		c, ok, err := lr.next(im.ctx)
+		if err != nil {
 			return im.interrupt()
-		case c, ok = <-lr.chunks():
 		}
 		if !ok {
 			break

@@ -146,24 +146,19 @@ func (a *app) lsLogs(ctx context.Context, db *kvstore.Store) error {
 		fmt.Fprintln(a.out)
 		t = a.table("TIME-SERIES LOG", "RECORDS")
 	}
-	for _, name := range names {
-		err := withLogIn(ctx, db, name, func(l *timelog.Log, s *timelog.Snapshot) error {
-			n, err := s.Count()
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.emit(map[string]any{"log": name, "records": n})
-			}
-			t.row(a.showCell([]byte(name), false), itoa(n))
-			return nil
-		})
+	err = withEachLogIn(ctx, db, names, func(name string, l *timelog.Log, s *timelog.Snapshot) error {
+		n, err := s.Count()
 		if err != nil {
 			return err
 		}
-	}
-	if a.json {
+		if a.json {
+			return a.emit(map[string]any{"log": name, "records": n})
+		}
+		t.row(a.showCell([]byte(name), false), itoa(n))
 		return nil
+	})
+	if err != nil || a.json {
+		return err
 	}
 	return t.flush()
 }

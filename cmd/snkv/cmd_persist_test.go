@@ -1,14 +1,8 @@
 package main
 
-import (
-	"testing"
-)
+import "testing"
 
 // TestPersist makes a key with a TTL permanent.
 func TestPersist(t *testing.T) {
-	path := fixture(t)
-	runGolden(t, path, []step{
-		{name: "w-persist", args: "persist FILE --cf sessions tok-a"},
-		{name: "w-ttl-after", args: "scan FILE --cf sessions --with-ttl --keys-only"},
-	})
+	runSteps(t, fixture(t))
 }

@@ -1,13 +1,8 @@
 package main
 
-import (
-	"testing"
-)
+import "testing"
 
 // TestRepair finds nothing to repair in a sound store.
 func TestRepair(t *testing.T) {
-	path := fixture(t)
-	runGolden(t, path, []step{
-		{name: "w-repair-json", args: "repair FILE --json"},
-	})
+	runSteps(t, fixture(t))
 }

@@ -14,31 +14,7 @@ import (
 // code is the last command's.
 func TestShellScript(t *testing.T) {
 	path := fixture(t)
-	runGolden(t, path, []step{
-		{name: "shell-script", args: "shell FILE", stdin: `put "a b" 'it''s' --cf sessions --ttl 1h
-get --cf sessions "a b"
-get user:1 user:2 --format tsv
-# a comment, and an empty line
-
-scan --prefix user: --keys-only
-exists nope
-del --prefix user:
-count
-ls --no-header
-timelog append cpu -5 1 --create
-timelog range cpu
-put k -
-get fixture.db k
-put k v --create
-encrypt
-nosuch
-exit
-get never-run
-`, code: 2},
-		{name: "shell-script-last-ok", args: "shell FILE", stdin: "get nope\nget config\n"},
-		{name: "shell-unclosed-quote", args: "shell FILE", stdin: "get 'user:1\n", code: 2},
-		{name: "shell-missing-file", args: "shell nowhere.db", code: 1},
-	})
+	runSteps(t, path)
 	r := cli(t, strings.NewReader("put k v\n"), "shell", filepath.Join(t.TempDir(), "new.db"), "--create")
 	require.Equal(t, 0, r.code, r.stderr)
 }

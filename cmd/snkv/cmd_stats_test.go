@@ -1,13 +1,8 @@
 package main
 
-import (
-	"testing"
-)
+import "testing"
 
 // TestStats shows the figures of the file and of its keys.
 func TestStats(t *testing.T) {
-	path := fixture(t)
-	runGolden(t, path, []step{
-		{name: "stats", args: "stats FILE"},
-	})
+	runSteps(t, fixture(t))
 }

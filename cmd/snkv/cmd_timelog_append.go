@@ -243,12 +243,9 @@ func (ap *appender) appendStdin(perSec int64) error {
 	defer lr.stop()
 	line := 0
 	for {
-		var c chunk
-		var ok bool
-		select {
-		case <-ap.ctx.Done():
+		c, ok, err := lr.next(ap.ctx)
+		if err != nil {
 			return interruptedf("interrupted")
-		case c, ok = <-lr.chunks():
 		}
 		if !ok {
 			return nil

@@ -66,25 +66,20 @@ timestamps.`,
 					return err
 				}
 				t := a.table("LOG", "RECORDS", "STORED", "PAGES", "TOMBSTONES", "FIRST", "LAST")
-				for _, name := range names {
-					err := withLogIn(cmd.Context(), db, name, func(l *timelog.Log, s *timelog.Snapshot) error {
-						sum, err := summarize(l, s)
-						if err != nil {
-							return err
-						}
-						if a.json {
-							return a.emit(sum)
-						}
-						t.row(a.showCell([]byte(name), false), itoa(sum.Records), itoa(sum.Stored), itoa(int64(sum.Pages)),
-							itoa(int64(sum.Tombstones)), optTs(sum.First), optTs(sum.Last))
-						return nil
-					})
+				err = withEachLogIn(cmd.Context(), db, names, func(name string, l *timelog.Log, s *timelog.Snapshot) error {
+					sum, err := summarize(l, s)
 					if err != nil {
 						return err
 					}
-				}
-				if a.json {
+					if a.json {
+						return a.emit(sum)
+					}
+					t.row(a.showCell([]byte(name), false), itoa(sum.Records), itoa(sum.Stored), itoa(int64(sum.Pages)),
+						itoa(int64(sum.Tombstones)), optTs(sum.First), optTs(sum.Last))
 					return nil
+				})
+				if err != nil || a.json {
+					return err
 				}
 				return t.flush()
 			})

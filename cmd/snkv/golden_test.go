@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +18,56 @@ type step struct {
 	args  string
 	stdin string
 	code  int
+}
+
+// runSteps runs the steps of testdata/steps/<test name>.txt in order
+// against the store at path (see runGolden). The file holds a line a step,
+// NAME EXIT ARGS: the golden file's name (testdata/golden/NAME.txt), the
+// exit code the command must end with, and its arguments (FILE stands for
+// the store). A step's standard input follows it, either on one line as a
+// Go string literal after "< ", or as the lines up to END after a line
+// "<<END". Lines starting with # outside an input are comments.
+func runSteps(t *testing.T, path string) {
+	t.Helper()
+	runGolden(t, path, readSteps(t, filepath.Join("testdata", "steps", t.Name()+".txt")))
+}
+
+// readSteps parses a steps file (see runSteps).
+func readSteps(t *testing.T, file string) []step {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var steps []step
+	ls := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for i := 0; i < len(ls); i++ {
+		l := ls[i]
+		where := fmt.Sprintf("%s:%d", file, i+1)
+		switch {
+		case l == "" || strings.HasPrefix(l, "#"):
+		case l == "<<END":
+			require.NotEmpty(t, steps, "%s: an input before any step", where)
+			j := i + 1
+			for j < len(ls) && ls[j] != "END" {
+				j++
+			}
+			require.Less(t, j, len(ls), "%s: no END", where)
+			steps[len(steps)-1].stdin = strings.Join(ls[i+1:j], "\n") + "\n"
+			i = j
+		case strings.HasPrefix(l, "< "):
+			require.NotEmpty(t, steps, "%s: an input before any step", where)
+			in, err := strconv.Unquote(l[2:])
+			require.NoError(t, err, where)
+			steps[len(steps)-1].stdin = in
+		default:
+			f := strings.SplitN(l, " ", 3)
+			require.Len(t, f, 3, "%s: not NAME EXIT ARGS", where)
+			code, err := strconv.Atoi(f[1])
+			require.NoError(t, err, "%s: the exit code", where)
+			steps = append(steps, step{name: f[0], code: code, args: f[2]})
+		}
+	}
+	require.NotEmpty(t, steps, file)
+	return steps
 }
 
 // runGolden runs steps in order against the store at path and compares

@@ -143,14 +143,6 @@ func TestInterruptPurge(t *testing.T) {
 	require.NoError(t, err)
 	defer watch.Close()
 
-	cmd := exec.Command(snkvBin, "purge", path, "--json")
-	cmd.Env = append(os.Environ(), nowEnv+"="+t0.Format(time.RFC3339))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-
 	// Wait until the purge has committed a batch (its WAL grows), then
 	// interrupt it. Counting the keys instead takes longer than the whole
 	// purge on a loaded machine.
@@ -162,12 +154,7 @@ func TestInterruptPurge(t *testing.T) {
 		return st.Size()
 	}
 	before := walSize()
-	started := false
-	for deadline := time.Now().Add(30 * time.Second); !started && time.Now().Before(deadline); {
-		started = walSize() > before
-		time.Sleep(100 * time.Microsecond)
-	}
-	require.True(t, started, "the purge never started")
+	cmd, stdout, stderr, done := started(t, func(int) bool { return walSize() > before }, "purge", path, "--json")
 	code := interruptAndWait(t, cmd, done)
 	require.NotZero(t, code, "the purge finished before the signal; stdout: %s", stdout.String())
 	require.Equal(t, 1, code, stderr.String())

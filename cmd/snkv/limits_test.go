@@ -48,7 +48,7 @@ func TestReadLine(t *testing.T) {
 	long := strings.Repeat("x", 200<<10)
 	lr := readLines(strings.NewReader("a\n"+long+"\r\nlast"), len(long))
 	var got []string
-	for c := range lr.chunks() {
+	for c := range lr.ch {
 		require.NoError(t, c.err)
 		for _, l := range c.lines {
 			got = append(got, string(l))
@@ -61,7 +61,7 @@ func TestReadLine(t *testing.T) {
 	defer lr.stop()
 	var lines int
 	var last error
-	for c := range lr.chunks() {
+	for c := range lr.ch {
 		lines += len(c.lines)
 		last = c.err
 		lr.release(c)

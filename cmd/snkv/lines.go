@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -53,8 +54,16 @@ func readLines(src io.Reader, maxLine int) *lineReader {
 	return lr
 }
 
-// chunks is the channel of the lines read, closed at the end of the input.
-func (lr *lineReader) chunks() <-chan chunk { return lr.ch }
+// next waits for the next chunk of lines: ok is false at the end of the
+// input, and err is ctx's error when ctx ends first (Ctrl-C).
+func (lr *lineReader) next(ctx context.Context) (c chunk, ok bool, err error) {
+	select {
+	case <-ctx.Done():
+		return chunk{}, false, ctx.Err()
+	case c, ok = <-lr.ch:
+		return c, ok, nil
+	}
+}
 
 // release says that the lines of c were applied.
 func (lr *lineReader) release(c chunk) {

@@ -15,10 +15,7 @@ func TestTableQuoting(t *testing.T) {
 		r := cli(t, nil, "put", path, "--cf", "empty", kv[0], kv[1], "--ttl", "1h")
 		require.Equal(t, 0, r.code, r.stderr)
 	}
-	runGolden(t, path, []step{
-		{name: "table-quoting-scan", args: "scan FILE --cf empty"},
-		{name: "table-quoting-scan-ttl", args: "scan FILE --cf empty --with-ttl"},
-	})
+	runSteps(t, path)
 	r := cli(t, nil, "get", path, "--cf", "empty", "a b", `"q`, "plain")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "KEY    VALUE\n\"a b\"  two words\n\"\\\"q\"  say \"hi\"\nplain  \n", r.stdout)

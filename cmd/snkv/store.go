@@ -38,16 +38,17 @@ func (a *app) withStore(path string, write bool, fn func(db *kvstore.Store) erro
 	return fn(db)
 }
 
-// columnFamily returns the handle of the column family named by --cf.
-func (a *app) columnFamily(db *kvstore.Store) (*kvstore.ColumnFamily, error) {
-	return openCF(db, a.cf)
-}
-
 // withCF is withStore for a command that works on the column family of
 // --cf: it opens the store and the column family, then runs fn.
 func (a *app) withCF(path string, write bool, fn func(db *kvstore.Store, cf *kvstore.ColumnFamily) error) error {
+	return a.withNamedCF(path, a.cf, write, fn)
+}
+
+// withNamedCF is withCF for the column family name (an argument of the
+// command, not --cf).
+func (a *app) withNamedCF(path, name string, write bool, fn func(db *kvstore.Store, cf *kvstore.ColumnFamily) error) error {
 	return a.withStore(path, write, func(db *kvstore.Store) error {
-		cf, err := a.columnFamily(db)
+		cf, err := openCF(db, name)
 		if err != nil {
 			return err
 		}

@@ -35,6 +35,18 @@ func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *t
 	})
 }
 
+// withEachLogIn runs fn on a snapshot of each log of names in turn (as
+// withLogIn does), stopping at the first error.
+func withEachLogIn(ctx context.Context, db *kvstore.Store, names []string, fn func(name string, l *timelog.Log, s *timelog.Snapshot) error) error {
+	for _, name := range names {
+		err := withLogIn(ctx, db, name, func(l *timelog.Log, s *timelog.Snapshot) error { return fn(name, l, s) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // withReadLog opens the log name of db read-only and runs fn on it.
 func withReadLog(db *kvstore.Store, name string, fn func(l *timelog.Log) error) error {
 	return withLog(db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual}, fn)

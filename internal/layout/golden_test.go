@@ -1,34 +1,34 @@
 package layout_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/snkv-go/snkv/internal/layout"
-	"github.com/stretchr/testify/require"
+	"github.com/snkv-go/snkv/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 // goldenLayouts are the layouts a column family's objects can have.
 var goldenLayouts = []struct {
-	file    string
+	name    string
 	crc, v2 bool
 }{
-	{"format1.sql", false, false},  // a version-1 file
-	{"upgrading.sql", true, false}, // a version-1 table part way through Upgrade
-	{"format2.sql", true, true},    // format 2
+	{"format1", false, false},  // a version-1 file
+	{"upgrading", true, false}, // a version-1 table part way through Upgrade
+	{"format2", true, true},    // format 2
 }
 
+// statement is one generated statement of a layout, with what names it.
+type statement struct{ name, sql string }
+
 // generated is every statement this package generates for the objects of
-// column family "users" in one layout, each under a comment naming it.
-func generated(o layout.Objects) string {
-	var b strings.Builder
-	add := func(name, sql string) { fmt.Fprintf(&b, "-- %s\n%s;\n\n", name, sql) }
+// column family "users" in one layout.
+func generated(o layout.Objects) []statement {
+	var out []statement
+	add := func(name, sql string) { out = append(out, statement{name, sql}) }
 	if o.V2 {
 		add("CatalogSQL", layout.CatalogSQL)
 		add("MetaSQL", layout.MetaSQL)
@@ -47,7 +47,7 @@ func generated(o layout.Objects) string {
 		add(fmt.Sprintf("DropSQL[%d]", i), q)
 	}
 	q := o.Queries()
-	for _, s := range []struct{ name, sql string }{
+	for _, s := range []statement{
 		{"Get", q.Get}, {"Exists", q.Exists}, {"Count", q.Count}, {"Put", q.Put}, {"Upsert", q.Upsert},
 		{"Insert", q.Insert}, {"Current", q.Current}, {"Del", q.Del}, {"DelLive", q.DelLive}, {"LazyDel", q.LazyDel},
 		{"SetKey", q.SetKey}, {"SetIndex", q.SetIndex}, {"DelKey", q.DelKey}, {"DelIndex", q.DelIndex},
@@ -64,26 +64,46 @@ func generated(o layout.Objects) string {
 			}
 		}
 	}
+	return out
+}
+
+// goldenSQL is the golden file's text: every statement of every layout,
+// each text once, under a comment naming it and the layouts that generate
+// it ("-- Queries.Get: upgrading, format2"), in the order the layouts
+// generate them.
+func goldenSQL() string {
+	var order []string
+	byName := map[string][]statement{} // a statement's texts, each with its layouts
+	for _, l := range goldenLayouts {
+		for _, s := range generated(layout.For("users", l.crc, l.v2)) {
+			texts, seen := byName[s.name]
+			if !seen {
+				order = append(order, s.name)
+			}
+			i := slices.IndexFunc(texts, func(t statement) bool { return t.sql == s.sql })
+			if i < 0 {
+				texts = append(texts, statement{l.name, s.sql})
+			} else {
+				texts[i].name += ", " + l.name
+			}
+			byName[s.name] = texts
+		}
+	}
+	var b strings.Builder
+	for _, name := range order {
+		for _, t := range byName[name] {
+			fmt.Fprintf(&b, "-- %s: %s\n%s;\n\n", name, t.name, t.sql)
+		}
+	}
 	return b.String()
 }
 
 // The DDL and the statements of each layout, byte for byte: a change to
 // any of them changes what snkv writes into files, or reads from files
 // older versions wrote, and shows up here (and needs docs/format.md and,
-// for the DDL, Repair and IntegrityCheck to agree).
+// for the DDL, Repair and IntegrityCheck to agree). A statement that two
+// layouts share is written once, so the file shows where they differ.
 func TestGoldenSQL(t *testing.T) {
-	for _, l := range goldenLayouts {
-		t.Run(l.file, func(t *testing.T) {
-			got := generated(layout.For("users", l.crc, l.v2))
-			path := filepath.Join("testdata", l.file)
-			if *update {
-				require.NoError(t, os.MkdirAll("testdata", 0o755))
-				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-				return
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "go test -run Golden -update writes it")
-			require.Equal(t, string(want), got, "the generated SQL changed: go test -run Golden -update rewrites %s", path)
-		})
-	}
+	testutil.GoldenFile(t, filepath.Join("testdata", "layouts.sql"), goldenSQL(),
+		"the generated SQL changed: if that is meant, go test -run Golden -update ./internal/layout/")
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // update is the -update flag of every test binary that imports testutil:
-// Golden rewrites its files instead of comparing with them. A package that
-// imports testutil must not define a flag of that name.
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+// Golden and GoldenFile rewrite their files instead of comparing with them.
+// A package that imports testutil must not define a flag of that name (the
+// test binary would panic at init).
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // Golden compares got with the golden file testdata/golden/name of the
 // package under test, or, run with -update, writes got to that file. A
@@ -22,7 +23,14 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // Golden -update").
 func Golden(t testing.TB, name, got, hint string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
+	GoldenFile(t, filepath.Join("testdata", "golden", name), got, hint)
+}
+
+// GoldenFile is Golden for the file at path, relative to the directory of
+// the package under test (for golden files kept elsewhere than
+// testdata/golden).
+func GoldenFile(t testing.TB, path, got, hint string) {
+	t.Helper()
 	if *update {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
@@ -32,8 +40,3 @@ func Golden(t testing.TB, name, got, hint string) {
 	require.NoError(t, err, "missing golden file %s: %s", path, hint)
 	require.Equal(t, string(want), got, "differs from %s: %s", path, hint)
 }
-
-// Updating reports whether the test binary runs with -update: a test that
-// keeps golden files of its own layout (not testdata/golden) rewrites them
-// instead of comparing.
-func Updating() bool { return *update }

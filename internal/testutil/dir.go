@@ -1,0 +1,24 @@
+package testutil
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ListDir returns the names of the entries of dir, sorted: what a test
+// compares to see that a call left no file behind or made only the ones
+// it should.
+func ListDir(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names
+}
