@@ -84,29 +84,7 @@ func (c *Conn) seek(i int, keyInfo uintptr, fields ...[]byte) (found bool, rc in
 // cursor's position relative to them otherwise (<0: on a smaller row, >0:
 // on a larger one; an empty tree leaves the cursor at its end).
 func (c *Conn) seekOn(cur, keyInfo uintptr, fields ...[]byte) (found bool, res int32, rc int32) {
-	n := 0
-	for _, f := range fields {
-		n += len(f)
-	}
-	p, rc := c.grow(&c.kbuf, n)
-	if rc != sqlite3.SQLITE_OK {
-		return false, 0, rc
-	}
-	off := 0
-	for j, f := range fields {
-		copy(bytesAt(p+uintptr(off), len(f)), f)
-		c.setMem(j, p+uintptr(off), len(f))
-		off += len(f)
-	}
-	r := (*sqlite3.TUnpackedRecord)(cptr(c.unpacked))
-	*r = sqlite3.TUnpackedRecord{}
-	r.FpKeyInfo = keyInfo
-	r.FaMem = c.mem
-	r.FnField = sqlite3.Tu16(len(fields))
-	*(*int32)(cptr(c.out)) = 0
-	rc = btreeIndexMoveto(c.tls, cur, c.unpacked, c.out)
-	res = *(*int32)(cptr(c.out))
-	if rc != sqlite3.SQLITE_OK {
+	if res, rc = c.moveto(cur, keyInfo, false, fields...); rc != sqlite3.SQLITE_OK {
 		return false, 0, rc
 	}
 	return res == 0 && btreeEof(c.tls, cur) == 0, res, rc
@@ -132,25 +110,31 @@ func (c *Conn) putRow(i int, a, b []byte, crc int64, withCrc bool, keyFields int
 	x.FnKey = int64(n)
 	x.FaMem = c.mem
 	x.FnMem = sqlite3.Tu16(keyFields)
-	// The seek sqlite3BtreeInsert would make, made here (it is told the
-	// result and does not repeat it), so that an append is known.
+	// The seek sqlite3BtreeInsert would make, made here, so that an append
+	// is known. It is told the result and does not repeat the seek: for a
+	// row to replace (res 0) only when told the cursor is on it
+	// (BTREE_SAVEPOSITION; a balance then leaves the cursor to seek again
+	// before its next use, which every call here makes).
 	cur := c.cur[i]
-	r := (*sqlite3.TUnpackedRecord)(cptr(c.unpacked))
-	*r = sqlite3.TUnpackedRecord{}
-	r.FpKeyInfo = c.openKI[i]
-	r.FaMem = c.mem
-	r.FnField = sqlite3.Tu16(keyFields)
-	*(*int32)(cptr(c.out)) = 0
-	if rc := btreeIndexMoveto(c.tls, cur, c.unpacked, c.out); rc != sqlite3.SQLITE_OK {
+	var res int32
+	if keyFields == 2 {
+		res, rc = c.moveto(cur, c.openKI[i], true, a, b)
+	} else {
+		res, rc = c.moveto(cur, c.openKI[i], true, a)
+	}
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	res := *(*int32)(cptr(c.out))
 	bc := (*sqlite3.TBtCursor)(cptr(cur))
 	bc.Fhints = 0
 	if res < 0 && onLastCell(bc) {
 		bc.Fhints = btreeBulkLoad
 	}
-	rc = btreeInsert(c.tls, cur, c.payload, 0, res)
+	flags := int32(0)
+	if res == 0 {
+		flags = btreeSavePosition
+	}
+	rc = btreeInsert(c.tls, cur, c.payload, flags, res)
 	bc.Fhints = 0 // a delete through the same cursor balances as SQLite's do
 	return rc
 }

@@ -16,16 +16,17 @@ const Enabled = true
 
 // SQLite's internal constants, as the library defines them.
 const (
-	tfWithoutRowid = sqlite3.TF_WithoutRowid
-	tabTypNorm     = sqlite3.TABTYP_NORM
-	dbSchemaLoaded = sqlite3.DB_SchemaLoaded
-	txnWrite       = sqlite3.SQLITE_TXN_WRITE
-	btreeWrCsr     = sqlite3.BTREE_WRCSR
-	metaSchemaVer  = sqlite3.BTREE_SCHEMA_VERSION
-	memBlob        = sqlite3.MEM_Blob
-	encUTF8        = sqlite3.SQLITE_UTF8
-	cursorValid    = sqlite3.CURSOR_VALID
-	btreeBulkLoad  = sqlite3.BTREE_BULKLOAD
+	tfWithoutRowid    = sqlite3.TF_WithoutRowid
+	tabTypNorm        = sqlite3.TABTYP_NORM
+	dbSchemaLoaded    = sqlite3.DB_SchemaLoaded
+	txnWrite          = sqlite3.SQLITE_TXN_WRITE
+	btreeWrCsr        = sqlite3.BTREE_WRCSR
+	metaSchemaVer     = sqlite3.BTREE_SCHEMA_VERSION
+	memBlob           = sqlite3.MEM_Blob
+	encUTF8           = sqlite3.SQLITE_UTF8
+	cursorValid       = sqlite3.CURSOR_VALID
+	btreeBulkLoad     = sqlite3.BTREE_BULKLOAD
+	btreeSavePosition = sqlite3.BTREE_SAVEPOSITION
 )
 
 // maxCachedBuf: a buffer grown past it is freed after the call.

@@ -73,3 +73,14 @@ func btreePayloadFetch(tls *libc.TLS, pCur uintptr, pAmt uintptr) uintptr
 
 //go:linkname btreePayload modernc.org/sqlite/lib._sqlite3BtreePayload
 func btreePayload(tls *libc.TLS, pCur uintptr, offset sqlite3.Tu32, amt sqlite3.Tu32, pBuf uintptr) int32
+
+// The descent of sqlite3BtreeIndexMoveto, which seekIndex repeats.
+
+//go:linkname moveToRoot modernc.org/sqlite/lib._moveToRoot
+func moveToRoot(tls *libc.TLS, pCur uintptr) int32
+
+//go:linkname moveToChild modernc.org/sqlite/lib._moveToChild
+func moveToChild(tls *libc.TLS, pCur uintptr, newPgno sqlite3.Tu32) int32
+
+//go:linkname cursorOnLastPage modernc.org/sqlite/lib._cursorOnLastPage
+func cursorOnLastPage(tls *libc.TLS, pCur uintptr) int32

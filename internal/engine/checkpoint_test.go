@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -361,4 +363,82 @@ func TestCheckpointConnection(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Idle readers holding transactions begun before a complete pass do not
+// keep the writer's next transaction from restarting the WAL (which a
+// later commit would otherwise have to copy whole, catchUp).
+func TestWALRestartsPastIdleHeldReaders(t *testing.T) {
+	db, _ := ckptDB(t, 100)
+	k := db.ckpt
+	k.mu.Lock()
+	putRows(t, db, 0, 400, 1000) // wakes a pass, held up
+	readV(t, db, 1)              // a held transaction on the WAL not yet copied, idle in the pool
+	k.mu.Unlock()
+	waitComplete(t, db, 1)
+	frames, backfilled := walFrames(t, db)
+	require.Equal(t, frames, backfilled, "the pass did not copy the whole WAL")
+	putRows(t, db, 1000, 5, 100)
+	after, _ := walFrames(t, db)
+	require.Less(t, after, frames, "the idle reader kept the WAL from restarting")
+}
+
+// Commits made while a pass runs wake none; the checkpointer copies them
+// after it, without waiting for another commit.
+func TestCheckpointCopiesCommitsMadeDuringAPass(t *testing.T) {
+	db, _ := ckptDB(t, 100)
+	k := db.ckpt
+	k.mu.Lock()
+	putRows(t, db, 0, 400, 1000) // wakes a pass, held up
+	first := k.frames.Load()
+	// A reader keeps the WAL from restarting at the next commit, as a
+	// commit made during the pass finds it (not yet all copied); it goes
+	// back to the pool holding its transaction, which the commit made
+	// stale.
+	rtx, err := db.Begin(context.Background(), false)
+	require.NoError(t, err)
+	// The first pass's end waits for the test to commit and end the
+	// reader (on this goroutine, where require may stop the test).
+	passed, committed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	after := func() {
+		once.Do(func() {
+			close(passed)
+			<-committed
+		})
+	}
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(committed) }) }) // before the DB closes
+	k.afterPass.Store(&after)
+	k.mu.Unlock()
+	<-passed
+	putRows(t, db, 1000, 100, 1000)
+	require.NoError(t, rtx.Rollback())
+	release.Do(func() { close(committed) })
+	require.Eventually(t, func() bool {
+		frames, backfilled := walFrames(t, db)
+		return frames > first && frames == backfilled
+	}, 10*time.Second, time.Millisecond, "the commit made after the pass began is not copied")
+}
+
+// With one CPU for Go code, a pass woken by a commit waits for the write
+// transaction begun after it to end, instead of competing with it.
+func TestCheckpointOnOneCPUWaitsForTheWriter(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	db, _ := ckptDB(t, 100)
+	stats := db.CheckpointStats()
+	putRows(t, db, 0, 400, 1000) // wakes a pass
+	tx, err := db.Begin(context.Background(), true)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() }) // before the DB closes
+	passes := stats.Passes.Load()
+	// The checkpointer's goroutine gets the CPU at every Gosched.
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+		runtime.Gosched()
+		require.Equal(t, passes, stats.Passes.Load(), "a pass ran inside the write transaction")
+	}
+	_, err = tx.Conn().Exec(context.Background(), "INSERT INTO t (k, v) VALUES (1000, x'00')")
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	waitComplete(t, db, 1)
 }

@@ -1,0 +1,293 @@
+//go:build !snkv_nofast
+
+package btree
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/stretchr/testify/require"
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// rawDB is a connection opened with SQLite's C API, for the tests that
+// compare this package's seek with SQLite's on the same cursor state.
+type rawDB struct {
+	t   *testing.T
+	tls *libc.TLS
+	db  uintptr
+}
+
+func openRaw(t *testing.T) *rawDB {
+	tls := libc.NewTLS()
+	path, err := libc.CString(filepath.Join(t.TempDir(), "seek.db"))
+	require.NoError(t, err)
+	defer libc.Xfree(tls, path)
+	pp := sqlite3.Xsqlite3_malloc(tls, 8)
+	defer sqlite3.Xsqlite3_free(tls, pp)
+	rc := sqlite3.Xsqlite3_open_v2(tls, path, pp, sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_CREATE, 0)
+	require.Equal(t, int32(sqlite3.SQLITE_OK), rc)
+	r := &rawDB{t: t, tls: tls, db: *(*uintptr)(cptr(pp))}
+	t.Cleanup(func() {
+		sqlite3.Xsqlite3_close_v2(tls, r.db)
+		tls.Close()
+	})
+	return r
+}
+
+func (r *rawDB) exec(sql string) {
+	z, err := libc.CString(sql)
+	require.NoError(r.t, err)
+	defer libc.Xfree(r.tls, z)
+	require.Equal(r.t, int32(sqlite3.SQLITE_OK), sqlite3.Xsqlite3_exec(r.tls, r.db, z, 0, 0, 0), sql)
+}
+
+// insert adds a row whose key columns are BLOBs given as hex (literals
+// keep the test free of bound parameters).
+func (r *rawDB) insert(table string, cols ...string) {
+	sql := "INSERT OR IGNORE INTO " + table + " VALUES ("
+	for i, c := range cols {
+		if i > 0 {
+			sql += ", "
+		}
+		sql += c
+	}
+	r.exec(sql + ")")
+}
+
+func blobLit(b []byte) string { return fmt.Sprintf("x'%x'", b) }
+
+// cursorState is where a seek left a cursor: its depth, the page and cell
+// index at every level, and its state.
+type cursorState struct {
+	state uint8
+	depth int8
+	pages []uint32
+	idx   []uint16
+}
+
+func stateOf(cur uintptr) cursorState {
+	bc := (*sqlite3.TBtCursor)(cptr(cur))
+	s := cursorState{state: bc.FeState, depth: bc.FiPage}
+	for i := 0; i < int(bc.FiPage); i++ {
+		s.pages = append(s.pages, (*sqlite3.TMemPage)(cptr(bc.FapPage[i])).Fpgno)
+		s.idx = append(s.idx, bc.FaiIdx[i])
+	}
+	if bc.FiPage >= 0 && bc.FpPage != 0 {
+		s.pages = append(s.pages, (*sqlite3.TMemPage)(cptr(bc.FpPage)).Fpgno)
+		s.idx = append(s.idx, bc.Fix)
+	}
+	return s
+}
+
+func sign(v int32) int32 {
+	switch {
+	case v < 0:
+		return -1
+	case v > 0:
+		return 1
+	}
+	return 0
+}
+
+// seekKeys makes keys that fill several levels of a tree: short ones,
+// shared prefixes, and long ones whose cells spill to overflow pages
+// (where the Go seek hands over to SQLite's).
+func seekKeys(rng *rand.Rand, n int) [][]byte {
+	keys := make([][]byte, 0, n)
+	for range n {
+		var k []byte
+		switch rng.IntN(40) {
+		case 0:
+			k = append([]byte("long/"), bytes.Repeat([]byte{byte(rng.IntN(256))}, 500+rng.IntN(2500))...)
+		case 1:
+			k = []byte{byte(rng.IntN(256))}
+		case 2, 3:
+			k = fmt.Appendf(nil, "prefix/%d", rng.IntN(1000))
+		default:
+			k = fmt.Appendf(nil, "k%08d%x", rng.IntN(1_000_000), rng.Uint32()&0xff)
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// probes are the keys a seek is tried with: every stored key, and around
+// each a key just before, just after and a prefix of it.
+func probes(keys [][]byte, rng *rand.Rand) [][]byte {
+	var ps [][]byte
+	for _, k := range keys {
+		ps = append(ps, k, append(bytes.Clone(k), 0), k[:len(k)-1])
+		if len(k) > 0 {
+			d := bytes.Clone(k)
+			d[len(d)-1]--
+			ps = append(ps, d)
+		}
+	}
+	for range 200 {
+		ps = append(ps, fmt.Appendf(nil, "%x", rng.Uint64()))
+	}
+	// The lowest keys, beside the rows that are not BLOBs.
+	return append(ps, []byte{}, []byte{0}, []byte{1}, []byte("text key"), []byte{0xff, 0xff, 0xff})
+}
+
+// The Go seek leaves a cursor exactly where SQLite's own leaves it, with
+// the same result, for one- and two-field search keys, on trees of
+// several levels with overflowing cells and with keys of other storage
+// classes (a table without STRICT, as version-1 files have): the same
+// page and cell at every level, the same state.
+func TestSeekIndexMatchesSQLite(t *testing.T) {
+	r := openRaw(t)
+	r.exec(`CREATE TABLE t (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
+		CREATE TABLE e (a BLOB NOT NULL, b BLOB NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;`)
+	rng := rand.New(rand.NewPCG(28, 2))
+	keys := seekKeys(rng, 4000)
+	r.exec("BEGIN")
+	for _, k := range keys {
+		r.insert("t", blobLit(k), blobLit(fmt.Appendf(nil, "v%d", rng.IntN(100))))
+		r.insert("e", blobLit(k[:min(len(k), 3)]), blobLit(k))
+	}
+	// Keys that are not BLOBs sort before every BLOB.
+	for _, k := range []string{"'text key'", "'a'", "'zzz'", "''"} {
+		r.insert("t", k, "x'00'")
+		r.insert("e", k, "x'01'")
+	}
+	r.insert("t", "42", "x'00'")
+	r.insert("t", "1.5", "x'00'")
+	r.insert("e", "x'6b30'", "7")
+	r.exec("COMMIT")
+
+	c := New(r.tls, r.db)
+	t.Cleanup(c.Close)
+	r.exec("BEGIN IMMEDIATE")
+	defer r.exec("ROLLBACK")
+	require.True(t, c.init())
+	bt, ok := c.writable()
+	require.True(t, ok)
+
+	check := func(table string, keyInfo uintptr, probe func(k []byte) [][]byte) {
+		res := c.resolve(&layout.Objects{Names: layout.Names{Data: table}})
+		require.True(t, res.ok, table)
+		for _, i := range []int{curData, curKeys} {
+			require.Equal(t, int32(sqlite3.SQLITE_OK), c.cursorFor(bt, i, res.data, keyInfo, btreeWrCsr))
+		}
+		goCur, sqlCur := c.cur[curData], c.cur[curKeys]
+		fallbacks, n := 0, 0
+		for _, k := range probes(keys, rng) {
+			n++
+			fields := probe(k)
+			goSeek = true
+			_, _, goOK := c.seekIndex(goCur, fields)
+			if !goOK {
+				fallbacks++
+			}
+			gFound, gRes, gRC := c.seekOn(goCur, keyInfo, fields...)
+			goSeek = false
+			sFound, sRes, sRC := c.seekOn(sqlCur, keyInfo, fields...)
+			goSeek = true
+			require.Equal(t, sRC, gRC, "%s %x", table, fields)
+			require.Equal(t, sFound, gFound, "%s %x", table, fields)
+			require.Equal(t, sign(sRes), sign(gRes), "%s %x", table, fields)
+			require.Equal(t, stateOf(sqlCur), stateOf(goCur), "%s %x", table, fields)
+		}
+		require.Positive(t, fallbacks, "%s: some seeks met overflowing cells and went to SQLite", table)
+		require.Less(t, fallbacks, n/4, "%s: most seeks were made in Go", table)
+	}
+	check("t", c.keyInfo1, func(k []byte) [][]byte { return [][]byte{k} })
+	check("e", c.keyInfo2, func(k []byte) [][]byte { return [][]byte{k[:min(len(k), 3)], k} })
+	check("e", c.keyInfo1, func(k []byte) [][]byte { return [][]byte{k[:min(len(k), 3)]} })
+}
+
+// compareRecord orders a record as SQLite's comparator does: by the bytes
+// of each BLOB field, shorter first on a common prefix, any other storage
+// class first, and reports records it cannot read.
+func TestCompareRecord(t *testing.T) {
+	rec := func(fields ...[]byte) []byte {
+		var hdr, body []byte
+		for _, f := range fields {
+			hdr = append(hdr, make([]byte, varintLen(uint64(len(f))*2+12))...)
+			putVarint(hdr[len(hdr)-varintLen(uint64(len(f))*2+12):], uint64(len(f))*2+12)
+			body = append(body, f...)
+		}
+		return append(append([]byte{byte(len(hdr) + 1)}, hdr...), body...)
+	}
+	for _, c := range []struct {
+		rec    []byte
+		key    [][]byte
+		cmp    int
+		broken bool
+	}{
+		{rec: rec([]byte("abc")), key: [][]byte{[]byte("abc")}, cmp: 0},
+		{rec: rec([]byte("abc")), key: [][]byte{[]byte("abd")}, cmp: -1},
+		{rec: rec([]byte("abc")), key: [][]byte{[]byte("ab")}, cmp: 1},
+		{rec: rec([]byte("ab")), key: [][]byte{[]byte("abc")}, cmp: -1},
+		{rec: rec([]byte{}), key: [][]byte{{}}, cmp: 0},
+		{rec: rec([]byte("a"), []byte("b")), key: [][]byte{[]byte("a"), []byte("c")}, cmp: -1},
+		{rec: rec([]byte("a"), []byte("b")), key: [][]byte{[]byte("a")}, cmp: 0},
+		{rec: rec(bytes.Repeat([]byte("x"), 300)), key: [][]byte{bytes.Repeat([]byte("x"), 300)}, cmp: 0},
+		{rec: []byte{2, 1, 7}, key: [][]byte{[]byte("a")}, cmp: -1},         // an integer
+		{rec: []byte{2, 15, 'a'}, key: [][]byte{[]byte("a")}, cmp: -1},      // TEXT
+		{rec: []byte{2, 0}, key: [][]byte{[]byte("a")}, cmp: -1},            // NULL
+		{rec: []byte{2, 20, 'a'}, key: [][]byte{[]byte("a")}, broken: true}, // body past the end
+		{rec: []byte{9, 14}, key: [][]byte{[]byte("a")}, broken: true},      // header past the end
+		{rec: []byte{}, key: [][]byte{[]byte("a")}, broken: true},
+	} {
+		cmp, good := compareRecord(c.rec, c.key)
+		require.Equal(t, !c.broken, good, "%x", c.rec)
+		if good {
+			require.Equal(t, c.cmp, max(-1, min(1, cmp)), "%x against %q", c.rec, c.key)
+		}
+	}
+}
+
+// pageFetches returns the pages the connection has fetched from its cache
+// or the file since the last call.
+func (r *rawDB) pageFetches() int {
+	p := sqlite3.Xsqlite3_malloc(r.tls, 8)
+	defer sqlite3.Xsqlite3_free(r.tls, p)
+	n := 0
+	for _, op := range []int32{sqlite3.SQLITE_DBSTATUS_CACHE_HIT, sqlite3.SQLITE_DBSTATUS_CACHE_MISS} {
+		require.Equal(r.t, int32(sqlite3.SQLITE_OK), sqlite3.Xsqlite3_db_status(r.tls, r.db, op, p, p+4, 1))
+		n += int(*(*int32)(cptr(p)))
+	}
+	return n
+}
+
+// Replacing a row's value reads the pages of its path once: the seek that
+// found the row is the one the insert uses (SQLite seeks again unless told
+// the cursor is on the row to replace).
+func TestOverwriteSeeksOnce(t *testing.T) {
+	r := openRaw(t)
+	r.exec(`CREATE TABLE t (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`)
+	value := func(i int) []byte { return fmt.Appendf(nil, "%0100d", i) }
+	r.exec("BEGIN")
+	for i := range 30_000 {
+		r.insert("t", blobLit(fmt.Appendf(nil, "key%06d", i)), blobLit(value(i)))
+	}
+	r.exec("COMMIT")
+	c := New(r.tls, r.db)
+	t.Cleanup(c.Close)
+	r.exec("BEGIN IMMEDIATE")
+	defer r.exec("ROLLBACK")
+	tbl := &layout.Objects{Names: layout.Names{Data: "t"}}
+	// The smallest key is on the leftmost leaf: its depth is the tree's.
+	ok, err := c.Upsert(tbl, []byte("key000000"), value(0), 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	depth := int((*sqlite3.TBtCursor)(cptr(c.cur[curData])).FiPage) + 1
+	require.Equal(t, 3, depth, "a tree of three levels")
+	rng := rand.New(rand.NewPCG(3, 28))
+	for n := range 200 {
+		i := rng.IntN(30_000)
+		r.pageFetches()
+		ok, err := c.Upsert(tbl, fmt.Appendf(nil, "key%06d", i), value(i+n+1), 0)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.LessOrEqual(t, r.pageFetches(), depth, "key %d: one fetch per level", i)
+	}
+}
