@@ -4,7 +4,9 @@
 #   make snkv       build the command-line tool into ./bin/snkv
 #   make test       gofmt check, go vet, staticcheck (lint), and every test with -race in -short
 #                   mode; then the kvstore and timelog suites (timelog's in tests/ too) again
-#                   against encrypted stores (SNKV_TEST_ENCRYPTION=1)
+#                   against encrypted stores (SNKV_TEST_ENCRYPTION=1); then the 20,000-vector
+#                   recall test without -race, and internal/hnsw with its pure-Go distance
+#                   kernels only (-tags purego)
 #   make lint       staticcheck ./..., with and without the tag snkv_nofast
 #   make tools      installs staticcheck into .tools/ (not a dependency of the module)
 #   make test-sql   every test (-short) with the B-tree fast path built out (tag snkv_nofast)
@@ -18,6 +20,8 @@
 #                       (module bench/, which fetches them; scripts/bench-peers.sh)
 #   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M),
 #                       then the C Timelog workload (TIMELOG_NATIVE_N records, default 5M)
+#   make bench-vector  every target row of vector search for the clustered and hard sets
+#                   (VECTOR_BENCH_N vectors, default 100,000, of VECTOR_BENCH_DIM, default 384)
 #   make cross      CGO_ENABLED=0 builds for every supported platform
 #   make fmt        gofmt -w the tree
 #   make vet        go vet ./...
@@ -37,7 +41,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 # GOOS/GOARCH pairs that must build without cgo.
 PLATFORMS := linux/amd64 linux/arm64 linux/arm darwin/arm64 windows/amd64 android/arm64
 
-.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-peers bench-timelog cross fmt vet generate lint tools
+.PHONY: all demo snkv test test-sql test-long fuzz bench bench-snkv bench-peers bench-timelog bench-vector cross fmt vet generate lint tools
 
 all: test
 
@@ -56,6 +60,8 @@ test: vet lint
 	$(GO) test -race -short ./...
 	SNKV_TEST_ENCRYPTION=1 $(GO) test -race -short -count=1 ./kvstore/ ./timelog/
 	SNKV_TEST_ENCRYPTION=1 $(GO) test -race -short -count=1 -run '^TestTimelog' ./tests/
+	$(GO) test -short -run Recall20k ./internal/hnsw/
+	$(GO) test -short -tags purego ./internal/hnsw/
 
 # The same suite with writes through SQL statements only, so that the
 # fallback every build can be made with stays tested.
@@ -84,6 +90,10 @@ bench-peers:
 bench-timelog:
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkNative' -benchmem -benchtime 2s ./timelog/
 	$(GO) test -run '^$$' -bench '^BenchmarkNative' -benchmem -benchtime 1x ./timelog/
+
+bench-vector:
+	VECTOR_BENCH=1 $(GO) test -run '^TestBenchVector$$' -v -timeout 60m ./vector/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/hnsw/ ./vector/
 
 cross:
 	@set -e; for p in $(PLATFORMS); do \

@@ -152,7 +152,8 @@ type IntegrityReport struct {
 //     column-family table has lost its catalog row (Repair fixes these);
 //   - every key and value is a BLOB and every key 1 byte to MaxKeySize;
 //   - every checksum matches (rows without one are counted as unverified);
-//   - every column family's data, key index and expiry index agree.
+//   - every column family's data, key index and expiry index agree;
+//   - the checks layers registered for their hidden tables (RegisterLayer).
 //
 // The error is for a check that could not run; what it found is in the
 // report.
@@ -179,6 +180,11 @@ func (s *Store) CheckIntegrity(ctx context.Context) (IntegrityReport, error) {
 	cr, err := s.reg.Check(ctx)
 	rep.Problems = append(rep.Problems, cr.Problems...)
 	rep.Rows, rep.Verified, rep.Unverified, rep.UnverifiedByCF = cr.Rows, cr.Verified, cr.Unverified, cr.UnverifiedByCF
+	if err != nil {
+		return rep, engine.Wrap(ctx, "integrity check", err)
+	}
+	lp, err := s.checkLayers(ctx) // layer.go
+	rep.Problems = append(rep.Problems, lp...)
 	return rep, engine.Wrap(ctx, "integrity check", err)
 }
 
@@ -204,14 +210,20 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // catalog rows of column-family tables that lost theirs, recreates missing
 // views and triggers, rebuilds a missing TTL table from the other one, and
 // drops TTL index rows that no longer agree with the data. It does not mend
-// rows that fail their checksum (CheckIntegrity names them). It returns one
-// line per repair made; none for a sound store. Handles opened before
+// rows that fail their checksum (CheckIntegrity names them). Then it runs
+// the repairs layers registered for their hidden tables (RegisterLayer).
+// It returns one line per repair made; none for a sound store. Handles opened before
 // Repair should be opened again.
 func (s *Store) Repair(ctx context.Context) ([]string, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
-	return s.reg.Repair(ctx)
+	out, err := s.reg.Repair(ctx)
+	if err != nil {
+		return out, err
+	}
+	lr, err := s.repairLayers(ctx) // layer.go
+	return append(out, lr...), engine.Wrap(ctx, "repair", err)
 }
 
 // RepairFile runs Repair on the store at path without its password or

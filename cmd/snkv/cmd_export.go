@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/vector"
 	"github.com/spf13/cobra"
 )
 
@@ -32,6 +33,17 @@ absolute expiry in milliseconds since the Unix epoch, present only for a key
 with a TTL. An empty column family is written as {"cf":"name"} alone, so that
 it survives a round trip. Keys already expired are not written.
 'snkv import' reads this format back.
+
+After the column families come the vector indexes (not with --cf or
+--format tsv): a line with each index's options, then a line a live vector,
+with its value, metadata and expiry, the vector in float32's exact
+decimals:
+
+  {"vec":"docs","dim":3,"metric":"cosine","storage":"f32","m":16,"ef_construction":128}
+  {"vec":"docs","key":"a","value":"hello","vector":[1,0,0],"meta":{"lang":"en"}}
+
+Metadata that is not UTF-8 is written as "meta_base64" (keys and values in
+base64). The selection flags select vectors by key too.
 
 --prefix, --start/--end and --match select keys as scan does, in each
 column family exported.
@@ -96,6 +108,13 @@ encrypted copy).`,
 				if err != nil {
 					return err
 				}
+				var ixs []*vector.Index
+				if !cfChanged(cmd) && !tsv {
+					if ixs, err = openVecIndexes(ctx, db); err != nil {
+						return err
+					}
+					defer closeVecIndexes(ixs)
+				}
 				var total int64
 				for _, kc := range counts {
 					total += kc.Live
@@ -114,7 +133,7 @@ encrypted copy).`,
 					total = -1 // a spinner: the selected keys are not counted
 				}
 				bar := a.progress(total, "exporting", "keys")
-				n, at, largest, err := a.export(ctx, db, cfs, w, ks, tsv, bar)
+				n, vecs, at, largest, err := a.export(ctx, db, cfs, ixs, w, ks, tsv, bar)
 				bar.done()
 				if ferr := w.Flush(); err == nil {
 					err = ferr
@@ -136,7 +155,7 @@ encrypted copy).`,
 					// Options.MaxValueSize: its import needs as much.
 					fmt.Fprintf(a.err, "snkv: note: the largest value exported is %d bytes (%s), above the default limit: import it with --max-value-size %s\n", largest, humanSize(int64(largest)), flagSize(largest))
 				}
-				return a.exportSummary(outPath != "", n, len(cfs))
+				return a.exportSummary(outPath != "", n, len(cfs), vecs, len(ixs))
 			})
 		},
 	}
@@ -158,12 +177,13 @@ func parseFormat(s string) (tsv bool, err error) {
 	return false, usagef("bad --format %q: want jsonl or tsv", s)
 }
 
-// export writes the selected keys of cfs to w from one read transaction,
-// as JSON Lines or TSV, and returns how many it wrote and the column
-// family it was at (the one an error is about). The command's clock is
-// fixed, so an expiry computed as now + the time left is the stored one,
-// to the millisecond.
-func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, w io.Writer, sel keySel, tsv bool, bar *progress) (n int64, at string, largest int, err error) {
+// export writes the selected keys of cfs, then the selected vectors of
+// ixs, to w from one read transaction, as JSON Lines or TSV (no vectors),
+// and returns how many keys and vectors it wrote and the column family it
+// was at (the one an error is about). The command's clock is fixed, so an
+// expiry computed as now + the time left is the stored one, to the
+// millisecond.
+func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.ColumnFamily, ixs []*vector.Index, w io.Writer, sel keySel, tsv bool, bar *progress) (n, vecs int64, at string, largest int, err error) {
 	sink := &app{out: w}
 	var line []byte
 	err = db.View(ctx, func(tx *kvstore.Tx) error {
@@ -219,14 +239,16 @@ func (a *app) export(ctx context.Context, db *kvstore.Store, cfs []*kvstore.Colu
 				}
 			}
 		}
-		return nil
+		at = ""
+		vecs, err = a.exportVectors(ctx, tx, ixs, sink, sel)
+		return err
 	})
-	return n, at, largest, err
+	return n, vecs, at, largest, err
 }
 
 // exportSummary reports an export: on stdout when the data went to a file,
 // else on stderr when that is a terminal (never mixed into the data).
-func (a *app) exportSummary(toFile bool, keys int64, cfs int) error {
+func (a *app) exportSummary(toFile bool, keys int64, cfs int, vecs int64, ixs int) error {
 	w := a.out
 	if !toFile {
 		if !a.stderrIsTerminal() {
@@ -236,7 +258,16 @@ func (a *app) exportSummary(toFile bool, keys int64, cfs int) error {
 	}
 	if a.json {
 		sink := &app{out: w}
-		return sink.emit(map[string]any{"exported": keys, "column_families": cfs})
+		sum := map[string]any{"exported": keys, "column_families": cfs}
+		if ixs > 0 {
+			sum["vectors"], sum["vector_indexes"] = vecs, ixs
+		}
+		return sink.emit(sum)
+	}
+	if ixs > 0 {
+		_, err := fmt.Fprintf(w, "exported %s from %s and %s from %s\n", countOf(keys, "key"), countOf(cfs, "column family"),
+			countOf(vecs, "vector"), countOf(ixs, "vector index"))
+		return err
 	}
 	_, err := fmt.Fprintf(w, "exported %s from %s\n", countOf(keys, "key"), countOf(cfs, "column family"))
 	return err

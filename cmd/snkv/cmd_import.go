@@ -10,9 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
+	"github.com/snkv-go/snkv/vector"
 	"github.com/spf13/cobra"
 )
 
@@ -32,6 +34,12 @@ transaction: an error (a bad line, a bad key) rolls that column family back
 and stops, leaving the column families imported before it. This needs each
 column family's lines together, as export writes them. --batch N commits
 every N keys instead (lines of column families may then be mixed).
+
+Vector indexes are read back from their lines too: an index's first line
+(dim, metric, ...) creates it, or checks that the existing one has those
+options; its vectors are put like keys (replacing a key's vector, skipped if
+expired), all-or-nothing per index unless --batch. An index the import
+created and rolled back is dropped again.
 
 --format tsv reads tab-separated lines (KEY, VALUE, optional EXPIRE_MS, with
 the escapes 'snkv export --format tsv' writes) into the column family of
@@ -85,6 +93,7 @@ progress is rolled back, and the summary says what was imported.`,
 			err = a.withStore(target, true, func(db *kvstore.Store) error {
 				im := &importer{a: a, db: db, ctx: cmd.Context(), batch: batch, seen: map[string]bool{}, tsv: tsv}
 				defer func() { committed = im.committed }()
+				defer im.closeVec()
 				if size >= 0 {
 					im.byBytes = true
 					im.bar = a.progressBytes(size, "importing")
@@ -114,6 +123,7 @@ progress is rolled back, and the summary says what was imported.`,
 // cfTally counts what an import did to one column family.
 type cfTally struct {
 	name     string
+	vec      bool  // a vector index, not a column family
 	imported int64 // keys committed
 	skipped  int64 // keys skipped because already expired
 }
@@ -130,6 +140,11 @@ type importer struct {
 
 	tallies []*cfTally
 	seen    map[string]bool // column families met so far, by folded name
+
+	// vec is the vector index that vectors go to (cur is nil then);
+	// vecCreated: the import created it, and nothing of it committed yet.
+	vec        *vector.Index
+	vecCreated bool
 
 	cur *kvstore.ColumnFamily
 	// created: cur was created in tx, so that a rollback of tx leaves
@@ -203,15 +218,28 @@ func (im *importer) line(n int, b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	var rec record
+	var l importLine
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rec); err != nil {
+	if err := dec.Decode(&l); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// Name the field as the line has it, not by the
+			// embedded structs that read it.
+			te.Struct, te.Field = "record", te.Field[strings.LastIndexByte(te.Field, '.')+1:]
+		}
 		return fmt.Errorf("not a record: %v", err)
 	}
 	if dec.More() {
 		return fmt.Errorf("not a record: more than one JSON value on the line")
 	}
+	if l.Vec != nil {
+		return im.vecLine(&l)
+	}
+	if l.vecFields.any() {
+		return fmt.Errorf(`a vector index's field on a column family's line (without "vec")`)
+	}
+	rec := l.record
 	if rec.CF == "" {
 		return fmt.Errorf(`missing "cf"`)
 	}
@@ -275,6 +303,12 @@ func (im *importer) put(key, value []byte, expireMs *int64) (err error) {
 	if err != nil {
 		return err
 	}
+	return im.written()
+}
+
+// written counts a key written in the import's transaction, and commits
+// it when --batch says to.
+func (im *importer) written() error {
 	im.pending++
 	if im.pending%1024 == 0 && !im.byBytes {
 		im.bar.add(1024)
@@ -294,6 +328,7 @@ func (im *importer) switchTo(name string) error {
 	if err := im.commit(); err != nil {
 		return err
 	}
+	im.closeVec()
 	fold := foldName(name)
 	if im.seen[fold] && im.batch == 0 {
 		return fmt.Errorf("the lines of column family %q are not together (its earlier lines are imported): an all-or-nothing import needs each column family's lines in one run, as export writes them; use --batch N to import mixed lines", name)
@@ -316,7 +351,7 @@ func (im *importer) switchTo(name string) error {
 	}
 	im.seen[fold] = true
 	for _, t := range im.tallies {
-		if foldName(t.name) == fold {
+		if !t.vec && foldName(t.name) == fold {
 			im.tally = t
 		}
 	}
@@ -376,21 +411,32 @@ func (im *importer) rollback() bool {
 		im.tallies = slices.DeleteFunc(im.tallies, func(t *cfTally) bool { return t == im.tally })
 		im.created = false
 	}
+	if im.vec != nil && im.vecCreated && im.tally.imported == 0 {
+		// Created by this import and given nothing: no trace of it.
+		name := im.vec.Name()
+		im.closeVec()
+		if err := vector.Drop(context.Background(), im.db, name); err == nil {
+			im.tallies = slices.DeleteFunc(im.tallies, func(t *cfTally) bool { return t == im.tally })
+			rolled = true
+		}
+	}
 	return rolled
 }
 
 // fail rolls back and returns the error of line n.
 func (im *importer) fail(n int, err error) error {
-	name := ""
+	what := ""
 	if im.cur != nil {
-		name = im.cur.Name()
+		what = fmt.Sprintf("column family %q", im.cur.Name())
+	} else if im.vec != nil {
+		what = fmt.Sprintf("vector index %q", im.vec.Name())
 	}
 	msg := fmt.Sprintf("line %d: %v", n, err)
 	if im.rollback() {
 		if im.batch == 0 {
-			msg += fmt.Sprintf("; column family %q was rolled back", name)
+			msg += fmt.Sprintf("; %s was rolled back", what)
 		} else {
-			msg += fmt.Sprintf("; the batch in progress of column family %q was rolled back", name)
+			msg += fmt.Sprintf("; the batch in progress of %s was rolled back", what)
 		}
 	}
 	return fmt.Errorf("import stopped at %s", msg)
@@ -409,16 +455,30 @@ func (im *importer) interrupt() error {
 // summary prints what the import did.
 func (im *importer) summary() error {
 	var imported, skipped int64
+	cfs, vecs := 0, 0
 	for _, t := range im.tallies {
 		imported += t.imported
 		skipped += t.skipped
+		if t.vec {
+			vecs++
+		} else {
+			cfs++
+		}
 	}
 	if im.a.json {
-		return im.a.emit(map[string]any{"imported": imported, "skipped_expired": skipped, "column_families": len(im.tallies)})
+		sum := map[string]any{"imported": imported, "skipped_expired": skipped, "column_families": cfs}
+		if vecs > 0 {
+			sum["vector_indexes"] = vecs
+		}
+		return im.a.emit(sum)
 	}
 	t := im.a.table("COLUMN FAMILY", "IMPORTED", "SKIPPED EXPIRED")
 	for _, c := range im.tallies {
-		t.row(im.a.showCell([]byte(c.name), false), itoa(c.imported), itoa(c.skipped))
+		name := im.a.showCell([]byte(c.name), false)
+		if c.vec {
+			name = "vector index " + name
+		}
+		t.row(name, itoa(c.imported), itoa(c.skipped))
 	}
 	t.row("total", itoa(imported), itoa(skipped))
 	return t.flush()

@@ -57,6 +57,7 @@ func commands() []registration {
 
 		{(*app).cfCommand, "", ""},
 		{(*app).timelogCommand, "", ""},
+		{(*app).vecCommand, "", ""},
 		{(*app).shellCommand, "", ""},
 	}
 }

@@ -261,7 +261,7 @@ func orDash(s string) string {
 }
 
 // irregular are the plurals that are not the word and an s.
-var irregular = map[string]string{"column family": "column families", "entry": "entries"}
+var irregular = map[string]string{"column family": "column families", "entry": "entries", "vector index": "vector indexes"}
 
 // plural is the plural of a noun.
 func pluralOf(noun string) string {

@@ -1,0 +1,266 @@
+package hnsw
+
+import (
+	"math"
+	"slices"
+)
+
+// Result is one neighbour found by Search.
+type Result struct {
+	ID   uint32
+	Dist float32
+}
+
+// SearchOptions configures Search.
+type SearchOptions struct {
+	// K is the number of neighbours wanted (at least 1).
+	K int
+	// Ef is the candidate list of the graph search; below K it is K.
+	Ef int
+	// Allow, when not nil, accepts the ids a search may return (it is
+	// called under the graph's read lock, from the searching goroutine).
+	Allow func(id uint32) bool
+	// Subset, when not nil, is every id the search may return (Allow still
+	// applies): an exact scan of it when it is short. When it is long the
+	// search walks the graph with Allow as the filter, so Allow must then
+	// itself reject the ids outside Subset (without Allow, a set of Subset
+	// is built for the search).
+	Subset []uint32
+	// ExactBelow is the estimated number of matching vectors at or below
+	// which a filtered search is an exact scan; 0 means 2 · Ef · 2M.
+	ExactBelow int
+	// Rerank, when not nil, gives the exact vector of an id (false: none;
+	// the id is dropped): the graph search gathers K · Oversample
+	// candidates by the stored (F16 or I8) vectors, and they are ordered
+	// by the exact distance to the query.
+	Rerank func(id uint32) ([]float32, bool)
+	// Oversample multiplies K for Rerank; 0 means 3.
+	Oversample int
+}
+
+// Search returns the K nearest live nodes to q that the options accept,
+// nearest first: min(K, matching) of them. It fails with ErrDim or
+// ErrVector for a bad query. Safe for concurrent use with other searches
+// and with the linking of staged nodes (which it never returns); it waits
+// for staging, publishing and deletes. Cost: about Ef · 2M distance computations for an
+// unfiltered search; a filter that matches a fraction p costs about 1/p
+// times more, up to an exact scan of the matching nodes.
+func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
+	if o.K < 1 {
+		return nil, nil
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	s := g.getScratchFor(g.n)
+	defer g.putScratch(s)
+	qp, err := g.prepare(q, s.q)
+	if err != nil {
+		return nil, err
+	}
+	s.q = qp
+	qn2 := dot(qp, qp)
+	k := o.K
+	if o.Rerank != nil {
+		over := o.Oversample
+		if over <= 0 {
+			over = 3
+		}
+		k *= over
+	}
+	ef := max(o.Ef, k)
+	allow := o.Allow
+	exactBelow := o.ExactBelow
+	if exactBelow <= 0 {
+		exactBelow = 2 * max(o.Ef, 16) * g.m0
+	}
+	var items []item
+	_, top := g.entryPoint()
+	switch {
+	case g.live == 0 || top < 0:
+	case o.Subset != nil && len(o.Subset) <= exactBelow:
+		items = g.exact(s, qp, qn2, k, o.Subset, allow)
+	case o.Subset != nil || allow != nil:
+		// The exact scan costs a distance per match (and, without a
+		// subset, a cheap filter call per node); the graph search gets
+		// that many distances, and the exact scan takes over when it runs
+		// out or finds fewer than K.
+		var est, budget int
+		if o.Subset != nil {
+			if allow == nil {
+				allow = subsetFilter(o.Subset, nil)
+			}
+			est = len(o.Subset)
+			budget = est
+		} else {
+			est = g.estimate(allow)
+			budget = est + int(g.n)/8
+		}
+		if est <= exactBelow || budget <= filteredWalk(ef, g.m0, int(g.live), est) {
+			items = g.exact(s, qp, qn2, k, o.Subset, allow)
+			break
+		}
+		s.budget, s.exhausted = max(budget, 1), false
+		items = g.graphSearch(s, qp, qn2, ef, allow)
+		exhausted := s.exhausted
+		s.budget = 0
+		if exhausted || len(items) < k {
+			items = g.exact(s, qp, qn2, k, o.Subset, allow)
+		}
+	default:
+		items = g.graphSearch(s, qp, qn2, ef, nil)
+	}
+	if len(items) > k {
+		items = items[:k]
+	}
+	out := make([]Result, 0, len(items))
+	if o.Rerank == nil {
+		for _, it := range items {
+			out = append(out, Result{it.id, it.d})
+		}
+		return out, nil
+	}
+	for _, it := range items {
+		v, ok := o.Rerank(it.id)
+		if !ok {
+			continue
+		}
+		ev, err := g.prepare(v, s.v)
+		if err != nil {
+			continue
+		}
+		s.v = ev
+		out = append(out, Result{it.id, g.exactDist(qp, ev)})
+	}
+	slices.SortStableFunc(out, func(a, b Result) int {
+		switch {
+		case a.Dist < b.Dist:
+			return -1
+		case a.Dist > b.Dist:
+			return 1
+		}
+		return 0
+	})
+	if len(out) > o.K {
+		out = out[:o.K]
+	}
+	return out, nil
+}
+
+// filteredWalk estimates the distances a graph search computes to gather
+// ef candidates when est of live nodes match its filter: an unfiltered
+// search computes about ef · m0, and a filter the walk's nodes pass with
+// probability est/live makes it walk live/est times farther. When the
+// exact scan of the matches costs no more, it is taken at once (a 10 %
+// filter on 100,000 clustered vectors walked until its budget ran out,
+// then scanned: twice the scan).
+func filteredWalk(ef, m0, live, est int) int {
+	if est <= 0 {
+		return math.MaxInt
+	}
+	return int(min(float64(ef)*float64(m0)*float64(live)/float64(est), math.MaxInt32))
+}
+
+// exactDist is the metric on two prepared float32 vectors.
+func (g *Graph) exactDist(a, b []float32) float32 {
+	if g.cfg.Metric == L2 {
+		return l2(a, b)
+	}
+	return 1 - dot(a, b)
+}
+
+func (g *Graph) graphSearch(s *scratch, q []float32, qn2 float32, ef int, allow func(uint32) bool) []item {
+	entry, top := g.entryPoint()
+	ep := item{g.dist(q, qn2, entry), entry}
+	for l := top; l > 0; l-- {
+		ep = g.greedy(q, qn2, ep, l)
+	}
+	return slices.Clone(g.searchLayer(s, q, qn2, []item{ep}, ef, 0, allow, true))
+}
+
+// estimate returns the estimated number of live nodes allow accepts, from a
+// sample of up to 512 slots spread over the id range.
+func (g *Graph) estimate(allow func(uint32) bool) int {
+	const sample = 512
+	if g.n <= sample {
+		n := 0
+		for id := uint32(0); id < g.n; id++ {
+			if g.returnable(id) && allow(id) {
+				n++
+			}
+		}
+		return n
+	}
+	seen, hit := 0, 0
+	step := float64(g.n) / sample
+	for i := range sample {
+		id := uint32(float64(i) * step)
+		if !g.returnable(id) {
+			continue
+		}
+		seen++
+		if allow(id) {
+			hit++
+		}
+	}
+	if seen == 0 {
+		return 0
+	}
+	return int(float64(hit) / float64(seen) * float64(g.live))
+}
+
+// exact scans ids (every slot when nil; an id listed twice counts once) for
+// the k nearest live nodes that allow accepts.
+func (g *Graph) exact(s *scratch, q []float32, qn2 float32, k int, ids []uint32, allow func(uint32) bool) []item {
+	h := make(maxHeap, 0, k+1)
+	s.gen++
+	if s.gen == 0 {
+		clear(s.visited)
+		s.gen = 1
+	}
+	try := func(id uint32) {
+		if id >= g.n || !s.visit(id) || !g.returnable(id) || (allow != nil && !allow(id)) {
+			return
+		}
+		d := g.dist(q, qn2, id)
+		if len(h) < k {
+			h.push(item{d, id})
+		} else if d < h[0].d {
+			h.pop()
+			h.push(item{d, id})
+		}
+	}
+	if ids != nil {
+		for i, id := range ids {
+			if g.cfg.Storage == F32 && i+prefetchAhead < len(ids) {
+				if next := ids[i+prefetchAhead]; next < g.n {
+					o := int(next&chunkMask) * g.cfg.Dim
+					prefetch(g.vf32[next>>chunkShift][o : o+g.cfg.Dim])
+				}
+			}
+			try(id)
+		}
+	} else {
+		for id := uint32(0); id < g.n; id++ {
+			try(id)
+		}
+	}
+	return h.sorted(nil)
+}
+
+// prefetchAhead is how many ids ahead an exact scan of a list of ids asks
+// for a vector to be brought into the cache.
+const prefetchAhead = 6
+
+// subsetFilter accepts the ids of subset that allow accepts.
+func subsetFilter(subset []uint32, allow func(uint32) bool) func(uint32) bool {
+	in := make(map[uint32]struct{}, len(subset))
+	for _, id := range subset {
+		in[id] = struct{}{}
+	}
+	return func(id uint32) bool {
+		if _, ok := in[id]; !ok {
+			return false
+		}
+		return allow == nil || allow(id)
+	}
+}

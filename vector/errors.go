@@ -1,0 +1,5 @@
+package vector
+
+import "errors"
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -1,0 +1,388 @@
+package vector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// Tx is an index bound to a transaction of its store: writes land in the
+// transaction (and in the index's memory only once it commits), reads and
+// searches see its snapshot and its own writes. Like the kvstore.Tx, it
+// belongs to one goroutine at a time.
+type Tx struct {
+	ix *Index
+	tx *kvstore.Tx
+	t  tables
+}
+
+// In binds the index to tx. Writes need a writable tx (else
+// kvstore.ErrReadOnlyTx).
+func (ix *Index) In(tx *kvstore.Tx) *Tx { return &Tx{ix: ix, tx: tx, t: ix.t.in(tx)} }
+
+// check validates one item and returns its expiry (ms, 0: none).
+func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, error) {
+	if len(key) == 0 {
+		return 0, fmt.Errorf("vector: %q: %w", ix.name, kvstore.ErrInvalidKey)
+	}
+	if len(key) > kvstore.MaxKeySize {
+		return 0, fmt.Errorf("vector: %q: %w", ix.name, kvstore.ErrKeyTooLarge)
+	}
+	if len(vec) != ix.cfg.Dim {
+		return 0, fmt.Errorf("vector: %q: key %q: %w: %d, want %d", ix.name, key, ErrDim, len(vec), ix.cfg.Dim)
+	}
+	var n2 float64
+	for _, x := range vec {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return 0, fmt.Errorf("vector: %q: key %q: %w: NaN or infinite element", ix.name, key, ErrVector)
+		}
+		n2 += float64(x) * float64(x)
+	}
+	if n2 == 0 && ix.cfg.Metric == Cosine {
+		return 0, fmt.Errorf("vector: %q: key %q: %w: zero vector under the cosine metric", ix.name, key, ErrVector)
+	}
+	switch {
+	case p.TTL < 0:
+		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, kvstore.ErrInvalidTTL)
+	case p.TTL > 0:
+		return now.Add(p.TTL).UnixMilli(), nil
+	case !p.ExpireAt.IsZero():
+		if !p.ExpireAt.After(now) {
+			return 0, fmt.Errorf("vector: %q: key %q: %w: expiry not in the future", ix.name, key, kvstore.ErrInvalidTTL)
+		}
+		return p.ExpireAt.UnixMilli(), nil
+	}
+	return 0, nil
+}
+
+// Put stores vec under key (replacing the key's vector, value and
+// metadata) in the transaction. Errors: kvstore.ErrInvalidKey,
+// kvstore.ErrKeyTooLarge, ErrDim, ErrVector, kvstore.ErrInvalidTTL for bad
+// input (nothing is written), kvstore.ErrReadOnlyTx, and the store's.
+// Cost: a few point reads and writes, one of them the rewrite of the row
+// packing the vector with its neighbours (about 12 KiB).
+func (w *Tx) Put(key []byte, vec []float32, p Put) error {
+	return w.PutBatch([]Item{{Key: key, Vector: vec, Put: p}})
+}
+
+// PutBatch stores every item in the transaction, in order (a key given
+// twice ends with the later one). Every item is checked first: one bad
+// item writes nothing. It costs less than the same Puts one by one: each
+// packed row is written once.
+func (w *Tx) PutBatch(items []Item) error {
+	ix := w.ix
+	if err := ix.usable(w.ctxOr()); err != nil {
+		return err
+	}
+	if !w.tx.Writable() {
+		return fmt.Errorf("vector: %q: put: %w", ix.name, kvstore.ErrReadOnlyTx)
+	}
+	now := ix.store.Clock().Now()
+	exp := make([]int64, len(items))
+	for i, it := range items {
+		var err error
+		if exp[i], err = ix.check(it.Key, it.Vector, it.Put, now); err != nil {
+			return err
+		}
+	}
+	seq, next, err := w.counters()
+	if err != nil {
+		return err
+	}
+	reuse, err := w.takeFree(len(items))
+	if err != nil {
+		return err
+	}
+	var freed []uint32
+	bv := uint32(ix.cfg.BlockVecs)
+	blocks := map[uint32][]byte{}
+	var order []uint32
+	for i, it := range items {
+		var node uint32
+		if len(reuse) > 0 {
+			node, reuse = reuse[0], reuse[1:]
+		} else {
+			if next >= math.MaxUint32 {
+				return fmt.Errorf("vector: %q: put: %w: node ids exhausted", ix.name, kvstore.ErrInvalidArgument)
+			}
+			node = uint32(next)
+			next++
+		}
+		if raw, err := w.t.keys.Get(it.Key); err == nil {
+			old, err := decodeKeyRowMeta(raw)
+			if err != nil {
+				return fmt.Errorf("vector: %q: key %q: %w", ix.name, it.Key, err)
+			}
+			freed = append(freed, old.node)
+		} else if !errors.Is(err, kvstore.ErrNotFound) {
+			return err
+		}
+		seq++
+		b := node / bv
+		block, ok := blocks[b]
+		if !ok {
+			block, err = w.t.vecs.Get(u32key(b))
+			if err != nil && !errors.Is(err, kvstore.ErrNotFound) {
+				return err
+			}
+			order = append(order, b)
+		}
+		blocks[b] = setVec(block, int(node%bv), it.Vector)
+		row := keyRow{node: node, seq: seq, expire: exp[i], value: it.Value, meta: it.Meta}
+		if err := w.t.keys.Put(it.Key, row.encode()); err != nil {
+			return err
+		}
+		if err := w.t.log.Put(u64key(seq), encodeLogRow(opPut, node, it.Key)); err != nil {
+			return err
+		}
+		ch := change{seq: seq, key: append([]byte(nil), it.Key...), row: &row, vec: append([]float32(nil), it.Vector...)}
+		row.value = nil // memory keeps no values
+		w.record(ch)
+	}
+	for _, b := range order {
+		if err := w.t.vecs.Put(u32key(b), blocks[b]); err != nil {
+			return err
+		}
+	}
+	for _, node := range freed {
+		if err := w.t.free.Put(u32key(node), nil); err != nil {
+			return err
+		}
+	}
+	return w.setCounters(seq, next)
+}
+
+// takeFree takes up to n slots of deleted vectors from the free table, the
+// lowest first.
+func (w *Tx) takeFree(n int) ([]uint32, error) {
+	var nodes []uint32
+	var keys [][]byte
+	for e, err := range w.t.free.All() {
+		if err != nil {
+			return nil, err
+		}
+		if len(e.Key) != 4 {
+			continue // CheckIntegrity reports it
+		}
+		nodes = append(nodes, be32(e.Key))
+		keys = append(keys, e.Key)
+		if len(nodes) == n {
+			break
+		}
+	}
+	for _, k := range keys {
+		if err := w.t.free.Delete(k); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+func (w *Tx) ctxOr() context.Context {
+	if c := w.tx.Context(); c != nil {
+		return c
+	}
+	return context.Background()
+}
+
+func (w *Tx) counters() (seq, next uint64, err error) {
+	raw, err := w.t.meta.Get(metaSeq)
+	if err == nil {
+		seq, err = u64val(raw)
+	}
+	if err == nil {
+		raw, err = w.t.meta.Get(metaNext)
+	}
+	if err == nil {
+		next, err = u64val(raw)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("vector: %q: counters: %w", w.ix.name, err)
+	}
+	return seq, next, nil
+}
+
+func (w *Tx) setCounters(seq, next uint64) error {
+	if err := w.t.meta.Put(metaSeq, u64key(seq)); err != nil {
+		return err
+	}
+	return w.t.meta.Put(metaNext, u64key(next))
+}
+
+// Delete removes key's vector in the transaction. A missing or expired key
+// gives ErrNotFound (an expired one is removed all the same, if the
+// transaction commits). The vector's
+// slot goes to the free table, where a later put takes it (and overwrites
+// the vector's bytes in its packed row).
+func (w *Tx) Delete(key []byte) error {
+	ix := w.ix
+	if err := ix.usable(w.ctxOr()); err != nil {
+		return err
+	}
+	if !w.tx.Writable() {
+		return fmt.Errorf("vector: %q: delete: %w", ix.name, kvstore.ErrReadOnlyTx)
+	}
+	if len(key) == 0 || len(key) > kvstore.MaxKeySize {
+		return fmt.Errorf("vector: %q: delete: %w", ix.name, kvstore.ErrInvalidKey)
+	}
+	raw, err := w.t.keys.Get(key)
+	if err != nil {
+		return err
+	}
+	r, err := decodeKeyRow(raw)
+	if err != nil {
+		return fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
+	}
+	seq, next, err := w.counters()
+	if err != nil {
+		return err
+	}
+	seq++
+	if err := w.t.keys.Delete(key); err != nil {
+		return err
+	}
+	if err := w.t.log.Put(u64key(seq), encodeLogRow(opDelete, r.node, key)); err != nil {
+		return err
+	}
+	if err := w.t.free.Put(u32key(r.node), nil); err != nil {
+		return err
+	}
+	w.record(change{seq: seq, key: append([]byte(nil), key...), node: r.node})
+	if err := w.setCounters(seq, next); err != nil {
+		return err
+	}
+	if r.expire != 0 && r.expire <= ix.store.Clock().Now().UnixMilli() {
+		return errExpired
+	}
+	return nil
+}
+
+// errExpired is Tx.Delete's ErrNotFound for a key that had expired: the
+// delete was made, and Index.Delete commits it.
+var errExpired = fmt.Errorf("%w: the key had expired", kvstore.ErrNotFound)
+
+// Get returns key's vector, value, metadata and expiry as the transaction
+// sees them; ErrNotFound if missing or expired.
+func (w *Tx) Get(key []byte) (Entry, error) {
+	ix := w.ix
+	if err := ix.usable(w.ctxOr()); err != nil {
+		return Entry{}, err
+	}
+	if len(key) == 0 || len(key) > kvstore.MaxKeySize {
+		return Entry{}, fmt.Errorf("vector: %q: get: %w", ix.name, kvstore.ErrInvalidKey)
+	}
+	raw, err := w.t.keys.Get(key)
+	if err != nil {
+		return Entry{}, err
+	}
+	r, err := decodeKeyRow(raw)
+	if err != nil {
+		return Entry{}, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
+	}
+	if r.expire != 0 && r.expire <= ix.store.Clock().Now().UnixMilli() {
+		return Entry{}, kvstore.ErrNotFound
+	}
+	v, err := ix.readVector(w.t, r.node, nil)
+	if err != nil {
+		return Entry{}, err
+	}
+	e := Entry{Key: append([]byte(nil), key...), Vector: v, Value: r.value, Meta: r.meta}
+	if r.expire != 0 {
+		e.ExpireAt = time.UnixMilli(r.expire)
+	}
+	return e, nil
+}
+
+// Contains reports whether key has a live vector in the transaction.
+func (w *Tx) Contains(key []byte) (bool, error) {
+	_, err := w.Get(key)
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Put is Tx.Put in a transaction of its own.
+func (ix *Index) Put(ctx context.Context, key []byte, vec []float32, p Put) error {
+	return ix.update(ctx, func(w *Tx) error { return w.Put(key, vec, p) })
+}
+
+// PutBatch is Tx.PutBatch in a transaction of its own.
+func (ix *Index) PutBatch(ctx context.Context, items []Item) error {
+	return ix.update(ctx, func(w *Tx) error { return w.PutBatch(items) })
+}
+
+// Delete is Tx.Delete in a transaction of its own (which commits the
+// removal of an expired key, and returns ErrNotFound).
+func (ix *Index) Delete(ctx context.Context, key []byte) error {
+	expired := false
+	err := ix.update(ctx, func(w *Tx) error {
+		err := w.Delete(key)
+		if err == errExpired {
+			expired, err = true, nil
+		}
+		return err
+	})
+	if err == nil && expired {
+		return errExpired
+	}
+	return err
+}
+
+// Get is Tx.Get in a read transaction of its own.
+func (ix *Index) Get(ctx context.Context, key []byte) (Entry, error) {
+	var e Entry
+	err := ix.view(ctx, func(w *Tx) (err error) { e, err = w.Get(key); return err })
+	return e, err
+}
+
+// Contains is Tx.Contains in a read transaction of its own.
+func (ix *Index) Contains(ctx context.Context, key []byte) (bool, error) {
+	var ok bool
+	err := ix.view(ctx, func(w *Tx) (err error) { ok, err = w.Contains(key); return err })
+	return ok, err
+}
+
+// Count returns the number of live vectors (expired ones not yet purged are
+// not counted), after applying what other processes committed. Cost: O(n)
+// when some vectors have an expiry, else O(1).
+func (ix *Index) Count(ctx context.Context) (int, error) {
+	if err := ix.sync(ctx); err != nil {
+		return 0, err
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	m := ix.m
+	if m == nil {
+		return 0, ErrClosed
+	}
+	if m.nexp == 0 {
+		return len(m.byKey), nil
+	}
+	now := ix.store.Clock().Now().UnixMilli()
+	n := 0
+	for _, node := range m.byKey {
+		if m.live(node, now) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (ix *Index) update(ctx context.Context, fn func(*Tx) error) error {
+	if err := ix.usable(ctx); err != nil {
+		return err
+	}
+	return ix.store.Update(ctx, func(tx *kvstore.Tx) error { return fn(ix.In(tx)) })
+}
+
+func (ix *Index) view(ctx context.Context, fn func(*Tx) error) error {
+	if err := ix.usable(ctx); err != nil {
+		return err
+	}
+	return ix.store.View(ctx, func(tx *kvstore.Tx) error { return fn(ix.In(tx)) })
+}
