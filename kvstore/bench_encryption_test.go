@@ -216,6 +216,20 @@ func BenchmarkEncryptionConvert(b *testing.B) {
 // value size and side, built once for every -count round.
 var encScanStores = map[string]*kvstore.Store{}
 
+// encScanDirs are the directories of encScanStores, which TestMain removes
+// once every benchmark has run (about 60 MB a run).
+var encScanDirs []string
+
+// removeEncScanStores closes encScanStores and removes their files.
+func removeEncScanStores() {
+	for _, s := range encScanStores {
+		_ = s.Close()
+	}
+	for _, dir := range encScanDirs {
+		_ = os.RemoveAll(dir)
+	}
+}
+
 // BenchmarkEncryptionScanPair measures the target of a full scan of
 // encrypted values against the same scan in the clear, paired: every
 // iteration scans the store in the clear, then the encrypted one, so that
@@ -234,6 +248,7 @@ func BenchmarkEncryptionScanPair(b *testing.B) {
 			if encScanStores[size.name+side.name] == nil {
 				dir, err := os.MkdirTemp("", "encscan")
 				require.NoError(b, err)
+				encScanDirs = append(encScanDirs, dir)
 				s, err := kvstore.Open(filepath.Join(dir, "enc.db"), kvstore.Options{Encryption: side.enc})
 				require.NoError(b, err)
 				val := bytes.Repeat([]byte("v"), size.n)
