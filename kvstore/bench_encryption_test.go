@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -273,7 +274,7 @@ func BenchmarkEncryptionScanPair(b *testing.B) {
 			clear, sealed := encScanStores[size.name+"clear"].Default(), encScanStores[size.name+"sealed"].Default()
 			b.Run(size.name+"/"+mode, func(b *testing.B) {
 				scan := func(cf *kvstore.ColumnFamily) (wall, cpu time.Duration) {
-					start, c0 := time.Now(), cpuNanos()
+					start, c0 := time.Now(), int64(testutil.CPUTime())
 					n := 0
 					for _, err := range cf.Scan(kvstore.IterOptions{Borrow: borrow}) {
 						if err != nil {
@@ -284,7 +285,7 @@ func BenchmarkEncryptionScanPair(b *testing.B) {
 					if n != encBenchKeys {
 						b.Fatalf("%d rows", n)
 					}
-					return time.Since(start), time.Duration(cpuNanos() - c0)
+					return time.Since(start), time.Duration(int64(testutil.CPUTime()) - c0)
 				}
 				var cw, cc, sw, sc time.Duration
 				for b.Loop() {
