@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -116,7 +117,7 @@ func BenchmarkCFCount(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("Open/cfs=%d", n), func(b *testing.B) {
 			path := copyStore(b, cfCountStore(b, dir, n))
-			c0 := cpuNanos()
+			c0 := int64(testutil.CPUTime())
 			b.ResetTimer()
 			for b.Loop() {
 				db, err := kvstore.Open(path, kvstore.Options{})
@@ -127,7 +128,7 @@ func BenchmarkCFCount(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(int64(testutil.CPUTime())-c0)/float64(b.N), "cpu-ns/op")
 		})
 		// A further reader connection: the first read on a connection
 		// parses the whole schema, as Open's writer did. Each iteration
@@ -153,8 +154,8 @@ func BenchmarkCFCount(b *testing.B) {
 		// connection), then closes.
 		b.Run(fmt.Sprintf("OpenSchemaOnly/cfs=%d", n), func(b *testing.B) {
 			path := copyStore(b, cfCountStore(b, dir, n))
-			c0 := cpuNanos()
-			defer func() { b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op") }()
+			c0 := int64(testutil.CPUTime())
+			defer func() { b.ReportMetric(float64(int64(testutil.CPUTime())-c0)/float64(b.N), "cpu-ns/op") }()
 			b.ResetTimer()
 			for b.Loop() {
 				raw, err := sql.Open("sqlite", path)
@@ -221,11 +222,11 @@ func benchReaderConn(b *testing.B, dir string, n int, mmap int64) {
 	rss0 := residentBytes()
 	b.ResetTimer()
 	for b.Loop() {
-		c0 := cpuNanos()
+		c0 := int64(testutil.CPUTime())
 		if _, err := db.Get([]byte("k")); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuNanos() - c0
+		cpu += int64(testutil.CPUTime()) - c0
 		b.StopTimer()
 		c, err := db.Cursor(kvstore.IterOptions{})
 		if err != nil {

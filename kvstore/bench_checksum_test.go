@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/v1fixture"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -139,19 +140,19 @@ func BenchmarkChecksumPaired(b *testing.B) {
 			}
 			var ca, cm int64
 			if per > 1 {
-				ca = cpuNanos()
+				ca = int64(testutil.CPUTime())
 			}
 			a := time.Now()
 			op(first, i)
 			m := time.Now()
 			if per > 1 {
-				cm = cpuNanos()
+				cm = int64(testutil.CPUTime())
 			}
 			op(second, i)
 			*ts += time.Since(m)
 			*tf += m.Sub(a)
 			if per > 1 {
-				*cs += cpuNanos() - cm
+				*cs += int64(testutil.CPUTime()) - cm
 				*cf += cm - ca
 			}
 			i++

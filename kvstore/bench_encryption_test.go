@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -216,6 +217,20 @@ func BenchmarkEncryptionConvert(b *testing.B) {
 // value size and side, built once for every -count round.
 var encScanStores = map[string]*kvstore.Store{}
 
+// encScanDirs are the directories of encScanStores, which TestMain removes
+// once every benchmark has run (about 60 MB a run).
+var encScanDirs []string
+
+// removeEncScanStores closes encScanStores and removes their files.
+func removeEncScanStores() {
+	for _, s := range encScanStores {
+		_ = s.Close()
+	}
+	for _, dir := range encScanDirs {
+		_ = os.RemoveAll(dir)
+	}
+}
+
 // BenchmarkEncryptionScanPair measures the target of a full scan of
 // encrypted values against the same scan in the clear, paired: every
 // iteration scans the store in the clear, then the encrypted one, so that
@@ -234,6 +249,7 @@ func BenchmarkEncryptionScanPair(b *testing.B) {
 			if encScanStores[size.name+side.name] == nil {
 				dir, err := os.MkdirTemp("", "encscan")
 				require.NoError(b, err)
+				encScanDirs = append(encScanDirs, dir)
 				s, err := kvstore.Open(filepath.Join(dir, "enc.db"), kvstore.Options{Encryption: side.enc})
 				require.NoError(b, err)
 				val := bytes.Repeat([]byte("v"), size.n)
@@ -258,7 +274,7 @@ func BenchmarkEncryptionScanPair(b *testing.B) {
 			clear, sealed := encScanStores[size.name+"clear"].Default(), encScanStores[size.name+"sealed"].Default()
 			b.Run(size.name+"/"+mode, func(b *testing.B) {
 				scan := func(cf *kvstore.ColumnFamily) (wall, cpu time.Duration) {
-					start, c0 := time.Now(), cpuNanos()
+					start, c0 := time.Now(), int64(testutil.CPUTime())
 					n := 0
 					for _, err := range cf.Scan(kvstore.IterOptions{Borrow: borrow}) {
 						if err != nil {
@@ -269,7 +285,7 @@ func BenchmarkEncryptionScanPair(b *testing.B) {
 					if n != encBenchKeys {
 						b.Fatalf("%d rows", n)
 					}
-					return time.Since(start), time.Duration(cpuNanos() - c0)
+					return time.Since(start), time.Duration(int64(testutil.CPUTime()) - c0)
 				}
 				var cw, cc, sw, sc time.Duration
 				for b.Loop() {

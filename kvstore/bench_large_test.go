@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -125,10 +126,10 @@ func largeOptions(b *testing.B) kvstore.Options {
 // much less so.
 type cpuMeter struct{ start int64 }
 
-func startCPU() cpuMeter { return cpuMeter{cpuNanos()} }
+func startCPU() cpuMeter { return cpuMeter{int64(testutil.CPUTime())} }
 
 func (m cpuMeter) report(b *testing.B, ops int) {
-	if end := cpuNanos(); end > 0 && ops > 0 {
+	if end := int64(testutil.CPUTime()); end > 0 && ops > 0 {
 		b.ReportMetric(float64(end-m.start)/float64(ops), "cpu-ns/op")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -36,9 +37,9 @@ func benchOpenMemdb(b *testing.B) *sql.DB {
 // other work.
 func cpuRun(b *testing.B, name string, f func(b *testing.B)) {
 	b.Run(name, func(b *testing.B) {
-		c0 := cpuNanos()
+		c0 := int64(testutil.CPUTime())
 		f(b)
-		b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(int64(testutil.CPUTime())-c0)/float64(b.N), "cpu-ns/op")
 	})
 }
 

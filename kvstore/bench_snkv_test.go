@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -69,10 +70,10 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 	ctx := context.Background()
 	rates, cpuRates := map[string][]float64{}, map[string][]float64{}
 	phase := func(name string, ops int, fn func()) {
-		t, c := time.Now(), cpuNanos()
+		t, c := time.Now(), int64(testutil.CPUTime())
 		fn()
 		rates[name] = append(rates[name], float64(ops)/time.Since(t).Seconds())
-		if c1 := cpuNanos(); c1 > c {
+		if c1 := int64(testutil.CPUTime()); c1 > c {
 			cpuRates[name] = append(cpuRates[name], float64(ops)/(float64(c1-c)/1e9))
 		}
 	}

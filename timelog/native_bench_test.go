@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/timelog"
 )
 
@@ -89,7 +90,7 @@ func nativeIngest(b *testing.B, n int, shape nativeShape) (*timelog.Log, float64
 	s := &nativeStream{rng: 12345}
 	rng := rand.New(rand.NewPCG(5, 6))
 	batch := make([]timelog.Record, 4096)
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), testutil.CPUTime()
 	for s.emitted < n {
 		k := min(len(batch), n-s.emitted)
 		s.fill(batch[:k])
@@ -108,7 +109,7 @@ func nativeIngest(b *testing.B, n int, shape nativeShape) (*timelog.Log, float64
 		}
 	}
 	require.NoError(b, l.Flush(ctx))
-	took, cpuTook := time.Since(start), cpuTime()-cpu
+	took, cpuTook := time.Since(start), testutil.CPUTime()-cpu
 	size := float64(fileBytes(b, db)) / float64(n)
 	return l, size, took, cpuTook, func() { _ = l.Close(); _ = db.Close() }
 }
@@ -130,7 +131,7 @@ func BenchmarkNative(b *testing.B) {
 			runtime.GC() // no collection left over from the ingest lands in the scans
 			snap, err := l.Snapshot()
 			require.NoError(b, err)
-			start, c := time.Now(), cpuTime()
+			start, c := time.Now(), testutil.CPUTime()
 			got := 0
 			for _, err := range snap.Since(math.MinInt64) {
 				if err != nil {
@@ -139,9 +140,9 @@ func BenchmarkNative(b *testing.B) {
 				got++
 			}
 			scanAll += float64(got) / time.Since(start).Seconds()
-			cpuAll += float64(got) / (cpuTime() - c).Seconds()
+			cpuAll += float64(got) / (testutil.CPUTime() - c).Seconds()
 			require.Equal(b, n, got)
-			start, c = time.Now(), cpuTime()
+			start, c = time.Now(), testutil.CPUTime()
 			got = 0
 			for c, err := range snap.ColumnsAll() {
 				if err != nil {
@@ -150,7 +151,7 @@ func BenchmarkNative(b *testing.B) {
 				got += c.Len()
 			}
 			scanCols += float64(got) / time.Since(start).Seconds()
-			cpuCols += float64(got) / (cpuTime() - c).Seconds()
+			cpuCols += float64(got) / (testutil.CPUTime() - c).Seconds()
 			require.Equal(b, n, got)
 			require.NoError(b, snap.Close())
 			done()

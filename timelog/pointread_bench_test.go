@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,9 +22,9 @@ func BenchmarkPointReads(b *testing.B) {
 	at := func() int64 { return int64(rng.IntN(rs.n - 20)) }
 	run := func(name string, f func(b *testing.B)) {
 		b.Run(name, func(b *testing.B) {
-			c := cpuTime()
+			c := testutil.CPUTime()
 			f(b)
-			b.ReportMetric(float64((cpuTime()-c).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((testutil.CPUTime()-c).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 	run("Min", func(b *testing.B) {

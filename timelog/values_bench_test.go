@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -141,14 +142,14 @@ func BenchmarkValueGet(b *testing.B) {
 			require.NoError(b, err)
 			defer s.Close()
 			b.ResetTimer()
-			c := cpuTime()
+			c := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				j := uint64(i*7919) % uint64(n)
 				v, err := s.Value(first + j)
 				require.NoError(b, err)
 				require.Len(b, v, benchValueSize)
 			}
-			b.ReportMetric(float64((cpuTime()-c).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((testutil.CPUTime()-c).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 	b.Run("baseline", func(b *testing.B) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/vectest"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/vector"
@@ -108,7 +109,7 @@ func BenchmarkOpen(b *testing.B) {
 			_ = db.Close()
 			db = openStore(b, path, kvstore.Options{Encryption: enc})
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			for b.Loop() {
 				ix, err := vector.Open(ctx, db, "v", vector.Options{})
 				if err != nil {
@@ -117,7 +118,7 @@ func BenchmarkOpen(b *testing.B) {
 				_ = ix.Close()
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/20000, "µs/vector")
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/20000, "cpu-µs/vector")
+			b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/float64(b.N)/20000, "cpu-µs/vector")
 		})
 	}
 }
@@ -162,7 +163,7 @@ func BenchmarkSearchInt8(b *testing.B) {
 			ix := openIndex(b, db, "v", vector.Options{Dim: 384, Metric: vector.Cosine, Storage: st})
 			fill(b, ix, set.Base, 1000, nil)
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			i := 0
 			for b.Loop() {
 				if _, err := ix.Search(ctx, set.Queries[i%len(set.Queries)], vector.Query{K: 10}); err != nil {
@@ -170,7 +171,7 @@ func BenchmarkSearchInt8(b *testing.B) {
 				}
 				i++
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
 }

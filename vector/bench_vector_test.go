@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/vectest"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/vector"
@@ -125,11 +126,11 @@ func benchSet(t *testing.T, c vectest.Config) {
 	ix, err := vector.Open(ctx, db, "v", vector.Options{Dim: c.Dim, Metric: vector.Cosine})
 	require.NoError(t, err)
 
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), testutil.CPUTime()
 	fill(t, ix, set.Base, 1000, func(i int) map[string]string {
 		return map[string]string{"p10": strconv.Itoa(i % 10), "p100": strconv.Itoa(i % 100)}
 	})
-	el, elc := time.Since(start), cpuTime()-cpu
+	el, elc := time.Since(start), testutil.CPUTime()-cpu
 	row("bulk insert, 1,000 per tx", "≥ 1,500/s", "~300/s", "%.0f vectors/s, %.0f per CPU-second (%v for %d)", float64(len(set.Base))/el.Seconds(),
 		float64(len(set.Base))/elc.Seconds(), el.Round(time.Millisecond), len(set.Base))
 
@@ -171,11 +172,11 @@ func benchSet(t *testing.T, c vectest.Config) {
 
 	// Single puts, each its own transaction.
 	extra := vectest.Generate(vectest.Config{N: 500, Dim: c.Dim, Latent: c.Latent, Clusters: c.Clusters, Spread: c.Spread, Noise: c.Noise, Seed: c.Seed + 100})
-	start, cpu = time.Now(), cpuTime()
+	start, cpu = time.Now(), testutil.CPUTime()
 	for i, v := range extra.Base {
 		require.NoError(t, ix.Put(ctx, []byte(fmt.Sprintf("single-%d", i)), v, vector.Put{}))
 	}
-	el, elc = time.Since(start), cpuTime()-cpu
+	el, elc = time.Since(start), testutil.CPUTime()-cpu
 	row("single put per tx", "≥ 300/s", "200–330/s", "%.0f puts/s, %.0f per CPU-second", float64(len(extra.Base))/el.Seconds(), float64(len(extra.Base))/elc.Seconds())
 	for i := range extra.Base {
 		require.NoError(t, ix.Delete(ctx, []byte(fmt.Sprintf("single-%d", i))))
@@ -251,7 +252,7 @@ func recallP50(t *testing.T, ix *vector.Index, set *vectest.Set, truth [][]vecte
 func recallP50CPU(t *testing.T, ix *vector.Index, set *vectest.Set, truth [][]vectest.Neighbour, q vector.Query) (float64, float64, float64) {
 	got := make([][]int, len(set.Queries))
 	var lat []time.Duration
-	cpu := cpuTime()
+	cpu := testutil.CPUTime()
 	for i, v := range set.Queries {
 		s := time.Now()
 		hits, err := ix.Search(ctx, v, q)
@@ -262,7 +263,7 @@ func recallP50CPU(t *testing.T, ix *vector.Index, set *vectest.Set, truth [][]ve
 			got[i] = append(got[i], keyID(h.Key))
 		}
 	}
-	cpuMs := float64((cpuTime() - cpu).Microseconds()) / 1000 / float64(len(set.Queries))
+	cpuMs := float64((testutil.CPUTime() - cpu).Microseconds()) / 1000 / float64(len(set.Queries))
 	return vectest.Recall(got, truth), median(lat), cpuMs
 }
 
@@ -307,7 +308,7 @@ func childOpenMain(path string) error {
 	if pw := os.Getenv("VECTOR_PASSWORD"); pw != "" {
 		opts.Encryption = &kvstore.Encryption{Password: []byte(pw), KDF: kvstore.LightKDF}
 	}
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), testutil.CPUTime()
 	db, err := kvstore.Open(path, opts)
 	if err != nil {
 		return err
@@ -316,7 +317,7 @@ func childOpenMain(path string) error {
 	if err != nil {
 		return err
 	}
-	took, tookCPU := time.Since(start), cpuTime()-cpu
+	took, tookCPU := time.Since(start), testutil.CPUTime()-cpu
 	st, err := ix.Stats(ctx)
 	if err != nil {
 		return err
