@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/vectest"
 )
 
@@ -102,13 +103,13 @@ func BenchmarkFilteredScan(b *testing.B) {
 			s := g.getScratchFor(g.n)
 			defer g.putScratch(s)
 			i := 0
-			cpu := cpuTime()
+			cpu := testutil.CPUTime()
 			for b.Loop() {
 				q, _ := g.prepare(set.Queries[i%len(set.Queries)], nil)
 				_ = g.exactSplit(s, q, 1, 10, ids, nil, workers)
 				i++
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((testutil.CPUTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 	run("goroutines=1", ids, 1)
