@@ -110,6 +110,7 @@ type scratch struct {
 	sel     []item
 	cands   []item
 	ids     []uint32
+	scan    []uint32 // the ids an exact scan keeps after its filter
 	q       []float32
 	v       []float32
 	w       []float32

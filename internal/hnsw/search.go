@@ -208,49 +208,6 @@ func (g *Graph) estimate(allow func(uint32) bool) int {
 	return int(float64(hit) / float64(seen) * float64(g.live))
 }
 
-// exact scans ids (every slot when nil; an id listed twice counts once) for
-// the k nearest live nodes that allow accepts.
-func (g *Graph) exact(s *scratch, q []float32, qn2 float32, k int, ids []uint32, allow func(uint32) bool) []item {
-	h := make(maxHeap, 0, k+1)
-	s.gen++
-	if s.gen == 0 {
-		clear(s.visited)
-		s.gen = 1
-	}
-	try := func(id uint32) {
-		if id >= g.n || !s.visit(id) || !g.returnable(id) || (allow != nil && !allow(id)) {
-			return
-		}
-		d := g.dist(q, qn2, id)
-		if len(h) < k {
-			h.push(item{d, id})
-		} else if d < h[0].d {
-			h.pop()
-			h.push(item{d, id})
-		}
-	}
-	if ids != nil {
-		for i, id := range ids {
-			if g.cfg.Storage == F32 && i+prefetchAhead < len(ids) {
-				if next := ids[i+prefetchAhead]; next < g.n {
-					o := int(next&chunkMask) * g.cfg.Dim
-					prefetch(g.vf32[next>>chunkShift][o : o+g.cfg.Dim])
-				}
-			}
-			try(id)
-		}
-	} else {
-		for id := uint32(0); id < g.n; id++ {
-			try(id)
-		}
-	}
-	return h.sorted(nil)
-}
-
-// prefetchAhead is how many ids ahead an exact scan of a list of ids asks
-// for a vector to be brought into the cache.
-const prefetchAhead = 6
-
 // subsetFilter accepts the ids of subset that allow accepts.
 func subsetFilter(subset []uint32, allow func(uint32) bool) func(uint32) bool {
 	in := make(map[uint32]struct{}, len(subset))
