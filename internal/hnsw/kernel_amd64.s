@@ -2,15 +2,32 @@
 
 #include "textflag.h"
 
+// ARGS_ZERO_ACC loads the kernels' arguments (a in SI, b in DI, n in CX)
+// and zeroes the four accumulators Y0-Y3.
+#define ARGS_ZERO_ACC \
+	MOVQ a+0(FP), SI; \
+	MOVQ b+8(FP), DI; \
+	MOVQ n+16(FP), CX; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3
+
+// SUM_ACC adds the four accumulators Y0-Y3 into the low float of X0.
+#define SUM_ACC \
+	VADDPS Y1, Y0, Y0; \
+	VADDPS Y3, Y2, Y2; \
+	VADDPS Y2, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS X1, X0, X0; \
+	VMOVHLPS X0, X0, X1; \
+	VADDPS X1, X0, X0; \
+	VPSHUFD $1, X0, X1; \
+	VADDSS X1, X0, X0
+
 // func dotAVX2(a, b *float32, n int) float32
 TEXT ·dotAVX2(SB), NOSPLIT, $0-28
-	MOVQ a+0(FP), SI
-	MOVQ b+8(FP), DI
-	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ARGS_ZERO_ACC
 
 dot32:
 	CMPQ CX, $32
@@ -39,15 +56,7 @@ dot8:
 	JMP  dot8
 
 dotsum:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VADDPS X1, X0, X0
-	VPSHUFD $1, X0, X1
-	VADDSS X1, X0, X0
+	SUM_ACC
 
 dot1:
 	CMPQ CX, $0
@@ -66,13 +75,7 @@ dotdone:
 
 // func l2AVX2(a, b *float32, n int) float32
 TEXT ·l2AVX2(SB), NOSPLIT, $0-28
-	MOVQ a+0(FP), SI
-	MOVQ b+8(FP), DI
-	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ARGS_ZERO_ACC
 
 l232:
 	CMPQ CX, $32
@@ -106,15 +109,7 @@ l28:
 	JMP  l28
 
 l2sum:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VADDPS X1, X0, X0
-	VPSHUFD $1, X0, X1
-	VADDSS X1, X0, X0
+	SUM_ACC
 
 l21:
 	CMPQ CX, $0
@@ -134,13 +129,7 @@ l2done:
 
 // func dotI8AVX2(a *float32, b *int8, n int) float32
 TEXT ·dotI8AVX2(SB), NOSPLIT, $0-28
-	MOVQ a+0(FP), SI
-	MOVQ b+8(FP), DI
-	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ARGS_ZERO_ACC
 
 i832:
 	CMPQ CX, $32
@@ -174,15 +163,7 @@ i88:
 	JMP  i88
 
 i8sum:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VADDPS X1, X0, X0
-	VPSHUFD $1, X0, X1
-	VADDSS X1, X0, X0
+	SUM_ACC
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
