@@ -26,6 +26,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 	"time"
@@ -307,14 +308,15 @@ func (s *boltStore) put(ks [][]byte, val []byte) error {
 	})
 }
 
-// get copies the value, as snkv's Get returns a copy the caller owns.
+// get copies the value, as snkv's Get returns a copy the caller owns
+// (KeepAlive keeps the compiler from dropping a copy nobody reads).
 func (s *boltStore) get(k []byte) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucket).Get(k)
 		if v == nil {
 			return fmt.Errorf("missing key %x", k)
 		}
-		_ = append([]byte(nil), v...)
+		runtime.KeepAlive(append([]byte(nil), v...))
 		return nil
 	})
 }
@@ -344,7 +346,7 @@ func (s *buntStore) put(ks [][]byte, val []byte) error {
 func (s *buntStore) get(k []byte) error {
 	return s.db.View(func(tx *buntdb.Tx) error {
 		v, err := tx.Get(string(k))
-		_ = []byte(v)
+		runtime.KeepAlive([]byte(v))
 		return err
 	})
 }
