@@ -23,8 +23,11 @@ JSON). Output streams: memory stays bounded however many records.`,
 			if f.limit < 0 {
 				return usagef("--limit must not be negative")
 			}
-			perSec, _ := parseTimeUnit(f.unit)
 			lo, hi, _, _, empty, err := f.bounds(cmd)
+			if err != nil {
+				return err
+			}
+			perSec, err := parseTimeUnit(f.unit)
 			if err != nil {
 				return err
 			}
