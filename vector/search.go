@@ -259,24 +259,33 @@ func (ix *Index) checkQuery(q []float32) ([]float32, error) {
 }
 
 // distance is the index's metric between a query and a stored vector, in
-// float64 for the exact paths.
+// float64 for the exact paths; each metric sums only what it needs.
 func (ix *Index) distance(q, v []float32) float32 {
-	var dot, nq, nv, l2 float64
-	for i := range q {
-		a, b := float64(q[i]), float64(v[i])
-		dot += a * b
-		nq += a * a
-		nv += b * b
-		l2 += (a - b) * (a - b)
-	}
+	v = v[:len(q)]
 	switch ix.cfg.Metric {
 	case L2:
+		var l2 float64
+		for i := range q {
+			d := float64(q[i]) - float64(v[i])
+			l2 += d * d
+		}
 		return float32(l2)
 	case Cosine:
+		var dot, nq, nv float64
+		for i := range q {
+			a, b := float64(q[i]), float64(v[i])
+			dot += a * b
+			nq += a * a
+			nv += b * b
+		}
 		if nv == 0 {
 			return 1
 		}
 		return float32(1 - dot/math.Sqrt(nq*nv))
+	}
+	var dot float64
+	for i := range q {
+		dot += float64(q[i]) * float64(v[i])
 	}
 	return float32(1 - dot)
 }
