@@ -32,9 +32,17 @@ func (c *Conn) prepareNew(query string) (*cstmt, error) {
 		return nil, err
 	}
 	*(*uintptr)(cptr(pp)) = 0
-	rc := sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, -1, sqlite3.SQLITE_PREPARE_PERSISTENT, pp, 0)
+	compile := func() int32 {
+		return sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, -1, sqlite3.SQLITE_PREPARE_PERSISTENT, pp, 0)
+	}
+	rc := compile()
 	for try := 0; rc == sqlite3.SQLITE_SCHEMA && try < schemaRetries; try++ {
-		rc = sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, -1, sqlite3.SQLITE_PREPARE_PERSISTENT, pp, 0)
+		rc = compile()
+	}
+	if rc == sqlite3.SQLITE_SCHEMA {
+		if rc, err = c.compilePinned(compile); err != nil { // see schemaRetries
+			return nil, err
+		}
 	}
 	if rc != sqlite3.SQLITE_OK {
 		return nil, c.errFor(rc)
