@@ -279,7 +279,12 @@ func (g *Graph) link(s *scratch, id uint32, q []float32, level int) {
 		for _, it := range sel {
 			g.addLink(s, it.id, id, it.d, l, mmax)
 		}
-		eps = append(eps[:0], w...)
+		if len(w) > 0 {
+			// Every node the search met at this level may be excluded
+			// (taken over, deleted): the walk then goes on down from
+			// where it stood, as a greedy walk would.
+			eps = append(eps[:0], w...)
+		}
 	}
 	s.tmp = eps
 }
