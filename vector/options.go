@@ -124,7 +124,10 @@ type Item struct {
 
 // Query is the options of a search.
 type Query struct {
-	// K is the number of results wanted; default 10.
+	// K is the number of results wanted; default 10 (when 0 or
+	// negative). A K past the index's size asks for every match: it costs
+	// no more than that (K, Ef and K · Oversample are cut to the index's
+	// slots).
 	K int
 	// Ef is the candidate list of the graph search; 0 takes
 	// Options.EfSearch. Larger: better recall, slower.

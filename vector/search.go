@@ -209,7 +209,7 @@ func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]b
 		if over <= 0 {
 			over = defaultOversample
 		}
-		k *= over
+		k = hnsw.SatMul(k, over)
 	}
 	res, err := m.g.Search(q, hnsw.SearchOptions{K: k, Ef: max(ef, k), Allow: allow, Subset: subset})
 	if err != nil {

@@ -223,3 +223,34 @@ func TestInsertAgainKeepsLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeKIsCutToTheSlots: a K, Ef or K · Oversample past the graph's
+// slots returns every node instead of sizing a heap by K (a K of
+// math.MaxInt panicked in makeslice).
+func TestHugeKIsCutToTheSlots(t *testing.T) {
+	g, err := New(Config{Dim: 2, Metric: L2, Storage: I8})
+	require.NoError(t, err)
+	for i, v := range [][]float32{{1, 0}, {0, 1}, {1, 1}} {
+		require.NoError(t, g.Insert(uint32(i), v))
+	}
+	exact := func(id uint32) ([]float32, bool) { return [][]float32{{1, 0}, {0, 1}, {1, 1}}[id], true }
+	for _, o := range []SearchOptions{
+		{K: math.MaxInt},
+		{K: 3, Ef: math.MaxInt},
+		{K: math.MaxInt, Allow: func(uint32) bool { return true }},
+		{K: math.MaxInt, Subset: []uint32{0, 1, 2}},
+		{K: math.MaxInt/2 + 1, Rerank: exact, Oversample: 2},
+		{K: 3, Rerank: exact, Oversample: math.MaxInt},
+	} {
+		res, err := g.Search([]float32{1, 0}, o)
+		require.NoError(t, err)
+		var ids []uint32
+		for _, r := range res {
+			ids = append(ids, r.ID)
+		}
+		require.Equal(t, []uint32{0, 2, 1}, ids, "%+v", o)
+	}
+	require.Equal(t, math.MaxInt, SatMul(math.MaxInt/2+1, 2))
+	require.Equal(t, 6, SatMul(2, 3))
+	require.Equal(t, 0, SatMul(0, math.MaxInt))
+}

@@ -59,19 +59,24 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 	}
 	s.q = qp
 	qn2 := dot(qp, qp)
-	k := o.K
+	// No search returns more than the graph's slots: K, Ef and K ·
+	// Oversample beyond them are cut to them, so that a huge K neither
+	// sizes a heap by itself nor overflows.
+	slots := max(int(g.n), 1)
+	k := min(o.K, slots)
 	if o.Rerank != nil {
 		over := o.Oversample
 		if over <= 0 {
 			over = 3
 		}
-		k *= over
+		k = min(SatMul(k, over), slots)
 	}
-	ef := max(o.Ef, k)
+	oEf := min(o.Ef, slots)
+	ef := max(oEf, k)
 	allow := o.Allow
 	exactBelow := o.ExactBelow
 	if exactBelow <= 0 {
-		exactBelow = 2 * max(o.Ef, 16) * g.m0
+		exactBelow = 2 * max(oEf, 16) * g.m0
 	}
 	var items []item
 	_, top := g.entryPoint()
@@ -144,6 +149,15 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 		out = out[:o.K]
 	}
 	return out, nil
+}
+
+// SatMul returns a · b for non-negative a and b, or math.MaxInt where the
+// product overflows.
+func SatMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
 }
 
 // filteredWalk estimates the distances a graph search computes to gather
