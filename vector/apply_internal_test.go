@@ -100,3 +100,13 @@ func TestParallelAndSequentialLoadAgree(t *testing.T) {
 	_, _, err = ix.loadParallel(ctx)
 	require.ErrorIs(t, err, ErrCorrupt)
 }
+
+func TestKeyRowSizeIsTheEncodedLength(t *testing.T) {
+	for _, r := range []keyRow{
+		{},
+		{node: 7, seq: 1 << 40, expire: 1, value: make([]byte, 200)},
+		{value: make([]byte, 1<<20), meta: map[string]string{"": "", "lang": "en", string(make([]byte, 300)): "x"}},
+	} {
+		require.Equal(t, len(r.encode()), keyRowSize(r.value, r.meta))
+	}
+}

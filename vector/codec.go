@@ -25,8 +25,9 @@ const formatVersion = 1
 // Meta rows.
 var (
 	metaConfig = []byte("config")
-	metaSeq    = []byte("seq")  // the last sequence number written
-	metaNext   = []byte("next") // the next never-used node id
+	metaSeq    = []byte("seq")   // the last sequence number written
+	metaNext   = []byte("next")  // the next never-used node id
+	metaProbe  = []byte("probe") // a row of zeros a put writes and deletes to try a size (write.go)
 )
 
 // blockBytes is the size a vector block row aims at: with 4 KiB pages a row
@@ -113,6 +114,23 @@ func (r keyRow) encode() []byte {
 		b = append(b, r.meta[k]...)
 	}
 	return b
+}
+
+// keyRowSize is the length of the key row encode makes for value and meta.
+func keyRowSize(value []byte, meta map[string]string) int {
+	n := 20 + uvarintLen(len(value)) + len(value) + uvarintLen(len(meta))
+	for k, v := range meta {
+		n += uvarintLen(len(k)) + len(k) + uvarintLen(len(v)) + len(v)
+	}
+	return n
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
 }
 
 // decodeKeyRow decodes a key row; the value is a copy.

@@ -45,3 +45,54 @@ func TestHugeKAndEfAreBoundedByTheIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestOversizedRowWritesNothing: a batch whose item's value (with its
+// metadata) is over the store's MaxValueSize, or an index whose packed
+// vector rows are, fails before writing anything, so a caller that goes on
+// and commits its transaction commits none of the batch (the first items
+// were written before the oversized one failed).
+func TestOversizedRowWritesNothing(t *testing.T) {
+	db, _ := tempStore(t, kvstore.Options{MaxValueSize: 64 << 10})
+	ix := openIndex(t, db, "v", vector.Options{Dim: 2})
+	big := make([]byte, 64<<10)
+	for _, items := range [][]vector.Item{
+		{{Key: []byte("ok"), Vector: []float32{1, 0}}, {Key: []byte("big"), Vector: []float32{0, 1}, Put: vector.Put{Value: big}}},
+		{{Key: []byte("ok"), Vector: []float32{1, 0}}, {Key: []byte("meta"), Vector: []float32{0, 1}, Put: vector.Put{Meta: map[string]string{"m": string(big)}}}},
+	} {
+		var perr error
+		require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+			perr = ix.In(tx).PutBatch(items)
+			return nil // the caller commits all the same
+		}))
+		require.ErrorIs(t, perr, kvstore.ErrValueTooLarge)
+		ok, err := ix.Contains(ctx, []byte("ok"))
+		require.NoError(t, err)
+		require.False(t, ok, "a refused batch wrote its first item")
+		n, err := ix.Count(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	}
+	require.NoError(t, ix.Put(ctx, []byte("ok"), []float32{1, 0}, vector.Put{Value: big[:60<<10]}), "under the limit")
+
+	// 384 dimensions pack 8 vectors to a row of 12 KiB: over a limit of 4 KiB.
+	small := openStore(t, t.TempDir()+"/s.db", kvstore.Options{MaxValueSize: 4 << 10})
+	wide := openIndex(t, small, "w", vector.Options{Dim: 384})
+	var perr error
+	require.NoError(t, small.Update(ctx, func(tx *kvstore.Tx) error {
+		perr = wide.In(tx).Put([]byte("a"), make([]float32, 384), vector.Put{})
+		return nil
+	}))
+	require.ErrorIs(t, perr, kvstore.ErrValueTooLarge)
+	n, err := wide.Count(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	var keys int
+	require.NoError(t, small.View(ctx, func(tx *kvstore.Tx) error {
+		for _, err := range wide.In(tx).Scan(kvstore.IterOptions{}) {
+			require.NoError(t, err)
+			keys++
+		}
+		return nil
+	}))
+	require.Zero(t, keys, "a refused put left a key row")
+}

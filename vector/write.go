@@ -61,8 +61,10 @@ func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, 
 
 // Put stores vec under key (replacing the key's vector, value and
 // metadata) in the transaction. Errors: kvstore.ErrInvalidKey,
-// kvstore.ErrKeyTooLarge, ErrDim, ErrVector, kvstore.ErrInvalidTTL for bad
-// input (nothing is written), kvstore.ErrReadOnlyTx, and the store's.
+// kvstore.ErrKeyTooLarge, ErrDim, ErrVector, kvstore.ErrInvalidTTL, and
+// kvstore.ErrValueTooLarge for a value with its metadata over the store's
+// Options.MaxValueSize (or an index whose packed rows, 12 KiB, are), for
+// bad input (nothing is written); kvstore.ErrReadOnlyTx, and the store's.
 // Cost: a few point reads and writes, one of them the rewrite of the row
 // packing the vector with its neighbours (about 12 KiB).
 func (w *Tx) Put(key []byte, vec []float32, p Put) error {
@@ -88,6 +90,9 @@ func (w *Tx) PutBatch(items []Item) error {
 		if exp[i], err = ix.check(it.Key, it.Vector, it.Put, now); err != nil {
 			return err
 		}
+	}
+	if err := w.fits(items); err != nil {
+		return err
 	}
 	seq, next, err := w.counters()
 	if err != nil {
@@ -154,6 +159,42 @@ func (w *Tx) PutBatch(items []Item) error {
 		}
 	}
 	return w.setCounters(seq, next)
+}
+
+// fits makes sure, before the batch writes anything, that its largest row
+// (a key's row with its value and metadata, or the index's packed vector
+// row) is within the store's Options.MaxValueSize: the store would refuse
+// it in the middle of the batch, after the rows written before it, and a
+// caller that went on to commit would commit half a batch. A size is tried
+// once per index with a row of zeros under metaProbe, put and deleted in
+// the transaction (the store refuses an oversized row before writing it);
+// sizes up to the largest one accepted are not tried again.
+func (w *Tx) fits(items []Item) error {
+	ix := w.ix
+	n, at := 4*ix.cfg.Dim*ix.cfg.BlockVecs, -1
+	for i, it := range items {
+		if s := keyRowSize(it.Value, it.Meta); s > n {
+			n, at = s, i
+		}
+	}
+	if int64(n) <= ix.fitted.Load() {
+		return nil
+	}
+	if err := w.t.meta.Put(metaProbe, make([]byte, n)); err != nil {
+		if at < 0 {
+			return fmt.Errorf("vector: %q: put: rows of %d vectors of %d dimensions (%d bytes): %w", ix.name, ix.cfg.BlockVecs, ix.cfg.Dim, n, err)
+		}
+		return fmt.Errorf("vector: %q: key %q: value and metadata: %w", ix.name, items[at].Key, err)
+	}
+	if err := w.t.meta.Delete(metaProbe); err != nil {
+		return err
+	}
+	for {
+		old := ix.fitted.Load()
+		if int64(n) <= old || ix.fitted.CompareAndSwap(old, int64(n)) {
+			return nil
+		}
+	}
 }
 
 // takeFree takes up to n slots of deleted vectors from the free table, the
