@@ -3,6 +3,7 @@ package vector_test
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/vector"
@@ -95,4 +96,47 @@ func TestOversizedRowWritesNothing(t *testing.T) {
 		return nil
 	}))
 	require.Zero(t, keys, "a refused put left a key row")
+}
+
+// TestExpiryRoundsUpAndStaysInRange: expiries follow the store's rules: a
+// TTL or expiry time below a millisecond rounds up (a TTL of 1ns made a
+// vector that no read ever saw), an expiry past the latest one a file
+// holds is refused (a far ExpireAt overflowed to an expiry in the past:
+// the put succeeded and the vector was gone), and one the clock puts at or
+// before 1970 is ErrClockRange (a TTL ending exactly at the epoch was
+// stored as "no expiry").
+func TestExpiryRoundsUpAndStaysInRange(t *testing.T) {
+	clk := kvstore.NewManualClock(epoch)
+	db, _ := tempStore(t, kvstore.Options{Clock: clk})
+	ix := openIndex(t, db, "v", vector.Options{Dim: 2})
+	require.NoError(t, ix.Put(ctx, []byte("ns"), []float32{1, 0}, vector.Put{TTL: time.Nanosecond}))
+	require.NoError(t, ix.Put(ctx, []byte("at"), []float32{1, 0}, vector.Put{ExpireAt: epoch.Add(500 * time.Microsecond)}))
+	for _, k := range []string{"ns", "at"} {
+		e, err := ix.Get(ctx, []byte(k))
+		require.NoError(t, err, k)
+		require.Equal(t, epoch.Add(time.Millisecond), e.ExpireAt.UTC(), k)
+	}
+	hits, err := ix.Search(ctx, []float32{1, 0}, vector.Query{})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"ns", "at"}, hitKeys(hits))
+	clk.Advance(time.Millisecond)
+	n, err := ix.Count(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	far := time.Date(300_000_000, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.ErrorIs(t, ix.Put(ctx, []byte("far"), []float32{1, 0}, vector.Put{ExpireAt: far}), kvstore.ErrInvalidTTL)
+	require.NoError(t, ix.Put(ctx, []byte("long"), []float32{1, 0}, vector.Put{TTL: time.Duration(math.MaxInt64)}))
+	e, err := ix.Get(ctx, []byte("long"))
+	require.NoError(t, err)
+	require.True(t, e.ExpireAt.After(epoch.Add(290*365*24*time.Hour)))
+
+	clk.Set(time.UnixMilli(-5))
+	for _, p := range []vector.Put{{TTL: 5 * time.Millisecond}, {TTL: time.Millisecond}, {ExpireAt: time.UnixMilli(-2)}} {
+		require.ErrorIs(t, ix.Put(ctx, []byte("old"), []float32{1, 0}, p), kvstore.ErrClockRange, "%+v", p)
+	}
+	require.NoError(t, ix.Put(ctx, []byte("old"), []float32{1, 0}, vector.Put{TTL: 6 * time.Millisecond}))
+	clk.Set(time.UnixMilli(1))
+	_, err = ix.Get(ctx, []byte("old"))
+	require.ErrorIs(t, err, vector.ErrNotFound, "expired at 1970-01-01T00:00:00.001Z")
 }

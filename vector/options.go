@@ -108,10 +108,13 @@ type Put struct {
 	// vector's previous metadata.
 	Meta map[string]string
 	// TTL, when positive, makes the vector expire after it, on the store's
-	// clock.
+	// clock. Expiries follow the rules of the store's TTL writes: rounded
+	// up to the millisecond, never past the latest one a store holds
+	// (kvstore.ErrInvalidTTL), never at or before 1970 (with a clock set
+	// before it: kvstore.ErrClockRange).
 	TTL time.Duration
-	// ExpireAt, when not zero, is the expiry time (TTL wins if both are
-	// set).
+	// ExpireAt, when not zero, is the expiry time; it must be in the future
+	// (kvstore.ErrInvalidTTL). TTL wins if both are set.
 	ExpireAt time.Time
 }
 

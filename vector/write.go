@@ -45,26 +45,68 @@ func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, 
 	if n2 == 0 && ix.cfg.Metric == Cosine {
 		return 0, fmt.Errorf("vector: %q: key %q: %w: zero vector under the cosine metric", ix.name, key, ErrVector)
 	}
+	exp, err := expiryOf(p, now)
+	if err != nil {
+		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
+	}
+	return exp, nil
+}
+
+// maxExpiryMs is the latest expiry a key can have, as in the store's
+// column families: the largest whole second whose milliseconds fit an
+// int64 (about 292 million years from now).
+const maxExpiryMs = (math.MaxInt64/1000 - 1) * 1000
+
+// expiryOf returns the expiry (ms since the epoch, 0: none) of a put made at
+// now, by the rules of the store's TTL writes: a TTL or expiry time is
+// rounded up to the millisecond (a vector never expires before it), an
+// expiry past maxExpiryMs or not in the future is ErrInvalidTTL, and one
+// at or before the epoch (a clock set before 1970) is ErrClockRange: the
+// rows hold no such expiry (0 means none).
+func expiryOf(p Put, now time.Time) (int64, error) {
+	nowMs := now.UnixMilli() // the floor, as reads take it
+	var ms int64
 	switch {
 	case p.TTL < 0:
-		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, kvstore.ErrInvalidTTL)
+		return 0, fmt.Errorf("%w: negative TTL %v", kvstore.ErrInvalidTTL, p.TTL)
 	case p.TTL > 0:
-		return now.Add(p.TTL).UnixMilli(), nil
-	case !p.ExpireAt.IsZero():
-		if !p.ExpireAt.After(now) {
-			return 0, fmt.Errorf("vector: %q: key %q: %w: expiry not in the future", ix.name, key, kvstore.ErrInvalidTTL)
+		d := int64(p.TTL / time.Millisecond)
+		if p.TTL%time.Millisecond != 0 {
+			d++
 		}
-		return p.ExpireAt.UnixMilli(), nil
+		if nowMs >= maxExpiryMs || d > maxExpiryMs-nowMs {
+			return 0, fmt.Errorf("%w: TTL %v puts the expiry past the latest one possible", kvstore.ErrInvalidTTL, p.TTL)
+		}
+		ms = nowMs + d
+	case !p.ExpireAt.IsZero():
+		at := p.ExpireAt
+		if at.Unix() >= maxExpiryMs/1000 {
+			return 0, fmt.Errorf("%w: expiry time %v is past the latest one possible", kvstore.ErrInvalidTTL, at)
+		}
+		if at.Unix() < -maxExpiryMs/1000 || !at.After(now) {
+			return 0, fmt.Errorf("%w: expiry time %v is not in the future", kvstore.ErrInvalidTTL, at)
+		}
+		ms = at.UnixMilli()
+		if at.After(time.UnixMilli(ms)) {
+			ms++
+		}
+	default:
+		return 0, nil
 	}
-	return 0, nil
+	if ms < 1 {
+		return 0, fmt.Errorf("%w: the clock reads %s, so the expiry falls at or before 1970-01-01T00:00:00Z (set the clock, or put without an expiry)",
+			kvstore.ErrClockRange, now.UTC().Format(time.RFC3339Nano))
+	}
+	return ms, nil
 }
 
 // Put stores vec under key (replacing the key's vector, value and
-// metadata) in the transaction. Errors: kvstore.ErrInvalidKey,
-// kvstore.ErrKeyTooLarge, ErrDim, ErrVector, kvstore.ErrInvalidTTL, and
-// kvstore.ErrValueTooLarge for a value with its metadata over the store's
-// Options.MaxValueSize (or an index whose packed rows, 12 KiB, are), for
-// bad input (nothing is written); kvstore.ErrReadOnlyTx, and the store's.
+// metadata) in the transaction. Bad input writes nothing and fails with
+// kvstore.ErrInvalidKey, kvstore.ErrKeyTooLarge, ErrDim, ErrVector,
+// kvstore.ErrInvalidTTL or kvstore.ErrClockRange (see Put.TTL), or
+// kvstore.ErrValueTooLarge (a value with its metadata over the store's
+// Options.MaxValueSize, or an index whose packed rows, 12 KiB, are);
+// other errors: kvstore.ErrReadOnlyTx, and the store's.
 // Cost: a few point reads and writes, one of them the rewrite of the row
 // packing the vector with its neighbours (about 12 KiB).
 func (w *Tx) Put(key []byte, vec []float32, p Put) error {
