@@ -140,3 +140,49 @@ func TestExpiryRoundsUpAndStaysInRange(t *testing.T) {
 	_, err = ix.Get(ctx, []byte("old"))
 	require.ErrorIs(t, err, vector.ErrNotFound, "expired at 1970-01-01T00:00:00.001Z")
 }
+
+// TestExtremeFiniteVectorsGiveFiniteDistances: under the cosine metric a
+// vector of tiny (subnormal) or huge elements is normalised without
+// overflow (its float32 scale overflowed to +Inf or lost its digits, and
+// every distance to it was NaN); under L2 and dot, whose distances are
+// sums in float32, a vector long enough to overflow them is ErrVector
+// (they were +Inf or NaN, and the results came in no order).
+func TestExtremeFiniteVectorsGiveFiniteDistances(t *testing.T) {
+	db, _ := tempStore(t, kvstore.Options{})
+	for _, st := range []vector.Storage{vector.F32, vector.F16, vector.Int8} {
+		ix := openIndex(t, db, "cos"+st.String(), vector.Options{Dim: 2, Metric: vector.Cosine, Storage: st})
+		require.NoError(t, ix.PutBatch(ctx, []vector.Item{
+			{Key: []byte("tiny"), Vector: []float32{1e-45, 0}},
+			{Key: []byte("huge"), Vector: []float32{0, 3e38}},
+			{Key: []byte("diag"), Vector: []float32{3e38, 3e38}},
+		}))
+		for _, q := range [][]float32{{1e-45, 0}, {1, 0}, {3e38, 0}} {
+			hits, err := ix.Search(ctx, q, vector.Query{})
+			require.NoError(t, err)
+			require.Equal(t, []string{"tiny", "diag", "huge"}, hitKeys(hits), "%s %v", st, q)
+			for _, h := range hits {
+				require.False(t, math.IsNaN(float64(h.Distance)) || math.IsInf(float64(h.Distance), 0), "%s %v: %v", st, q, hits)
+			}
+			require.InDelta(t, 0, hits[0].Distance, 1e-3)
+			require.InDelta(t, 1-math.Sqrt(0.5), hits[1].Distance, 2e-2)
+			require.InDelta(t, 1, hits[2].Distance, 2e-2)
+		}
+	}
+	for _, m := range []vector.Metric{vector.L2, vector.Dot} {
+		ix := openIndex(t, db, m.String(), vector.Options{Dim: 2, Metric: m})
+		require.ErrorIs(t, ix.Put(ctx, []byte("big"), []float32{1e19, 1e19}, vector.Put{}), vector.ErrVector, "%s", m)
+		_, err := ix.Search(ctx, []float32{3e38, 0}, vector.Query{})
+		require.ErrorIs(t, err, vector.ErrVector, "%s", m)
+		require.NoError(t, ix.PutBatch(ctx, []vector.Item{
+			{Key: []byte("a"), Vector: []float32{6e18, 0}},
+			{Key: []byte("b"), Vector: []float32{-6e18, 0}},
+			{Key: []byte("c"), Vector: []float32{0, 6e18}},
+		}))
+		hits, err := ix.Search(ctx, []float32{6e18, 0}, vector.Query{})
+		require.NoError(t, err)
+		require.Equal(t, []string{"a", "c", "b"}, hitKeys(hits), "%s", m)
+		for _, h := range hits {
+			require.False(t, math.IsNaN(float64(h.Distance)) || math.IsInf(float64(h.Distance), 0), "%s: %v", m, hits)
+		}
+	}
+}

@@ -198,8 +198,10 @@ var (
 	ErrMismatch = errors.New("vector: options differ from the index's")
 	// ErrDim: a vector or query of the wrong length.
 	ErrDim = errors.New("vector: wrong dimension")
-	// ErrVector: a vector holding NaN or ±Inf, or a zero vector under the
-	// cosine metric.
+	// ErrVector: a vector or query holding NaN or ±Inf, a zero vector
+	// under the cosine metric, or, under L2 or dot, one whose squared
+	// length is over math.MaxFloat32/4 (elements of about 1e19 and up):
+	// its distances, summed in float32, would overflow.
 	ErrVector = errors.New("vector: invalid vector")
 	// ErrNotFound is kvstore.ErrNotFound: a missing or expired key, or a
 	// missing index.

@@ -182,6 +182,9 @@ func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]b
 	if m == nil {
 		return nil, nil, ErrClosed
 	}
+	if _, err := ix.checkQuery(q); err != nil {
+		return nil, nil, err
+	}
 	if query.K <= 0 {
 		query.K = 10
 	}
@@ -198,9 +201,6 @@ func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]b
 		}
 	}
 	if !ok {
-		if _, err := ix.checkQuery(q); err != nil {
-			return nil, nil, err
-		}
 		return []Hit{}, nil, nil
 	}
 	k := query.K
@@ -245,17 +245,38 @@ func (ix *Index) checkQuery(q []float32) ([]float32, error) {
 	if len(q) != ix.cfg.Dim {
 		return nil, fmt.Errorf("vector: %q: query: %w: %d, want %d", ix.name, ErrDim, len(q), ix.cfg.Dim)
 	}
+	if err := ix.checkVector(q); err != nil {
+		return nil, fmt.Errorf("vector: %q: query: %w", ix.name, err)
+	}
+	return q, nil
+}
+
+// maxNorm2 is the largest squared length of a vector under the L2 and dot
+// metrics: the graph sums distances in float32, and two vectors of at most
+// this squared length are at most math.MaxFloat32 apart (|a − b|² ≤
+// (|a| + |b|)² = 4 · maxNorm2) and have a dot product of at most maxNorm2,
+// so no distance overflows to +Inf or NaN. Elements of up to about 6e18
+// (in two dimensions; less in more) pass.
+const maxNorm2 = math.MaxFloat32 / 4
+
+// checkVector refuses (ErrVector) a vector holding NaN or ±Inf, a zero
+// vector under the cosine metric, and one longer than maxNorm2 allows
+// under L2 or dot.
+func (ix *Index) checkVector(v []float32) error {
 	var n2 float64
-	for _, x := range q {
+	for _, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, fmt.Errorf("vector: %q: query: %w: NaN or infinite element", ix.name, ErrVector)
+			return fmt.Errorf("%w: NaN or infinite element", ErrVector)
 		}
 		n2 += float64(x) * float64(x)
 	}
-	if ix.cfg.Metric == Cosine && n2 == 0 {
-		return nil, fmt.Errorf("vector: %q: query: %w: zero vector under the cosine metric", ix.name, ErrVector)
+	switch {
+	case ix.cfg.Metric == Cosine && n2 == 0:
+		return fmt.Errorf("%w: zero vector under the cosine metric", ErrVector)
+	case ix.cfg.Metric != Cosine && n2 > maxNorm2:
+		return fmt.Errorf("%w: squared length %.3g over %.3g: its distances would overflow float32", ErrVector, n2, float64(maxNorm2))
 	}
-	return q, nil
+	return nil
 }
 
 // distance is the index's metric between a query and a stored vector, in

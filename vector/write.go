@@ -35,15 +35,8 @@ func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, 
 	if len(vec) != ix.cfg.Dim {
 		return 0, fmt.Errorf("vector: %q: key %q: %w: %d, want %d", ix.name, key, ErrDim, len(vec), ix.cfg.Dim)
 	}
-	var n2 float64
-	for _, x := range vec {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return 0, fmt.Errorf("vector: %q: key %q: %w: NaN or infinite element", ix.name, key, ErrVector)
-		}
-		n2 += float64(x) * float64(x)
-	}
-	if n2 == 0 && ix.cfg.Metric == Cosine {
-		return 0, fmt.Errorf("vector: %q: key %q: %w: zero vector under the cosine metric", ix.name, key, ErrVector)
+	if err := ix.checkVector(vec); err != nil {
+		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
 	}
 	exp, err := expiryOf(p, now)
 	if err != nil {

@@ -466,9 +466,11 @@ func (g *Graph) prepare(v []float32, out []float32) ([]float32, error) {
 		if n2 == 0 {
 			return nil, fmt.Errorf("%w: zero vector under the cosine metric", ErrVector)
 		}
-		inv := float32(1 / math.Sqrt(n2))
+		// In float64: the scale of a vector of subnormal elements
+		// overflows float32, and that of huge ones loses its digits.
+		inv := 1 / math.Sqrt(n2)
 		for i := range out {
-			out[i] *= inv
+			out[i] = float32(float64(out[i]) * inv)
 		}
 	}
 	return out, nil

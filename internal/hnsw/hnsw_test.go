@@ -254,3 +254,21 @@ func TestHugeKIsCutToTheSlots(t *testing.T) {
 	require.Equal(t, 6, SatMul(2, 3))
 	require.Equal(t, 0, SatMul(0, math.MaxInt))
 }
+
+// TestCosineNormalisesSubnormalAndHugeVectors: the cosine metric scales a
+// vector to unit length in float64 (in float32 the scale of a subnormal
+// vector was +Inf, and its distances NaN).
+func TestCosineNormalisesSubnormalAndHugeVectors(t *testing.T) {
+	for _, st := range []Storage{F32, F16, I8} {
+		g, err := New(Config{Dim: 2, Metric: Cosine, Storage: st})
+		require.NoError(t, err)
+		require.NoError(t, g.Insert(0, []float32{1e-45, 0}))
+		require.NoError(t, g.Insert(1, []float32{0, 3e38}))
+		res, err := g.Search([]float32{1e-45, 1e-45}, SearchOptions{K: 2})
+		require.NoError(t, err)
+		require.Len(t, res, 2)
+		for _, r := range res {
+			require.InDelta(t, 1-math.Sqrt(0.5), r.Dist, 2e-2, "storage %d: %v", st, res)
+		}
+	}
+}
