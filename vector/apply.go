@@ -202,7 +202,7 @@ func (ix *Index) sync(ctx context.Context) error {
 		ix.mu.RUnlock()
 		changes, upto, reload, err := ix.readChanges(ctx, from)
 		if err != nil {
-			return fmt.Errorf("vector: %q: catch up: %w", ix.name, err)
+			return fmt.Errorf("vector: %q: catch up: %w", ix.name, ix.noIndex(err))
 		}
 		if reload {
 			return ix.reload(ctx)

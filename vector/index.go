@@ -231,8 +231,10 @@ func List(ctx context.Context, store *kvstore.Store) ([]string, error) {
 }
 
 // Drop deletes the index name of store, all its tables, in one
-// transaction. An Index open on it must be closed first; its calls fail
-// afterwards. A missing index gives ErrNoIndex (which matches ErrNotFound).
+// transaction. An Index open on it must be closed first: every later call
+// of it fails with ErrNoIndex (also once an index of that name is created
+// again; open that one anew). A missing index gives ErrNoIndex (which
+// matches ErrNotFound).
 func Drop(ctx context.Context, store *kvstore.Store, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -293,6 +295,29 @@ func (ix *Index) usable(ctx context.Context) error {
 		return ErrClosed
 	}
 	return ctx.Err()
+}
+
+// noIndex makes the ErrNotFound of one of the index's tables (every call
+// on a table of a dropped index fails with it, also once an index of the
+// same name is created again) ErrNoIndex, which still matches ErrNotFound.
+func (ix *Index) noIndex(err error) error {
+	if errors.Is(err, kvstore.ErrNotFound) && !errors.Is(err, ErrNoIndex) {
+		return fmt.Errorf("vector: %q: %w: %w", ix.name, ErrNoIndex, err)
+	}
+	return err
+}
+
+// missing is the error of a key whose row is not found in the
+// transaction: ErrNoIndex when the index itself is gone (its meta table
+// fails too), else err.
+func (w *Tx) missing(err error) error {
+	if !errors.Is(err, kvstore.ErrNotFound) {
+		return err
+	}
+	if _, merr := w.t.meta.Get(metaSeq); merr != nil {
+		return w.ix.noIndex(merr)
+	}
+	return err
 }
 
 func (ix *Index) report(err error) {

@@ -209,7 +209,9 @@ var (
 	// ErrCorrupt wraps kvstore.ErrCorrupt: a row of the index that does not
 	// decode.
 	ErrCorrupt = kvstore.ErrCorrupt
-	// ErrNoIndex: the index does not exist (it also matches ErrNotFound).
+	// ErrNoIndex: the index does not exist, or was dropped under an open
+	// Index (it also matches ErrNotFound: a missing key's error does not
+	// match ErrNoIndex).
 	ErrNoIndex = errors.New("vector: no such index")
 	// ErrClosed: the index was closed.
 	ErrClosed = errors.New("vector: index closed")

@@ -36,7 +36,7 @@ func (w *Tx) Scan(opts kvstore.IterOptions) iter.Seq2[Entry, error] {
 		cache := make(map[uint32][]byte, scanBlocks)
 		for e, err := range w.t.keys.Scan(opts) {
 			if err != nil {
-				yield(Entry{}, err)
+				yield(Entry{}, ix.noIndex(err))
 				return
 			}
 			r, err := decodeKeyRow(e.Value)

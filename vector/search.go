@@ -50,7 +50,7 @@ func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
 	}
 	raw, err := w.t.meta.Get(metaSeq)
 	if err != nil {
-		return nil, err
+		return nil, ix.noIndex(err)
 	}
 	seq, err := u64val(raw)
 	if err != nil {

@@ -216,6 +216,9 @@ func (w *Tx) fits(items []Item) error {
 		return nil
 	}
 	if err := w.t.meta.Put(metaProbe, make([]byte, n)); err != nil {
+		if errors.Is(err, kvstore.ErrNotFound) {
+			return ix.noIndex(err)
+		}
 		if at < 0 {
 			return fmt.Errorf("vector: %q: put: rows of %d vectors of %d dimensions (%d bytes): %w", ix.name, ix.cfg.BlockVecs, ix.cfg.Dim, n, err)
 		}
@@ -277,7 +280,7 @@ func (w *Tx) counters() (seq, next uint64, err error) {
 		next, err = u64val(raw)
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("vector: %q: counters: %w", w.ix.name, err)
+		return 0, 0, fmt.Errorf("vector: %q: counters: %w", w.ix.name, w.ix.noIndex(err))
 	}
 	return seq, next, nil
 }
@@ -307,7 +310,7 @@ func (w *Tx) Delete(key []byte) error {
 	}
 	raw, err := w.t.keys.Get(key)
 	if err != nil {
-		return err
+		return w.missing(err)
 	}
 	r, err := decodeKeyRow(raw)
 	if err != nil {
@@ -353,7 +356,7 @@ func (w *Tx) Get(key []byte) (Entry, error) {
 	}
 	raw, err := w.t.keys.Get(key)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, w.missing(err)
 	}
 	r, err := decodeKeyRow(raw)
 	if err != nil {
@@ -373,10 +376,11 @@ func (w *Tx) Get(key []byte) (Entry, error) {
 	return e, nil
 }
 
-// Contains reports whether key has a live vector in the transaction.
+// Contains reports whether key has a live vector in the transaction; a
+// missing index is ErrNoIndex, not false.
 func (w *Tx) Contains(key []byte) (bool, error) {
 	_, err := w.Get(key)
-	if errors.Is(err, kvstore.ErrNotFound) {
+	if errors.Is(err, kvstore.ErrNotFound) && !errors.Is(err, ErrNoIndex) {
 		return false, nil
 	}
 	return err == nil, err
