@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/vector"
@@ -22,14 +23,16 @@ expiry, searched by nearest neighbours.
 ls, stats, get, search and check open the store read-only (an index is
 loaded into memory for the command); create, drop, put, del and rebuild
 write. Vectors are JSON arrays of numbers, given with --vector or read from
---vector-file ('-': stdin). A missing index or key: exit code 3.`
+--vector-file ('-': stdin). A missing index or key: exit code 3; bad input
+(a vector of the wrong dimension, a flag out of range, a TTL under a
+millisecond): exit code 2.`
 
 // vecFlags are the flags of the vec subcommands.
 type vecFlags struct {
 	dim                int
 	metric, storage    string
 	vec, vecFile, like string
-	ttl                time.Duration
+	ttl, at            string
 	meta, where        []string
 	k, ef              int
 	prefix             string
@@ -98,7 +101,7 @@ func (a *app) vecCommand() *cobra.Command {
 		}}
 	put := &cobra.Command{Use: "put FILE INDEX KEY (--vector JSON | --vector-file F) [--ttl D] [--meta k=v]... [--value V]", Short: "Store a vector under a key", Args: nargs(3, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			vec, err := a.vecInput(f, nil, "")
+			exp, err := a.expiryFlags(cmd, nil, f.ttl, f.at)
 			if err != nil {
 				return err
 			}
@@ -106,42 +109,57 @@ func (a *app) vecCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key, err := a.inputs().arg("KEY", args[2])
+			in := a.inputs()
+			key, err := in.arg("KEY", args[2])
 			if err != nil {
 				return err
 			}
-			p := vector.Put{TTL: f.ttl, Meta: meta}
+			p := vector.Put{TTL: exp.ttl, ExpireAt: exp.at, Meta: meta}
 			if v := cmd.Flags().Lookup("value"); v.Changed {
-				p.Value = []byte(v.Value.String())
+				if p.Value, err = in.arg("VALUE", v.Value.String()); err != nil {
+					return err
+				}
 			}
-			return a.withIndex(cmd, args[0], args[1], true, func(ix *vector.Index) error {
+			if f.vecFile == "-" && in.stdinUsed {
+				return usagef("stdin ('-') can be read only once: give the key or value another way")
+			}
+			vec, err := a.vecInput(f, nil, "")
+			if err != nil {
+				return err
+			}
+			return a.withIndex(cmd, args[0], args[1], true, func(db *kvstore.Store, ix *vector.Index) error {
 				return vecError(args[1], ix.Put(cmd.Context(), key, vec, p))
 			})
 		}}
-	put.Flags().String("value", "", "a `VALUE` stored with the vector")
+	put.Flags().String("value", "", "a `VALUE` stored with the vector ('-': stdin; --hex, --base64 decode it)")
 	get := &cobra.Command{Use: "get FILE INDEX KEY...", Short: "Print the vectors, values and metadata of keys (read-only)", Args: nargs(3, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			keys, err := a.keyArgs(args[2:])
 			if err != nil {
 				return err
 			}
-			return a.withIndex(cmd, args[0], args[1], false, func(ix *vector.Index) error {
-				for _, k := range keys {
-					e, err := ix.Get(cmd.Context(), k)
-					if errors.Is(err, kvstore.ErrNotFound) {
-						return notFound{fmt.Sprintf("key %s is not in vector index %q", a.show(k), args[1])}
-					} else if err != nil {
-						return err
+			return a.withIndex(cmd, args[0], args[1], false, func(db *kvstore.Store, ix *vector.Index) error {
+				var missing []string
+				err := db.View(cmd.Context(), func(tx *kvstore.Tx) error {
+					w := ix.In(tx)
+					for _, k := range keys {
+						e, err := w.Get(k)
+						if errors.Is(err, kvstore.ErrNotFound) && !errors.Is(err, vector.ErrNoIndex) {
+							missing = append(missing, fmt.Sprintf("%q", showText(k)))
+							continue
+						} else if err != nil {
+							return err
+						}
+						if err := a.emit(vecEntryJSON(e)); err != nil {
+							return err
+						}
 					}
-					out := map[string]any{"key": a.show(k), "vector": e.Vector, "value": string(e.Value), "meta": e.Meta}
-					if !e.ExpireAt.IsZero() {
-						out["expire_ms"] = e.ExpireAt.UnixMilli()
-					}
-					if err := a.emit(out); err != nil {
-						return err
-					}
+					return nil
+				})
+				if err != nil {
+					return vecError(args[1], err)
 				}
-				return nil
+				return vecMissing(args[1], missing, len(keys), "")
 			})
 		}}
 	del := &cobra.Command{Use: "del FILE INDEX KEY...", Short: "Delete the vectors of keys", Args: nargs(3, -1),
@@ -150,15 +168,34 @@ func (a *app) vecCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withIndex(cmd, args[0], args[1], true, func(ix *vector.Index) error {
-				for _, k := range keys {
-					if err := ix.Delete(cmd.Context(), k); errors.Is(err, kvstore.ErrNotFound) {
-						return notFound{fmt.Sprintf("key %s is not in vector index %q", a.show(k), args[1])}
-					} else if err != nil {
-						return err
+			return a.withIndex(cmd, args[0], args[1], true, func(db *kvstore.Store, ix *vector.Index) error {
+				var missing []string
+				err := db.Update(cmd.Context(), func(tx *kvstore.Tx) error {
+					missing = nil
+					w := ix.In(tx)
+					for _, k := range keys {
+						err := w.Delete(k)
+						if errors.Is(err, kvstore.ErrNotFound) && !errors.Is(err, vector.ErrNoIndex) {
+							missing = append(missing, fmt.Sprintf("%q", showText(k))) // an expired key is deleted all the same
+						} else if err != nil {
+							return err
+						}
 					}
+					return nil
+				})
+				if err != nil {
+					return vecError(args[1], err)
 				}
-				return nil
+				others := ""
+				switch deleted := len(keys) - len(missing); {
+				case deleted == 0:
+					others = " (none was deleted)"
+				case deleted == 1:
+					others = " (the other one was deleted)"
+				default:
+					others = fmt.Sprintf(" (the other %d were deleted)", deleted)
+				}
+				return vecMissing(args[1], missing, len(keys), others)
 			})
 		}}
 	search := &cobra.Command{Use: "search FILE INDEX (--vector JSON | --vector-file F | --like KEY) [-k N] [--ef N] [--prefix P] [--where k=v]...", Short: "Print the nearest vectors (read-only)", Args: nargs(2, 2),
@@ -167,7 +204,15 @@ func (a *app) vecCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withIndex(cmd, args[0], args[1], false, func(ix *vector.Index) error {
+			switch {
+			case f.k < 1:
+				return usagef("-k %d: the number of results must be at least 1", f.k)
+			case f.ef < 0:
+				return usagef("--ef %d: the candidate list must be positive (0: the index's)", f.ef)
+			case !(f.maxDist >= 0) || f.maxDist > math.MaxFloat32:
+				return usagef("--max-distance %v: want a distance from 0 (no limit) up", f.maxDist)
+			}
+			return a.withIndex(cmd, args[0], args[1], false, func(db *kvstore.Store, ix *vector.Index) error {
 				q, err := a.vecInput(f, ix, args[1])
 				if err != nil {
 					return err
@@ -177,19 +222,32 @@ func (a *app) vecCommand() *cobra.Command {
 				if err != nil {
 					return vecError(args[1], err)
 				}
-				t := a.table("KEY", "DISTANCE")
+				head := []string{"KEY", "DISTANCE"}
+				if f.values {
+					head = append(head, "META", "VALUE")
+				}
+				t := a.rows(false, head...)
 				for _, h := range hits {
 					if a.json {
-						out := map[string]any{"key": a.show(h.Key), "distance": h.Distance}
-						if f.values {
-							out["value"], out["meta"] = string(h.Value), h.Meta
+						out := vecEntryJSON(vector.Entry{Key: h.Key, Value: h.Value, Meta: h.Meta})
+						delete(out, "vector")
+						out["distance"] = h.Distance
+						if !f.values {
+							delete(out, "value")
+							delete(out, "meta")
 						}
 						if err := a.emit(out); err != nil {
 							return err
 						}
 						continue
 					}
-					t.row(a.show(h.Key), strconv.FormatFloat(float64(h.Distance), 'g', 6, 32))
+					row := []cell{bin(h.Key), txt(strconv.FormatFloat(float64(h.Distance), 'g', 6, 32))}
+					if f.values {
+						row = append(row, bin([]byte(metaText(h.Meta))), bin(h.Value))
+					}
+					if err := t.row(row...); err != nil {
+						return err
+					}
 				}
 				if a.json {
 					return nil
@@ -201,7 +259,8 @@ func (a *app) vecCommand() *cobra.Command {
 		sc.Flags().StringVar(&f.vec, "vector", "", "the vector as a JSON array")
 		sc.Flags().StringVar(&f.vecFile, "vector-file", "", "read the vector (a JSON array) from `FILE` ('-': stdin)")
 	}
-	put.Flags().DurationVar(&f.ttl, "ttl", 0, "expire the vector after `D` (e.g. 1h)")
+	put.Flags().StringVar(&f.ttl, "ttl", "", "expire the vector after `DURATION` (90s, 30m, 2h, 7d)")
+	put.Flags().StringVar(&f.at, "expire-at", "", "expire the vector at `TIME` (RFC 3339)")
 	put.Flags().StringArrayVar(&f.meta, "meta", nil, "metadata pair `k=v` (repeatable)")
 	search.Flags().StringVar(&f.like, "like", "", "search with the vector of `KEY`")
 	search.Flags().IntVarP(&f.k, "k", "k", 10, "results `N`")
@@ -209,7 +268,7 @@ func (a *app) vecCommand() *cobra.Command {
 	search.Flags().StringVar(&f.prefix, "prefix", "", "keep keys with this prefix")
 	search.Flags().StringArrayVar(&f.where, "where", nil, "keep vectors with metadata `k=v` (repeatable)")
 	search.Flags().Float64Var(&f.maxDist, "max-distance", 0, "drop results farther than this")
-	search.Flags().BoolVar(&f.values, "values", false, "show values and metadata (with --json)")
+	search.Flags().BoolVar(&f.values, "values", false, "show values and metadata")
 	check := &cobra.Command{Use: "check FILE", Short: "Check every vector index's rows (read-only; also part of 'snkv check')", Args: nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(args[0], false, func(db *kvstore.Store) error {
@@ -252,7 +311,7 @@ func (a *app) vecCommand() *cobra.Command {
 }
 
 // withIndex opens the store at path and its index name and runs fn.
-func (a *app) withIndex(cmd *cobra.Command, path, name string, write bool, fn func(ix *vector.Index) error) error {
+func (a *app) withIndex(cmd *cobra.Command, path, name string, write bool, fn func(db *kvstore.Store, ix *vector.Index) error) error {
 	return a.withStore(path, write, func(db *kvstore.Store) (err error) {
 		ix, err := vector.Open(cmd.Context(), db, name, vector.Options{})
 		if err != nil {
@@ -263,7 +322,7 @@ func (a *app) withIndex(cmd *cobra.Command, path, name string, write bool, fn fu
 				err = cerr
 			}
 		}()
-		return fn(ix)
+		return fn(db, ix)
 	})
 }
 
@@ -273,10 +332,64 @@ func vecError(name string, err error) error {
 		return nil
 	case errors.Is(err, vector.ErrNoIndex):
 		return notFound{fmt.Sprintf("vector index %q does not exist (see 'snkv vec ls')", name)}
-	case errors.Is(err, kvstore.ErrInvalidName), errors.Is(err, vector.ErrDim), errors.Is(err, vector.ErrVector), errors.Is(err, vector.ErrMismatch):
+	case errors.Is(err, kvstore.ErrInvalidName), errors.Is(err, vector.ErrDim), errors.Is(err, vector.ErrVector), errors.Is(err, vector.ErrMismatch),
+		errors.Is(err, kvstore.ErrInvalidOption), errors.Is(err, kvstore.ErrInvalidTTL), errors.Is(err, kvstore.ErrInvalidKey),
+		errors.Is(err, kvstore.ErrKeyTooLarge), errors.Is(err, kvstore.ErrValueTooLarge):
 		return usageError{err}
 	}
 	return err
+}
+
+// vecEntryJSON is the line vec get prints for an entry: its key and value
+// as text, or base64 when they are not UTF-8 (key_base64, value_base64),
+// its metadata likewise (meta_base64), as export writes them.
+func vecEntryJSON(e vector.Entry) map[string]any {
+	out := map[string]any{"vector": e.Vector}
+	if text, b64 := textOrBase64(e.Key); text != nil {
+		out["key"] = *text
+	} else {
+		out["key_base64"] = *b64
+	}
+	if text, b64 := textOrBase64(e.Value); text != nil {
+		out["value"] = *text
+	} else {
+		out["value_base64"] = *b64
+	}
+	if text, b64 := metaOut(e.Meta); b64 != nil {
+		out["meta_base64"] = b64
+	} else {
+		out["meta"] = text
+	}
+	if !e.ExpireAt.IsZero() {
+		out["expire_ms"] = e.ExpireAt.UnixMilli()
+	}
+	return out
+}
+
+// metaText shows metadata for a table: k=v pairs in key order, joined by
+// commas.
+func metaText(m map[string]string) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for i, k := range ks {
+		ks[i] = k + "=" + m[k]
+	}
+	return strings.Join(ks, ",")
+}
+
+// vecMissing is the error of vec get and del when some of the n keys
+// given were missing: exit code 3, naming them.
+func vecMissing(index string, missing []string, n int, others string) error {
+	switch {
+	case len(missing) == 0:
+		return nil
+	case n == 1:
+		return notFound{fmt.Sprintf("key %s is not in vector index %q", missing[0], index)}
+	}
+	return notFound{fmt.Sprintf("%d of %d keys are not in vector index %q: %s%s", len(missing), n, index, strings.Join(missing, ", "), others)}
 }
 
 // vecInput reads the vector of --vector, --vector-file or --like.
