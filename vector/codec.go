@@ -25,9 +25,8 @@ const formatVersion = 1
 // Meta rows.
 var (
 	metaConfig = []byte("config")
-	metaSeq    = []byte("seq")   // the last sequence number written
-	metaNext   = []byte("next")  // the next never-used node id
-	metaProbe  = []byte("probe") // a row of zeros a put writes and deletes to try a size (write.go)
+	metaSeq    = []byte("seq")  // the last sequence number written
+	metaNext   = []byte("next") // the next never-used node id
 )
 
 // blockBytes is the size a vector block row aims at: with 4 KiB pages a row

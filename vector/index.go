@@ -38,9 +38,6 @@ type Index struct {
 	kick      chan struct{}
 	wg        sync.WaitGroup
 	persistMu sync.Mutex // one persistence step at a time
-	// fitted is the largest row a put has found within the store's
-	// MaxValueSize (Tx.fits).
-	fitted atomic.Int64
 }
 
 type tables struct{ meta, keys, vecs, graph, log, free *kvstore.ColumnFamily }

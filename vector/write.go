@@ -198,41 +198,21 @@ func (w *Tx) PutBatch(items []Item) error {
 
 // fits makes sure, before the batch writes anything, that its largest row
 // (a key's row with its value and metadata, or the index's packed vector
-// row) is within the store's Options.MaxValueSize: the store would refuse
-// it in the middle of the batch, after the rows written before it, and a
-// caller that went on to commit would commit half a batch. A size is tried
-// once per index with a row of zeros under metaProbe, put and deleted in
-// the transaction (the store refuses an oversized row before writing it);
-// sizes up to the largest one accepted are not tried again.
+// row) is within the store's limit (Store.MaxValueSize): the store would
+// refuse it in the middle of the batch, after the rows written before it,
+// and a caller that went on to commit would commit half a batch.
 func (w *Tx) fits(items []Item) error {
 	ix := w.ix
-	n, at := 4*ix.cfg.Dim*ix.cfg.BlockVecs, -1
-	for i, it := range items {
-		if s := keyRowSize(it.Value, it.Meta); s > n {
-			n, at = s, i
+	limit := ix.store.MaxValueSize()
+	if n := 4 * ix.cfg.Dim * ix.cfg.BlockVecs; n > limit {
+		return fmt.Errorf("vector: %q: put: rows of %d vectors of %d dimensions (%d bytes): %w: at most %d", ix.name, ix.cfg.BlockVecs, ix.cfg.Dim, n, kvstore.ErrValueTooLarge, limit)
+	}
+	for _, it := range items {
+		if n := keyRowSize(it.Value, it.Meta); n > limit {
+			return fmt.Errorf("vector: %q: key %q: value and metadata of %d bytes: %w: at most %d", ix.name, it.Key, n, kvstore.ErrValueTooLarge, limit)
 		}
 	}
-	if int64(n) <= ix.fitted.Load() {
-		return nil
-	}
-	if err := w.t.meta.Put(metaProbe, make([]byte, n)); err != nil {
-		if errors.Is(err, kvstore.ErrNotFound) {
-			return ix.noIndex(err)
-		}
-		if at < 0 {
-			return fmt.Errorf("vector: %q: put: rows of %d vectors of %d dimensions (%d bytes): %w", ix.name, ix.cfg.BlockVecs, ix.cfg.Dim, n, err)
-		}
-		return fmt.Errorf("vector: %q: key %q: value and metadata: %w", ix.name, items[at].Key, err)
-	}
-	if err := w.t.meta.Delete(metaProbe); err != nil {
-		return err
-	}
-	for {
-		old := ix.fitted.Load()
-		if int64(n) <= old || ix.fitted.CompareAndSwap(old, int64(n)) {
-			return nil
-		}
-	}
+	return nil
 }
 
 // takeFree takes up to n slots of deleted vectors from the free table, the
