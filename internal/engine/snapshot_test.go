@@ -64,13 +64,21 @@ func TestHeldReadReusedUntilCommit(t *testing.T) {
 func TestSweepEndsIdleHeldRead(t *testing.T) {
 	db := holdDB(t, time.Millisecond)
 	readV(t, db, 1)
+	// The probe takes the reader out of the pool; a sweep that runs
+	// meanwhile does not see it, so the probe arms the next sweep, as
+	// ReleaseSnapshot does for a reader it gives back still holding its
+	// transaction (without that, a sweep that met the probe was the last).
 	held := func() bool {
 		c, err := db.takeReader(context.Background())
 		require.NoError(t, err)
-		defer db.ReleaseReader(c)
-		return c.hold.open
+		open := c.hold.open
+		db.ReleaseReader(c)
+		if open {
+			db.armSweep()
+		}
+		return open
 	}
-	require.Eventually(t, func() bool { return !held() }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return !held() }, 10*time.Second, 5*time.Millisecond)
 
 	db = holdDB(t, time.Hour)
 	readV(t, db, 1)
