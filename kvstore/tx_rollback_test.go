@@ -3,7 +3,9 @@ package kvstore_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -50,4 +52,59 @@ func TestOnRollback(t *testing.T) {
 	}, got)
 	var nilTx *kvstore.Tx
 	nilTx.OnRollback(func() {}) // no panic
+}
+
+// TestHookPanic: a hook that panics does not wedge the store. The panic
+// goes on from the call that ended the transaction, but only once the
+// transaction's end is done: its connection is back in the pool and the
+// other hooks (the store's own among them) ran. Before, a panicking
+// rollback hook kept the writer's connection for good: every later write
+// failed with ErrBusy and Close never returned.
+func TestHookPanic(t *testing.T) {
+	ctx := context.Background()
+	// Not tempstore: its cleanup's Close would hang on a wedged store.
+	db, err := kvstore.Open(filepath.Join(t.TempDir(), "hooks.db"), kvstore.Options{BusyTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	cf, err := db.CreateColumnFamily("sessions")
+	require.NoError(t, err)
+	var got []string
+	require.PanicsWithValue(t, "rollback hook", func() {
+		_ = db.Update(ctx, func(tx *kvstore.Tx) error {
+			tx.OnRollback(func() { panic("rollback hook") })
+			tx.OnRollback(func() { got = append(got, "rolled back") })
+			// The first TTL of the column family: the store's own
+			// rollback hook forgets its TTL state.
+			require.NoError(t, tx.CF(cf).PutTTL(b("s"), b("v"), time.Hour))
+			return errors.New("abort")
+		})
+	})
+	require.Equal(t, []string{"rolled back"}, got, "the hooks after the panicking one ran")
+	require.NoError(t, db.Put(b("k"), b("v")), "the writer is free")
+	require.NoError(t, cf.Put(b("p"), b("v")))
+	counts, err := db.CountKeys(ctx, "sessions")
+	require.NoError(t, err)
+	require.Equal(t, kvstore.KeyCounts{Name: "sessions", Stored: 1, Live: 1}, counts)
+
+	got = nil
+	require.PanicsWithValue(t, "commit hook", func() {
+		_ = db.Update(ctx, func(tx *kvstore.Tx) error {
+			tx.OnCommit(func() { panic("commit hook") })
+			tx.OnCommit(func() { got = append(got, "committed") })
+			return tx.Put(b("c"), b("v"))
+		})
+	})
+	require.Equal(t, []string{"committed"}, got)
+	v, err := db.Get(b("c"))
+	require.NoError(t, err, "the transaction committed")
+	require.Equal(t, "v", string(v))
+	require.NoError(t, db.Put(b("k2"), b("v")))
+
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hangs")
+	}
 }

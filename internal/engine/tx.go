@@ -283,25 +283,48 @@ func (tx *Tx) Rollback() error {
 
 // end gives the connection back and runs the hooks of the outcome:
 // rollback hooks while the connection is still held, commit hooks after
-// it is released, end hooks last.
+// it is released, end hooks last. A hook that panics stops neither the
+// other hooks nor the release of the connection (a held writer
+// connection would fail every later write with ErrBusy and make Close
+// wait for ever): the first panic goes on once all of it is done.
 func (tx *Tx) end(committed bool) {
+	var p hookPanic
 	if tx.writable {
 		tx.conn.endTx()
 	}
 	if !committed {
-		for _, f := range tx.onRollback {
-			f()
-		}
+		p.run(tx.onRollback)
 	}
 	tx.db.release(tx.conn, tx.writable)
 	if committed {
-		for _, f := range tx.onCommit {
-			f()
+		p.run(tx.onCommit)
+	}
+	p.run(tx.onEnd)
+	if p.raised {
+		panic(p.value)
+	}
+}
+
+// hookPanic holds the first panic of a transaction's hooks.
+type hookPanic struct {
+	value  any
+	raised bool
+}
+
+// run calls each of hooks, noting the first panic and going on.
+func (p *hookPanic) run(hooks []func()) {
+	for _, f := range hooks {
+		p.call(f)
+	}
+}
+
+func (p *hookPanic) call(f func()) {
+	defer func() {
+		if r := recover(); r != nil && !p.raised {
+			p.value, p.raised = r, true
 		}
-	}
-	for _, f := range tx.onEnd {
-		f()
-	}
+	}()
+	f()
 }
 
 // noTx reports the error of ending a transaction that SQLite already ended.
