@@ -24,7 +24,8 @@ Exit code 3 if a key does not exist: the others are deleted all the same,
 and the message names the missing ones.
 
 With --prefix, or --start and --end (a half-open range [start, end), either
-bound left out is open), delete every key of the range instead, with its
+bound left out is open; with both, the keys of the prefix within the
+bounds, as scan selects them), delete every key of the range instead, with its
 TTL state, in one transaction (Store.DeleteRange), and print how many keys
 were deleted. Other writers wait for the whole range: --batch N deletes it
 in transactions of N keys (DeleteRangeInBatches), so that they wait one
@@ -126,6 +127,11 @@ func (a *app) delRange(ctx context.Context, path string, sel keySel, batch int) 
 		}
 		if pe := iterator.PrefixEnd(p); pe != nil && (end == nil || bytes.Compare(pe, end) < 0) {
 			end = pe
+		}
+		if end != nil && bytes.Compare(start, end) > 0 {
+			// The prefix lies outside [--start, --end): nothing, as scan
+			// lists nothing (not the reversed range DeleteRange refuses).
+			end = start
 		}
 	}
 	if len(start) == 0 && end == nil {
