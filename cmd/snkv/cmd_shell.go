@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/spf13/cobra"
@@ -32,7 +33,8 @@ Alt-arrows by word) and Up/Down walk the history, which is kept in
 for the session only); a line that gives a secret as a flag's value is
 never kept. Ctrl-C clears the line being typed, or stops the command that
 runs (the shell goes on); Ctrl-D on an empty line, 'exit' or 'quit' ends
-the shell. Off a terminal, the shell reads its commands from stdin, with
+the shell. A line typed on a terminal holds at most 4096 characters: a
+longer one is refused, not run cut short. Off a terminal, the shell reads its commands from stdin, with
 no prompt: 'snkv shell app.db < commands.txt'.
 
 Arguments are split as a POSIX shell splits them, without expansions:
@@ -212,12 +214,23 @@ func (s *shell) interactive() error {
 		if err != nil && !errors.Is(err, term.ErrPasteIndicator) {
 			return fmt.Errorf("reading the line: %w", err)
 		}
+		if utf8.RuneCountInString(line) >= terminalLineMax {
+			// The editor dropped what came after: the line is not the one
+			// typed, and run cut short it could store a cut value.
+			fmt.Fprintf(s.a.err, "snkv: the line reached %d characters, the most a line typed on a terminal holds, and the rest was dropped: nothing was run (give a long value with --value-file, or run the commands from a file: 'snkv shell FILE < commands.txt')\n(exit %d)\n", terminalLineMax, exitUsage)
+			s.lastCode = exitUsage
+			continue
+		}
 		if !s.runLine(line) {
 			return nil
 		}
 	}
 	return nil
 }
+
+// terminalLineMax is the most characters term.Terminal keeps in a line:
+// it drops each one typed or pasted after that.
+const terminalLineMax = 4096
 
 // ctrlCReader passes the terminal's input through, turning Ctrl-C into
 // End, Ctrl-U and Enter: the line being typed is dropped and a new prompt

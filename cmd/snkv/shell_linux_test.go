@@ -115,3 +115,27 @@ func TestShellInterruptCommand(t *testing.T) {
 	require.Equal(t, "alice\n", string(rest), "the shell went on after the command it stopped")
 	require.Empty(t, stderr.String())
 }
+
+// TestShellLongLineOnTerminal: a line typed or pasted on a terminal holds
+// at most 4,096 characters (the line editor drops the rest as they come);
+// a line that reached that length is refused, not run cut short. Before,
+// a put of a 5,000-byte value stored its first 4,086 bytes with exit
+// code 0.
+func TestShellLongLineOnTerminal(t *testing.T) {
+	path := fixture(t)
+	s := onPTY(t, []string{"SNKV_HISTORY="}, "shell", path)
+	s.typeLines(1,
+		"put long "+strings.Repeat("x", 5000)+"\r",
+		"put short "+strings.Repeat("y", 4000)+"\r",
+		"\x04",
+	)
+	r := s.wait()
+	require.Equal(t, 0, r.code, r.stderr)
+	got := cli(t, nil, "get", path, "long")
+	require.Equal(t, 3, got.code, "the cut line was not run: %d bytes stored", len(got.stdout))
+	require.Contains(t, r.stderr, "4096 characters")
+	require.Contains(t, r.stderr, "(exit 2)")
+	got = cli(t, nil, "get", path, "short")
+	require.Equal(t, 0, got.code, got.stderr)
+	require.Equal(t, strings.Repeat("y", 4000), got.stdout, "a shorter line runs whole")
+}
