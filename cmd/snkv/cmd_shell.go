@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -33,7 +35,7 @@ Alt-arrows by word) and Up/Down walk the history, which is kept in
 for the session only); a line that gives a secret as a flag's value is
 never kept. Ctrl-C clears the line being typed, or stops the command that
 runs (the shell goes on); Ctrl-D on an empty line, 'exit' or 'quit' ends
-the shell. A line typed on a terminal holds at most 4096 characters: a
+the shell ('exit N' with exit code N, from 0 to 255). A line typed on a terminal holds at most 4096 characters: a
 longer one is refused, not run cut short. Off a terminal, the shell reads its commands from stdin, with
 no prompt: 'snkv shell app.db < commands.txt'.
 
@@ -47,8 +49,9 @@ shell', not to the commands in it. encrypt, rekey and decrypt do not run
 in the shell (the store is open): run them on their own.
 
 Each command's exit code shows as "(exit N)" after its message when it is
-not 0. Reading from a terminal, the shell's own exit code is 0; reading
-stdin, it is the last command's.`
+not 0 (2 for a line that cannot be split). Reading from a terminal, the
+shell's own exit code is 0; reading stdin, it is the last command's;
+'exit N' sets it either way.`
 
 // notInShell are the commands the shell does not run: those that change
 // how the store is sealed while the shell holds it open, the shell itself,
@@ -81,6 +84,9 @@ type shell struct {
 	path string
 	// lastCode is the exit code of the last command run.
 	lastCode int
+	// exitCode is the code 'exit N' asked for, if exitAsked.
+	exitCode  int
+	exitAsked bool
 
 	// mu guards cancel, the cancellation of the command that runs.
 	mu     sync.Mutex
@@ -111,15 +117,21 @@ func (a *app) runShell(path string) error {
 	if !write {
 		fmt.Fprintf(a.err, "snkv: note: %s is not writable: the shell opened it read-only\n", path)
 	}
+	var code int
 	if a.stdinIsTerminal() {
 		// Each command's failure was shown; the session itself went well.
-		return s.interactive()
+		err = s.interactive()
+	} else {
+		err, code = s.script(), s.lastCode
 	}
-	if err := s.script(); err != nil {
+	if err != nil {
 		return err
 	}
-	if s.lastCode != exitOK {
-		return silentExit{s.lastCode}
+	if s.exitAsked {
+		code = s.exitCode
+	}
+	if code != exitOK {
+		return silentExit{code}
 	}
 	return nil
 }
@@ -264,8 +276,8 @@ func (c *ctrlCReader) Read(p []byte) (int, error) {
 func (s *shell) runLine(line string) bool {
 	args, err := splitLine(line)
 	if err != nil {
-		fmt.Fprintf(s.a.err, "snkv: %v\n", err)
 		s.lastCode = exitUsage
+		fmt.Fprintf(s.a.err, "snkv: %v\n(exit %d)\n", err, s.lastCode)
 		return true
 	}
 	if len(args) == 0 {
@@ -273,6 +285,16 @@ func (s *shell) runLine(line string) bool {
 	}
 	switch args[0] {
 	case "exit", "quit", ".exit", ".quit":
+		if len(args) > 1 {
+			// exit N, as a POSIX shell has it.
+			s.exitAsked = true
+			n, err := strconv.Atoi(args[1])
+			if len(args) > 2 || err != nil || n < 0 || n > 255 {
+				fmt.Fprintf(s.a.err, "snkv: %s %q: want one exit code, from 0 to 255\n", args[0], strings.Join(args[1:], " "))
+				n = exitUsage
+			}
+			s.exitCode = n
+		}
 		return false
 	}
 	s.lastCode = s.exec(args)
