@@ -35,9 +35,10 @@ Alt-arrows by word) and Up/Down walk the history, which is kept in
 for the session only); a line that gives a secret as a flag's value is
 never kept. Ctrl-C clears the line being typed, or stops the command that
 runs (the shell goes on); Ctrl-D on an empty line, 'exit' or 'quit' ends
-the shell ('exit N' with exit code N, from 0 to 255). A line typed on a terminal holds at most 4096 characters: a
-longer one is refused, not run cut short. Off a terminal, the shell reads its commands from stdin, with
-no prompt: 'snkv shell app.db < commands.txt'.
+the shell ('exit N' with exit code N, from 0 to 255). A line typed on a
+terminal holds at most 4096 characters: a longer one is refused, not run
+cut short. Off a terminal, the shell reads its commands from stdin, with no
+prompt: 'snkv shell app.db < commands.txt'.
 
 Arguments are split as a POSIX shell splits them, without expansions:
 'single' and "double" quotes, a backslash before a character; a line
