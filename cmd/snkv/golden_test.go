@@ -26,10 +26,12 @@ type step struct {
 // exit code the command must end with, and its arguments (FILE stands for
 // the store). A step's standard input follows it, either on one line as a
 // Go string literal after "< ", or as the lines up to END after a line
-// "<<END". Lines starting with # outside an input are comments.
-func runSteps(t *testing.T, path string) {
+// "<<END". Lines starting with # outside an input are comments. subst
+// holds more pairs of a word in ARGS and what it stands for, as runGolden
+// takes them.
+func runSteps(t *testing.T, path string, subst ...string) {
 	t.Helper()
-	runGolden(t, path, readSteps(t, filepath.Join("testdata", "steps", t.Name()+".txt")))
+	runGolden(t, path, readSteps(t, filepath.Join("testdata", "steps", t.Name()+".txt")), subst...)
 }
 
 // readSteps parses a steps file (see runSteps).
