@@ -133,9 +133,10 @@ func (tx *Tx) Context() context.Context {
 
 // OnCommit registers f to run after the transaction commits successfully,
 // in registration order, after the write lock is released. It never runs if
-// the transaction rolls back or its commit fails. A nil f is ignored. A
-// hook that panics stops neither the other hooks nor the transaction's
-// end: its panic goes on from Commit (or Update) once they ran, with the
+// the transaction rolls back or its commit fails. A nil f is ignored, and
+// so is an f registered once the transaction has ended. A hook that
+// panics stops neither the other hooks nor the transaction's end: its
+// panic goes on from Commit (or Update) once they ran, with the
 // transaction committed.
 func (tx *Tx) OnCommit(f func()) {
 	if tx != nil && f != nil {

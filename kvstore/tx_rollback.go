@@ -4,8 +4,9 @@ package kvstore
 // explicit Rollback, an error or panic in the function given to Update or
 // View, or a commit that fails. Hooks run in registration order, before
 // the transaction's connection goes back to the pool, so they must be
-// quick and must not use the store. A nil f is ignored. With OnCommit,
-// exactly one of the two sets of hooks runs for every transaction: a layer
+// quick and must not use the store. A nil f is ignored, and so is an f
+// registered once the transaction has ended. With OnCommit, exactly one
+// of the two sets of hooks runs for every transaction: a layer
 // keeping per-transaction state (package vector gathers a transaction's
 // changes and links them into its graph once, at commit) frees it in both.
 // A hook that panics stops neither the other hooks nor the transaction's

@@ -108,3 +108,27 @@ func TestHookPanic(t *testing.T) {
 		t.Fatal("Close hangs")
 	}
 }
+
+// TestHookAfterEndNeverRuns: a hook registered once its transaction has
+// ended (a Tx kept past Update, or past its Commit or Rollback) is never
+// called, neither at once nor by a later transaction.
+func TestHookAfterEndNeverRuns(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t, kvstore.Options{})
+	var kept *kvstore.Tx
+	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+		kept = tx
+		return tx.Put(b("k"), b("v"))
+	}))
+	ran := 0
+	kept.OnCommit(func() { ran++ })
+	kept.OnRollback(func() { ran++ })
+	tx, err := db.Begin(ctx, true)
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback())
+	tx.OnRollback(func() { ran++ })
+	tx.OnCommit(func() { ran++ })
+	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error { return tx.Put(b("k2"), b("v")) }))
+	require.Error(t, db.Update(ctx, func(tx *kvstore.Tx) error { return errors.New("abort") }))
+	require.Zero(t, ran)
+}
