@@ -98,6 +98,8 @@ type Store struct {
 // memory-backed file system (/dev/shm on Linux when it is a tmpfs with at
 // least 1 GiB free, else os.TempDir()), never synced and removed at Close
 // (docs/concurrency.md, "In-memory stores"; its memory in docs/memory.md).
+// Any other path names a file, as written: SQLite's URIs are not read, so
+// "file::memory:" is a file of that name in the working directory.
 //
 // Open fails with ErrInvalidOption for bad options, ErrCantOpen for a path
 // that cannot be opened (a directory, a missing file opened read-only),
