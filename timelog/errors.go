@@ -54,8 +54,9 @@ var (
 	// ErrCorrupt: a page, a value block or a metadata row of the log cannot
 	// be decoded. Same condition as kvstore.ErrCorrupt.
 	ErrCorrupt = newError("timelog: corrupt", &kvstore.ErrCorrupt)
-	// ErrNoValues: a value operation on a log that does not store values
-	// (see Options.Values).
+	// ErrNoValues: a value operation on a log that does not store values,
+	// or Open with Options.Values of a log written without them (see
+	// Options.Values).
 	ErrNoValues = newError("timelog: the log does not store values")
 	// ErrValuesLog: Append or AppendBatch on a values log, where the log
 	// assigns the handles (use AppendValue).

@@ -63,7 +63,8 @@ type Log struct {
 // values log whose values table predates value blocks (one row per value)
 // converts it first, in one write transaction (docs/format.md); a
 // read-only Open of it fails with ErrValuesLayout, as does any Open of a
-// values table in a newer layout.
+// values table in a newer layout. Open with Options.Values of a log
+// written without values fails with ErrNoValues (see Options.Values).
 func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	cfg, err := opts.config(store.MaxValueSize())
 	if err != nil {
@@ -102,7 +103,7 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	}); err != nil {
 		return fail(err)
 	}
-	if err := l.openValues(ctx); err != nil {
+	if err := l.openValues(ctx, m.seq != 0); err != nil {
 		return fail(err)
 	}
 	l.man.Store(m)

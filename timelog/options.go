@@ -119,7 +119,11 @@ type Options struct {
 	// (AppendValue): the log assigns the handles and keeps the values in a
 	// hidden table beside the pages, removing each with its record. Default
 	// false. A log created with values always has them: opening it without
-	// this flag still gives a values log. Costs the value bytes in the
+	// this flag still gives a values log. A log written without values (a
+	// record or a delete stored) holds the caller's handles, which assigned
+	// ones would collide with: opening it with this flag fails with
+	// ErrNoValues and changes nothing (a plain log never written becomes a
+	// values log). Costs the value bytes in the
 	// write buffer until the flush, then about 8 bytes a value beside them
 	// in blocks of up to 16 KiB (a removal rewrites the blocks holding the
 	// removed values).

@@ -27,8 +27,11 @@ type Entry struct {
 
 // openValues opens (or, for a writable log asked for values, creates) the
 // values table, and checks its layout (metaValuesLayout): a writable log
-// converts a table of one row per value (valconvert.go).
-func (l *Log) openValues(ctx context.Context) error {
+// converts a table of one row per value (valconvert.go). written tells
+// whether the log has taken a sequence number (stored a record or a
+// delete): such a log without a values table holds handles its caller
+// chose, so it cannot become a values log.
+func (l *Log) openValues(ctx context.Context, written bool) error {
 	name := l.name + suffixValues
 	cf, err := l.store.OpenHiddenTable(ctx, kind, name)
 	switch {
@@ -45,6 +48,8 @@ func (l *Log) openValues(ctx context.Context) error {
 		return err
 	case l.cfg.Values && l.readOnly:
 		return fmt.Errorf("%w: the log has no values table", ErrNoValues)
+	case l.cfg.Values && written:
+		return fmt.Errorf("%w: the log was written without values (its handles are the caller's), so it cannot store them", ErrNoValues)
 	case l.cfg.Values:
 		err = l.store.Update(ctx, func(tx *kvstore.Tx) error {
 			// Values are sealed in an encrypted store; the pages (timestamps

@@ -117,6 +117,43 @@ func TestValuesHandlesSurviveReopen(t *testing.T) {
 	require.Equal(t, []string{"d", "b", "c", "a"}, got)
 }
 
+// TestValuesRefusedOnAWrittenPlainLog: a log written without values holds
+// handles the caller chose, so it cannot start assigning its own (they
+// would collide with the stored ones, and a stored record would have no
+// value): Open with Values refuses it, writable or read-only, and changes
+// nothing. A plain log never written may still become a values log.
+func TestValuesRefusedOnAWrittenPlainLog(t *testing.T) {
+	db, _ := openStore(t)
+	l, err := timelog.Open(db, "p", manual(timelog.Options{}))
+	require.NoError(t, err)
+	require.NoError(t, l.AppendBatch(recs(1, 0, 2, 1)))
+	require.NoError(t, l.Close())
+
+	_, err = timelog.Open(db, "p", manual(timelog.Options{Values: true}))
+	require.ErrorIs(t, err, timelog.ErrNoValues)
+	_, err = timelog.OpenObjects(db, "p", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
+	require.ErrorIs(t, err, timelog.ErrNoValues)
+	_, err = timelog.Open(db, "p", timelog.Options{Values: true, ReadOnly: true})
+	require.ErrorIs(t, err, timelog.ErrNoValues)
+
+	l = openLog(t, db, "p", manual(timelog.Options{})) // unchanged, still plain, lock released
+	require.False(t, l.Values())
+	require.NoError(t, l.IntegrityCheck(ctx))
+	require.Equal(t, recs(1, 0, 2, 1), collect(t, l.All()))
+
+	e, err := timelog.Open(db, "e", manual(timelog.Options{}))
+	require.NoError(t, err)
+	require.NoError(t, e.Close())
+	e = openLog(t, db, "e", manual(timelog.Options{Values: true}))
+	require.True(t, e.Values())
+	h, err := e.AppendValue(1, []byte("a"))
+	require.NoError(t, err)
+	require.NoError(t, e.Flush(ctx))
+	v, err := e.Value(h)
+	require.NoError(t, err)
+	require.Equal(t, "a", string(v))
+}
+
 func TestValuesInTransaction(t *testing.T) {
 	db, _ := openStore(t)
 	l := openLog(t, db, "v", manual(timelog.Options{Values: true}))
