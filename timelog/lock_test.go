@@ -69,3 +69,36 @@ func TestInMemoryStore(t *testing.T) {
 	require.NoError(t, l.Append(1, 1))
 	require.NoError(t, l.Close())
 }
+
+// TestCloseAfterTheStoreClosed: a log whose store was closed under it
+// with records still buffered can never flush them. Close says so (the
+// store's ErrClosed, naming what was lost) and still closes the log and
+// lets its writer lock go: before, every Close failed and left the log
+// open, so the log stayed locked (ErrLocked) for the life of the process,
+// even on the same file opened again. A Background log is closed the same
+// way, its maintenance stopped.
+func TestCloseAfterTheStoreClosed(t *testing.T) {
+	for _, mode := range []timelog.MaintenanceMode{timelog.Manual, timelog.Background} {
+		db, path := openStore(t)
+		l, err := timelog.Open(db, "w", timelog.Options{Maintenance: mode})
+		require.NoError(t, err)
+		require.NoError(t, l.AppendBatch(recs(1, 1, 2, 2)))
+		require.NoError(t, l.DeleteRange(0, 1))
+		require.NoError(t, db.Close())
+
+		err = l.Close()
+		require.ErrorIs(t, err, timelog.ErrClosed)
+		require.ErrorIs(t, err, kvstore.ErrClosed)
+		require.ErrorContains(t, err, "2 buffered records and 1 delete not written")
+		require.ErrorIs(t, l.Close(), timelog.ErrClosed)
+		require.ErrorIs(t, l.Append(3, 3), timelog.ErrClosed)
+
+		again, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
+		require.NoError(t, err)
+		l2, err := timelog.Open(again, "w", manual(timelog.Options{}))
+		require.NoError(t, err, "the writer lock was let go")
+		require.Empty(t, collect(t, l2.All()))
+		require.NoError(t, l2.Close())
+		require.NoError(t, again.Close())
+	}
+}

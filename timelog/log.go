@@ -410,7 +410,10 @@ func (l *Log) queueFull() error {
 // Close refuses with ErrSnapshotsOpen while snapshots or cursors are open;
 // otherwise it stops maintenance, flushes everything, releases every
 // releasable handle and the writer lock. A second Close returns ErrClosed.
-// If the flush fails the log stays open and the error is returned.
+// If the flush fails the log stays open and the error is returned, except
+// on a store closed under the log, where nothing can be flushed any more:
+// the log closes all the same (its writer lock let go) and the error,
+// ErrClosed, counts the buffered records and deletes that were lost.
 func (l *Log) Close() error {
 	l.pubMu.Lock()
 	l.mu.Lock()
@@ -429,7 +432,16 @@ func (l *Log) Close() error {
 	l.pubMu.Unlock()
 	l.maint.stop()
 	if !l.readOnly {
-		if err := l.flushAll(context.Background()); err != nil {
+		if err := l.flushAll(context.Background()); errors.Is(err, kvstore.ErrClosed) {
+			// The store is closed: no flush will ever succeed, and a log
+			// left open would keep its writer lock for the process's life.
+			st := l.Stats()
+			err = fmt.Errorf("timelog: close %q: %d buffered %s and %d %s not written: %w",
+				l.name, st.BufferedRecords, plural(st.BufferedRecords, "record"),
+				st.BufferedDeletes, plural(st.BufferedDeletes, "delete"), err)
+			l.closeDown()
+			return err
+		} else if err != nil {
 			l.mu.Lock()
 			l.closed = false
 			l.mu.Unlock()
@@ -439,10 +451,23 @@ func (l *Log) Close() error {
 			return err
 		}
 	}
+	l.closeDown()
+	return nil
+}
+
+// closeDown ends a closed log: the spare buffer goes, every releasable
+// handle is released and the writer lock let go.
+func (l *Log) closeDown() {
 	l.mu.Lock()
 	l.spare = nil
 	l.mu.Unlock()
 	l.ret.deliver(0)
 	l.lock.release()
-	return nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
