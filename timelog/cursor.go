@@ -1,6 +1,7 @@
 package timelog
 
 import (
+	"fmt"
 	"math"
 )
 
@@ -100,12 +101,17 @@ func (c *Cursor) Record() Record {
 // Err returns the error that stopped the cursor, if any.
 func (c *Cursor) Err() error { return c.err }
 
-// Close ends the cursor, and its snapshot if it owns one.
+// Close ends the cursor, and its snapshot if it owns one. A closed cursor
+// is at no record and its Err is ErrClosed (unless an error stopped it
+// before); a second Close returns nil.
 func (c *Cursor) Close() error {
 	if c.done {
 		return nil
 	}
 	c.done, c.valid = true, false
+	if c.err == nil {
+		c.err = fmt.Errorf("timelog: cursor: %w", ErrClosed)
+	}
 	if c.rd != nil {
 		c.rd.close()
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
 
@@ -141,6 +142,39 @@ func TestCursorAndColumns(t *testing.T) {
 	}
 	_, err = s.Count()
 	require.ErrorIs(t, err, timelog.ErrClosed)
+}
+
+// TestCursorAfterClose: a closed cursor reports ErrClosed, as an iterator of
+// a closed snapshot does; it used to answer First and SeekAt with false and
+// a nil Err, which reads as an empty log.
+func TestCursorAfterClose(t *testing.T) {
+	db, _ := openStore(t)
+	l := openLog(t, db, "cur", manual(timelog.Options{}))
+	require.NoError(t, l.AppendBatch(recs(1, 1, 2, 2)))
+	for _, owned := range []bool{true, false} {
+		var c *timelog.Cursor
+		if owned {
+			var err error
+			c, err = l.Cursor(false)
+			require.NoError(t, err)
+		} else {
+			s, err := l.Snapshot()
+			require.NoError(t, err)
+			defer s.Close()
+			c = s.Cursor(false)
+		}
+		require.True(t, c.First())
+		require.NoError(t, c.Close())
+		require.NoError(t, c.Close(), "a second Close is harmless")
+		require.False(t, c.Valid())
+		require.False(t, c.Next())
+		require.ErrorIs(t, c.Err(), timelog.ErrClosed)
+		require.False(t, c.First())
+		require.ErrorIs(t, c.Err(), timelog.ErrClosed)
+		require.False(t, c.SeekAt(1))
+		require.ErrorIs(t, c.Err(), timelog.ErrClosed)
+		require.ErrorIs(t, c.Err(), kvstore.ErrClosed)
+	}
 }
 
 // One snapshot read by several goroutines at once gives each what it gives
