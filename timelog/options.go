@@ -2,6 +2,7 @@ package timelog
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -203,7 +204,7 @@ func (o Options) config(maxValue int) (config, error) {
 		c.CompactOverlapPages = 4
 	}
 	switch {
-	case o.CompactDeletedShare < 0 || o.CompactDeletedShare > 1:
+	case math.IsNaN(o.CompactDeletedShare) || o.CompactDeletedShare < 0 || o.CompactDeletedShare > 1:
 		return bad("CompactDeletedShare %v outside 0..1", o.CompactDeletedShare)
 	case o.CompactDeletedShare == 0:
 		c.deletedFrac = 0.25

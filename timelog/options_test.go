@@ -114,3 +114,14 @@ func TestValueBlockBytes(t *testing.T) {
 	require.Equal(t, 100, i)
 	require.NoError(t, l.IntegrityCheck(ctx))
 }
+
+// TestOptionsNaNDeletedShare: a NaN CompactDeletedShare passed every
+// comparison of the range check and was taken, so that no page ever
+// reached the threshold: it is refused like any share outside 0..1.
+func TestOptionsNaNDeletedShare(t *testing.T) {
+	db, _ := openStore(t)
+	_, err := timelog.Open(db, "n", timelog.Options{CompactDeletedShare: math.NaN()})
+	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+	_, err = timelog.Open(db, "n", timelog.Options{CompactDeletedShare: math.Inf(1)})
+	require.ErrorIs(t, err, timelog.ErrInvalidOption)
+}
