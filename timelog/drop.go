@@ -16,8 +16,12 @@ import (
 // Log.Drop then, which also announces the dropped records), ErrNotFound if
 // it does not exist. Records dropped this way are announced to nobody. It
 // reads every page; a log with a damaged page fails with ErrCorrupt (see
-// ForceDrop).
+// ForceDrop). A name no log can have fails with kvstore.ErrInvalidName, as
+// in Open.
 func Drop(ctx context.Context, store *kvstore.Store, name string) error {
+	if err := validateName(name); err != nil {
+		return err
+	}
 	if _, err := openTables(ctx, store, name); err != nil {
 		if errors.Is(err, kvstore.ErrNotFound) {
 			return fmt.Errorf("timelog: drop %q: %w: %w", name, ErrNotFound, err)
@@ -40,7 +44,8 @@ func Drop(ctx context.Context, store *kvstore.Store, name string) error {
 // cannot drop because a page or its meta is damaged (ErrCorrupt), or that
 // lost one of its tables. Nothing is announced to OnDrop, so handles held
 // by the log's records are not retired. It fails with ErrLocked if the log
-// is open for writing, ErrNotFound if the log has no table at all.
+// is open for writing, ErrNotFound if the log has no table at all,
+// kvstore.ErrInvalidName for a name no log can have.
 func ForceDrop(ctx context.Context, store *kvstore.Store, name string) error {
 	if err := validateName(name); err != nil {
 		return err

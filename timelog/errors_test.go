@@ -333,6 +333,12 @@ func TestErrorsOfBadCalls(t *testing.T) {
 	requireBoth(t, err, "ErrInvalidOption", "Open")
 	_, err = timelog.Open(db, "missing", timelog.Options{ReadOnly: true})
 	requireBoth(t, err, "ErrNotFound", "read-only Open of a missing log")
+	// A name no log can have is refused as Open refuses it, not reported
+	// missing.
+	for _, bad := range []string{"", strings.Repeat("x", 241)} {
+		require.ErrorIs(t, timelog.Drop(ctx, db, bad), kvstore.ErrInvalidName, "Drop %q", bad)
+		require.ErrorIs(t, timelog.ForceDrop(ctx, db, bad), kvstore.ErrInvalidName, "ForceDrop %q", bad)
+	}
 
 	l := openLog(t, db, "v", manual(timelog.Options{Values: true}))
 	_, err = l.AppendValue(1, make([]byte, db.MaxValueSize()+1))
