@@ -247,6 +247,8 @@ func TestErrorsOfAClosedLog(t *testing.T) {
 	_, err = l.Snapshot()
 	requireBoth(t, err, "ErrClosed", "Snapshot")
 	requireBoth(t, l.Close(), "ErrClosed", "Close twice")
+	// It read the store through the closed log and reported it sound.
+	requireBoth(t, l.IntegrityCheck(ctx), "ErrClosed", "IntegrityCheck")
 }
 
 // dropOutside drops the tables of log name whose suffixes are given, as

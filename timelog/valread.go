@@ -308,8 +308,15 @@ func (s *Snapshot) AllValues() iter.Seq2[Entry, error] { return s.withValues(s.A
 // that every value row decodes (its checksum included), that the rows do
 // not overlap, that every stored record has its value and every value its
 // record. It returns nil or an error wrapping ErrCorrupt that says what is
-// wrong. Buffered records are not looked at (Flush first to include them).
+// wrong, or ErrClosed on a closed log. Buffered records are not looked at
+// (Flush first to include them).
 func (l *Log) IntegrityCheck(ctx context.Context) error {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return fmt.Errorf("timelog: %q: %w", l.name, ErrClosed)
+	}
 	return fromStore(l.store.View(ctx, func(tx *kvstore.Tx) error {
 		t := l.t.in(tx)
 		handles := map[uint64]int{}
