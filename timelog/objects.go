@@ -147,9 +147,13 @@ func (o *Objects[T]) Append(ts int64, v T) (uint64, error) {
 
 // Get returns the value of handle h as snapshot s sees it: the cached
 // value, else the stored one decoded (and cached). ErrValueNotFound if s
-// has no value for h.
+// has no value for h; ErrInvalidArgument if s is nil or a snapshot of
+// another Log than o.Log().
 func (o *Objects[T]) Get(s *Snapshot, h uint64) (T, error) {
 	var zero T
+	if err := o.own(s); err != nil {
+		return zero, err
+	}
 	if v, pinned, ok := o.cache.get(h); ok {
 		if err := s.check(); err != nil {
 			return zero, err
@@ -186,18 +190,50 @@ func (o *Objects[T]) Get(s *Snapshot, h uint64) (T, error) {
 }
 
 // Range yields the records of s in [t1, t2) with their values, in order.
-// A failure is yielded once, as the last step.
+// A failure is yielded once, as the last step: ErrInvalidArgument if s is
+// nil or a snapshot of another Log than o.Log() (as for Get and All).
 func (o *Objects[T]) Range(s *Snapshot, t1, t2 int64) iter.Seq2[Object[T], error] {
+	if err := o.own(s); err != nil {
+		return failed[Object[T]](err)
+	}
 	return o.objects(s, s.Range(t1, t2))
 }
 
 // RangeReverse is Range in descending order.
 func (o *Objects[T]) RangeReverse(s *Snapshot, t1, t2 int64) iter.Seq2[Object[T], error] {
+	if err := o.own(s); err != nil {
+		return failed[Object[T]](err)
+	}
 	return o.objects(s, s.RangeReverse(t1, t2))
 }
 
 // All yields every record of s with its value.
-func (o *Objects[T]) All(s *Snapshot) iter.Seq2[Object[T], error] { return o.objects(s, s.All()) }
+func (o *Objects[T]) All(s *Snapshot) iter.Seq2[Object[T], error] {
+	if err := o.own(s); err != nil {
+		return failed[Object[T]](err)
+	}
+	return o.objects(s, s.All())
+}
+
+// own checks that s is a snapshot of o's log: the cache is keyed by the
+// handles of that log alone.
+func (o *Objects[T]) own(s *Snapshot) error {
+	switch {
+	case s == nil:
+		return fmt.Errorf("timelog: %q: %w: nil snapshot", o.log.name, ErrInvalidArgument)
+	case s.l != o.log:
+		return fmt.Errorf("timelog: %q: %w: a snapshot of another log (%q)", o.log.name, ErrInvalidArgument, s.l.name)
+	}
+	return nil
+}
+
+// failed is an iteration that yields err once.
+func failed[T any](err error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		yield(zero, err)
+	}
+}
 
 // objects pairs the records of s with their values: the cached ones, else
 // the stored ones, read in order with the records (as RangeValues does: a

@@ -363,3 +363,55 @@ func TestObjectsGetRespectsSnapshot(t *testing.T) {
 	_, err = o.Get(old2, h3)
 	require.ErrorIs(t, err, timelog.ErrValueNotFound, "appended and flushed after the snapshot")
 }
+
+// TestObjectsRefuseAnotherLogsSnapshot: Get, Range and All read through
+// the snapshot they are given; one of another log answered with that log's
+// values under this log's handles (or this cache's value for a record of
+// the other log), and cached them. A snapshot of another log, or nil, is
+// refused with ErrInvalidArgument; nothing is cached.
+func TestObjectsRefuseAnotherLogsSnapshot(t *testing.T) {
+	db, _ := openStore(t)
+	for _, entries := range []int{0, -1} { // cached, and never cached
+		oo := timelog.ObjectOptions[string]{CacheEntries: entries}
+		a, err := timelog.OpenObjects(db, fmt.Sprint("a", entries), manual(timelog.Options{}), oo)
+		require.NoError(t, err)
+		b, err := timelog.OpenObjects(db, fmt.Sprint("b", entries), manual(timelog.Options{}), oo)
+		require.NoError(t, err)
+		ha, err := a.Append(1, "from a")
+		require.NoError(t, err)
+		hb, err := b.Append(1, "from b")
+		require.NoError(t, err)
+		require.Equal(t, ha, hb)
+		require.NoError(t, b.Log().Flush(ctx))
+
+		sb, err := b.Log().Snapshot()
+		require.NoError(t, err)
+		_, err = a.Get(sb, ha)
+		require.ErrorIs(t, err, timelog.ErrInvalidArgument)
+		for _, seq := range []func(yield func(timelog.Object[string], error) bool){
+			a.All(sb), a.Range(sb, 0, 9), a.RangeReverse(sb, 0, 9),
+		} {
+			n := 0
+			for _, err := range seq {
+				require.ErrorIs(t, err, timelog.ErrInvalidArgument)
+				n++
+			}
+			require.Equal(t, 1, n)
+		}
+		_, err = a.Get(nil, ha)
+		require.ErrorIs(t, err, timelog.ErrInvalidArgument)
+		for _, err := range a.All(nil) {
+			require.ErrorIs(t, err, timelog.ErrInvalidArgument)
+		}
+		require.NoError(t, sb.Close())
+
+		sa, err := a.Log().Snapshot()
+		require.NoError(t, err)
+		v, err := a.Get(sa, ha)
+		require.NoError(t, err)
+		require.Equal(t, "from a", v)
+		require.NoError(t, sa.Close())
+		require.NoError(t, a.Close())
+		require.NoError(t, b.Close())
+	}
+}
