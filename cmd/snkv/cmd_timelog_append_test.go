@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,26 @@ func TestTimelogAppendMany(t *testing.T) {
 	r = cli(t, nil, "timelog", "tail", path, "big", "-n", "1", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, fmt.Sprintf(`{"log":"big","ts":%d,"handle":%d}`+"\n", 1_700_000_000_000+int64(n-1), n-1), r.stdout)
+}
+
+// TestTimelogWriteBadLogName: a name no log can have is a usage error
+// (exit 2) for every command that writes a log, as for the ones that read
+// it and for append --create; without --create it was reported as a
+// missing log (exit 3).
+func TestTimelogWriteBadLogName(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.db")
+	r := cli(t, nil, "timelog", "append", path, "ok", "1", "1", "--create")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, name := range []string{"", strings.Repeat("x", 241)} {
+		for _, args := range [][]string{
+			{"append", path, name, "1", "1"},
+			{"delete-before", path, name, "1"},
+			{"compact", path, name},
+			{"count", path, name},
+		} {
+			r := cli(t, nil, append([]string{"timelog"}, args...)...)
+			require.Equal(t, 2, r.code, "%s %.10q: %s", args[0], name, r.stderr)
+			require.Contains(t, r.stderr, "bad log name")
+		}
+	}
 }

@@ -88,6 +88,14 @@ func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func
 		exists := slices.Contains(names, name)
 		switch {
 		case !exists && !create:
+			// A name no log can have is a usage error, not a missing log:
+			// a read-only Open tells which, and creates nothing.
+			l, err := timelog.Open(db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual})
+			if errors.Is(err, kvstore.ErrInvalidName) {
+				return usageError{fmt.Errorf("bad log name %q: %s", name, strip(err))}
+			} else if err == nil {
+				_ = l.Close()
+			}
 			hint := ""
 			if canCreate {
 				hint = "; pass --create to create it"
