@@ -109,10 +109,11 @@ func (l *Log) StartMaintenance() error {
 	if l.cfg.Maintenance == Manual {
 		return fmt.Errorf("timelog: %q: %w", l.name, ErrManualMode)
 	}
+	// The check and the start under one lock: a Close between them would
+	// stop nothing, and the goroutine would run on the closed log.
 	l.mu.Lock()
-	closed := l.closed
-	l.mu.Unlock()
-	if closed {
+	defer l.mu.Unlock()
+	if l.closed {
 		return fmt.Errorf("timelog: %q: %w", l.name, ErrClosed)
 	}
 	l.maint.start()
