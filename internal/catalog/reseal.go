@@ -196,8 +196,9 @@ func (r *Registry) resealTable(ctx context.Context, name string, batch int, from
 		var skipped []error
 		err := r.env.Update(ctx, nil, "convert values of "+name, func(ctx context.Context, tx *engine.Tx) error {
 			c := tx.Conn()
-			stamp, err := c.QueryInt(ctx, `SELECT created_ms FROM `+catalog+` WHERE name = ?1`, name)
-			if err != nil {
+			stamp, ok, err := catalogStamp(ctx, c, name)
+			if err != nil || !ok {
+				// Dropped since Reseal listed it: nothing left to convert.
 				return err
 			}
 			m, err := r.familyFor(ctx, c, name, stamp)
@@ -226,6 +227,19 @@ func (r *Registry) resealTable(ctx context.Context, name string, batch int, from
 			return nil
 		}
 	}
+}
+
+// catalogStamp returns the creation stamp of the table name (a catalog
+// name) on c; ok is false when the catalog has no such table.
+func catalogStamp(ctx context.Context, c *engine.Conn, name string) (stamp int64, ok bool, err error) {
+	rows, err := c.Query(ctx, `SELECT created_ms FROM `+catalog+` WHERE name = ?1`, name)
+	if err != nil {
+		return 0, false, err
+	}
+	if ok = rows.Next(); ok {
+		stamp = rows.Int(0)
+	}
+	return stamp, ok, rows.Close()
 }
 
 // resealRow is a row read for conversion.
