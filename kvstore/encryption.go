@@ -263,7 +263,10 @@ func (s *Store) Encrypted() bool {
 // way leaves a store that Open with e finishes converting, and that every
 // read of reads right. Rows it cannot read are left as they were and
 // reported with a *BadRowsError (see there): the store is encrypted all
-// the same.
+// the same. Conversions of a store run one at a time: one called while
+// another runs waits for it until ctx ends (then ctx's error, and nothing
+// changed); so do Rekey, RemoveEncryption, FinishConversion and
+// SealHiddenTable.
 func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 	return s.sealOp(ctx, "encrypt", func() error {
 		if err := s.resume(ctx); err != nil {
@@ -292,7 +295,8 @@ func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 // matches ErrInvalidArgument) on a store in the clear.
 //
 // Another process that has the store open keeps using the key it opened
-// with: re-key while no other process has the store open.
+// with: re-key while no other process has the store open. It waits for a
+// conversion under way as Encrypt does.
 func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 	return s.sealOp(ctx, "re-key", func() error {
 		if err := s.resume(ctx); err != nil {
@@ -319,7 +323,8 @@ func (s *Store) Rekey(ctx context.Context, e Encryption) error {
 // them. A crash part way leaves a store that Open with the password
 // finishes decrypting. Rows it cannot read are left as they were and
 // reported with a *BadRowsError. It fails with ErrNotEncrypted (which also
-// matches ErrInvalidArgument) on a store in the clear.
+// matches ErrInvalidArgument) on a store in the clear. It waits for a
+// conversion under way as Encrypt does.
 func (s *Store) RemoveEncryption(ctx context.Context) error {
 	return s.sealOp(ctx, "remove encryption", func() error {
 		if err := s.resume(ctx); err != nil {

@@ -16,12 +16,42 @@ import (
 // sealState is the encryption of an open store.
 type sealState struct {
 	// sealMu orders the conversions, and guards the fields below.
-	sealMu sync.Mutex
+	sealMu convLock
 	// keyring holds the keys of an encrypted store while it is open.
 	keyring *seal.Keyring
 	// scrub is what is left of a conversion's scrub (see scrubStage).
 	scrub scrubStage
 }
+
+// convLock is a mutex whose wait can end with a context: a conversion
+// called while another runs (which may take minutes on a large store)
+// waits for it only as long as its context allows. The zero value is
+// unlocked.
+type convLock struct {
+	once sync.Once
+	held chan struct{} // holds one token while locked
+}
+
+func (l *convLock) ch() chan struct{} {
+	l.once.Do(func() { l.held = make(chan struct{}, 1) })
+	return l.held
+}
+
+// lockCtx locks l, or returns ctx's error if ctx ends first.
+func (l *convLock) lockCtx(ctx context.Context) error {
+	select {
+	case l.ch() <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Lock locks l, however long that takes.
+func (l *convLock) Lock() { l.ch() <- struct{}{} }
+
+// Unlock unlocks l.
+func (l *convLock) Unlock() { <-l.ch() }
 
 // scrubStage is what is left of the scrub that ends Encrypt and Rekey: the
 // file rewritten without the old form of the values and the headers of
@@ -257,7 +287,8 @@ func (s *Store) tryTruncate(ctx context.Context) (busy bool, err error) {
 	return busy, engine.Wrap(ctx, "empty the WAL", err)
 }
 
-// sealOp runs one of the conversions of an open store, one at a time.
+// sealOp runs one of the conversions of an open store, one at a time: one
+// called while another runs waits for it, until ctx ends.
 func (s *Store) sealOp(ctx context.Context, op string, fn func() error) error {
 	if err := s.usable(ctx); err != nil {
 		return err
@@ -268,7 +299,9 @@ func (s *Store) sealOp(ctx context.Context, op string, fn func() error) error {
 	if s.db.Closed() {
 		return fmt.Errorf("snkv: %s: %w", op, ErrClosed)
 	}
-	s.sealMu.Lock()
+	if err := s.sealMu.lockCtx(ctx); err != nil {
+		return fmt.Errorf("snkv: %s: waiting for the conversion under way: %w", op, err)
+	}
 	defer s.sealMu.Unlock()
 	if err := fn(); err != nil {
 		return fmt.Errorf("snkv: %s: %w", op, err)

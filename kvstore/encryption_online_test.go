@@ -78,3 +78,47 @@ func TestConversionWithColumnFamiliesDroppedMeanwhile(t *testing.T) {
 		})
 	}
 }
+
+// A conversion called while another runs waits for it, but no longer than
+// its context allows: it then returns the context's error and changes
+// nothing.
+func TestConversionWaitingForAnotherHonoursItsContext(t *testing.T) {
+	path := tempPath(t)
+	s := openAt(t, path, kvstore.Options{UpgradeBatch: 5})
+	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
+		for i := range 50_000 {
+			if err := tx.Put(fmt.Appendf(nil, "k%06d", i), []byte("value")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	done := make(chan error, 1)
+	go func() { done <- s.Encrypt(context.Background(), *pw("a")) }()
+	for !s.Encrypted() {
+		time.Sleep(time.Millisecond)
+	}
+	for _, second := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"Rekey", func(ctx context.Context) error { return s.Rekey(ctx, *pw("b")) }},
+		{"RemoveEncryption", s.RemoveEncryption},
+		{"Encrypt", func(ctx context.Context) error { return s.Encrypt(ctx, *pw("c")) }},
+		{"FinishConversion", s.FinishConversion},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		err := second.run(ctx)
+		cancel()
+		select {
+		case first := <-done:
+			t.Fatalf("%s returned (%v) only once the running encryption had ended (%v), past its deadline", second.name, err, first)
+		default:
+		}
+		require.ErrorIs(t, err, context.DeadlineExceeded, second.name)
+	}
+	require.NoError(t, <-done)
+	require.NoError(t, s.Close())
+	s = openAt(t, path, kvstore.Options{Encryption: pw("a")})
+	require.Len(t, contents(t, s.Default()), 50_000)
+}
