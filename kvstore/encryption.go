@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/snkv-go/snkv/internal/catalog"
 	"github.com/snkv-go/snkv/internal/seal"
@@ -132,6 +134,33 @@ func (e *Encryption) secret() (seal.Secret, error) {
 		return s, err
 	}
 	return s, nil
+}
+
+// checkEncryption refuses a bad Options.Encryption before Open touches
+// the file at path: a store Open created and then refused would be left
+// in the clear, and the corrected secret refused with ErrNotEncrypted. A
+// cost above KDFOpenLimit may open a store an older version gave it, so
+// it is refused here only when Open would create the store (path missing
+// or empty, or in memory); otherwise openSeal refuses it for a new
+// secret, leaving the file as it was.
+func (o *Options) checkEncryption(path string) error {
+	if o.Encryption == nil || o.keyless {
+		return nil
+	}
+	secret, err := o.Encryption.secret()
+	if err != nil {
+		return fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)
+	}
+	if path != "" {
+		fi, err := os.Stat(path)
+		if err == nil && fi.Size() > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	if err := secret.ValidateNew(); err != nil {
+		return fmt.Errorf("%w: Encryption: %s", ErrInvalidOption, err)
+	}
+	return nil
 }
 
 // testEncryption, set by the package's tests (SNKV_TEST_ENCRYPTION=1),

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -64,4 +65,39 @@ func TestOpenRefusesToEncryptAStoreInTheClear(t *testing.T) {
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
 	s = openAt(t, empty, kvstore.Options{Encryption: rawKey(3)})
 	require.True(t, s.Encrypted())
+}
+
+// A bad secret given to create a store is refused before the file is
+// touched: no store is left behind, in the clear, for the corrected secret
+// to be refused with ErrNotEncrypted. An empty file stays empty.
+func TestOpenWithABadSecretCreatesNothing(t *testing.T) {
+	for _, e := range []kvstore.Encryption{
+		{},
+		{Key: make([]byte, 31)},
+		{Key: []byte{}},
+		{Password: []byte{}},
+		{Password: []byte("pw"), Key: make([]byte, 32)},
+		{Password: []byte("pw"), KDF: kvstore.KDF{Time: 1, MemoryKiB: 1, Threads: 1}},
+		{Password: []byte("pw"), KDF: kvstore.KDF{Time: kvstore.KDFOpenLimit.Time + 1, MemoryKiB: 64, Threads: 1}},
+		{Password: []byte("pw"), KDF: kvstore.KDF{Time: 1, MemoryKiB: 1 << 20, Threads: 1}},
+	} {
+		for _, empty := range []bool{false, true} {
+			path := tempPath(t)
+			if empty {
+				require.NoError(t, os.WriteFile(path, nil, 0o600))
+			}
+			_, err := kvstore.Open(path, kvstore.Options{Encryption: &e})
+			require.ErrorIs(t, err, kvstore.ErrInvalidOption)
+			if empty {
+				fi, err := os.Stat(path)
+				require.NoError(t, err)
+				require.Zero(t, fi.Size(), "the empty file was made a store")
+				require.NoError(t, os.Remove(path))
+			}
+			require.Empty(t, testutil.ListDir(t, filepath.Dir(path)), "a refused Open left files")
+			s := openAt(t, path, kvstore.Options{Encryption: rawKey(1)})
+			require.True(t, s.Encrypted())
+			require.NoError(t, s.Close())
+		}
+	}
 }

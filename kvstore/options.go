@@ -349,6 +349,9 @@ func (o Options) config(path string) (engine.Config, error) {
 	if o.ReadOnly && path == "" {
 		return bad("an in-memory store cannot be read-only")
 	}
+	if err := o.checkEncryption(path); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
