@@ -16,6 +16,7 @@ import (
 // conversion finishes (a dropped one has nothing left to convert; it is
 // not a table missing from the file) and every value that is left reads.
 func TestConversionWithColumnFamiliesDroppedMeanwhile(t *testing.T) {
+	skipSealedSuite(t)
 	ctx := context.Background()
 	for _, op := range []string{"encrypt", "rekey", "remove encryption"} {
 		t.Run(op, func(t *testing.T) {
@@ -54,7 +55,11 @@ func TestConversionWithColumnFamiliesDroppedMeanwhile(t *testing.T) {
 			// listed them all), drop from the end, where it has not been
 			// yet, and create others.
 			for bytes.Equal(rawValue(t, path, "cf00", []byte("k0000")), first) {
-				time.Sleep(time.Millisecond)
+				select {
+				case err := <-done:
+					t.Fatalf("the conversion ended (%v) before it converted a value", err)
+				case <-time.After(time.Millisecond):
+				}
 			}
 			var ddl []error
 			for c := families - 1; c >= families/2; c-- {
@@ -83,6 +88,7 @@ func TestConversionWithColumnFamiliesDroppedMeanwhile(t *testing.T) {
 // its context allows: it then returns the context's error and changes
 // nothing.
 func TestConversionWaitingForAnotherHonoursItsContext(t *testing.T) {
+	skipSealedSuite(t)
 	path := tempPath(t)
 	s := openAt(t, path, kvstore.Options{UpgradeBatch: 5})
 	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
@@ -96,7 +102,11 @@ func TestConversionWaitingForAnotherHonoursItsContext(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Encrypt(context.Background(), *pw("a")) }()
 	for !s.Encrypted() {
-		time.Sleep(time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("the encryption ended (%v) before it began", err)
+		case <-time.After(time.Millisecond):
+		}
 	}
 	for _, second := range []struct {
 		name string
