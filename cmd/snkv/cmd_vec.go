@@ -150,7 +150,7 @@ func (a *app) vecCommand() *cobra.Command {
 						} else if err != nil {
 							return err
 						}
-						if err := a.emit(vecEntryJSON(e)); err != nil {
+						if err := a.emit(entryLine(e)); err != nil {
 							return err
 						}
 					}
@@ -229,14 +229,14 @@ func (a *app) vecCommand() *cobra.Command {
 				t := a.rows(false, head...)
 				for _, h := range hits {
 					if a.json {
-						out := vecEntryJSON(vector.Entry{Key: h.Key, Value: h.Value, Meta: h.Meta})
-						delete(out, "vector")
-						out["distance"] = h.Distance
-						if !f.values {
-							delete(out, "value")
-							delete(out, "meta")
+						e := vector.Entry{Key: h.Key}
+						if f.values {
+							e.Value, e.Meta = h.Value, h.Meta
 						}
-						if err := a.emit(out); err != nil {
+						if err := a.emit(struct {
+							vecLine
+							Distance float32 `json:"distance"`
+						}{entryLine(e), h.Distance}); err != nil {
 							return err
 						}
 						continue
@@ -340,32 +340,6 @@ func vecError(name string, err error) error {
 	return err
 }
 
-// vecEntryJSON is the line vec get prints for an entry: its key and value
-// as text, or base64 when they are not UTF-8 (key_base64, value_base64),
-// its metadata likewise (meta_base64), as export writes them.
-func vecEntryJSON(e vector.Entry) map[string]any {
-	out := map[string]any{"vector": e.Vector}
-	if text, b64 := textOrBase64(e.Key); text != nil {
-		out["key"] = *text
-	} else {
-		out["key_base64"] = *b64
-	}
-	if text, b64 := textOrBase64(e.Value); text != nil {
-		out["value"] = *text
-	} else {
-		out["value_base64"] = *b64
-	}
-	if text, b64 := metaOut(e.Meta); b64 != nil {
-		out["meta_base64"] = b64
-	} else {
-		out["meta"] = text
-	}
-	if !e.ExpireAt.IsZero() {
-		out["expire_ms"] = e.ExpireAt.UnixMilli()
-	}
-	return out
-}
-
 // metaText shows metadata for a table: k=v pairs in key order, joined by
 // commas.
 func metaText(m map[string]string) string {
@@ -409,8 +383,8 @@ func (a *app) vecInput(f vecFlags, ix *vector.Index, name string) ([]float32, er
 			return nil, err
 		}
 		e, err := ix.Get(a.ctx, key)
-		if errors.Is(err, kvstore.ErrNotFound) {
-			return nil, notFound{fmt.Sprintf("key %s is not in vector index %q", a.show(key), name)}
+		if errors.Is(err, kvstore.ErrNotFound) && !errors.Is(err, vector.ErrNoIndex) {
+			return nil, vecMissing(name, []string{fmt.Sprintf("%q", showText(key))}, 1, "")
 		}
 		return e.Vector, err
 	}

@@ -39,9 +39,10 @@ type vecFields struct {
 	MetaB64        map[string]string `json:"meta_base64,omitempty"`
 }
 
-// vecLine is one line of a vector index in an export.
+// vecLine is one line of a vector index in an export (and, without Vec,
+// a vector as vec get and vec search print it).
 type vecLine struct {
-	Vec      string  `json:"vec"`
+	Vec      string  `json:"vec,omitempty"`
 	Key      *string `json:"key,omitempty"`
 	KeyB64   *string `json:"key_base64,omitempty"`
 	Value    *string `json:"value,omitempty"`
@@ -102,16 +103,8 @@ func (a *app) exportVectors(ctx context.Context, tx *kvstore.Tx, ixs []*vector.I
 			if !sel.keeps(e.Key) {
 				continue
 			}
-			l := vecLine{Vec: name, vecFields: vecFields{Vector: e.Vector}}
-			l.Key, l.KeyB64 = textOrBase64(e.Key)
-			if len(e.Value) > 0 {
-				l.Value, l.ValueB64 = textOrBase64(e.Value)
-			}
-			l.Meta, l.MetaB64 = metaOut(e.Meta)
-			if !e.ExpireAt.IsZero() {
-				ms := e.ExpireAt.UnixMilli()
-				l.ExpireMs = &ms
-			}
+			l := entryLine(e)
+			l.Vec = name
 			if err := sink.emit(l); err != nil {
 				return n, err
 			}
@@ -123,6 +116,23 @@ func (a *app) exportVectors(ctx context.Context, tx *kvstore.Tx, ixs []*vector.I
 		}
 	}
 	return n, nil
+}
+
+// entryLine is e as a line: its key and value as text, or base64 when
+// that is shorter or they are not UTF-8 (see textOrBase64), its metadata
+// likewise (metaOut); an empty value and no expiry are left out.
+func entryLine(e vector.Entry) vecLine {
+	l := vecLine{vecFields: vecFields{Vector: e.Vector}}
+	l.Key, l.KeyB64 = textOrBase64(e.Key)
+	if len(e.Value) > 0 {
+		l.Value, l.ValueB64 = textOrBase64(e.Value)
+	}
+	l.Meta, l.MetaB64 = metaOut(e.Meta)
+	if !e.ExpireAt.IsZero() {
+		ms := e.ExpireAt.UnixMilli()
+		l.ExpireMs = &ms
+	}
+	return l
 }
 
 // metaOut returns m as JSON text, or base64 when a key or a value is not
