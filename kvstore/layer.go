@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/ttl"
 )
 
@@ -138,4 +140,23 @@ func (s *Store) Clock() Clock {
 		return ttl.SystemClock
 	}
 	return s.opts.Clock
+}
+
+// ExpiryMs returns the expiry, in milliseconds since the Unix epoch, that
+// the store's TTL writes give a key written at now: with time-to-live d
+// when d is not 0 (PutTTL's rules: rounded up to the millisecond; a
+// negative d, or one past the latest expiry possible, is ErrInvalidTTL),
+// else at expiry time at when it is not zero (PutExpireAt's rules: in
+// the future, rounded up), else 0, no expiry. An expiry that a clock
+// before 1970 puts at or before the epoch is ErrClockRange. Layers that
+// keep expiries of their own (package vector) use it, with Clock, so that
+// they follow the store's rules.
+func ExpiryMs(now time.Time, d time.Duration, at time.Time) (int64, error) {
+	switch {
+	case d != 0:
+		return expiry.ExpiryFromTTL(expiry.Ms(now), d)
+	case !at.IsZero():
+		return expiry.ExpiryFromTime(expiry.Ms(now), at)
+	}
+	return 0, nil
 }

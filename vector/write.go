@@ -38,59 +38,11 @@ func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, 
 	if err := ix.checkVector(vec); err != nil {
 		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
 	}
-	exp, err := expiryOf(p, now)
+	exp, err := kvstore.ExpiryMs(now, p.TTL, p.ExpireAt)
 	if err != nil {
 		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
 	}
 	return exp, nil
-}
-
-// maxExpiryMs is the latest expiry a key can have, as in the store's
-// column families: the largest whole second whose milliseconds fit an
-// int64 (about 292 million years from now).
-const maxExpiryMs = (math.MaxInt64/1000 - 1) * 1000
-
-// expiryOf returns the expiry (ms since the epoch, 0: none) of a put made at
-// now, by the rules of the store's TTL writes: a TTL or expiry time is
-// rounded up to the millisecond (a vector never expires before it), an
-// expiry past maxExpiryMs or not in the future is ErrInvalidTTL, and one
-// at or before the epoch (a clock set before 1970) is ErrClockRange: the
-// rows hold no such expiry (0 means none).
-func expiryOf(p Put, now time.Time) (int64, error) {
-	nowMs := now.UnixMilli() // the floor, as reads take it
-	var ms int64
-	switch {
-	case p.TTL < 0:
-		return 0, fmt.Errorf("%w: negative TTL %v", kvstore.ErrInvalidTTL, p.TTL)
-	case p.TTL > 0:
-		d := int64(p.TTL / time.Millisecond)
-		if p.TTL%time.Millisecond != 0 {
-			d++
-		}
-		if nowMs >= maxExpiryMs || d > maxExpiryMs-nowMs {
-			return 0, fmt.Errorf("%w: TTL %v puts the expiry past the latest one possible", kvstore.ErrInvalidTTL, p.TTL)
-		}
-		ms = nowMs + d
-	case !p.ExpireAt.IsZero():
-		at := p.ExpireAt
-		if at.Unix() >= maxExpiryMs/1000 {
-			return 0, fmt.Errorf("%w: expiry time %v is past the latest one possible", kvstore.ErrInvalidTTL, at)
-		}
-		if at.Unix() < -maxExpiryMs/1000 || !at.After(now) {
-			return 0, fmt.Errorf("%w: expiry time %v is not in the future", kvstore.ErrInvalidTTL, at)
-		}
-		ms = at.UnixMilli()
-		if at.After(time.UnixMilli(ms)) {
-			ms++
-		}
-	default:
-		return 0, nil
-	}
-	if ms < 1 {
-		return 0, fmt.Errorf("%w: the clock reads %s, so the expiry falls at or before 1970-01-01T00:00:00Z (set the clock, or put without an expiry)",
-			kvstore.ErrClockRange, now.UTC().Format(time.RFC3339Nano))
-	}
-	return ms, nil
 }
 
 // Put stores vec under key (replacing the key's vector, value and

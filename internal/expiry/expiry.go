@@ -34,6 +34,10 @@ const MaxExpiryMs = (math.MaxInt64/1000 - 1) * 1000
 // below 1 (see ExpiryFromTTL).
 func NowMs(c Clock) int64 { return clampMs(c.Now()) }
 
+// Ms is t in milliseconds since the Unix epoch, limited as NowMs limits
+// the clock's time.
+func Ms(t time.Time) int64 { return clampMs(t) }
+
 // StampMs is NowMs limited to 0 and up: the creation stamps in the catalog
 // and the header count from the epoch.
 func StampMs(c Clock) int64 { return max(NowMs(c), 0) }
