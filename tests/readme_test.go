@@ -3,7 +3,9 @@ package tests
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -135,4 +137,188 @@ func TestREADMESnippetsKeepPackageNames(t *testing.T) {
 			require.False(t, decl.MatchString(b[1]), "Go snippet %d declares a variable %q, hiding the package", i, pkg)
 		}
 	}
+}
+
+// makeTargets returns the Makefile's targets (the rules it defines) but
+// all, the default that runs test.
+func makeTargets(t *testing.T) (string, []string) {
+	t.Helper()
+	mk, err := os.ReadFile("../Makefile")
+	require.NoError(t, err)
+	var targets []string
+	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z0-9-]*):([^=]|$)`).FindAllStringSubmatch(string(mk), -1) {
+		if m[1] != "all" {
+			targets = append(targets, m[1])
+		}
+	}
+	require.NotEmpty(t, targets)
+	return string(mk), targets
+}
+
+// The README's Development table has a row for every target of the
+// Makefile, and names no target the Makefile lacks; its make fuzz row names
+// every fuzzer make fuzz runs. Before, it missed lint, tools and three
+// benchmark targets, and its fuzz row named one fuzzer of two.
+func TestREADMEMakeTargets(t *testing.T) {
+	mk, targets := makeTargets(t)
+	rows := map[string]string{}
+	for _, line := range strings.Split(readme(t), "\n") {
+		first, _, ok := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		if !ok || !strings.HasPrefix(line, "| `make ") {
+			continue
+		}
+		for _, m := range regexp.MustCompile("`make ([a-z0-9-]+)`").FindAllStringSubmatch(first, -1) {
+			rows[m[1]] = line
+		}
+	}
+	for name := range rows {
+		require.Contains(t, targets, name, "the README lists make %s, which the Makefile does not define", name)
+	}
+	for _, name := range targets {
+		require.Contains(t, rows, name, "the README's Development table has no row for make %s", name)
+	}
+	_, recipe, ok := strings.Cut(mk, "\nfuzz:")
+	require.True(t, ok)
+	recipe, _, _ = strings.Cut(recipe, "\n\n")
+	fuzzers := regexp.MustCompile(`-fuzz (\w+)`).FindAllStringSubmatch(recipe, -1)
+	require.NotEmpty(t, fuzzers)
+	for _, f := range fuzzers {
+		require.Contains(t, rows["fuzz"], "`"+f[1]+"`", "make fuzz runs %s", f[1])
+	}
+}
+
+// layoutSection returns the README's layout paragraph and list: from
+// "Layout" to the next heading.
+func layoutSection(t *testing.T) string {
+	t.Helper()
+	_, after, ok := strings.Cut(readme(t), "\nLayout (")
+	require.True(t, ok, "the README has no layout paragraph")
+	if i := strings.Index(after, "\n## "); i >= 0 {
+		after = after[:i]
+	}
+	return after
+}
+
+// The README's layout names every top-level directory and every Go
+// package of the repository (bench/ included), and every path it names
+// exists. Before, it left out vector, most of internal/, cmd/, bench/ and
+// scripts/.
+func TestREADMELayoutNamesEveryPackage(t *testing.T) {
+	section := layoutSection(t)
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z][a-z0-9_-]*(?:/[a-z0-9_.…-]+)*/?)`").FindAllStringSubmatch(section, -1) {
+		name := strings.TrimSuffix(strings.TrimSuffix(m[1], "/…"), "/")
+		named[name] = true
+		if strings.ContainsAny(name, "/") || !slices.Contains([]string{"kvstore", "columnfamily", "iterator", "ttl", "timelog", "vector"}, name) {
+			_, err := os.Stat(filepath.Join("..", name))
+			require.NoError(t, err, "the README's layout names %s, which does not exist", m[1])
+		}
+	}
+	top, err := os.ReadDir("..")
+	require.NoError(t, err)
+	for _, e := range top {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "bin" {
+			continue
+		}
+		ok := named[e.Name()]
+		for n := range named {
+			ok = ok || strings.HasPrefix(n, e.Name()+"/")
+		}
+		require.True(t, ok, "the README's layout does not name %s/", e.Name())
+	}
+	for _, f := range repoFiles(t) {
+		dir := filepath.ToSlash(filepath.Dir(f))
+		if strings.HasSuffix(f, ".go") && !strings.Contains(dir, "testdata") {
+			require.True(t, named[dir], "the README's layout does not name the package %s", dir)
+		}
+	}
+}
+
+// rank is a package's place in the README's import order: a package
+// imports only packages of a lower rank. The order is the line of the
+// README's layout that chains the packages with arrows.
+func importRanks(t *testing.T) map[string]int {
+	t.Helper()
+	section := layoutSection(t)
+	i := strings.Index(section, " → ")
+	require.GreaterOrEqual(t, i, 0, "the README's layout gives no import order")
+	start := strings.LastIndex(section[:i], ":\n") + 2
+	end := start + strings.Index(section[start:], ".")
+	chain := strings.Split(strings.ReplaceAll(section[start:end], "\n", " "), "→")
+	ranks := map[string]int{}
+	for i, part := range chain {
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(part, -1) {
+			ranks[strings.TrimSuffix(m[1], "/…")] = len(chain) - i
+		}
+	}
+	require.Contains(t, ranks, "kvstore")
+	require.Contains(t, ranks, "internal")
+	return ranks
+}
+
+// The README's import order is what the packages import, but for the
+// exceptions it names, and it names every exception there is: "`A` imports
+// `B`" for a package, "`A`'s tests import `B`" for its test files. Before,
+// it said no package imports one above it, while
+// internal/testutil/tempstore imports kvstore.
+func TestREADMEImportOrder(t *testing.T) {
+	ranks := importRanks(t)
+	rankOf := func(path string) (int, bool) {
+		p := strings.TrimPrefix(path, module+"/")
+		if p == path {
+			return 0, false // another module
+		}
+		for p != "." {
+			if r, ok := ranks[p]; ok {
+				return r, true
+			}
+			p = filepath.ToSlash(filepath.Dir(p))
+		}
+		return 0, false
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./...")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var found []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Split(line, "\t")
+		require.Len(t, fields, 3, line)
+		own, ok := rankOf(fields[0])
+		if !ok {
+			continue // tests/, which may import anything
+		}
+		name := strings.TrimPrefix(fields[0], module+"/")
+		above := func(imports string, form string) {
+			for _, imp := range strings.Fields(imports) {
+				r, ok := rankOf(imp)
+				if ok && r > own && imp != fields[0] {
+					e := fmt.Sprintf(form, name, strings.TrimPrefix(imp, module+"/"))
+					if !slices.Contains(found, e) {
+						found = append(found, e)
+					}
+				}
+			}
+		}
+		above(fields[1], "%s imports %s")
+		above(fields[2], "%s's tests import %s")
+	}
+	var listed []string
+	text := strings.ReplaceAll(layoutSection(t), "\n", " ")
+	for _, m := range regexp.MustCompile("`([^`]+)`('s tests)? imports? ((?:`[^`]+`(?: and |, )?)+)").FindAllStringSubmatch(text, -1) {
+		form := "%s imports %s"
+		if m[2] != "" {
+			form = "%s's tests import %s"
+		}
+		for _, imp := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(m[3], -1) {
+			listed = append(listed, fmt.Sprintf(form, m[1], imp[1]))
+		}
+	}
+	// a test file's import that the package itself makes is the package's
+	found = slices.DeleteFunc(found, func(e string) bool {
+		return strings.Contains(e, "'s tests import ") && slices.Contains(found, strings.Replace(e, "'s tests import ", " imports ", 1))
+	})
+	slices.Sort(found)
+	slices.Sort(listed)
+	require.Equal(t, found, listed, "the imports against the README's order (left) and the exceptions the README names (right)")
 }
