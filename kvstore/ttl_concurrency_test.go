@@ -121,14 +121,17 @@ func TestTTLSharedFileTwoStores(t *testing.T) {
 	require.NoError(t, other.IntegrityCheck(ctx))
 }
 
-// A handle whose column family another store (another process) dropped and
-// recreated without TTL tables: its TTL writes recreate them and its purge
-// finds nothing, instead of failing on tables that no longer exist.
+// A column family another store (another process) dropped and recreated
+// without TTL tables, in the same millisecond of the store's clock: the
+// handle to the dropped one fails with ErrNotFound instead of writing into
+// the new one, and a fresh handle's TTL writes recreate the TTL tables and
+// its purge finds what expired, instead of failing on tables that no
+// longer exist.
 func TestTTLColumnFamilyRecreatedElsewhere(t *testing.T) {
 	f := newTTLFixture(t)
-	cf := f.cf(t, "x")
-	require.NoError(t, cf.PutTTL([]byte("k"), []byte("v"), time.Second))
-	require.True(t, cf.HasTTL())
+	stale := f.cf(t, "x")
+	require.NoError(t, stale.PutTTL([]byte("k"), []byte("v"), time.Second))
+	require.True(t, stale.HasTTL())
 
 	other, err := kvstore.Open(f.path, f.opts)
 	require.NoError(t, err)
@@ -137,6 +140,12 @@ func TestTTLColumnFamilyRecreatedElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, other.Close())
 
+	require.ErrorIs(t, stale.PutTTL([]byte("k2"), []byte("v2"), time.Second), kvstore.ErrNotFound,
+		"a handle to the dropped column family writes into the new one")
+	_, err = stale.PurgeExpired(context.Background())
+	require.ErrorIs(t, err, kvstore.ErrNotFound)
+	cf, err := f.db.OpenColumnFamily("x")
+	require.NoError(t, err)
 	ttlPurge(t, cf, 0)
 	require.NoError(t, cf.PutTTL([]byte("k2"), []byte("v2"), time.Second))
 	ttlHas(t, cf, "k2", time.Second)

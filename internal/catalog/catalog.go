@@ -158,14 +158,29 @@ func createIn(ctx context.Context, c *engine.Conn, name string, nowMs int64) (in
 	} else if n > 0 {
 		return 0, fmt.Errorf("%w: the file already has a table, index or view named %q that is not a column family", engine.ErrExists, name)
 	}
-	last, err := c.QueryInt(ctx, `SELECT coalesce(max(created_ms), 0) FROM `+catalog)
+	ver, err := fileFormat(ctx, c, 0)
+	if err != nil {
+		return 0, err
+	}
+	// The largest stamp of a column family that still exists, and from
+	// format 2 on the largest ever given out: a dropped column family's
+	// row is gone from the catalog, and without the meta row a column
+	// family created again within its millisecond got its stamp back, so
+	// that handles to the dropped one read the new one.
+	stampSQL, args := `SELECT coalesce(max(created_ms), 0) FROM `+catalog, []any(nil)
+	if ver >= 2 {
+		stampSQL = `SELECT max(coalesce((SELECT max(created_ms) FROM ` + catalog + `), 0), coalesce((SELECT CAST(value AS INTEGER) FROM ` + metaTable + ` WHERE name = ?1), 0))`
+		args = []any{layout.StampRow}
+	}
+	last, err := c.QueryInt(ctx, stampSQL, args...)
 	if err != nil {
 		return 0, err
 	}
 	stamp := max(nowMs, last+1)
-	ver, err := fileFormat(ctx, c, 0)
-	if err != nil {
-		return 0, err
+	if ver >= 2 {
+		if _, err := c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES (?1, ?2)`, layout.StampRow, stamp); err != nil {
+			return 0, err
+		}
 	}
 	// A version-1 file gets version-1 tables until Upgrade converts all of
 	// them together.

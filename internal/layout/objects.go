@@ -33,6 +33,10 @@ const (
 	// under a data key a re-key retired) and the headers that wrapped a
 	// data key under a retired secret.
 	ScrubRow = "encryption scrub"
+	// StampRow holds the largest creation stamp (the catalog's created_ms)
+	// ever given out, so that a column family dropped and created again in
+	// the same millisecond still gets a stamp of its own.
+	StampRow = "last_created_ms"
 )
 
 // SealedMarker is the meta table row that makes hidden table table sealed.
