@@ -109,3 +109,38 @@ func TestNewPasswordCostAtMostOpenLimit(t *testing.T) {
 	require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
 	require.NoError(t, s.Rekey(t.Context(), kvstore.Encryption{Password: []byte("p"), KDF: kvstore.KDF{Time: 1, MemoryKiB: 64, Threads: 1}}))
 }
+
+// A header row whose SQL type is wrong (what one flipped type bit in a
+// record, or a tool that rewrote the row, produces) is a damaged header:
+// ErrCorrupt, as a damaged BLOB is, never ErrAuth, which would send the
+// user hunting for a password that is right. The store opens again once
+// the row is put back.
+func TestHeaderRowOfWrongTypeIsCorrupt(t *testing.T) {
+	path := tempPath(t)
+	light := &kvstore.Encryption{Password: []byte("pw"), KDF: kvstore.LightKDF}
+	s := openAt(t, path, kvstore.Options{Encryption: light})
+	require.NoError(t, s.Default().Put([]byte("k"), []byte("v")))
+	require.NoError(t, s.Close())
+	good := liveHeader(t, path)
+
+	for _, damage := range []string{
+		`UPDATE __snkv_meta SET value = CAST(value AS TEXT) WHERE name = 'encryption'`,
+		`UPDATE __snkv_meta SET value = 7 WHERE name = 'encryption'`,
+		`UPDATE __snkv_meta SET value = 1.5 WHERE name = 'encryption'`,
+		`UPDATE __snkv_meta SET value = NULL WHERE name = 'encryption'`,
+		`UPDATE __snkv_meta SET value = CAST(value AS TEXT) WHERE name = 'format'`,
+		`UPDATE __snkv_meta SET value = x'02' WHERE name = 'format'`,
+		`UPDATE __snkv_meta SET value = 2.0 WHERE name = 'format'`,
+	} {
+		execRaw(t, path, damage)
+		_, err := kvstore.Open(path, kvstore.Options{Encryption: light})
+		require.ErrorIs(t, err, kvstore.ErrCorrupt, damage)
+		require.NotErrorIs(t, err, kvstore.ErrAuth, damage)
+		execRaw(t, path, `UPDATE __snkv_meta SET value = 2 WHERE name = 'format'`)
+		setHeader(t, path, good)
+	}
+	s = openAt(t, path, kvstore.Options{Encryption: light})
+	v, err := s.Default().Get([]byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "v", string(v))
+}

@@ -82,10 +82,13 @@ var (
 	// on a nil handle (*Store, *Tx, *ColumnFamily, *Cursor).
 	ErrInvalidArgument = engine.ErrInvalidArgument
 	// ErrAuth: an encrypted store opened without its password or key, or
-	// with the wrong one; a damaged encryption header; or a sealed value
-	// that fails authentication (changed, truncated, or copied from another
-	// key, column family or store). A refused open changes nothing in the
-	// file. See docs/encryption.md.
+	// with the wrong one; an encryption header whose fields were changed
+	// so that it no longer authenticates under the secret; or a sealed
+	// value that fails authentication (changed, truncated, or copied from
+	// another key, column family or store). A header that is damaged (it
+	// cannot be parsed, fails its checksum, or its row is not a BLOB) is
+	// ErrCorrupt instead. A refused open changes nothing in the file. See
+	// docs/encryption.md.
 	ErrAuth = engine.ErrAuth
 	// ErrClosedCursor: a Cursor used after Close, and Err or Close of a
 	// nil *Cursor (iterator.ErrClosedCursor, the same value).

@@ -125,3 +125,22 @@ func TestDamagedTimelogPage(t *testing.T) {
 		require.Contains(t, r.stderr, "cpu", "%v names the log", args)
 	}
 }
+
+// TestDamagedEncryptionHeaderRow rewrites an encrypted store's header row
+// as TEXT, as a flipped type bit or a tool would: with the right password
+// every command reports a damaged store (exit code 4), never a wrong
+// password (exit code 5).
+func TestDamagedEncryptionHeaderRow(t *testing.T) {
+	path, _ := markedFixture(t)
+	const pw = "correct horse battery"
+	pwFile := secretFile(t, pw+"\n")
+	r := cli(t, nil, with([]string{"encrypt", path, "--password-file", pwFile}, cheapKDF...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	damage(t, path, `UPDATE __snkv_meta SET value = CAST(value AS TEXT) WHERE name = 'encryption'`)
+	for _, args := range [][]string{{"get", path, "marked"}, {"stats", path}} {
+		r = cli(t, nil, append(args, "--password-file", pwFile)...)
+		require.Equal(t, exitDamaged, r.code, "%v: %s", args, r.stderr)
+		require.NotContains(t, r.stderr, "password does not open", "%v", args)
+		requireNoLeak(t, r, pw)
+	}
+}

@@ -124,7 +124,7 @@ func fileFormat(ctx context.Context, c *engine.Conn, userVersion int64) (int, er
 	}
 	v := int64(1)
 	if has > 0 {
-		if v, err = c.QueryInt(ctx, `SELECT value FROM `+metaTable+` WHERE name = 'format'`); err != nil {
+		if v, err = formatRow(ctx, c); err != nil {
 			return 0, err
 		}
 	} else if userVersion > 1 {
@@ -134,6 +134,46 @@ func fileFormat(ctx context.Context, c *engine.Conn, userVersion int64) (int, er
 		return 0, fmt.Errorf("%w: file format %d is newer than this library, which reads 1 to %d", engine.ErrVersion, v, FormatVersion)
 	}
 	return int(v), nil
+}
+
+// formatRow reads the meta table's format row, which snkv always writes
+// as an INTEGER: a missing row, or one of another SQL type (a tool that
+// rewrote it, a flipped type bit), is a damaged header, ErrCorrupt.
+func formatRow(ctx context.Context, c *engine.Conn) (int64, error) {
+	rows, err := c.Query(ctx, `SELECT value FROM `+metaTable+` WHERE name = 'format'`)
+	if err != nil {
+		return 0, err
+	}
+	if !rows.Next() {
+		if err := rows.Close(); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: %s has no format row", engine.ErrCorrupt, layout.MetaTable)
+	}
+	k, v := rows.Kind(0), rows.Int(0)
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	if k != engine.KindInt {
+		return 0, fmt.Errorf("%w: the format row of %s is %s, not an INTEGER", engine.ErrCorrupt, layout.MetaTable, kindName(k))
+	}
+	return v, nil
+}
+
+// kindName names a storage class as SQL's typeof does.
+func kindName(k int) string {
+	switch k {
+	case engine.KindInt:
+		return "an INTEGER"
+	case engine.KindFloat:
+		return "a REAL"
+	case engine.KindText:
+		return "TEXT"
+	case engine.KindBlob:
+		return "a BLOB"
+	default:
+		return "NULL"
+	}
 }
 
 func text(ctx context.Context, c *engine.Conn, q string, args ...any) (string, error) {

@@ -34,8 +34,10 @@ func readSealHeader(ctx context.Context, c *engine.Conn) (h []byte, scrub bool, 
 		}
 		raw, k := rows.RawBlob(1)
 		if k != engine.KindBlob {
+			// Damage to the row (a tool that rewrote it, a flipped type
+			// bit), not a wrong secret: the header is a BLOB.
 			_ = rows.Close()
-			return nil, false, fmt.Errorf("%w: %w", engine.ErrAuth, seal.ErrHeader)
+			return nil, false, fmt.Errorf("%w: %w: the %s row of %s is %s, not a BLOB", engine.ErrCorrupt, seal.ErrHeader, layout.SealHeaderRow, layout.MetaTable, kindName(k))
 		}
 		h = bytes.Clone(raw)
 	}
