@@ -219,7 +219,12 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		return n, nil
 	}
 	if !cf.m.TTL.Load() {
-		// Another process may have given the column family a TTL since.
+		// Another process may have given the column family a TTL since:
+		// unless nothing has committed since the last look.
+		if cf.m.Horizon.Quiet(cf.db(), cf.nowMs()) {
+			return 0, nil
+		}
+		mark, marked := cf.db().CommitMark()
 		c, err := cf.db().AcquireReader(ctx)
 		if err != nil {
 			return 0, err
@@ -227,11 +232,14 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		on, err := expiry.EnabledWhole(ctx, c, &cf.m.Reading().Objects)
 		cf.db().ReleaseReader(c)
 		if err != nil || !on {
+			if err == nil && marked {
+				cf.m.Horizon.NoTTL(mark)
+			}
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
 		cf.m.TTL.Store(true)
 	}
-	n, err := expiry.Purge(ctx, cf.db(), &cf.m.Writing().Objects, cf.m.Env.Clock, max)
+	n, err := expiry.Purge(ctx, cf.db(), &cf.m.Writing().Objects, cf.m.Env.Clock, max, &cf.m.Horizon)
 	return n, cf.errf(ctx, "purge expired", err)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/snkv-go/snkv/columnfamily"
@@ -85,6 +86,8 @@ type Store struct {
 	stopPurge  context.CancelFunc
 	purgeWG    sync.WaitGroup
 	purgeEvery time.Duration // the background purge's interval; 0: none
+	// purgeList is what the last PurgeExpiredAll listed (purgeAllList).
+	purgeList atomic.Pointer[purgeList]
 
 	// sealState is the encryption of the store while it is open
 	// (encryption_convert.go).
@@ -338,19 +341,12 @@ func (s *Store) PurgeExpiredAll(ctx context.Context) (int, error) {
 	if err := s.usable(ctx); err != nil {
 		return 0, err
 	}
-	names, err := s.ListColumnFamilies()
+	cfs, err := s.purgeAllList()
 	if err != nil {
 		return 0, err
 	}
 	total := 0
-	for _, name := range names {
-		cf, err := s.OpenColumnFamily(name)
-		if errors.Is(err, ErrNotFound) {
-			continue // dropped meanwhile
-		}
-		if err != nil {
-			return total, err
-		}
+	for _, cf := range cfs {
 		n, err := cf.PurgeExpired(ctx)
 		total += n
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -358,6 +354,46 @@ func (s *Store) PurgeExpiredAll(ctx context.Context) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// purgeList is the column families one PurgeExpiredAll listed, with the
+// commit mark read before it listed them.
+type purgeList struct {
+	mark engine.CommitMark
+	cfs  []*ColumnFamily
+}
+
+// purgeAllList returns a handle to every column family. While nothing has
+// committed since the last call listed them (the commit mark, which every
+// commit of any process changes, is the same), it returns the same
+// handles without reading the catalog, so that an idle background purge
+// costs a look at each column family's horizon and nothing more.
+func (s *Store) purgeAllList() ([]*ColumnFamily, error) {
+	if pl := s.purgeList.Load(); pl != nil {
+		if m, ok := s.db.CommitMark(); ok && m == pl.mark {
+			return pl.cfs, nil
+		}
+	}
+	mark, marked := s.db.CommitMark()
+	names, err := s.ListColumnFamilies()
+	if err != nil {
+		return nil, err
+	}
+	cfs := make([]*ColumnFamily, 0, len(names))
+	for _, name := range names {
+		cf, err := s.OpenColumnFamily(name)
+		if errors.Is(err, ErrNotFound) {
+			continue // dropped meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		cfs = append(cfs, cf)
+	}
+	if marked {
+		s.purgeList.Store(&purgeList{mark: mark, cfs: cfs})
+	}
+	return cfs, nil
 }
 
 func (s *Store) startPurger(every time.Duration) {

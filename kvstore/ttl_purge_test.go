@@ -2,6 +2,7 @@ package kvstore_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -499,4 +500,83 @@ func TestTTLPurgeNothingExpiredTakesNoWriteLock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, "sessions"))
+}
+
+// A purge that finds nothing expired remembers the earliest expiry it saw
+// and answers the next call without reading, but only while nothing has
+// committed since: a key with an earlier expiry written by this store,
+// by another store on the file (another process), or by another tool in
+// SQL is purged once its time comes.
+func TestPurgeNothingExpiredSeesLaterCommits(t *testing.T) {
+	ctx := context.Background()
+	f := newTTLFixture(t)
+	cf := f.cf(t, "c")
+	require.NoError(t, cf.PutTTL([]byte("late"), []byte("v"), 10*time.Hour))
+	for range 3 {
+		ttlPurge(t, cf, 0) // the second and third answer from what the first saw
+	}
+
+	// Another store (as another process would) writes an earlier expiry.
+	other, err := kvstore.Open(f.path, f.opts)
+	require.NoError(t, err)
+	ocf, err := other.OpenColumnFamily("c")
+	require.NoError(t, err)
+	require.NoError(t, ocf.PutTTL([]byte("soon"), []byte("v"), time.Hour))
+	require.NoError(t, other.Close())
+	f.clk.Advance(2 * time.Hour)
+	ttlPurge(t, cf, 1)
+	ttlPurge(t, cf, 0)
+
+	// This store, through another handle of the same column family.
+	again, err := f.db.OpenColumnFamily("c")
+	require.NoError(t, err)
+	require.NoError(t, again.PutTTL([]byte("soon2"), []byte("v"), time.Hour))
+	f.clk.Advance(2 * time.Hour)
+	ttlPurge(t, cf, 1)
+	ttlPurge(t, cf, 0)
+
+	// Another tool, in SQL: an expiry index row moved to now (the key
+	// index row with it), as a user mending expiries in the shell would.
+	exp := make([]byte, 8)
+	binary.BigEndian.PutUint64(exp, uint64(f.clk.Now().UnixMilli()))
+	execRaw(t, f.path, `UPDATE "__snkv_ttl_e__c" SET expire_ms = ?1 WHERE key = CAST('late' AS BLOB)`, exp)
+	execRaw(t, f.path, `UPDATE "__snkv_ttl_k__c" SET expire_ms = ?1, crc = 4294967296 WHERE key = CAST('late' AS BLOB)`, exp)
+	n, err := cf.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "a row changed in SQL after the last purge")
+	ttlGone(t, cf, "late")
+}
+
+// A column family without TTL tables that a purge looked at gives no
+// answer from memory once another store (another process) has given it a
+// TTL: the whole-store purge, which keeps its list of column families
+// while nothing commits, finds the new column family and the new expiry.
+func TestPurgeNothingExpiredSeesTTLGivenElsewhere(t *testing.T) {
+	ctx := context.Background()
+	f := newTTLFixture(t)
+	plain := f.cf(t, "plain")
+	require.NoError(t, plain.Put([]byte("k"), []byte("v")))
+	for range 2 {
+		ttlPurge(t, plain, 0)
+		n, err := f.db.PurgeExpiredAll(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	}
+
+	other, err := kvstore.Open(f.path, f.opts)
+	require.NoError(t, err)
+	ocf, err := other.OpenColumnFamily("plain")
+	require.NoError(t, err)
+	require.NoError(t, ocf.PutTTL([]byte("soon"), []byte("v"), time.Hour))
+	fresh, err := other.CreateColumnFamily("fresh")
+	require.NoError(t, err)
+	require.NoError(t, fresh.PutTTL([]byte("soon"), []byte("v"), time.Hour))
+	require.NoError(t, other.Close())
+
+	f.clk.Advance(2 * time.Hour)
+	n, err := f.db.PurgeExpiredAll(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "one key in the column family given a TTL elsewhere, one in the new column family")
+	ttlGone(t, plain, "soon")
+	ttlGet(t, plain, "k", "v")
 }

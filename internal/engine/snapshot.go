@@ -65,6 +65,24 @@ func (m *shmView) header() (h walHeader, ok bool) {
 	return h, h[0] == walIndexVersion
 }
 
+// CommitMark identifies the last commit to the file, from any process: the
+// WAL-index header, which every commit rewrites. Two equal marks read at two
+// moments prove that nothing committed in between.
+type CommitMark struct{ h walHeader }
+
+// CommitMark returns the file's commit mark, without a system call or a
+// lock; ok is false where there is no mapped WAL index (not WAL mode, a
+// platform without the mapping, or before the first held read mapped it)
+// or a commit is writing the header now.
+func (db *DB) CommitMark() (m CommitMark, ok bool) {
+	v := db.shm.Load()
+	if v == nil {
+		return m, false
+	}
+	m.h, ok = v.header()
+	return m, ok
+}
+
 // ReadMode says what a read acquired with AcquireSnapshot needs.
 type ReadMode int
 

@@ -2,6 +2,8 @@ package expiry
 
 import (
 	"context"
+	"math"
+	"sync/atomic"
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/layout"
@@ -95,9 +97,14 @@ func purgeOnceV2(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs i
 // When a read finds nothing expired it returns 0 without taking the write
 // lock, so the periodic purge of an idle store neither waits for a writer
 // nor makes one wait.
-func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int) (int, error) {
+//
+// h, when not nil, is the column family's Horizon: a purge that found
+// nothing expired remembers the earliest expiry it saw, and until a commit
+// (from any process) or the clock passes it, the next purge returns 0 at
+// once, without a read transaction.
+func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int, h *Horizon) (int, error) {
 	nowMs := NowMs(clock) // the first batch's time, read once for the check too
-	if none, err := nothingExpired(ctx, db, t, nowMs); err != nil || none {
+	if none, err := nothingExpired(ctx, db, t, nowMs, h); err != nil || none {
 		return 0, err
 	}
 	total, first := 0, true
@@ -143,32 +150,98 @@ func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, m
 	}
 }
 
+// Horizon is what one column family's last purge that found nothing
+// expired learnt: the earliest expiry in its expiry index, as of a commit
+// mark. Safe for concurrent use; the zero value knows nothing.
+type Horizon struct{ p atomic.Pointer[horizon] }
+
+type horizon struct {
+	mark     engine.CommitMark // read before the snapshot the expiry was read in
+	earliest int64             // the earliest expiry; math.MaxInt64: none
+}
+
+// Quiet reports whether the last record still holds: nothing has
+// committed since it was made and nowMs is before the earliest expiry it
+// saw, so that nothing in the column family can have expired.
+func (h *Horizon) Quiet(db *engine.DB, nowMs int64) bool {
+	if r := h.p.Load(); r != nil && nowMs < r.earliest {
+		if m, ok := db.CommitMark(); ok && m == r.mark {
+			return true
+		}
+	}
+	return false
+}
+
+// NoTTL records that, as of mark (read before the look), the column
+// family had no TTL tables: nothing in it can expire until a commit.
+func (h *Horizon) NoTTL(mark engine.CommitMark) {
+	h.p.Store(&horizon{mark: mark, earliest: math.MaxInt64})
+}
+
 // nothingExpired reports, from a read snapshot, that the column family's
 // expiry index holds no entry expired at nowMs. It reports false when it
 // cannot tell (the tables are missing: the write transaction's checks then
 // say why).
-func nothingExpired(ctx context.Context, db *engine.DB, t *layout.Objects, nowMs int64) (bool, error) {
-	c, err := db.AcquireReader(ctx)
+//
+// With a Horizon (format 2 only), a call that finds nothing expired
+// records the earliest expiry with the commit mark read before its
+// snapshot; a later call whose clock is before that expiry and whose
+// commit mark is the same knows the index has not changed and answers
+// without reading it. A commit after the mark was read (even one in
+// progress while the snapshot began) changes the mark, so the record is
+// never newer than the file state it claims.
+func nothingExpired(ctx context.Context, db *engine.DB, t *layout.Objects, nowMs int64, h *Horizon) (bool, error) {
+	if !t.V2 {
+		h = nil
+	}
+	if h != nil && h.Quiet(db, nowMs) {
+		return true, nil
+	}
+	mark, marked := db.CommitMark()
+	c, err := db.AcquireSnapshot(ctx, engine.ReadMulti)
 	if err != nil {
 		return false, err
 	}
-	defer db.ReleaseReader(c)
+	defer db.ReleaseSnapshot(c)
 	if on, err := EnabledWhole(ctx, c, t); err != nil || !on {
 		return false, nil
 	}
-	col := "key"
-	if t.V2 {
-		col = "expire_ms"
+	if !t.V2 {
+		// The data table is named too, so that a missing one fails here as
+		// the purge's deletes would (a damaged store is reported, not
+		// skipped).
+		rows, err := c.Query(ctx, `SELECT 1 FROM `+t.Quoted.Expiry+` WHERE key < ?1 AND NOT EXISTS (SELECT 1 FROM `+t.Quoted.Data+` WHERE 0) LIMIT 1`, PurgeBound(nowMs))
+		if err != nil {
+			return false, engine.Wrap(ctx, "purge expired", err)
+		}
+		found := rows.Next()
+		if err := rows.Close(); err != nil {
+			return false, engine.Wrap(ctx, "purge expired", err)
+		}
+		return !found, nil
 	}
-	// The data table is named too, so that a missing one fails here as the
-	// purge's deletes would (a damaged store is reported, not skipped).
-	rows, err := c.Query(ctx, `SELECT 1 FROM `+t.Quoted.Expiry+` WHERE `+col+` < ?1 AND NOT EXISTS (SELECT 1 FROM `+t.Quoted.Data+` WHERE 0) LIMIT 1`, PurgeBound(nowMs))
+	rows, err := c.Query(ctx, `SELECT expire_ms FROM `+t.Quoted.Expiry+` WHERE NOT EXISTS (SELECT 1 FROM `+t.Quoted.Data+` WHERE 0) ORDER BY expire_ms LIMIT 1`)
 	if err != nil {
 		return false, engine.Wrap(ctx, "purge expired", err)
 	}
-	found := rows.Next()
+	earliest, found := int64(math.MaxInt64), rows.Next()
+	if found {
+		// A damaged entry (not 8 bytes) counts as expired: the purge's
+		// write transaction meets it and says what is wrong.
+		if e, derr := Decode(rows.RawBytes(0)); derr == nil {
+			earliest = e
+		} else {
+			earliest = math.MinInt64
+		}
+	}
 	if err := rows.Close(); err != nil {
 		return false, engine.Wrap(ctx, "purge expired", err)
 	}
-	return !found, nil
+	if earliest <= nowMs {
+		return false, nil
+	}
+	if h != nil && marked {
+		h.p.Store(&horizon{mark: mark, earliest: earliest})
+	}
+	return true, nil
 }

@@ -47,6 +47,9 @@ type Family struct {
 	// Sealed is set when the values are sealed in an encrypted store
 	// (every column family; a hidden table when marked so).
 	Sealed atomic.Bool
+	// Horizon lets a purge that finds nothing expired skip its read
+	// until a commit or the clock passes the earliest expiry it saw.
+	Horizon expiry.Horizon
 }
 
 // New returns the state of column family name, created at stamp, whose
