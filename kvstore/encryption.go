@@ -77,9 +77,11 @@ var (
 	// store opens with its new secret only, but the file still holds the
 	// form its values had before (in the clear, or sealed under the
 	// retired data key) and, after a re-key, the headers that wrapped a
-	// data key under the retired secret: readers that began before the
-	// conversion's end (a cursor, a View, another process) kept the WAL
-	// from being emptied for Options.BusyTimeout. Once they end,
+	// data key under the retired secret: read transactions that began
+	// before the conversion's end (an open Cursor or iteration, a View or
+	// read-only Tx, another process or Store reading the file; never this
+	// store's own point reads, however many) kept the WAL from being
+	// emptied for Options.BusyTimeout. Once they end,
 	// Store.FinishConversion (or the next writable Open, or the next
 	// conversion) clears it. It also matches ErrBusy.
 	ErrScrubPending = fmt.Errorf("%w: the old form of the values is still in the file", ErrBusy)

@@ -245,14 +245,18 @@ func (s *Store) truncateWAL(ctx context.Context) error {
 	start := time.Now()
 	pause := time.Millisecond
 	for {
-		// Idle readers' held read transactions would hold it up too.
-		s.db.DropHeld()
+		// The read transactions the store's readers hold between reads
+		// would hold it up too, idle or not: a pool of readers that is
+		// never idle reuses them forever. Retired, they end at their next
+		// read, and the reads after the checkpoint has copied the whole
+		// WAL read the database file alone.
+		s.db.RetireHeld()
 		busy, err := s.tryTruncate(ctx)
 		if err != nil || !busy {
 			return err
 		}
 		if time.Since(start) >= limit {
-			return fmt.Errorf("%w: readers that began before the conversion ended (a cursor, a View, another process) kept its WAL from being emptied for %v: once they end, FinishConversion clears it", ErrScrubPending, limit)
+			return fmt.Errorf("%w: read transactions that began before the conversion ended kept its WAL from being emptied for %v (an open Cursor or iteration, a View or read-only Tx not yet ended, or another process or Store reading the file; this store's own point reads do not): once they end, FinishConversion clears it", ErrScrubPending, limit)
 		}
 		t := time.NewTimer(pause)
 		select {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,3 +171,48 @@ func TestPendingScrubDoesNotBlockTheNextConversion(t *testing.T) {
 	require.False(t, scrubRecorded(t, path))
 	require.Zero(t, markersLeft(t, path))
 }
+
+// Steady short reads from many goroutines (no cursor, no View, no other
+// process) never keep a conversion's scrub from emptying the WAL: the
+// store's own readers hold read transactions between reads, and those
+// begun before the scrub must end at their next read instead of being
+// reused, so Encrypt returns nil, with no value in the clear left, while
+// the reads go on and stay correct.
+func TestEncryptFinishesUnderSteadyReads(t *testing.T) {
+	skipSealedSuite(t)
+	s, path := markerStore(t, 3000, kvstore.Options{BusyTimeout: 2 * time.Second, UpgradeBatch: 500})
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var reads, bad atomicCounter
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; ctx.Err() == nil; i += 16 {
+				k := fmt.Appendf(nil, "k%05d", i%3000)
+				v, err := s.Get(k)
+				if err != nil || string(v) != fmt.Sprintf("PLAINTEXT-MARKER-%05d", i%3000) {
+					bad.add()
+				}
+				reads.add()
+			}
+		}()
+	}
+	for reads.load() < 1000 {
+		time.Sleep(time.Millisecond)
+	}
+	err := s.Encrypt(context.Background(), *rawKey(1))
+	afterEncrypt := reads.load()
+	time.Sleep(20 * time.Millisecond)
+	stop()
+	wg.Wait()
+	require.NoError(t, err, "the scrub did not finish while reads went on")
+	require.Zero(t, markersLeft(t, path), "values in the clear left in the file")
+	require.Zero(t, bad.load(), "a read failed or returned a wrong value during the conversion")
+	require.Greater(t, reads.load(), afterEncrypt, "reads went on after the conversion")
+}
+
+type atomicCounter struct{ n atomic.Int64 }
+
+func (c *atomicCounter) add()        { c.n.Add(1) }
+func (c *atomicCounter) load() int64 { return c.n.Load() }

@@ -379,7 +379,8 @@ func (k *checkpointer) passive(tls *libc.TLS, conn uintptr) {
 		k.stats.Errors.Add(1)
 		return
 	case out[1] == out[0]:
-		gen := k.gen.Add(1)
+		k.gen.Add(1)
+		gen := k.db.checkpointGen()
 		// Idle readers holding a transaction begun before this pass keep
 		// the writer from restarting the WAL at its next transaction, and
 		// the WAL then grows until a commit must copy it all (catchUp).
@@ -481,11 +482,13 @@ func (db *DB) waitCheckpoint() func() {
 	}
 }
 
-// checkpointGen is the number of passes that copied the whole WAL; 0 for a
-// DB without a checkpointer.
+// checkpointGen is the number of passes that copied the whole WAL (none
+// for a DB without a checkpointer) plus the number of RetireHeld calls: a
+// held read transaction begun under another generation is not reused.
 func (db *DB) checkpointGen() uint64 {
-	if db.ckpt == nil {
-		return 0
+	g := db.retired.Load()
+	if db.ckpt != nil {
+		g += db.ckpt.gen.Load()
 	}
-	return db.ckpt.gen.Load()
+	return g
 }

@@ -36,6 +36,8 @@ type Config struct {
 
 // DB is a writer connection plus a pool of reader connections on one file.
 type DB struct {
+	// retired counts RetireHeld calls (checkpointGen).
+	retired atomic.Uint64
 	cfg     Config
 	dsn     string
 	memDir  string        // the private directory of an in-memory store (memory.go)

@@ -304,6 +304,18 @@ func (db *DB) sweep() {
 // checkpoint about to run is not held up by them.
 func (db *DB) DropHeld() { db.dropHeld(func(*Conn) bool { return true }) }
 
+// RetireHeld ends every read transaction the store's readers hold between
+// reads: an idle reader's now, and one that a read is using when that read
+// gives it back (it is not reused). Reads that begin afterwards start new
+// transactions, which, once a checkpoint has copied the whole WAL, read the
+// database file alone. A checkpoint that must wait for every reader of the
+// WAL (a TRUNCATE: a conversion's scrub) is then held up only by the reads
+// in progress, even when the pool is never idle.
+func (db *DB) RetireHeld() {
+	db.retired.Add(1)
+	db.DropHeld()
+}
+
 // dropHeld ends the held read transactions of idle readers that old says
 // are old enough; it reports whether some younger ones remain.
 func (db *DB) dropHeld(old func(c *Conn) bool) (remain bool) {
