@@ -15,7 +15,7 @@ import (
 	"github.com/snkv-go/snkv/timelog"
 )
 
-// The C engine's workload (docs/benchmarks.md, "Against the C engine"):
+// The C engine's workload (docs/benchmarks.md, "Timelog"):
 // TIMELOG_NATIVE_N records (default 5,000,000) in batches of 4,096,
 // timestamps 1, 2, 3, ... with 5% of the records after the first 1,024
 // moved back by 1..1,024 ticks, handles 1, 2, 3, ...; the same xorshift
