@@ -88,7 +88,7 @@ var (
 )
 
 // BadRowsError is the error of a conversion (Encrypt, Rekey,
-// RemoveEncryption, SealHiddenTable) that finished but
+// RemoveEncryption, and a layer sealing a hidden table) that finished but
 // left rows it could not read as they were: values that fail their
 // checksum or authentication (damaged, forged, or written in another form
 // by a process that had the store open before the conversion). Reading
@@ -297,7 +297,7 @@ func (s *Store) Encrypted() bool {
 // the same. Conversions of a store run one at a time: one called while
 // another runs waits for it until ctx ends (then ctx's error, and nothing
 // changed); so do Rekey, RemoveEncryption, FinishConversion and
-// SealHiddenTable.
+// a layer sealing a hidden table.
 func (s *Store) Encrypt(ctx context.Context, e Encryption) error {
 	return s.sealOp(ctx, "encrypt", func() error {
 		if err := s.resume(ctx); err != nil {
@@ -385,13 +385,11 @@ func (s *Store) FinishConversion(ctx context.Context) error {
 	})
 }
 
-// SealHiddenTable marks the hidden table name of kind sealed, for a layer
-// whose table was made before it could ask for that with
-// CreateHiddenTable's HiddenSealed; in an encrypted store the values it
-// holds are sealed now, in batches (rows it cannot read are left as they
-// were and reported with a *BadRowsError). It does nothing to a table
-// already sealed.
-func (s *Store) SealHiddenTable(ctx context.Context, kind, name string) error {
+// sealHiddenTable is layer.SealHiddenTable (see internal/layer): it marks
+// the hidden table name of kind sealed; in an encrypted store the values
+// it holds are sealed now, in batches (rows it cannot read are left as
+// they were and reported with a *BadRowsError).
+func (s *Store) sealHiddenTable(ctx context.Context, kind, name string) error {
 	return s.sealOp(ctx, "seal hidden table", func() error {
 		rep, err := s.reg.SealHidden(ctx, kind, name, s.sealBatch())
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -170,7 +171,7 @@ func TestSnapshotReadsAcrossSealHiddenTable(t *testing.T) {
 	require.NoError(t, err)
 	defer cur.Close()
 	require.True(t, cur.First())
-	require.NoError(t, s.SealHiddenTable(context.Background(), "layer", "old"))
+	require.NoError(t, layer.SealHiddenTable(context.Background(), s, "layer", "old"))
 	i := 0
 	for ; cur.Valid(); cur.Next() {
 		require.Equal(t, fmt.Sprintf("in the clear %d", i), string(cur.Value()))

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -343,19 +344,19 @@ func TestHiddenTablesSealedOnlyWhenAsked(t *testing.T) {
 	var plain, sealed *kvstore.ColumnFamily
 	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
 		var err error
-		if plain, err = tx.CreateHiddenTable("layer", "structure"); err != nil {
+		if plain, err = layer.CreateHiddenTable(tx, "layer", "structure"); err != nil {
 			return err
 		}
-		sealed, err = tx.CreateHiddenTable("layer", "payloads", kvstore.HiddenSealed)
+		sealed, err = layer.CreateHiddenTable(tx, "layer", "payloads", layer.HiddenSealed)
 		return err
 	}))
 	require.NoError(t, plain.Put([]byte("k"), []byte("visible")))
 	require.NoError(t, sealed.Put([]byte("k"), []byte("hidden")))
 	require.NoError(t, s.Close())
-	require.Equal(t, "visible", string(rawValue(t, path, kvstore.HiddenTableName("layer", "structure"), []byte("k"))))
-	require.NotContains(t, string(rawValue(t, path, kvstore.HiddenTableName("layer", "payloads"), []byte("k"))), "hidden")
+	require.Equal(t, "visible", string(rawValue(t, path, layer.HiddenTableName("layer", "structure"), []byte("k"))))
+	require.NotContains(t, string(rawValue(t, path, layer.HiddenTableName("layer", "payloads"), []byte("k"))), "hidden")
 	s = openAt(t, path, kvstore.Options{Encryption: rawKey(5)})
-	h, err := s.OpenHiddenTable(context.Background(), "layer", "payloads")
+	h, err := layer.OpenHiddenTable(context.Background(), s, "layer", "payloads")
 	require.NoError(t, err)
 	v, err := h.Get([]byte("k"))
 	require.NoError(t, err)
@@ -387,13 +388,13 @@ func TestSealHiddenTableSealsExistingValues(t *testing.T) {
 	for i := range 10 {
 		require.NoError(t, h.Put(fmt.Appendf(nil, "k%d", i), fmt.Appendf(nil, "in the clear %d", i)))
 	}
-	require.Contains(t, string(rawValue(t, path, kvstore.HiddenTableName("layer", "old"), []byte("k4"))), "in the clear")
-	require.NoError(t, s.SealHiddenTable(context.Background(), "layer", "old"))
-	require.NotContains(t, string(rawValue(t, path, kvstore.HiddenTableName("layer", "old"), []byte("k4"))), "in the clear")
+	require.Contains(t, string(rawValue(t, path, layer.HiddenTableName("layer", "old"), []byte("k4"))), "in the clear")
+	require.NoError(t, layer.SealHiddenTable(context.Background(), s, "layer", "old"))
+	require.NotContains(t, string(rawValue(t, path, layer.HiddenTableName("layer", "old"), []byte("k4"))), "in the clear")
 	v, err := h.Get([]byte("k4"))
 	require.NoError(t, err)
 	require.Equal(t, "in the clear 4", string(v))
-	require.NoError(t, s.SealHiddenTable(context.Background(), "layer", "old"), "again: nothing to do")
+	require.NoError(t, layer.SealHiddenTable(context.Background(), s, "layer", "old"), "again: nothing to do")
 	rep, err := s.CheckIntegrity(context.Background())
 	require.NoError(t, err)
 	require.Empty(t, rep.Problems)

@@ -47,8 +47,8 @@ var (
 	ErrNotStore = engine.ErrNotStore
 	// ErrVersion: the store's format version does not allow the call:
 	// Open of a store written by a newer snkv format, or, on a version-1
-	// store, a call that needs version 2 (Encrypt, SealHiddenTable, a
-	// HiddenSealed table): Upgrade it first.
+	// store, a call that needs version 2 (Encrypt, a layer sealing its hidden table or
+	// creating a sealed one): Upgrade it first.
 	ErrVersion = engine.ErrVersion
 	// ErrCantOpen: the path cannot be opened (a directory, a missing file
 	// opened read-only, no permission).

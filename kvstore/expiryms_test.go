@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ func TestExpiryMsFollowsTheStore(t *testing.T) {
 		{d: time.Nanosecond}, {d: 1500 * time.Microsecond}, {d: time.Hour},
 		{at: now.Add(time.Nanosecond)}, {at: now.Add(2 * time.Second)},
 	} {
-		got, err := kvstore.ExpiryMs(now, c.d, c.at)
+		got, err := layer.ExpiryMs(now, c.d, c.at)
 		require.NoError(t, err)
 		if c.d != 0 {
 			require.NoError(t, db.PutTTL([]byte("k"), []byte("v"), c.d))
@@ -32,13 +33,13 @@ func TestExpiryMsFollowsTheStore(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, now.UnixMilli()+left.Milliseconds(), got, "%+v", c)
 	}
-	ms, err := kvstore.ExpiryMs(now, 0, time.Time{})
+	ms, err := layer.ExpiryMs(now, 0, time.Time{})
 	require.NoError(t, err)
 	require.Zero(t, ms, "no TTL, no expiry time: no expiry")
-	_, err = kvstore.ExpiryMs(now, -time.Second, time.Time{})
+	_, err = layer.ExpiryMs(now, -time.Second, time.Time{})
 	require.ErrorIs(t, err, kvstore.ErrInvalidTTL)
-	_, err = kvstore.ExpiryMs(now, 0, now.Add(-time.Second))
+	_, err = layer.ExpiryMs(now, 0, now.Add(-time.Second))
 	require.ErrorIs(t, err, kvstore.ErrInvalidTTL)
-	_, err = kvstore.ExpiryMs(time.Unix(-10, 0), time.Second, time.Time{})
+	_, err = layer.ExpiryMs(time.Unix(-10, 0), time.Second, time.Time{})
 	require.ErrorIs(t, err, kvstore.ErrClockRange)
 }

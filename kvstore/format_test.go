@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/v1fixture"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -379,24 +380,24 @@ func TestCreateSealedHiddenTableInVersion1File(t *testing.T) {
 	defer db.Close()
 	ctx := context.Background()
 	err = db.Update(ctx, func(tx *kvstore.Tx) error {
-		_, err := tx.CreateHiddenTable("layer", "sealed", kvstore.HiddenSealed)
+		_, err := layer.CreateHiddenTable(tx, "layer", "sealed", layer.HiddenSealed)
 		return err
 	})
 	require.ErrorIs(t, err, kvstore.ErrVersion)
 	require.NotErrorIs(t, err, kvstore.ErrCorrupt)
 	require.Contains(t, err.Error(), "Upgrade")
-	names, err := db.ListHiddenTables(ctx, "layer")
+	names, err := layer.ListHiddenTables(ctx, db, "layer")
 	require.NoError(t, err)
 	require.Empty(t, names)
 	require.NoError(t, db.IntegrityCheck(ctx))
 
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
-		_, err := tx.CreateHiddenTable("layer", "clear")
+		_, err := layer.CreateHiddenTable(tx, "layer", "clear")
 		return err
 	}))
 	require.NoError(t, db.Upgrade(ctx))
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
-		_, err := tx.CreateHiddenTable("layer", "sealed", kvstore.HiddenSealed)
+		_, err := layer.CreateHiddenTable(tx, "layer", "sealed", layer.HiddenSealed)
 		return err
 	}))
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -165,7 +166,7 @@ func createHidden(t testing.TB, db *kvstore.Store, kind, name string) *kvstore.C
 	var h *kvstore.ColumnFamily
 	require.NoError(t, db.Update(context.Background(), func(tx *kvstore.Tx) error {
 		var err error
-		h, err = tx.CreateHiddenTable(kind, name)
+		h, err = layer.CreateHiddenTable(tx, kind, name)
 		return err
 	}))
 	return h

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -18,50 +19,50 @@ func TestHiddenTables(t *testing.T) {
 	// Created in a transaction that rolls back: nothing remains.
 	tx, err := db.Begin(ctx, true)
 	require.NoError(t, err)
-	_, err = tx.CreateHiddenTable("demo", "a")
+	_, err = layer.CreateHiddenTable(tx, "demo", "a")
 	require.NoError(t, err)
 	require.NoError(t, tx.Rollback())
-	_, err = db.OpenHiddenTable(ctx, "demo", "a")
+	_, err = layer.OpenHiddenTable(ctx, db, "demo", "a")
 	require.ErrorIs(t, err, kvstore.ErrNotFound)
 
 	var h *kvstore.ColumnFamily
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
 		var err error
-		h, err = tx.CreateHiddenTable("demo", "a")
+		h, err = layer.CreateHiddenTable(tx, "demo", "a")
 		if err != nil {
 			return err
 		}
 		return tx.CF(h).Put([]byte("k"), []byte("v"))
 	}))
-	require.Equal(t, kvstore.HiddenTableName("demo", "a"), h.Name())
+	require.Equal(t, layer.HiddenTableName("demo", "a"), h.Name())
 	v, err := h.Get([]byte("k"))
 	require.NoError(t, err)
 	require.Equal(t, []byte("v"), v)
 
 	require.ErrorIs(t, db.Update(ctx, func(tx *kvstore.Tx) error {
-		_, err := tx.CreateHiddenTable("demo", "a")
+		_, err := layer.CreateHiddenTable(tx, "demo", "a")
 		return err
 	}), kvstore.ErrExists, "second create")
 	cfs, err := db.ListColumnFamilies()
 	require.NoError(t, err)
 	require.Equal(t, []string{"default"}, cfs)
-	names, err := db.ListHiddenTables(ctx, "demo")
+	names, err := layer.ListHiddenTables(ctx, db, "demo")
 	require.NoError(t, err)
 	require.Equal(t, []string{"a"}, names)
-	names, err = db.ListHiddenTables(ctx, "other")
+	names, err = layer.ListHiddenTables(ctx, db, "other")
 	require.NoError(t, err)
 	require.Empty(t, names)
 
 	// Not reachable as a column family.
-	_, err = db.OpenColumnFamily(kvstore.HiddenTableName("demo", "a"))
+	_, err = db.OpenColumnFamily(layer.HiddenTableName("demo", "a"))
 	require.ErrorIs(t, err, kvstore.ErrReservedName)
 
 	// Bad kinds and names.
 	for _, kind := range []string{"", "kv", "Bad", "a:b"} {
-		_, err = db.OpenHiddenTable(ctx, kind, "a")
+		_, err = layer.OpenHiddenTable(ctx, db, kind, "a")
 		require.ErrorIs(t, err, kvstore.ErrInvalidName, kind)
 	}
-	_, err = db.OpenHiddenTable(ctx, "demo", "")
+	_, err = layer.OpenHiddenTable(ctx, db, "demo", "")
 	require.ErrorIs(t, err, kvstore.ErrInvalidName)
 
 	// Reopen: still there, same kind.
@@ -69,7 +70,7 @@ func TestHiddenTables(t *testing.T) {
 	db, err = kvstore.Open(path, kvstore.Options{})
 	require.NoError(t, err)
 	defer db.Close()
-	h, err = db.OpenHiddenTable(ctx, "demo", "a")
+	h, err = layer.OpenHiddenTable(ctx, db, "demo", "a")
 	require.NoError(t, err)
 	_, err = h.Get([]byte("k"))
 	require.NoError(t, err)
@@ -78,12 +79,12 @@ func TestHiddenTables(t *testing.T) {
 	// Drop: the handle fails after commit, not before.
 	tx, err = db.Begin(ctx, true)
 	require.NoError(t, err)
-	require.NoError(t, tx.DropHiddenTable("demo", "a"))
+	require.NoError(t, layer.DropHiddenTable(tx, "demo", "a"))
 	require.NoError(t, tx.Rollback())
 	_, err = h.Get([]byte("k"))
 	require.NoError(t, err)
-	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error { return tx.DropHiddenTable("demo", "a") }))
+	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error { return layer.DropHiddenTable(tx, "demo", "a") }))
 	_, err = h.Get([]byte("k"))
 	require.ErrorIs(t, err, kvstore.ErrNotFound)
-	require.ErrorIs(t, db.Update(ctx, func(tx *kvstore.Tx) error { return tx.DropHiddenTable("demo", "a") }), kvstore.ErrNotFound)
+	require.ErrorIs(t, db.Update(ctx, func(tx *kvstore.Tx) error { return layer.DropHiddenTable(tx, "demo", "a") }), kvstore.ErrNotFound)
 }

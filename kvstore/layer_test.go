@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -14,9 +15,9 @@ import (
 // that has hidden tables of its kind.
 func TestRegisteredLayerChecksAndRepairs(t *testing.T) {
 	const kind = "layertest"
-	kvstore.RegisterLayer(kind, kvstore.Layer{
+	layer.Register(kind, layer.Layer{
 		Check: func(ctx context.Context, s *kvstore.Store) ([]string, error) {
-			h, err := s.OpenHiddenTable(ctx, kind, "t")
+			h, err := layer.OpenHiddenTable(ctx, s, kind, "t")
 			if err != nil {
 				return nil, err
 			}
@@ -26,7 +27,7 @@ func TestRegisteredLayerChecksAndRepairs(t *testing.T) {
 			return []string{"layertest: t: a bad row"}, nil
 		},
 		Repair: func(ctx context.Context, s *kvstore.Store) ([]string, error) {
-			h, err := s.OpenHiddenTable(ctx, kind, "t")
+			h, err := layer.OpenHiddenTable(ctx, s, kind, "t")
 			if err != nil {
 				return nil, err
 			}
@@ -45,7 +46,7 @@ func TestRegisteredLayerChecksAndRepairs(t *testing.T) {
 	require.NoError(t, db.IntegrityCheck(ctx), "a store without tables of the kind is not checked by the layer")
 	var h *kvstore.ColumnFamily
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
-		h, err = tx.CreateHiddenTable(kind, "t")
+		h, err = layer.CreateHiddenTable(tx, kind, "t")
 		return err
 	}))
 	require.NoError(t, db.IntegrityCheck(ctx))
@@ -59,9 +60,9 @@ func TestRegisteredLayerChecksAndRepairs(t *testing.T) {
 	require.Equal(t, []string{"layertest: t: removed a bad row"}, fixed)
 	require.NoError(t, db.IntegrityCheck(ctx))
 	require.Panics(t, func() {
-		kvstore.RegisterLayer("kv", kvstore.Layer{Check: func(context.Context, *kvstore.Store) ([]string, error) { return nil, nil }})
+		layer.Register("kv", layer.Layer{Check: func(context.Context, *kvstore.Store) ([]string, error) { return nil, nil }})
 	})
-	require.Panics(t, func() { kvstore.RegisterLayer("x", kvstore.Layer{}) })
+	require.Panics(t, func() { layer.Register("x", layer.Layer{}) })
 }
 
 func TestStoreClock(t *testing.T) {

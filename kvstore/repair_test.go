@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -95,7 +96,7 @@ func TestRepairRestoresCatalogRows(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cf.Put([]byte("a"), []byte("1")))
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
-		h, err := tx.CreateHiddenTable("series", "Cpu:Load")
+		h, err := layer.CreateHiddenTable(tx, "series", "Cpu:Load")
 		if err != nil {
 			return err
 		}
@@ -126,10 +127,10 @@ func TestRepairRestoresCatalogRows(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []byte("1"), v)
 
-	hidden, err := db.ListHiddenTables(ctx, "series")
+	hidden, err := layer.ListHiddenTables(ctx, db, "series")
 	require.NoError(t, err)
 	require.Equal(t, []string{"Cpu:Load"}, hidden)
-	h, err := db.OpenHiddenTable(ctx, "series", "Cpu:Load")
+	h, err := layer.OpenHiddenTable(ctx, db, "series", "Cpu:Load")
 	require.NoError(t, err)
 	v, err = h.Get([]byte("h"))
 	require.NoError(t, err)

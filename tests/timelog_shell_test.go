@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
@@ -176,7 +177,7 @@ func TestTimelogEncryptedStoreSealsValuesNotRecords(t *testing.T) {
 
 	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	require.NoError(t, err)
-	rows, err := raw.Query(`SELECT value FROM "` + kvstore.HiddenTableName("timelog", "metrics/values") + `"`)
+	rows, err := raw.Query(`SELECT value FROM "` + layer.HiddenTableName("timelog", "metrics/values") + `"`)
 	require.NoError(t, err)
 	n := 0
 	for rows.Next() {

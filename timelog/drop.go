@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -58,7 +59,7 @@ func ForceDrop(ctx context.Context, store *kvstore.Store, name string) error {
 	err = store.Update(ctx, func(tx *kvstore.Tx) error {
 		dropped := 0
 		for _, suffix := range []string{suffixMeta, suffixPages, suffixTombs, suffixValues} {
-			err := tx.DropHiddenTable(kind, name+suffix)
+			err := layer.DropHiddenTable(tx, kind, name+suffix)
 			switch {
 			case err == nil:
 				dropped++
@@ -144,7 +145,7 @@ func (l *Log) dropTx(ctx context.Context) error {
 		suffixes = append(suffixes, suffixValues)
 	}
 	for _, suffix := range suffixes {
-		if err := tx.DropHiddenTable(kind, l.name+suffix); err != nil {
+		if err := layer.DropHiddenTable(tx, kind, l.name+suffix); err != nil {
 			return err
 		}
 	}

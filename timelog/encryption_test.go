@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 	_ "modernc.org/sqlite" // database/sql driver, to read the file as another tool would
@@ -39,6 +40,6 @@ func TestValuesSealedWhenStoreEncryptedLater(t *testing.T) {
 	require.NoError(t, err)
 	defer raw.Close()
 	var all []byte
-	require.NoError(t, raw.QueryRow(`SELECT group_concat(value) FROM "`+kvstore.HiddenTableName("timelog", "m/values")+`"`).Scan(&all))
+	require.NoError(t, raw.QueryRow(`SELECT group_concat(value) FROM "`+layer.HiddenTableName("timelog", "m/values")+`"`).Scan(&all))
 	require.NotContains(t, string(all), "plain then sealed")
 }

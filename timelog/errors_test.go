@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver, to damage a file as another tool would
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -276,7 +277,7 @@ func TestErrorsOfADamagedLog(t *testing.T) {
 		require.NoError(t, l.Flush(ctx))
 		rows := pageRows(t, db, "p")
 		require.Len(t, rows, 1)
-		pages, err := db.OpenHiddenTable(ctx, "timelog", "p/pages")
+		pages, err := layer.OpenHiddenTable(ctx, db, "timelog", "p/pages")
 		require.NoError(t, err)
 		require.NoError(t, pages.Put(rows[0].key, []byte("TLP\x03 not a page")))
 		_, _, err = l.Min()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -24,7 +25,7 @@ func TestForceDropDamagedLog(t *testing.T) {
 	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	defer db.Close()
-	pages, err := db.OpenHiddenTable(ctx, "timelog", "flip/pages")
+	pages, err := layer.OpenHiddenTable(ctx, db, "timelog", "flip/pages")
 	require.NoError(t, err)
 	v := slices.Clone(rows[0].value)
 	v[len(v)-1] ^= 0xFF
@@ -41,7 +42,7 @@ func TestForceDropDamagedLog(t *testing.T) {
 	logs, err := timelog.List(db)
 	require.NoError(t, err)
 	require.NotContains(t, logs, "flip")
-	hidden, err := db.ListHiddenTables(ctx, "timelog")
+	hidden, err := layer.ListHiddenTables(ctx, db, "timelog")
 	require.NoError(t, err)
 	for _, h := range hidden {
 		require.NotContains(t, h, "flip/", "every table of the log is gone")
@@ -68,13 +69,13 @@ func TestForceDropPartialAndValuesLog(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
-		return tx.DropHiddenTable("timelog", "v/meta")
+		return layer.DropHiddenTable(tx, "timelog", "v/meta")
 	}))
 	_, err = timelog.Open(db, "v", manual(timelog.Options{ReadOnly: true}))
 	require.Error(t, err)
 
 	require.NoError(t, timelog.ForceDrop(ctx, db, "v"))
-	hidden, err := db.ListHiddenTables(ctx, "timelog")
+	hidden, err := layer.ListHiddenTables(ctx, db, "timelog")
 	require.NoError(t, err)
 	require.Empty(t, hidden)
 	require.ErrorIs(t, timelog.ForceDrop(ctx, db, ""), kvstore.ErrInvalidName)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
@@ -29,7 +30,7 @@ func dumpTables(t *testing.T, db *kvstore.Store, log string, suffixes ...string)
 	t.Helper()
 	var b strings.Builder
 	for _, suffix := range suffixes {
-		cf, err := db.OpenHiddenTable(ctx, "timelog", log+suffix)
+		cf, err := layer.OpenHiddenTable(ctx, db, "timelog", log+suffix)
 		require.NoError(t, err)
 		fmt.Fprintf(&b, "table %s\n", log+suffix)
 		for e, err := range cf.All() {

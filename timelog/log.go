@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -128,13 +129,13 @@ func validateName(name string) error {
 func openTables(ctx context.Context, s *kvstore.Store, name string) (tables, error) {
 	var t tables
 	var err error
-	if t.meta, err = s.OpenHiddenTable(ctx, kind, name+suffixMeta); err != nil {
+	if t.meta, err = layer.OpenHiddenTable(ctx, s, kind, name+suffixMeta); err != nil {
 		return t, err
 	}
-	if t.pages, err = s.OpenHiddenTable(ctx, kind, name+suffixPages); err != nil {
+	if t.pages, err = layer.OpenHiddenTable(ctx, s, kind, name+suffixPages); err != nil {
 		return t, err
 	}
-	t.tombs, err = s.OpenHiddenTable(ctx, kind, name+suffixTombs)
+	t.tombs, err = layer.OpenHiddenTable(ctx, s, kind, name+suffixTombs)
 	return t, err
 }
 
@@ -142,14 +143,14 @@ func createTables(ctx context.Context, s *kvstore.Store, name string) (tables, e
 	var t tables
 	err := s.Update(ctx, func(tx *kvstore.Tx) error {
 		var err error
-		if t.pages, err = tx.CreateHiddenTable(kind, name+suffixPages); err != nil {
+		if t.pages, err = layer.CreateHiddenTable(tx, kind, name+suffixPages); err != nil {
 			return err
 		}
-		if t.tombs, err = tx.CreateHiddenTable(kind, name+suffixTombs); err != nil {
+		if t.tombs, err = layer.CreateHiddenTable(tx, kind, name+suffixTombs); err != nil {
 			return err
 		}
 		// The meta table is made last: its presence marks a complete log.
-		t.meta, err = tx.CreateHiddenTable(kind, name+suffixMeta)
+		t.meta, err = layer.CreateHiddenTable(tx, kind, name+suffixMeta)
 		return err
 	})
 	if errors.Is(err, kvstore.ErrExists) { // created concurrently
@@ -160,7 +161,7 @@ func createTables(ctx context.Context, s *kvstore.Store, name string) (tables, e
 
 // List returns the names of the logs of store, sorted bytewise.
 func List(store *kvstore.Store) ([]string, error) {
-	names, err := store.ListHiddenTables(context.Background(), kind)
+	names, err := layer.ListHiddenTables(context.Background(), store, kind)
 	if err != nil {
 		return nil, fromStore(fmt.Errorf("timelog: list: %w", err))
 	}

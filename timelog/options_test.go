@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/timelog"
 )
 
@@ -64,7 +65,7 @@ func TestOptionsPageAboveStoreMaxValueSize(t *testing.T) {
 	require.NoError(t, l.IntegrityCheck(ctx))
 	require.Equal(t, []timelog.Record{extremes[0], extremes[2], extremes[1]}, collect(t, l.All()))
 	require.GreaterOrEqual(t, l.Stats().Pages, 2, "a page of at most 54 bytes holds two of these at most")
-	pages, err := db.OpenHiddenTable(ctx, "timelog", "p54/pages")
+	pages, err := layer.OpenHiddenTable(ctx, db, "timelog", "p54/pages")
 	require.NoError(t, err)
 	for e, err := range pages.All() {
 		require.NoError(t, err)
@@ -92,7 +93,7 @@ func TestValueBlockBytes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 
-	rows, err := db.OpenHiddenTable(ctx, "timelog", "small/values")
+	rows, err := layer.OpenHiddenTable(ctx, db, "timelog", "small/values")
 	require.NoError(t, err)
 	n := 0
 	for e, err := range rows.All() {

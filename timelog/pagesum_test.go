@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -56,7 +57,7 @@ func withPage(t *testing.T, src string, key, value []byte) (*kvstore.Store, *tim
 	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
-	pages, err := db.OpenHiddenTable(ctx, "timelog", "flip/pages")
+	pages, err := layer.OpenHiddenTable(ctx, db, "timelog", "flip/pages")
 	require.NoError(t, err)
 	require.NoError(t, pages.Put(key, value))
 	l, err := timelog.Open(db, "flip", manual(timelog.Options{PageMaxBytes: 8 + 24*4}))
@@ -299,7 +300,7 @@ func TestMinMaxCheckTheirPage(t *testing.T) {
 // pageRows returns the rows of log's pages table, copied.
 func pageRows(t *testing.T, db *kvstore.Store, log string) []pageRow {
 	t.Helper()
-	pages, err := db.OpenHiddenTable(ctx, "timelog", log+"/pages")
+	pages, err := layer.OpenHiddenTable(ctx, db, "timelog", log+"/pages")
 	require.NoError(t, err)
 	var rows []pageRow
 	for e, err := range pages.All() {

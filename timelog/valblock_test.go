@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -28,7 +29,7 @@ type valueRow struct{ key, value []byte }
 // valueRows returns the rows of the values table of log name.
 func valueRows(t testing.TB, db *kvstore.Store, name string) []valueRow {
 	t.Helper()
-	cf, err := db.OpenHiddenTable(ctx, "timelog", name+"/values")
+	cf, err := layer.OpenHiddenTable(ctx, db, "timelog", name+"/values")
 	require.NoError(t, err)
 	var rows []valueRow
 	for e, err := range cf.All() {
@@ -240,7 +241,7 @@ func TestValuesIntegrityCheckFindsDamage(t *testing.T) {
 	require.NoError(t, l.IntegrityCheck(ctx))
 	rows := valueRows(t, db, "d")
 	require.Greater(t, len(rows), 1)
-	cf, err := db.OpenHiddenTable(ctx, "timelog", "d/values")
+	cf, err := layer.OpenHiddenTable(ctx, db, "timelog", "d/values")
 	require.NoError(t, err)
 	first := rows[0]
 
@@ -301,9 +302,9 @@ func TestValuesOldLayoutRefused(t *testing.T) {
 	l, err := timelog.Open(db, "old", manual(timelog.Options{Values: true}))
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
-	meta, err := db.OpenHiddenTable(ctx, "timelog", "old/meta")
+	meta, err := layer.OpenHiddenTable(ctx, db, "timelog", "old/meta")
 	require.NoError(t, err)
-	vals, err := db.OpenHiddenTable(ctx, "timelog", "old/values")
+	vals, err := layer.OpenHiddenTable(ctx, db, "timelog", "old/values")
 	require.NoError(t, err)
 
 	require.NoError(t, meta.Delete([]byte("valueslayout"))) // empty: adopted
@@ -365,7 +366,7 @@ func TestValueBlockByteFlips(t *testing.T) {
 	require.NoError(t, l.Flush(ctx))
 	rows := valueRows(t, db, "f")
 	require.Len(t, rows, 1)
-	cf, err := db.OpenHiddenTable(ctx, "timelog", "f/values")
+	cf, err := layer.OpenHiddenTable(ctx, db, "timelog", "f/values")
 	require.NoError(t, err)
 	row := rows[0]
 	detected := 0

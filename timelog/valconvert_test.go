@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
@@ -46,9 +47,9 @@ func writeOldLayout(t testing.TB, db *kvstore.Store, name string, fill func(l *t
 	require.NoError(t, l.Close())
 	o := oldLog{want: want, gone: gone, blocks: valueRows(t, db, name)}
 
-	vals, err := db.OpenHiddenTable(ctx, "timelog", name+"/values")
+	vals, err := layer.OpenHiddenTable(ctx, db, "timelog", name+"/values")
 	require.NoError(t, err)
-	meta, err := db.OpenHiddenTable(ctx, "timelog", name+"/meta")
+	meta, err := layer.OpenHiddenTable(ctx, db, "timelog", name+"/meta")
 	require.NoError(t, err)
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
 		for _, r := range o.blocks {
@@ -71,7 +72,7 @@ func writeOldLayout(t testing.TB, db *kvstore.Store, name string, fill func(l *t
 // layoutRow returns the meta row "valueslayout" of log name (nil: none).
 func layoutRow(t *testing.T, db *kvstore.Store, name string) []byte {
 	t.Helper()
-	meta, err := db.OpenHiddenTable(ctx, "timelog", name+"/meta")
+	meta, err := layer.OpenHiddenTable(ctx, db, "timelog", name+"/meta")
 	require.NoError(t, err)
 	v, err := meta.Get([]byte("valueslayout"))
 	if err != nil {
@@ -245,7 +246,7 @@ func TestValuesOldLayoutCorruptRow(t *testing.T) {
 		sizedValues(t, l, 10, []int{10})
 		return nil
 	})
-	vals, err := db.OpenHiddenTable(ctx, "timelog", "bad/values")
+	vals, err := layer.OpenHiddenTable(ctx, db, "timelog", "bad/values")
 	require.NoError(t, err)
 	require.NoError(t, vals.Put([]byte("short"), []byte("?")))
 	_, err = timelog.Open(db, "bad", manual(timelog.Options{}))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -33,14 +34,14 @@ type Entry struct {
 // chose, so it cannot become a values log.
 func (l *Log) openValues(ctx context.Context, written bool) error {
 	name := l.name + suffixValues
-	cf, err := l.store.OpenHiddenTable(ctx, kind, name)
+	cf, err := layer.OpenHiddenTable(ctx, l.store, kind, name)
 	switch {
 	case err == nil:
 		l.t.values = cf
 		if !l.readOnly {
 			// A values table made before values could be sealed: sealed
 			// from now on (and, in an encrypted store, its values now).
-			if err := l.store.SealHiddenTable(ctx, kind, name); err != nil {
+			if err := layer.SealHiddenTable(ctx, l.store, kind, name); err != nil {
 				return err
 			}
 		}
@@ -54,13 +55,13 @@ func (l *Log) openValues(ctx context.Context, written bool) error {
 		err = l.store.Update(ctx, func(tx *kvstore.Tx) error {
 			// Values are sealed in an encrypted store; the pages (timestamps
 			// and handles) stay in the clear.
-			if cf, err = tx.CreateHiddenTable(kind, name, kvstore.HiddenSealed); err != nil {
+			if cf, err = layer.CreateHiddenTable(tx, kind, name, layer.HiddenSealed); err != nil {
 				return err
 			}
 			return tx.CF(l.t.meta).Put([]byte(metaValuesLayout), u64(valuesLayout))
 		})
 		if errors.Is(err, kvstore.ErrExists) {
-			cf, err = l.store.OpenHiddenTable(ctx, kind, name)
+			cf, err = layer.OpenHiddenTable(ctx, l.store, kind, name)
 		}
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
@@ -191,7 +192,7 @@ func TestValuesDropRemovesTable(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Flush(ctx))
 	require.NoError(t, l.Drop(ctx))
-	names, err := db.ListHiddenTables(ctx, "timelog")
+	names, err := layer.ListHiddenTables(ctx, db, "timelog")
 	require.NoError(t, err)
 	require.Empty(t, names)
 }

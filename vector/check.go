@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -16,7 +17,7 @@ import (
 // their nodes again (at once in an index open in this process, else by
 // opening it).
 func init() {
-	kvstore.RegisterLayer(kind, kvstore.Layer{Check: checkStore, Repair: repairStore})
+	layer.Register(kind, layer.Layer{Check: checkStore, Repair: repairStore})
 }
 
 // open indexes of this process, by store and name, for Repair.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/v1fixture"
 	"github.com/snkv-go/snkv/internal/vectest"
 	"github.com/snkv-go/snkv/kvstore"
@@ -31,11 +32,11 @@ func TestDamagedGraphRowIsFoundAndRebuilt(t *testing.T) {
 			}, 10*time.Second, 5*time.Millisecond)
 		}
 		require.NoError(t, db.IntegrityCheck(ctx))
-		g, err := db.OpenHiddenTable(ctx, "vector", "v/graph")
+		g, err := layer.OpenHiddenTable(ctx, db, "vector", "v/graph")
 		require.NoError(t, err)
 		require.NoError(t, g.Put([]byte{0, 0, 0, 7}, []byte("garbage")))
 		require.NoError(t, g.Put([]byte{0, 0, 0, 9}, append(make([]byte, 9), 1, 0xff, 0xff, 0xff, 0x7f))) // a link far out of range
-		free, err := db.OpenHiddenTable(ctx, "vector", "v/free")
+		free, err := layer.OpenHiddenTable(ctx, db, "vector", "v/free")
 		require.NoError(t, err)
 		require.NoError(t, free.Put([]byte{0, 0, 0, 3}, nil)) // node 3 holds a key
 		rep, err := db.CheckIntegrity(ctx)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/internal/hnsw"
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -52,7 +53,7 @@ func openTables(ctx context.Context, s *kvstore.Store, name string) (tables, err
 	var t tables
 	ptrs := []**kvstore.ColumnFamily{&t.keys, &t.vecs, &t.graph, &t.log, &t.free, &t.meta}
 	for i, suf := range suffixes {
-		cf, err := s.OpenHiddenTable(ctx, kind, name+suf)
+		cf, err := layer.OpenHiddenTable(ctx, s, kind, name+suf)
 		if err != nil {
 			return t, err
 		}
@@ -163,11 +164,11 @@ func create(ctx context.Context, s *kvstore.Store, name string, opts Options) (t
 	err = s.Update(ctx, func(tx *kvstore.Tx) error {
 		ptrs := []**kvstore.ColumnFamily{&t.keys, &t.vecs, &t.graph, &t.log, &t.free, &t.meta}
 		for i, suf := range suffixes {
-			var opt []kvstore.HiddenOption
+			var opt []layer.HiddenOption
 			if suf != suffixMeta && suf != suffixFree && v >= 2 {
-				opt = append(opt, kvstore.HiddenSealed)
+				opt = append(opt, layer.HiddenSealed)
 			}
-			cf, err := tx.CreateHiddenTable(kind, name+suf, opt...)
+			cf, err := layer.CreateHiddenTable(tx, kind, name+suf, opt...)
 			if err != nil {
 				return err
 			}
@@ -199,7 +200,7 @@ func sealTables(ctx context.Context, s *kvstore.Store, name string) error {
 		if suf == suffixMeta || suf == suffixFree {
 			continue
 		}
-		if err := s.SealHiddenTable(ctx, kind, name+suf); err != nil {
+		if err := layer.SealHiddenTable(ctx, s, kind, name+suf); err != nil {
 			return err
 		}
 	}
@@ -213,7 +214,7 @@ func (ix *Index) newGraph() (*hnsw.Graph, error) {
 
 // List returns the names of the vector indexes of store, sorted.
 func List(ctx context.Context, store *kvstore.Store) ([]string, error) {
-	names, err := store.ListHiddenTables(ctx, kind)
+	names, err := layer.ListHiddenTables(ctx, store, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +239,7 @@ func Drop(ctx context.Context, store *kvstore.Store, name string) error {
 	}
 	err := store.Update(ctx, func(tx *kvstore.Tx) error {
 		for _, suf := range suffixes {
-			if err := tx.DropHiddenTable(kind, name+suf); err != nil {
+			if err := layer.DropHiddenTable(tx, kind, name+suf); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -38,7 +39,7 @@ func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, 
 	if err := ix.checkVector(vec); err != nil {
 		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
 	}
-	exp, err := kvstore.ExpiryMs(now, p.TTL, p.ExpireAt)
+	exp, err := layer.ExpiryMs(now, p.TTL, p.ExpireAt)
 	if err != nil {
 		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -106,6 +107,6 @@ func timelogTour(ctx context.Context, dir string) error {
 	}
 	fmt.Printf("  timelog.List(db): %v; db.ListColumnFamilies() does not show them\n", names)
 	fmt.Printf("  its tables: %q, %q, %q (docs/format.md)\n",
-		kvstore.HiddenTableName("timelog", "cpu/pages"), kvstore.HiddenTableName("timelog", "cpu/tombs"), kvstore.HiddenTableName("timelog", "cpu/meta"))
+		layer.HiddenTableName("timelog", "cpu/pages"), layer.HiddenTableName("timelog", "cpu/tombs"), layer.HiddenTableName("timelog", "cpu/meta"))
 	return log.Close()
 }

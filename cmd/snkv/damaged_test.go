@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -103,7 +104,7 @@ func TestDamagedTimelogPage(t *testing.T) {
 	path := logFixture(t)
 	db, err := kvstore.Open(path, kvstore.Options{})
 	require.NoError(t, err)
-	pages, err := db.OpenHiddenTable(context.Background(), "timelog", "cpu/pages")
+	pages, err := layer.OpenHiddenTable(context.Background(), db, "timelog", "cpu/pages")
 	require.NoError(t, err)
 	flipped := 0
 	for e, err := range pages.All() {
