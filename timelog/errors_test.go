@@ -378,3 +378,18 @@ func TestErrorsOfABusyStore(t *testing.T) {
 	_, err = l.MaintStep(ctx)
 	requireBoth(t, err, "ErrBusy", "MaintStep")
 }
+
+// Open and List take the context that bounds them; a nil one is
+// ErrInvalidArgument (of both packages), and nothing is created.
+func TestOpenNilContext(t *testing.T) {
+	db, _ := openStore(t)
+	var noCtx context.Context
+	_, err := timelog.Open(noCtx, db, "n", manual(timelog.Options{}))
+	require.ErrorIs(t, err, timelog.ErrInvalidArgument)
+	require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
+	_, err = timelog.List(noCtx, db)
+	require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
+	names, err := timelog.List(context.Background(), db)
+	require.NoError(t, err)
+	require.Empty(t, names)
+}
