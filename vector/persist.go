@@ -164,10 +164,15 @@ const repairSlice = 200 * time.Microsecond
 // repair rewires the graph around its tombstones in steps of repairSlice,
 // letting searches run between them. It holds applyMu throughout: a commit
 // linked meanwhile would make the repair begin again (and the links it
-// adds must not name a node the repair frees).
+// adds must not name a node the repair frees); searches meanwhile lay the
+// commits not yet applied over the graph instead of waiting (syncSearch).
 func (ix *Index) repair(ctx context.Context) error {
 	ix.applyMu.Lock()
 	defer ix.applyMu.Unlock()
+	if m := ix.mem(); m != nil {
+		m.repairing.Store(true)
+		defer m.repairing.Store(false)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
