@@ -45,7 +45,7 @@ func (ix *Index) Search(ctx context.Context, q []float32, query Query) ([]Hit, e
 	return hits, err
 }
 
-func (ix *Index) needsRerank(q *Query) bool { return ix.cfg.Storage != F32 }
+func (ix *Index) needsRerank(*Query) bool { return ix.cfg.Storage != F32 }
 
 // Search is Index.Search as the transaction sees the index: its snapshot
 // and its own writes. While the index's memory is at the transaction's
