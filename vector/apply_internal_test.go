@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/snkv-go/snkv/internal/hnsw"
 	"github.com/snkv-go/snkv/internal/vectest"
 	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -109,4 +111,63 @@ func TestKeyRowSizeIsTheEncodedLength(t *testing.T) {
 	} {
 		require.Equal(t, len(r.encode()), keyRowSize(r.value, r.meta))
 	}
+}
+
+// While the background repairs tombstones it holds applyMu, and a commit
+// waits to be applied; a search meanwhile neither waits for the repair nor
+// misses that commit (it lays it over the graph).
+func TestSearchDoesNotWaitForTheRepair(t *testing.T) {
+	ctx := context.Background()
+	db, err := kvstore.Open(filepath.Join(t.TempDir(), "v.db"), kvstore.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	ix, err := Open(ctx, db, "v", Options{Dim: 2, PersistInterval: time.Hour})
+	require.NoError(t, err)
+	defer ix.Close()
+	require.NoError(t, ix.Put(ctx, []byte("a"), []float32{1, 0}, Put{}))
+
+	// What repair does for as long as it runs.
+	ix.applyMu.Lock()
+	m := ix.mem()
+	m.repairing.Store(true)
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			m.repairing.Store(false)
+			ix.applyMu.Unlock()
+		})
+	}
+	defer end()
+	put := make(chan error, 1)
+	go func() { put <- ix.Put(ctx, []byte("b"), []float32{0, 1}, Put{}) }()
+
+	search := func() []Hit {
+		res := make(chan []Hit, 1)
+		go func() {
+			hits, err := ix.Search(ctx, []float32{0, 1}, Query{K: 2})
+			assert.NoError(t, err)
+			res <- hits
+		}()
+		select {
+		case hits := <-res:
+			return hits
+		case <-time.After(2 * time.Second):
+			return nil // waited for the repair
+		}
+	}
+	require.Eventually(t, func() bool {
+		hits := search()
+		return len(hits) == 2 && string(hits[0].Key) == "b"
+	}, 10*time.Second, time.Millisecond, "the commit waiting to be applied is found")
+	select {
+	case err := <-put:
+		t.Fatalf("the put returned (%v) before the repair ended", err)
+	default:
+	}
+
+	end()
+	require.NoError(t, <-put)
+	hits := search()
+	require.Len(t, hits, 2)
+	require.Equal(t, "b", string(hits[0].Key))
 }

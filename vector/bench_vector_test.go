@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -282,11 +281,11 @@ type openResult struct {
 // childOpen opens the index at path in a child process and reports the
 // time to a ready index and the resident set it added per vector.
 func childOpen(t *testing.T, path string, enc *kvstore.Encryption) openResult {
-	cmd := exec.Command(os.Args[0], "-test.run", "^$")
-	cmd.Env = append(os.Environ(), "VECTOR_CHILD=open", "VECTOR_PATH="+path)
+	env := []string{"VECTOR_CHILD=open", "VECTOR_PATH=" + path}
 	if enc != nil {
-		cmd.Env = append(cmd.Env, "VECTOR_PASSWORD="+string(enc.Password))
+		env = append(env, "VECTOR_PASSWORD="+string(enc.Password))
 	}
+	cmd := testutil.NoTestCommand(ctx, t, env...)
 	out, err := cmd.Output()
 	require.NoError(t, err, "%s", out)
 	var r openResult
@@ -333,8 +332,7 @@ func childOpenMain(path string) error {
 // killDuringLoad runs a child that adds vectors to the index at path in
 // batches of 1,000, and kills it with SIGKILL after its third commit.
 func killDuringLoad(t *testing.T, path string) {
-	cmd := exec.Command(os.Args[0], "-test.run", "^$")
-	cmd.Env = append(os.Environ(), "VECTOR_CHILD=grow", "VECTOR_PATH="+path)
+	cmd := testutil.NoTestCommand(ctx, t, "VECTOR_CHILD=grow", "VECTOR_PATH="+path)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"bytes"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -22,6 +23,9 @@ type mem struct {
 	pairs   map[string]uint32
 	posts   [][]uint32 // pair id → nodes that had it (stale entries are checked out)
 	nexp    int        // nodes with an expiry
+	// repairing is set while the background repairs tombstones, holding
+	// applyMu: searches then do not wait to apply commits (see syncSearch).
+	repairing atomic.Bool
 }
 
 func newMem(g *hnsw.Graph) *mem {

@@ -147,11 +147,10 @@ type Query struct {
 	Filter func(key []byte) bool
 	// MaxDistance, when positive, drops results farther than it.
 	MaxDistance float32
-	// Rerank orders the candidates by the exact distance to the float32
-	// vectors in the store (always on for F16 and Int8 indexes).
-	Rerank bool
-	// Oversample is how many candidates per result a rerank considers;
-	// default 2.
+	// Oversample is how many candidates per result the rerank of an F16
+	// or Int8 index considers (it orders them by the exact distance to the
+	// float32 vectors in the store; an F32 index's distances are exact
+	// already); default 2.
 	Oversample int
 	// Values fills Hit.Value and Hit.Meta (one read of each hit's row).
 	Values bool

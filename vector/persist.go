@@ -3,6 +3,8 @@ package vector
 import (
 	"context"
 	"errors"
+	"runtime"
+	"time"
 
 	"github.com/snkv-go/snkv/kvstore"
 )
@@ -82,15 +84,9 @@ func (ix *Index) persistStep(ctx context.Context) (int, error) {
 	}
 	if m.g.Tombstones() > 0 && m.g.Tombstones() >= max(64, m.g.Live()/10) {
 		ix.mu.RUnlock()
-		// RepairDeleted changes links searches read, and must not run
-		// while a commit is being linked.
-		ix.applyMu.Lock()
-		ix.mu.Lock()
-		if ix.m != nil {
-			ix.m.g.RepairDeleted()
+		if err := ix.repair(ctx); err != nil {
+			return 0, err
 		}
-		ix.mu.Unlock()
-		ix.applyMu.Unlock()
 		ix.mu.RLock()
 		if m = ix.m; m == nil {
 			ix.mu.RUnlock()
@@ -159,4 +155,38 @@ func (ix *Index) trimLog(t tables, applied uint64) error {
 		}
 	}
 	return nil
+}
+
+// repairSlice is how long one step of the repair of tombstones holds the
+// index's write lock: a search waits for no more than that.
+const repairSlice = 200 * time.Microsecond
+
+// repair rewires the graph around its tombstones in steps of repairSlice,
+// letting searches run between them. It holds applyMu throughout: a commit
+// linked meanwhile would make the repair begin again (and the links it
+// adds must not name a node the repair frees); searches meanwhile lay the
+// commits not yet applied over the graph instead of waiting (syncSearch).
+func (ix *Index) repair(ctx context.Context) error {
+	ix.applyMu.Lock()
+	defer ix.applyMu.Unlock()
+	if m := ix.mem(); m != nil {
+		m.repairing.Store(true)
+		defer m.repairing.Store(false)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ix.mu.RLock()
+		if ix.m == nil {
+			ix.mu.RUnlock()
+			return ErrClosed
+		}
+		_, done := ix.m.g.RepairStep(repairSlice)
+		ix.mu.RUnlock()
+		if done {
+			return nil
+		}
+		runtime.Gosched()
+	}
 }

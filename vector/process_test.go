@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/vectest"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/vector"
@@ -19,7 +20,7 @@ import (
 )
 
 // The child processes of these tests are this test binary, run with
-// VECTOR_CHILD set to what to do.
+// VECTOR_CHILD set to what to do (testutil.NoTestCommand).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("VECTOR_CHILD"); mode != "" {
 		if err := child(mode, os.Getenv("VECTOR_PATH")); err != nil {
@@ -83,8 +84,7 @@ func child(mode, path string) error {
 }
 
 func startChild(t *testing.T, mode, path string) (*exec.Cmd, *bufio.Scanner) {
-	cmd := exec.Command(os.Args[0], "-test.run", "^$")
-	cmd.Env = append(os.Environ(), "VECTOR_CHILD="+mode, "VECTOR_PATH="+path)
+	cmd := testutil.NoTestCommand(ctx, t, "VECTOR_CHILD="+mode, "VECTOR_PATH="+path)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr

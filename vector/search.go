@@ -20,6 +20,17 @@ import (
 // vectors makes it an exact scan of those; with Query.Values, one read of
 // each hit's row.
 func (ix *Index) Search(ctx context.Context, q []float32, query Query) ([]Hit, error) {
+	if m := ix.mem(); m != nil && m.repairing.Load() {
+		// Applying commits waits for the repair: search in a transaction,
+		// which lays the commits the memory lacks over the graph.
+		var hits []Hit
+		err := ix.view(ctx, func(w *Tx) error {
+			var err error
+			hits, err = w.Search(q, query)
+			return err
+		})
+		return hits, err
+	}
 	if err := ix.sync(ctx); err != nil {
 		return nil, err
 	}
@@ -34,7 +45,7 @@ func (ix *Index) Search(ctx context.Context, q []float32, query Query) ([]Hit, e
 	return hits, err
 }
 
-func (ix *Index) needsRerank(q *Query) bool { return ix.cfg.Storage != F32 }
+func (ix *Index) needsRerank(*Query) bool { return ix.cfg.Storage != F32 }
 
 // Search is Index.Search as the transaction sees the index: its snapshot
 // and its own writes. While the index's memory is at the transaction's
@@ -56,7 +67,7 @@ func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ix.sync(w.ctxOr()); err != nil {
+	if err := ix.syncSearch(w.ctxOr()); err != nil {
 		return nil, err
 	}
 	var hits []Hit
@@ -471,4 +482,14 @@ func (h *hitHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// syncSearch is sync for a search in a transaction, which does not need
+// the memory caught up (it lays what the memory lacks over the graph): it
+// does not wait while the background repairs tombstones.
+func (ix *Index) syncSearch(ctx context.Context) error {
+	if m := ix.mem(); m != nil && m.repairing.Load() {
+		return ix.usable(ctx)
+	}
+	return ix.sync(ctx)
 }

@@ -25,13 +25,23 @@ type Tx struct {
 // kvstore.ErrReadOnlyTx).
 func (ix *Index) In(tx *kvstore.Tx) *Tx { return &Tx{ix: ix, tx: tx, t: ix.t.in(tx)} }
 
+// checkKey is the one check of a key's size, as the store makes it:
+// kvstore.ErrInvalidKey for an empty key, kvstore.ErrKeyTooLarge for one
+// over kvstore.MaxKeySize.
+func (ix *Index) checkKey(op string, key []byte) error {
+	switch {
+	case len(key) == 0:
+		return fmt.Errorf("vector: %q: %s: %w", ix.name, op, kvstore.ErrInvalidKey)
+	case len(key) > kvstore.MaxKeySize:
+		return fmt.Errorf("vector: %q: %s: %w", ix.name, op, kvstore.ErrKeyTooLarge)
+	}
+	return nil
+}
+
 // check validates one item and returns its expiry (ms, 0: none).
 func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, error) {
-	if len(key) == 0 {
-		return 0, fmt.Errorf("vector: %q: %w", ix.name, kvstore.ErrInvalidKey)
-	}
-	if len(key) > kvstore.MaxKeySize {
-		return 0, fmt.Errorf("vector: %q: %w", ix.name, kvstore.ErrKeyTooLarge)
+	if err := ix.checkKey("put", key); err != nil {
+		return 0, err
 	}
 	if len(vec) != ix.cfg.Dim {
 		return 0, fmt.Errorf("vector: %q: key %q: %w: %d, want %d", ix.name, key, ErrDim, len(vec), ix.cfg.Dim)
@@ -238,8 +248,8 @@ func (w *Tx) Delete(key []byte) error {
 	if !w.tx.Writable() {
 		return fmt.Errorf("vector: %q: delete: %w", ix.name, kvstore.ErrReadOnlyTx)
 	}
-	if len(key) == 0 || len(key) > kvstore.MaxKeySize {
-		return fmt.Errorf("vector: %q: delete: %w", ix.name, kvstore.ErrInvalidKey)
+	if err := ix.checkKey("delete", key); err != nil {
+		return err
 	}
 	raw, err := w.t.keys.Get(key)
 	if err != nil {
@@ -284,8 +294,8 @@ func (w *Tx) Get(key []byte) (Entry, error) {
 	if err := ix.usable(w.ctxOr()); err != nil {
 		return Entry{}, err
 	}
-	if len(key) == 0 || len(key) > kvstore.MaxKeySize {
-		return Entry{}, fmt.Errorf("vector: %q: get: %w", ix.name, kvstore.ErrInvalidKey)
+	if err := ix.checkKey("get", key); err != nil {
+		return Entry{}, err
 	}
 	raw, err := w.t.keys.Get(key)
 	if err != nil {

@@ -63,6 +63,7 @@ func (g *Graph) Stage(ids []uint32, vs [][]float32, gone []uint32) (*Batch, erro
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.gen.Add(1)
 	for _, id := range ids {
 		if bit(g.pending, id) {
 			return nil, fmt.Errorf("hnsw: id %d is staged by a batch not yet published", id)
@@ -181,6 +182,7 @@ func (b *Batch) Publish() {
 	g := b.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.gen.Add(1)
 	for _, id := range b.ids {
 		clearBit(g.pending, id)
 	}
@@ -196,6 +198,7 @@ func (b *Batch) Publish() {
 func (g *Graph) swap(id uint32, q []float32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.gen.Add(1)
 	g.store(id, q)
 	clearBit(g.leaving, id)
 	for l := 0; l <= int(g.levels[id]); l++ {
@@ -232,6 +235,7 @@ func (g *Graph) InsertBatch(ids []uint32, vs [][]float32, workers int) error {
 func (g *Graph) link(s *scratch, id uint32, q []float32, level int) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
+	g.gen.Add(1)
 	if len(s.visited) < int(g.n) {
 		s.visited = make([]uint32, int(g.n)+chunkSize)
 		s.gen = 1

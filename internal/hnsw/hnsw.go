@@ -23,8 +23,9 @@
 // as many goroutines as the caller gives, beside searches: every node's
 // link lists have a lock for their writers, and readers load the links
 // atomically, as hnswlib does) and published (a short write lock again),
-// so a batch becomes visible to searches at once. Deletes, repairs and
-// loads take the write lock.
+// so a batch becomes visible to searches at once. Deletes and loads take
+// the write lock; a repair takes it whole (RepairDeleted) or in slices of
+// a given length (RepairStep), between which searches run.
 package hnsw
 
 import (
@@ -125,6 +126,8 @@ type Graph struct {
 	ndirty   atomic.Int64           // bits set in dirty
 	pool     sync.Pool              // *scratch
 	freeUp   [maxLevel + 1][]uint32 // freeUp[l]: offsets+1 of freed runs of l upper blocks, reused first
+	gen      atomic.Uint64          // counts changes to the graph, for a repair done in slices
+	rep      *repair                // a repair done in slices, under way (RepairStep)
 }
 
 // New returns an empty graph for cfg.

@@ -61,6 +61,7 @@ func (g *Graph) LoadVector(id uint32, raw []byte) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.gen.Add(1)
 	g.grow(id + 1)
 	if g.levels[id] >= 0 || bit(g.pending, id) {
 		return fmt.Errorf("hnsw: slot %d holds a node", id)
@@ -119,6 +120,7 @@ func (g *Graph) LoadNode(id uint32, n Node) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.gen.Add(1)
 	if id >= g.n || g.levels[id] >= 0 || bit(g.pending, id) {
 		return fmt.Errorf("hnsw: slot %d has no loaded vector, or holds a node", id)
 	}
@@ -175,6 +177,7 @@ func (g *Graph) Load(id uint32, v []float32, n Node) error {
 func (g *Graph) Prune() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.gen.Add(1)
 	dropped := 0
 	for id := uint32(0); id < g.n; id++ {
 		for l := 0; l <= int(g.levels[id]); l++ {
