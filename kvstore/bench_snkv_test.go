@@ -17,7 +17,9 @@ package kvstore_test
 // the process's CPU time (user and system, every thread: the checkpointer's
 // work during the phase included), which a loaded machine distorts far less
 // than the wall clock. docs/benchmarks.md has the figures beside the C
-// program's and the steps to build it.
+// program's and the steps to build it. SNKV_BENCH_PASSWORD=pw opens both
+// stores with that password (the default KDF; opening is not timed), the
+// Go side of bench/snkv-enc/run.sh (see docs/encryption.md).
 
 import (
 	"context"
@@ -80,6 +82,9 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 	var opts kvstore.Options
 	if os.Getenv("SNKV_BENCH_NOCHECKPOINT") != "" {
 		opts.WALAutoCheckpoint = -1
+	}
+	if pw := os.Getenv("SNKV_BENCH_PASSWORD"); pw != "" {
+		opts.Encryption = &kvstore.Encryption{Password: []byte(pw)}
 	}
 	for b.Loop() {
 		dir := b.TempDir()
