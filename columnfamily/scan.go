@@ -104,6 +104,8 @@ type source struct {
 	rows    *engine.Rows    // the scan open now, if any
 	cur     *scanRows       // the scanRows reading rows
 	snap    family.SnapSeal // the encryption state of the snapshot, once looked up (family.Family.DecodeOn)
+	first   scanRows        // the first scan's scanRows, allocated with the source
+	reused  bool            // first is taken
 }
 
 // sealing is the encryption state the source's rows are read with: its
@@ -186,7 +188,7 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 		// the transaction with a statement that does not seek.
 		spec.Holder = sh.SQL.Holder
 	}
-	rows, err := s.conn.QueryScan(s.ctx, q, spec, lo.Key, hi.Key)
+	rows, err := s.conn.QueryScan(s.ctx, q, spec)
 	if err != nil {
 		return nil, s.cf.errf(s.ctx, "iterate", err)
 	}
@@ -198,7 +200,14 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 		}
 	}
 	s.rows = rows
-	r := &scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.Objects.V2}
+	var r *scanRows
+	if !s.reused {
+		// Most iterations scan once: one allocation fewer.
+		r, s.reused = &s.first, true
+	} else {
+		r = new(scanRows)
+	}
+	*r = scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.Objects.V2}
 	if sh.Objects.Crc {
 		r.crcCol, r.ecrcCol = layout.ScanCrc, layout.ScanEcrc
 	}

@@ -421,6 +421,25 @@ func BenchmarkRead(b *testing.B) {
 		}
 		reportKeys(b, b.N*100)
 	})
+	// A prefix that is a whole key selects that key alone: the time is
+	// almost all the set-up and end of an iteration.
+	b.Run("PrefixOne/snkv", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := startCPU()
+		for i := 0; b.Loop(); i++ {
+			n := 0
+			for _, err := range s.Prefix(d.key(i)) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			if n != 1 {
+				b.Fatalf("prefix scan of a whole key gave %d keys, want 1", n)
+			}
+		}
+		cpu.report(b, b.N)
+	})
 	b.Run("PrefixScan/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {

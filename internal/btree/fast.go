@@ -82,6 +82,10 @@ type Conn struct {
 	tables      map[string]resolved
 	last        *layout.Objects // the objects resolve saw last, and what it found
 	lastR       resolved
+
+	// scanCur and scanOut are the cursor and out value of the last Scan
+	// closed, kept for the next (0: none).
+	scanCur, scanOut uintptr
 }
 
 // resolved is what the fast path found of a column family's objects in one schema.
@@ -106,7 +110,7 @@ func New(tls *libc.TLS, db uintptr) *Conn {
 // Close frees the C memory the fast path holds.
 func (c *Conn) Close() {
 	c.closeCursors()
-	for _, p := range []*uintptr{&c.cur[0], &c.cur[1], &c.cur[2], &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf.p, &c.kbuf.p, &c.ibuf.p} {
+	for _, p := range []*uintptr{&c.cur[0], &c.cur[1], &c.cur[2], &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf.p, &c.kbuf.p, &c.ibuf.p, &c.scanCur, &c.scanOut} {
 		if *p != 0 {
 			sqlite3.Xsqlite3_free(c.tls, *p)
 			*p = 0

@@ -26,7 +26,8 @@ type Scan struct {
 	loIncl  bool
 	hiIncl  bool
 	fields  []Field
-	kv      []byte // the current row's key and value, one after the other (nil: not known)
+	fbuf    [5]Field // fields' backing array for the usual few fields
+	kv      []byte   // the current row's key and value, one after the other (nil: not known)
 }
 
 // OpenScan opens a scan of t's data table over the keys from lo to hi
@@ -48,14 +49,27 @@ func (c *Conn) OpenScan(t *layout.Objects, lo []byte, loIncl bool, hi []byte, hi
 	if !r.ok || r.ttl {
 		return nil, false, nil
 	}
-	s = &Scan{c: c, desc: desc, lo: lo, hi: hi, loIncl: loIncl, hiIncl: hiIncl, fields: make([]Field, fields)}
-	s.cur = sqlite3.Xsqlite3_malloc64(c.tls, uint64(btreeCursorSize(c.tls)))
-	s.out = sqlite3.Xsqlite3_malloc64(c.tls, 8)
+	s = &Scan{c: c, desc: desc, lo: lo, hi: hi, loIncl: loIncl, hiIncl: hiIncl}
+	if fields <= len(s.fbuf) {
+		s.fields = s.fbuf[:fields]
+	} else {
+		s.fields = make([]Field, fields)
+	}
+	if c.scanCur != 0 {
+		// The memory of the last scan closed on this connection.
+		s.cur, s.out = c.scanCur, c.scanOut
+		c.scanCur, c.scanOut = 0, 0
+	} else {
+		s.cur = sqlite3.Xsqlite3_malloc64(c.tls, uint64(btreeCursorSize(c.tls)))
+		s.out = sqlite3.Xsqlite3_malloc64(c.tls, 8)
+	}
+	if s.cur != 0 {
+		btreeCursorZero(c.tls, s.cur) // so that Close can close it
+	}
 	if s.cur == 0 || s.out == 0 {
 		s.Close()
 		return nil, false, nil
 	}
-	btreeCursorZero(c.tls, s.cur)
 	if rc := btreeCursor(c.tls, bt, r.data, 0, c.keyInfo1, s.cur); rc != sqlite3.SQLITE_OK {
 		sqlite3.Xsqlite3_free(c.tls, s.cur)
 		s.cur = 0
@@ -159,7 +173,14 @@ func (s *Scan) Close() {
 	tls := s.c.tls
 	if s.cur != 0 {
 		btreeCloseCursor(tls, s.cur)
-		sqlite3.Xsqlite3_free(tls, s.cur)
+		if c := s.c; c.scanCur == 0 && c.payload != 0 && s.out != 0 {
+			// Kept for the next scan on the connection (Conn.Close
+			// frees it): one malloc and free fewer per iteration.
+			c.scanCur, c.scanOut = s.cur, s.out
+			s.out = 0
+		} else {
+			sqlite3.Xsqlite3_free(tls, s.cur)
+		}
 		s.cur = 0
 	}
 	for _, p := range []*uintptr{&s.out, &s.buf.p} {

@@ -201,14 +201,19 @@ type ScanSpec struct {
 // same rows from spec's table (package btree), yields them from a B-tree
 // cursor instead: the statement, stepped once, only keeps the transaction
 // open and the schema checked until Close. The rows, their order, their
-// columns and their bytes are the statement's.
-func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args ...any) (*Rows, error) {
+// columns and their bytes are the statement's. query's parameters are
+// spec.Lo and spec.Hi.
+func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec) (*Rows, error) {
 	held := spec.Holder != "" && c.fastOn()
-	q, qargs := query, args
+	var r *Rows
+	var err error
 	if held {
-		q, qargs = spec.Holder, nil
+		// No bounds to bind: boxing them as arguments would cost two
+		// allocations a scan.
+		r, err = c.Query(ctx, spec.Holder)
+	} else {
+		r, err = c.Query(ctx, query, spec.Lo, spec.Hi)
 	}
-	r, err := c.Query(ctx, q, qargs...)
 	if err != nil || r.done || !c.fastOn() {
 		return r, err
 	}
@@ -230,7 +235,7 @@ func (c *Conn) QueryScan(ctx context.Context, query string, spec *ScanSpec, args
 		if err := r.Close(); err != nil {
 			return nil, err
 		}
-		if r, err = c.Query(ctx, query, args...); err == nil && changed {
+		if r, err = c.Query(ctx, query, spec.Lo, spec.Hi); err == nil && changed {
 			r.changed = true
 		}
 		return r, err

@@ -230,17 +230,20 @@ func (c *Cursor) Close() error {
 	}
 	c.closed = true
 	c.valid, c.key, c.val = false, nil, nil
-	var errs []error
+	var rowsErr error
 	if c.rows != nil {
 		// Rows that failed report their error again on Close; Err already
 		// has it, so it is not reported twice.
 		if err := c.rows.Close(); c.err == nil {
-			errs = append(errs, err)
+			rowsErr = err
 		}
 		c.rows = nil
 	}
-	errs = append(errs, c.src.Close())
-	return errors.Join(errs...)
+	srcErr := c.src.Close()
+	if rowsErr == nil {
+		return srcErr // without errors.Join's allocation
+	}
+	return errors.Join(rowsErr, srcErr)
 }
 
 // step advances one key physically ascending (desc == false) or descending.
