@@ -11,7 +11,7 @@ import (
 )
 
 // The vector layer's part of Store.CheckIntegrity and Store.Repair (see
-// kvstore.RegisterLayer): every row of every index must decode, every
+// internal/layer.Register and docs/architecture.md): every row of every index must decode, every
 // key's vector must be stored, and every saved link must name a node the
 // index has allotted. Repair deletes the graph rows that fail, and links
 // their nodes again (at once in an index open in this process, else by

@@ -50,7 +50,7 @@ appended (the share of stdin read when it is a file). --json prints
 			}
 			ctx := cmd.Context()
 			var n int64
-			err = a.withWritableLog(args[0], args[1], true, values, func(l *timelog.Log) error {
+			err = a.withWritableLog(cmd.Context(), args[0], args[1], true, values, func(l *timelog.Log) error {
 				ap := a.newAppender(ctx, l, len(args) < 4)
 				var err error
 				if len(args) == 4 {

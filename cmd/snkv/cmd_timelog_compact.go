@@ -19,7 +19,7 @@ two transactions; what was compacted stays compacted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			var before, after timelog.Stats
-			err := a.withWritableLog(args[0], args[1], false, false, func(l *timelog.Log) error {
+			err := a.withWritableLog(cmd.Context(), args[0], args[1], false, false, func(l *timelog.Log) error {
 				before = l.Stats()
 				bar := a.progress(-1, "compacting", "")
 				defer bar.done()

@@ -30,7 +30,7 @@ deleted (--json: {"log","before","deleted"}).`,
 				return err
 			}
 			var deleted int64
-			err = a.withWritableLog(args[0], args[1], false, false, func(l *timelog.Log) error {
+			err = a.withWritableLog(cmd.Context(), args[0], args[1], false, false, func(l *timelog.Log) error {
 				if cutoff > math.MinInt64 {
 					if deleted, err = l.CountRange(math.MinInt64, cutoff); err != nil {
 						return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 	"github.com/spf13/cobra"
@@ -62,7 +61,7 @@ timestamps.`,
 		Args: nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				names, err := timelog.List(context.Background(), db)
+				names, err := timelog.List(cmd.Context(), db)
 				if err != nil {
 					return err
 				}

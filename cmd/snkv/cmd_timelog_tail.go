@@ -36,7 +36,7 @@ values too.`,
 			}
 			ctx := cmd.Context()
 			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				return withReadLog(db, args[1], func(l *timelog.Log) error {
+				return withReadLog(cmd.Context(), db, args[1], func(l *timelog.Log) error {
 					// The snapshot is closed before any following: a
 					// snapshot holds a read transaction, which would keep
 					// the writer's checkpoints from emptying the WAL.

@@ -21,7 +21,7 @@ func (a *app) withLog(ctx context.Context, path, name string, fn func(l *timelog
 }
 
 func withLogIn(ctx context.Context, db *kvstore.Store, name string, fn func(l *timelog.Log, s *timelog.Snapshot) error) error {
-	return withReadLog(db, name, func(l *timelog.Log) (err error) {
+	return withReadLog(ctx, db, name, func(l *timelog.Log) (err error) {
 		s, err := l.SnapshotContext(ctx)
 		if err != nil {
 			return err
@@ -48,14 +48,14 @@ func withEachLogIn(ctx context.Context, db *kvstore.Store, names []string, fn fu
 }
 
 // withReadLog opens the log name of db read-only and runs fn on it.
-func withReadLog(db *kvstore.Store, name string, fn func(l *timelog.Log) error) error {
-	return withLog(db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual}, fn)
+func withReadLog(ctx context.Context, db *kvstore.Store, name string, fn func(l *timelog.Log) error) error {
+	return withLog(ctx, db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual}, fn)
 }
 
 // withLog opens the log name of db with opts, runs fn on it and closes it,
 // turning the errors of the open into the command's messages.
-func withLog(db *kvstore.Store, name string, opts timelog.Options, fn func(l *timelog.Log) error) (err error) {
-	l, err := timelog.Open(context.Background(), db, name, opts)
+func withLog(ctx context.Context, db *kvstore.Store, name string, opts timelog.Options, fn func(l *timelog.Log) error) (err error) {
+	l, err := timelog.Open(ctx, db, name, opts)
 	switch {
 	case errors.Is(err, timelog.ErrNotFound):
 		return notFound{fmt.Sprintf("time-series log %q does not exist (see 'snkv timelog ls')", name)}
@@ -78,10 +78,10 @@ func withLog(db *kvstore.Store, name string, opts timelog.Options, fn func(l *ti
 // (manual maintenance: nothing runs in the background), runs fn and closes
 // the log, which flushes what fn appended. A missing log is created only
 // when create is set (with values: a values log).
-func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func(l *timelog.Log) error) error {
+func (a *app) withWritableLog(ctx context.Context, path, name string, canCreate, values bool, fn func(l *timelog.Log) error) error {
 	create := canCreate && a.create
 	return a.withStore(path, true, func(db *kvstore.Store) error {
-		names, err := timelog.List(context.Background(), db)
+		names, err := timelog.List(ctx, db)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func
 		case !exists && !create:
 			// A name no log can have is a usage error, not a missing log:
 			// a read-only Open tells which, and creates nothing.
-			l, err := timelog.Open(context.Background(), db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual})
+			l, err := timelog.Open(ctx, db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual})
 			if errors.Is(err, kvstore.ErrInvalidName) {
 				return usageError{fmt.Errorf("bad log name %q: %s", name, strip(err))}
 			} else if err == nil {
@@ -106,7 +106,7 @@ func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func
 			// to a log of handles.
 			return usagef("--values applies when --create creates the log; %q exists already", name)
 		}
-		return withLog(db, name, timelog.Options{Maintenance: timelog.Manual, Values: values}, fn)
+		return withLog(ctx, db, name, timelog.Options{Maintenance: timelog.Manual, Values: values}, fn)
 	})
 }
 
