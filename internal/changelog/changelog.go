@@ -1,5 +1,5 @@
 // Package changelog records the committed changes of feed-enabled column
-// families in one hidden table, snkv_changelog, inside the write
+// families in one hidden table, __snkv_changelog, inside the write
 // transaction that makes them (docs/format.md, "The change log").
 //
 // A change is numbered when it is recorded: the first change of a write
@@ -27,7 +27,7 @@ import (
 )
 
 // Table is the name of the hidden table that holds the change log.
-const Table = "snkv_changelog"
+const Table = "__snkv_changelog"
 
 // EpochLen is the length in bytes of a store's epoch.
 const EpochLen = 16
@@ -90,7 +90,7 @@ type Change struct {
 
 // The DDL of the table. seq is the rowid, so the log is one B-tree in
 // sequence order and "the highest sequence" is a seek to its last row.
-const createSQL = `CREATE TABLE IF NOT EXISTS "snkv_changelog" (
+const createSQL = `CREATE TABLE IF NOT EXISTS "__snkv_changelog" (
 	seq INTEGER PRIMARY KEY,
 	tx INTEGER NOT NULL,
 	at_ms INTEGER NOT NULL,
@@ -102,13 +102,13 @@ const createSQL = `CREATE TABLE IF NOT EXISTS "snkv_changelog" (
 )`
 
 const (
-	headerSQL = `INSERT OR IGNORE INTO "snkv_changelog" (seq, tx, at_ms, cf, op, key) VALUES (0, 0, ?, '', 0, ?)`
-	epochSQL  = `SELECT key FROM "snkv_changelog" WHERE seq = 0`
-	newEpoch  = `UPDATE "snkv_changelog" SET key = ?, at_ms = ? WHERE seq = 0`
-	lastSQL   = `SELECT max(seq) FROM "snkv_changelog"`
-	insertSQL = `INSERT INTO "snkv_changelog" (seq, tx, at_ms, cf, op, key, value, expiry_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	readSQL   = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "snkv_changelog" WHERE seq >= ? ORDER BY seq LIMIT ?`
-	resetSQL  = `DELETE FROM "snkv_changelog" WHERE seq > 0`
+	headerSQL = `INSERT OR IGNORE INTO "__snkv_changelog" (seq, tx, at_ms, cf, op, key) VALUES (0, 0, ?, '', 0, ?)`
+	epochSQL  = `SELECT key FROM "__snkv_changelog" WHERE seq = 0`
+	newEpoch  = `UPDATE "__snkv_changelog" SET key = ?, at_ms = ? WHERE seq = 0`
+	lastSQL   = `SELECT max(seq) FROM "__snkv_changelog"`
+	insertSQL = `INSERT INTO "__snkv_changelog" (seq, tx, at_ms, cf, op, key, value, expiry_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	readSQL   = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "__snkv_changelog" WHERE seq >= ? ORDER BY seq LIMIT ?`
+	resetSQL  = `DELETE FROM "__snkv_changelog" WHERE seq > 0`
 )
 
 // Ensure creates the table and its header, with a fresh epoch, if they

@@ -31,7 +31,7 @@ func (e *CompactedError) Is(target error) bool { return target == ErrCompacted }
 // it holds no change yet).
 func Bounds(ctx context.Context, c *engine.Conn) (oldest, last int64, err error) {
 	dest := make([]driver.Value, 2)
-	if err := c.QueryRow(ctx, `SELECT min(seq), max(seq) FROM "snkv_changelog" WHERE seq > 0`, dest); err != nil {
+	if err := c.QueryRow(ctx, `SELECT min(seq), max(seq) FROM "__snkv_changelog" WHERE seq > 0`, dest); err != nil {
 		return 0, 0, fmt.Errorf("changelog: bounds: %w", err)
 	}
 	oldest, _ = dest[0].(int64)
@@ -46,7 +46,7 @@ type Filter struct {
 	Prefix []byte // nil or empty: every key; column family events (no key) pass only without a prefix
 }
 
-const filteredSQL = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "snkv_changelog"
+const filteredSQL = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "__snkv_changelog"
 WHERE seq >= ?1 AND (?2 = '' OR cf = ?2) AND (?3 IS NULL OR (key >= ?3 AND (?4 IS NULL OR key < ?4)))
 ORDER BY seq LIMIT ?5`
 
@@ -116,9 +116,9 @@ func Trim(ctx context.Context, c *engine.Conn, before int64, max int) (int64, er
 	if max <= 0 {
 		return 0, fmt.Errorf("changelog: trim of %d changes: %w", max, engine.ErrInvalidArgument)
 	}
-	n, err := c.Exec(ctx, `DELETE FROM "snkv_changelog" WHERE seq IN (
-		SELECT seq FROM "snkv_changelog" WHERE seq > 0 AND seq < ?1
-		AND seq < (SELECT max(seq) FROM "snkv_changelog") ORDER BY seq LIMIT ?2)`, before, max)
+	n, err := c.Exec(ctx, `DELETE FROM "__snkv_changelog" WHERE seq IN (
+		SELECT seq FROM "__snkv_changelog" WHERE seq > 0 AND seq < ?1
+		AND seq < (SELECT max(seq) FROM "__snkv_changelog") ORDER BY seq LIMIT ?2)`, before, max)
 	if err != nil {
 		return 0, fmt.Errorf("changelog: trim: %w", err)
 	}
