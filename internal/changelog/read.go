@@ -27,11 +27,15 @@ func (e *CompactedError) Error() string {
 // Is makes a *CompactedError match ErrCompacted.
 func (e *CompactedError) Is(target error) bool { return target == ErrCompacted }
 
+// Two subqueries, each a seek to one end of the table's B-tree: SQLite
+// optimises a lone min or max, not both in one SELECT (that scans).
+const boundsSQL = `SELECT (SELECT min(seq) FROM "__snkv_changelog" WHERE seq > 0), (SELECT max(seq) FROM "__snkv_changelog" WHERE seq > 0)`
+
 // Bounds returns the oldest and the last sequence the log holds (0, 0 when
 // it holds no change yet).
 func Bounds(ctx context.Context, c *engine.Conn) (oldest, last int64, err error) {
 	dest := make([]driver.Value, 2)
-	if err := c.QueryRow(ctx, `SELECT min(seq), max(seq) FROM "__snkv_changelog" WHERE seq > 0`, dest); err != nil {
+	if err := c.QueryRow(ctx, boundsSQL, dest); err != nil {
 		return 0, 0, fmt.Errorf("changelog: bounds: %w", err)
 	}
 	oldest, _ = dest[0].(int64)
