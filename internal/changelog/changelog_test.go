@@ -13,9 +13,18 @@ import (
 
 func testDB(t *testing.T) *engine.DB {
 	t.Helper()
-	db, err := engine.Open(engine.Config{Path: filepath.Join(t.TempDir(), "s.db"), Journal: "WAL", Sync: "NORMAL", BusyTimeout: time.Second})
+	return openDB(t, filepath.Join(t.TempDir(), "s.db"))
+}
+
+// openDB opens path and switches it to WAL, as the store does at open.
+func openDB(t *testing.T, path string) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(engine.Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
+	require.NoError(t, db.WithWriter(context.Background(), func(c *engine.Conn) error {
+		return db.SetJournalMode(context.Background(), c)
+	}))
 	return db
 }
 

@@ -161,3 +161,19 @@ func TrimLimit(ctx context.Context, c *engine.Conn, max int64) (int64, error) {
 	}
 	return max, nil
 }
+
+// SnapshotPosition returns the position that follows everything visible
+// to the transaction on c: read in the same read transaction as a
+// snapshot of a column family's rows, it is where the changes after that
+// snapshot start, with no gap and no overlap.
+func SnapshotPosition(ctx context.Context, c *engine.Conn) (Position, error) {
+	ep, err := Epoch(ctx, c)
+	if err != nil {
+		return Position{}, err
+	}
+	_, last, err := Bounds(ctx, c)
+	if err != nil {
+		return Position{}, err
+	}
+	return Position{Epoch: ep, Seq: last + 1}, nil
+}

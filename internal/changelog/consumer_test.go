@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,4 +83,35 @@ func TestConsumers(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok)
 	require.NoError(t, tx.Commit())
+}
+
+// A position read in a read transaction is not moved by a commit during
+// it, and reading from it gives exactly the changes committed after.
+func TestSnapshotPosition(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func() *engine.DB { return openDB(t, filepath.Join(dir, "s.db")) }
+	db, other := open(), open()
+	setup(t, db)
+	fill(t, db, Change{CF: "a", Op: OpPut, Key: []byte("1"), ExpiryMs: NoExpiry})
+
+	rtx, err := db.Begin(ctx, false)
+	require.NoError(t, err)
+	p, err := SnapshotPosition(ctx, rtx.Conn())
+	require.NoError(t, err)
+	fill(t, other, Change{CF: "a", Op: OpPut, Key: []byte("2"), ExpiryMs: NoExpiry})
+	again, err := SnapshotPosition(ctx, rtx.Conn())
+	require.NoError(t, err)
+	require.NoError(t, rtx.Commit())
+	require.Equal(t, p, again, "the snapshot does not see the later commit")
+	require.Equal(t, int64(2), p.Seq)
+	require.Equal(t, epochOf(t, db), p.Epoch)
+
+	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+		got, _, err := ReadFiltered(ctx, c, p.Seq, Filter{}, 10)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, []byte("2"), got[0].Key)
+		return nil
+	}))
 }

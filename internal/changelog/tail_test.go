@@ -38,12 +38,7 @@ func (c *collected) state() ([]int64, int64) {
 // ends with its context.
 func TestTail(t *testing.T) {
 	dir := t.TempDir()
-	open := func() *engine.DB {
-		db, err := engine.Open(engine.Config{Path: filepath.Join(dir, "s.db"), Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
+	open := func() *engine.DB { return openDB(t, filepath.Join(dir, "s.db")) }
 	db, other := open(), open()
 	setup(t, db)
 	fill(t, db, Change{CF: "a", Op: OpPut, Key: []byte("p/1"), ExpiryMs: NoExpiry})
