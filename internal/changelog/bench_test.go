@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -19,9 +18,7 @@ func BenchmarkReadBacklog(b *testing.B) {
 	for _, vlen := range []int{0, 100} {
 		b.Run(fmt.Sprintf("value=%d", vlen), func(b *testing.B) {
 			ctx := context.Background()
-			db, err := engine.Open(engine.Config{Path: filepath.Join(b.TempDir(), "s.db"), Journal: "WAL", Sync: "NORMAL", BusyTimeout: time.Second})
-			require.NoError(b, err)
-			defer db.Close()
+			db := openDB(b, filepath.Join(b.TempDir(), "s.db"))
 			const n = 100_000
 			tx, err := db.Begin(ctx, true)
 			require.NoError(b, err)

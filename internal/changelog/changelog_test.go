@@ -17,7 +17,7 @@ func testDB(t *testing.T) *engine.DB {
 }
 
 // openDB opens path and switches it to WAL, as the store does at open.
-func openDB(t *testing.T, path string) *engine.DB {
+func openDB(t testing.TB, path string) *engine.DB {
 	t.Helper()
 	db, err := engine.Open(engine.Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second})
 	require.NoError(t, err)
@@ -193,9 +193,7 @@ func TestOpString(t *testing.T) {
 
 func BenchmarkRecord1000(b *testing.B) {
 	ctx := context.Background()
-	db, err := engine.Open(engine.Config{Path: filepath.Join(b.TempDir(), "s.db"), Journal: "WAL", Sync: "NORMAL", BusyTimeout: time.Second})
-	require.NoError(b, err)
-	defer db.Close()
+	db := openDB(b, filepath.Join(b.TempDir(), "s.db"))
 	tx, err := db.Begin(ctx, true)
 	require.NoError(b, err)
 	require.NoError(b, Ensure(ctx, tx.Conn(), 0))
