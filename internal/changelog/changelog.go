@@ -1,0 +1,282 @@
+// Package changelog records the committed changes of feed-enabled column
+// families in one hidden table, __snkv_changelog, inside the write
+// transaction that makes them (docs/format.md, "The change log").
+//
+// A change is numbered when it is recorded: the first change of a write
+// transaction reads the highest sequence in the table and numbers its
+// changes from the next one. SQLite has one writer at a time and the
+// transaction holds the write lock until it ends, so sequences are in
+// commit order with no gap; a rollback takes its rows, and so its numbers,
+// with it. The transaction's id is the sequence of its first change.
+//
+// Row 0 is the header: its key holds the store's epoch, 16 random bytes
+// written when the table is created and replaced when the history is
+// reset (NewEpoch), so that a position taken in one history is never read
+// as a position in another. The header is never trimmed.
+package changelog
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql/driver"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/engine"
+)
+
+// Table is the name of the hidden table that holds the change log.
+const Table = "__snkv_changelog"
+
+// EpochLen is the length in bytes of a store's epoch.
+const EpochLen = 16
+
+// Op is the kind of a change. Its values are stored in the file.
+type Op int64
+
+// The kinds of change. Their numbers are part of the file format.
+const (
+	OpHeader      Op = 0 // row 0 only: the epoch
+	OpPut         Op = 1 // key, value (nil when the feed keeps no values), expiry_ms or NULL
+	OpDelete      Op = 2 // key
+	OpDeleteRange Op = 3 // key is the range's start, value its end (exclusive; NULL: no end)
+	OpSetTTL      Op = 4 // key, expiry_ms
+	OpClearTTL    Op = 5 // key
+	OpExpired     Op = 6 // key removed by expiry; expiry_ms is its deadline, at_ms when it was removed
+	OpCreateCF    Op = 7 // the column family was created (key NULL)
+	OpDropCF      Op = 8 // the column family was dropped (key NULL)
+)
+
+// String names the op as the feed's JSON lines do.
+func (o Op) String() string {
+	switch o {
+	case OpHeader:
+		return "header"
+	case OpPut:
+		return "put"
+	case OpDelete:
+		return "delete"
+	case OpDeleteRange:
+		return "delete_range"
+	case OpSetTTL:
+		return "set_ttl"
+	case OpClearTTL:
+		return "clear_ttl"
+	case OpExpired:
+		return "expired"
+	case OpCreateCF:
+		return "create_cf"
+	case OpDropCF:
+		return "drop_cf"
+	}
+	return fmt.Sprintf("op(%d)", int64(o))
+}
+
+// NoExpiry is Change.ExpiryMs of a change without a deadline.
+const NoExpiry int64 = -1
+
+// Change is one recorded change.
+type Change struct {
+	Seq      int64  // position in the log, from 1, in commit order, no gap
+	Tx       int64  // the transaction's id: the sequence of its first change
+	AtMs     int64  // when the transaction recorded its first change (Unix ms)
+	CF       string // the column family
+	Op       Op
+	Key      []byte
+	Value    []byte // the value of a put (if kept), the end of a range delete
+	ExpiryMs int64  // the deadline (Unix ms) of a put with TTL, set_ttl or expired; else NoExpiry
+}
+
+// The DDL of the table. seq is the rowid, so the log is one B-tree in
+// sequence order and "the highest sequence" is a seek to its last row.
+const createSQL = `CREATE TABLE IF NOT EXISTS "__snkv_changelog" (
+	seq INTEGER PRIMARY KEY,
+	tx INTEGER NOT NULL,
+	at_ms INTEGER NOT NULL,
+	cf TEXT NOT NULL,
+	op INTEGER NOT NULL,
+	key BLOB,
+	value BLOB,
+	expiry_ms INTEGER
+)`
+
+const (
+	headerSQL = `INSERT OR IGNORE INTO "__snkv_changelog" (seq, tx, at_ms, cf, op, key) VALUES (0, 0, ?, '', 0, ?)`
+	epochSQL  = `SELECT key FROM "__snkv_changelog" WHERE seq = 0`
+	newEpoch  = `UPDATE "__snkv_changelog" SET key = ?, at_ms = ? WHERE seq = 0`
+	lastSQL   = `SELECT max(seq) FROM "__snkv_changelog"`
+	insertSQL = `INSERT INTO "__snkv_changelog" (seq, tx, at_ms, cf, op, key, value, expiry_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	readSQL   = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "__snkv_changelog" WHERE seq >= ? ORDER BY seq LIMIT ?`
+	resetSQL  = `DELETE FROM "__snkv_changelog" WHERE seq > 0`
+)
+
+// Ensure creates the table and its header, with a fresh epoch, if they
+// do not exist, inside the write transaction on c.
+func Ensure(ctx context.Context, c *engine.Conn, nowMs int64) error {
+	if err := c.ExecScript(ctx, createSQL); err != nil {
+		return fmt.Errorf("changelog: create: %w", err)
+	}
+	ep, err := randomEpoch()
+	if err != nil {
+		return err
+	}
+	if _, err := c.Exec(ctx, headerSQL, nowMs, ep); err != nil {
+		return fmt.Errorf("changelog: header: %w", err)
+	}
+	return nil
+}
+
+// Epoch reads the store's epoch. It fails with engine.ErrNotFound when
+// the store has no change log.
+func Epoch(ctx context.Context, c *engine.Conn) ([]byte, error) {
+	dest := make([]driver.Value, 1)
+	if err := c.QueryRow(ctx, epochSQL, dest); err != nil {
+		if engine.NoSuchTable(err) {
+			return nil, engine.ErrNotFound
+		}
+		return nil, err
+	}
+	b, ok := dest[0].([]byte)
+	if !ok || len(b) != EpochLen {
+		return nil, fmt.Errorf("changelog: header row: %w", engine.ErrCorrupt)
+	}
+	return b, nil
+}
+
+// Reset forgets the whole history and gives the store a new epoch, inside
+// the write transaction on c: what a restore from a backup or a reset of
+// the feed does, so that positions of the old history are refused.
+func Reset(ctx context.Context, c *engine.Conn, nowMs int64) error {
+	ep, err := randomEpoch()
+	if err != nil {
+		return err
+	}
+	if _, err := c.Exec(ctx, resetSQL); err != nil {
+		return fmt.Errorf("changelog: reset: %w", err)
+	}
+	if _, err := c.Exec(ctx, newEpoch, ep, nowMs); err != nil {
+		return fmt.Errorf("changelog: new epoch: %w", err)
+	}
+	return nil
+}
+
+func randomEpoch() ([]byte, error) {
+	ep := make([]byte, EpochLen)
+	if _, err := rand.Read(ep); err != nil {
+		return nil, fmt.Errorf("changelog: epoch: %w", err)
+	}
+	return ep, nil
+}
+
+// Recorder numbers and writes changes. One Recorder serves a store: it
+// keeps, for each write transaction that has recorded a change, the next
+// sequence, the transaction's id and time, and forgets them when the
+// transaction ends.
+type Recorder struct {
+	// Now gives the current time in Unix milliseconds (the store's
+	// injectable clock). Nil: the wall clock.
+	Now func() int64
+
+	mu  sync.Mutex
+	txs map[*engine.Tx]*txState
+}
+
+type txState struct {
+	next, id, atMs int64
+}
+
+func (r *Recorder) now() int64 {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now().UnixMilli()
+}
+
+// state returns tx's numbering, starting it on the transaction's first
+// change: the sequence after the highest in the table.
+func (r *Recorder) state(ctx context.Context, tx *engine.Tx) (*txState, error) {
+	r.mu.Lock()
+	st := r.txs[tx]
+	r.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	dest := make([]driver.Value, 1)
+	if err := tx.Conn().QueryRow(ctx, lastSQL, dest); err != nil {
+		return nil, fmt.Errorf("changelog: last sequence: %w", err)
+	}
+	last, _ := dest[0].(int64) // NULL: no table rows at all; sequences start at 1
+	st = &txState{next: last + 1, id: last + 1, atMs: r.now()}
+	r.mu.Lock()
+	if r.txs == nil {
+		r.txs = make(map[*engine.Tx]*txState)
+	}
+	r.txs[tx] = st
+	r.mu.Unlock()
+	tx.OnEnd(func() {
+		r.mu.Lock()
+		delete(r.txs, tx)
+		r.mu.Unlock()
+	})
+	return st, nil
+}
+
+// Record writes one change of column family cf inside the write
+// transaction tx and returns its sequence. value is nil when there is
+// none to keep; expiryMs is NoExpiry when the change has no deadline.
+func (r *Recorder) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, key, value []byte, expiryMs int64) (int64, error) {
+	if tx == nil || !tx.Writable() || op == OpHeader {
+		return 0, fmt.Errorf("changelog: record %v: %w", op, engine.ErrInvalidArgument)
+	}
+	st, err := r.state(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	var exp any
+	if expiryMs != NoExpiry {
+		exp = expiryMs
+	}
+	var k, v any
+	if key != nil {
+		k = key
+	}
+	if value != nil {
+		v = value
+	}
+	seq := st.next
+	if _, err := tx.Conn().Exec(ctx, insertSQL, seq, st.id, st.atMs, cf, int64(op), k, v, exp); err != nil {
+		return 0, fmt.Errorf("changelog: record %v: %w", op, err)
+	}
+	st.next++
+	return seq, nil
+}
+
+// Read returns up to limit changes from sequence from on, in order, read
+// on c (in a read or write transaction).
+func Read(ctx context.Context, c *engine.Conn, from int64, limit int) ([]Change, error) {
+	if from < 1 {
+		from = 1
+	}
+	rows, err := c.Query(ctx, readSQL, from, limit)
+	if err != nil {
+		return nil, fmt.Errorf("changelog: read: %w", err)
+	}
+	var out []Change
+	for rows.Next() {
+		ch := Change{
+			Seq: rows.Int(0), Tx: rows.Int(1), AtMs: rows.Int(2),
+			CF: string(rows.Bytes(3)), Op: Op(rows.Int(4)),
+			Key: rows.Bytes(5), Value: rows.Bytes(6), ExpiryMs: rows.Int(7),
+		}
+		out = append(out, ch)
+	}
+	err = rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("changelog: read: %w", err)
+	}
+	return out, nil
+}

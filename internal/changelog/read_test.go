@@ -1,0 +1,127 @@
+package changelog
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/snkv-go/snkv/internal/engine"
+)
+
+func fill(t *testing.T, db *engine.DB, changes ...Change) {
+	t.Helper()
+	ctx := context.Background()
+	r := &Recorder{}
+	tx := begin(t, db)
+	for _, ch := range changes {
+		_, err := r.Record(ctx, tx, ch.CF, ch.Op, ch.Key, ch.Value, ch.ExpiryMs)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tx.Commit())
+}
+
+func seqs(chs []Change) []int64 {
+	out := make([]int64, len(chs))
+	for i, ch := range chs {
+		out[i] = ch.Seq
+	}
+	return out
+}
+
+// A filter by column family and prefix returns the matching changes in
+// order, and the next position moves past the changes it skipped.
+func TestReadFiltered(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	fill(t, db,
+		Change{CF: "a", Op: OpCreateCF, ExpiryMs: NoExpiry},                      // 1
+		Change{CF: "a", Op: OpPut, Key: []byte("user/1"), ExpiryMs: NoExpiry},    // 2
+		Change{CF: "b", Op: OpPut, Key: []byte("user/2"), ExpiryMs: NoExpiry},    // 3
+		Change{CF: "a", Op: OpPut, Key: []byte("users"), ExpiryMs: NoExpiry},     // 4
+		Change{CF: "a", Op: OpDelete, Key: []byte("user/9"), ExpiryMs: NoExpiry}, // 5
+		Change{CF: "a", Op: OpPut, Key: []byte{0xff, 0xff}, ExpiryMs: NoExpiry},  // 6
+		Change{CF: "a", Op: OpPut, Key: []byte("zzz"), ExpiryMs: NoExpiry},       // 7
+	)
+	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+		got, next, err := ReadFiltered(ctx, c, 0, Filter{}, 100)
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7}, seqs(got))
+		require.Equal(t, int64(8), next)
+
+		got, next, err = ReadFiltered(ctx, c, 1, Filter{CF: "a", Prefix: []byte("user/")}, 100)
+		require.NoError(t, err)
+		require.Equal(t, []int64{2, 5}, seqs(got))
+		require.Equal(t, int64(8), next, "past the skipped changes")
+
+		got, next, err = ReadFiltered(ctx, c, 1, Filter{CF: "a", Prefix: []byte("user/")}, 1)
+		require.NoError(t, err)
+		require.Equal(t, []int64{2}, seqs(got))
+		require.Equal(t, int64(3), next, "a full page resumes after its last change")
+
+		got, _, err = ReadFiltered(ctx, c, 1, Filter{Prefix: []byte{0xff}}, 100)
+		require.NoError(t, err)
+		require.Equal(t, []int64{6}, seqs(got), "a prefix of 0xff bytes has no end bound")
+
+		got, next, err = ReadFiltered(ctx, c, 8, Filter{CF: "nope"}, 100)
+		require.NoError(t, err)
+		require.Empty(t, got)
+		require.Equal(t, int64(8), next, "nothing new: the position stays")
+
+		_, _, err = ReadFiltered(ctx, c, 1, Filter{}, 0)
+		require.ErrorIs(t, err, engine.ErrInvalidArgument)
+		return nil
+	}))
+}
+
+// Trim deletes in bounded steps, never the last change, and a read from a
+// trimmed position fails with ErrCompacted naming the oldest change.
+func TestTrimAndCompacted(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	var chs []Change
+	for i := range 10 {
+		chs = append(chs, Change{CF: "a", Op: OpPut, Key: []byte{byte(i)}, ExpiryMs: NoExpiry})
+	}
+	fill(t, db, chs...)
+
+	trim := func(before int64, max int) int64 {
+		tx := begin(t, db)
+		n, err := Trim(ctx, tx.Conn(), before, max)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		return n
+	}
+	require.Equal(t, int64(3), trim(6, 3), "bounded by max")
+	require.Equal(t, int64(2), trim(6, 100), "bounded by before")
+	require.Equal(t, int64(4), trim(100, 100), "never the last change")
+
+	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+		oldest, last, err := Bounds(ctx, c)
+		require.NoError(t, err)
+		require.Equal(t, [2]int64{10, 10}, [2]int64{oldest, last})
+		_, _, err = ReadFiltered(ctx, c, 4, Filter{}, 10)
+		require.ErrorIs(t, err, ErrCompacted)
+		var ce *CompactedError
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, int64(10), ce.Oldest)
+		got, _, err := ReadFiltered(ctx, c, 10, Filter{}, 10)
+		require.NoError(t, err)
+		require.Equal(t, []int64{10}, seqs(got))
+		return nil
+	}))
+	fill(t, db, Change{CF: "a", Op: OpDelete, Key: []byte{1}, ExpiryMs: NoExpiry})
+	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+		got, _, err := ReadFiltered(ctx, c, 11, Filter{}, 10)
+		require.NoError(t, err)
+		require.Equal(t, []int64{11}, seqs(got), "numbering continues after a trim")
+		return nil
+	}))
+
+	tx := begin(t, db)
+	_, err := Trim(ctx, tx.Conn(), 100, 0)
+	require.ErrorIs(t, err, engine.ErrInvalidArgument)
+	require.NoError(t, tx.Rollback())
+}
