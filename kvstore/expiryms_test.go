@@ -43,3 +43,24 @@ func TestExpiryMsFollowsTheStore(t *testing.T) {
 	_, err = layer.ExpiryMs(time.Unix(-10, 0), time.Second, time.Time{})
 	require.ErrorIs(t, err, kvstore.ErrClockRange)
 }
+
+// A layer's expiry, made by ExpiryMs and read with NowMs and Expired,
+// passes at the millisecond the store's own key with the same TTL
+// vanishes, on the store's clock.
+func TestLayerExpiresWithTheStore(t *testing.T) {
+	now := time.Unix(1_800_000_000, 500_400)
+	clk := kvstore.NewManualClock(now)
+	db := openTemp(t, kvstore.Options{Clock: clk})
+	require.NoError(t, db.PutTTL([]byte("k"), []byte("v"), 1500*time.Microsecond))
+	exp, err := layer.ExpiryMs(now, 1500*time.Microsecond, time.Time{})
+	require.NoError(t, err)
+	clk.Set(time.UnixMilli(exp - 1))
+	_, err = db.Get([]byte("k"))
+	require.NoError(t, err, "one millisecond before")
+	require.False(t, layer.Expired(exp, layer.NowMs(db)))
+	clk.Set(time.UnixMilli(exp))
+	_, err = db.Get([]byte("k"))
+	require.ErrorIs(t, err, kvstore.ErrNotFound, "at the expiry")
+	require.True(t, layer.Expired(exp, layer.NowMs(db)))
+	require.False(t, layer.Expired(0, layer.NowMs(db)), "0: no expiry")
+}

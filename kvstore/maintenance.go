@@ -153,7 +153,8 @@ type IntegrityReport struct {
 //   - every key and value is a BLOB and every key 1 byte to MaxKeySize;
 //   - every checksum matches (rows without one are counted as unverified);
 //   - every column family's data, key index and expiry index agree;
-//   - the checks layers registered for their hidden tables (RegisterLayer).
+//   - the checks the linked layers registered for their hidden tables
+//     (timelog, vector).
 //
 // The error is for a check that could not run; what it found is in the
 // report.
@@ -211,7 +212,7 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // views and triggers, rebuilds a missing TTL table from the other one, and
 // drops TTL index rows that no longer agree with the data. It does not mend
 // rows that fail their checksum (CheckIntegrity names them). Then it runs
-// the repairs layers registered for their hidden tables (RegisterLayer).
+// the repairs layers registered for their hidden tables (timelog, vector).
 // It returns one line per repair made; none for a sound store. Handles opened before
 // Repair should be opened again.
 func (s *Store) Repair(ctx context.Context) ([]string, error) {

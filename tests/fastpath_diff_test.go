@@ -568,3 +568,100 @@ func fastPathOn(t *testing.T) {
 	was := engine.SetFastPath(true)
 	t.Cleanup(func() { engine.SetFastPath(was) })
 }
+
+// TestFastPathLargePurgeDeletesWhatSQLDeletes purges, inside one
+// transaction and in batches, more expired keys than the fast path takes
+// off the expiry index at a time (by their bytes: keys of up to 4 KiB), in
+// a random key order (with -short, fewer: one chunk), with some key index
+// rows changed in SQL so that they disagree with their expiry entry (those
+// keys must stay), on a store with the fast path and one without: the same
+// keys go, the same tables remain.
+func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
+	fastPathOn(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	t0 := time.Unix(1_800_000_000, 0)
+	rng := rand.New(rand.NewPCG(37, 1))
+	type kv struct {
+		k   []byte
+		ttl time.Duration
+	}
+	n := 6000
+	if testing.Short() {
+		n = 800 // one chunk: the sort and the disagreeing rows, not the chunks
+	}
+	var keys []kv
+	for i := range n {
+		k := fmt.Appendf(nil, "%016x", rng.Uint64())
+		if i%2 == 0 {
+			// Keys of up to 4 KiB: the expired ones add up to more than
+			// the fast path holds in memory at a time.
+			k = append(k, bytes.Repeat([]byte{byte(i)}, 1+rng.IntN(4096))...)
+		}
+		ttl := time.Duration(1+rng.IntN(3600)) * time.Second // expired at t0+2h
+		if i%4 == 0 {
+			ttl += 4 * time.Hour // still live
+		}
+		keys = append(keys, kv{k, ttl})
+	}
+	for _, side := range []string{"fast", "sql"} {
+		for _, mode := range []string{"tx", "batches"} {
+			engine.SetFastPath(side == "fast")
+			clk := kvstore.NewManualClock(t0)
+			path := filepath.Join(dir, side+"-"+mode+".db")
+			db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
+			require.NoError(t, err)
+			require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+				for _, e := range keys {
+					if err := tx.PutTTL(e.k, []byte("v"), e.ttl); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+			require.NoError(t, db.Close())
+			// Disagreeing key index rows: their keys must survive the purge.
+			raw, err := engine.Open(engine.Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: time.Second, MaxReaders: 1})
+			require.NoError(t, err)
+			require.NoError(t, raw.WithWriter(ctx, func(c *engine.Conn) error {
+				for i := 1; i < len(keys); i += 499 {
+					if _, err := c.Exec(ctx, `UPDATE "__snkv_ttl_k__default" SET expire_ms = x'00000000000000ff', crc = 4294967296 WHERE key = ?1`, keys[i].k); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+			require.NoError(t, raw.Close())
+			db, err = kvstore.Open(path, kvstore.Options{Clock: clk})
+			require.NoError(t, err)
+			clk.Set(t0.Add(2 * time.Hour))
+			before := engine.FastWrites()
+			var purged int
+			if mode == "tx" {
+				require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+					purged, err = tx.PurgeExpired(ctx)
+					return err
+				}))
+			} else {
+				purged, err = db.PurgeExpired(ctx)
+				require.NoError(t, err)
+			}
+			require.Greater(t, purged, n/2, "%s/%s", side, mode)
+			if side == "sql" {
+				require.Equal(t, before, engine.FastWrites(), "the SQL side purged below SQL")
+			} else {
+				require.Greater(t, engine.FastWrites(), before, "the fast side purged below SQL")
+			}
+			require.NoError(t, db.Close())
+		}
+	}
+	engine.SetFastPath(true)
+	for _, mode := range []string{"tx", "batches"} {
+		for _, table := range []string{"default", "__snkv_ttl_k__default", "__snkv_ttl_e__default"} {
+			a := dumpTable(t, filepath.Join(dir, "fast-"+mode+".db"), table)
+			b := dumpTable(t, filepath.Join(dir, "sql-"+mode+".db"), table)
+			require.NotEmpty(t, a, table)
+			require.Equal(t, b, a, "%s: table %q differs between the paths", mode, table)
+		}
+	}
+}

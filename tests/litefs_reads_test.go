@@ -23,7 +23,7 @@ func testLiteFSTimelog(t *testing.T, c *liteCluster, p, r *liteStore) {
 	ctx := context.Background()
 	const perRound = 5000
 	appendRound := func(round int) {
-		l, err := timelog.Open(p.db, "ticks", timelog.Options{})
+		l, err := timelog.Open(context.Background(), p.db, "ticks", timelog.Options{})
 		require.NoError(t, err)
 		batch := make([]timelog.Record, perRound)
 		for k := range batch {
@@ -38,7 +38,7 @@ func testLiteFSTimelog(t *testing.T, c *liteCluster, p, r *liteStore) {
 		waitPos(t, c.replica, liteDB, pos, liteConvergeBound)
 	}
 	appendRound(0)
-	rl, err := timelog.Open(r.db, "ticks", timelog.Options{})
+	rl, err := timelog.Open(context.Background(), r.db, "ticks", timelog.Options{})
 	require.NoError(t, err)
 	defer rl.Close()
 	require.True(t, rl.ReadOnly(), "a log of a read-only store is read-only")
@@ -63,7 +63,7 @@ func testLiteFSTimelog(t *testing.T, c *liteCluster, p, r *liteStore) {
 	require.EqualValues(t, 2*perRound-1, last.Handle)
 	err = rl.Append(1, 1)
 	require.True(t, errors.Is(err, timelog.ErrReadOnly) || errors.Is(err, kvstore.ErrReadOnly), "append on the replica: %v", err)
-	names, err := timelog.List(r.db)
+	names, err := timelog.List(context.Background(), r.db)
 	require.NoError(t, err)
 	require.Contains(t, names, "ticks")
 }

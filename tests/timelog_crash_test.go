@@ -50,7 +50,7 @@ func TestTimelogCrashChild(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		l, err := timelog.Open(db, "crash", timelog.Options{
+		l, err := timelog.Open(context.Background(), db, "crash", timelog.Options{
 			Maintenance: timelog.Manual, MemtableMaxBytes: 64 << 20, PageMaxBytes: 8 + 24*40,
 			OnDrop: func(r timelog.Record) { crashSay("X %d", r.Handle) },
 		})
@@ -108,7 +108,7 @@ func tlKillLoop(t *testing.T, test string, kills int, opts kvstore.Options, reco
 		db, err := kvstore.Open(path, tempstore.Options(opts))
 		require.NoError(t, err)
 		require.NoError(t, db.IntegrityCheck(context.Background()))
-		l, err := timelog.Open(db, "crash", timelog.Options{Maintenance: timelog.Manual})
+		l, err := timelog.Open(context.Background(), db, "crash", timelog.Options{Maintenance: timelog.Manual})
 		require.NoError(t, err, "the dead child's lock is gone")
 		got := records(i, lines, l)
 		base = tlFlushBoundary(t, got, atStart, atDone, "kill %d (seed %d)", i, seed)
@@ -272,7 +272,7 @@ func TestTimelogCrashValuesChild(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		l, err := timelog.Open(db, "crash", timelog.Options{
+		l, err := timelog.Open(context.Background(), db, "crash", timelog.Options{
 			Values: true, Maintenance: timelog.Manual, MemtableMaxBytes: 64 << 20, PageMaxBytes: 8 + 24*40,
 		})
 		if err != nil {

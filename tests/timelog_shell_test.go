@@ -64,7 +64,7 @@ func TestTimelogDocumentedShellQuery(t *testing.T) {
 	path := tempstore.Path(t, "shell.db")
 	db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{}))
 	require.NoError(t, err)
-	l, err := timelog.Open(db, "metrics", timelog.Options{Maintenance: timelog.Manual, PageMaxBytes: 64})
+	l, err := timelog.Open(context.Background(), db, "metrics", timelog.Options{Maintenance: timelog.Manual, PageMaxBytes: 64})
 	require.NoError(t, err)
 	in := []timelog.Record{{Ts: 5, Handle: 1}, {Ts: math.MaxInt64, Handle: 2}, {Ts: math.MinInt64, Handle: 3}, {Ts: 5, Handle: 4},
 		{Ts: -7, Handle: 5}, {Ts: 0, Handle: 6}, {Ts: 123456789012, Handle: 7}}
@@ -73,7 +73,7 @@ func TestTimelogDocumentedShellQuery(t *testing.T) {
 	require.NoError(t, l.AppendBatch(in[4:]))
 	require.NoError(t, l.Append(5, math.MaxUint64))
 	require.NoError(t, l.Close())
-	big, err := timelog.Open(db, "big", timelog.Options{Maintenance: timelog.Manual})
+	big, err := timelog.Open(context.Background(), db, "big", timelog.Options{Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	var wantBig []string
 	for i := range 1000 {
@@ -136,7 +136,7 @@ func TestTimelogDocumentedShellQueryFixedPages(t *testing.T) {
 	db, err := kvstore.Open(path, kvstore.Options{ReadOnly: true})
 	require.NoError(t, err)
 	defer db.Close()
-	l, err := timelog.Open(db, "old", timelog.Options{ReadOnly: true})
+	l, err := timelog.Open(context.Background(), db, "old", timelog.Options{ReadOnly: true})
 	require.NoError(t, err)
 	defer l.Close()
 	require.Equal(t, l.Stats().Pages, l.Stats().FixedPages, "every page of the fixture has the fixed layout")
@@ -154,7 +154,7 @@ func TestTimelogEncryptedStoreSealsValuesNotRecords(t *testing.T) {
 	enc := &kvstore.Encryption{Key: bytes.Repeat([]byte{4}, 32)}
 	db, err := kvstore.Open(path, kvstore.Options{Encryption: enc})
 	require.NoError(t, err)
-	l, err := timelog.Open(db, "metrics", timelog.Options{Values: true, Maintenance: timelog.Manual})
+	l, err := timelog.Open(context.Background(), db, "metrics", timelog.Options{Values: true, Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	var ts []int64
 	var vals [][]byte
@@ -167,7 +167,7 @@ func TestTimelogEncryptedStoreSealsValuesNotRecords(t *testing.T) {
 	require.NoError(t, l.Flush(ctx))
 	require.NoError(t, l.Close())
 	type point struct{ X, Y int }
-	objs, err := timelog.OpenObjects[point](db, "points", timelog.Options{Maintenance: timelog.Manual}, timelog.ObjectOptions[point]{})
+	objs, err := timelog.OpenObjects[point](context.Background(), db, "points", timelog.Options{Maintenance: timelog.Manual}, timelog.ObjectOptions[point]{})
 	require.NoError(t, err)
 	_, err = objs.Append(1, point{X: 424242, Y: 7})
 	require.NoError(t, err)
@@ -192,7 +192,7 @@ func TestTimelogEncryptedStoreSealsValuesNotRecords(t *testing.T) {
 
 	db, err = kvstore.Open(path, kvstore.Options{Encryption: enc})
 	require.NoError(t, err)
-	l, err = timelog.Open(db, "metrics", timelog.Options{Values: true, Maintenance: timelog.Manual})
+	l, err = timelog.Open(context.Background(), db, "metrics", timelog.Options{Values: true, Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	s, err := l.Snapshot()
 	require.NoError(t, err)
@@ -202,7 +202,7 @@ func TestTimelogEncryptedStoreSealsValuesNotRecords(t *testing.T) {
 	s.Close()
 	require.NoError(t, l.IntegrityCheck(ctx))
 	require.NoError(t, l.Close())
-	objs, err = timelog.OpenObjects[point](db, "points", timelog.Options{Maintenance: timelog.Manual}, timelog.ObjectOptions[point]{})
+	objs, err = timelog.OpenObjects[point](context.Background(), db, "points", timelog.Options{Maintenance: timelog.Manual}, timelog.ObjectOptions[point]{})
 	require.NoError(t, err)
 	s, err = objs.Log().Snapshot()
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func TestTimelogDocumentedValuesShellQuery(t *testing.T) {
 	path := tempstore.Path(t, "shell.db")
 	db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{MaxValueSize: 64}))
 	require.NoError(t, err)
-	l, err := timelog.Open(db, "metrics", timelog.Options{Values: true, Maintenance: timelog.Manual, PageMaxBytes: 8 + 24*2})
+	l, err := timelog.Open(context.Background(), db, "metrics", timelog.Options{Values: true, Maintenance: timelog.Manual, PageMaxBytes: 8 + 24*2})
 	require.NoError(t, err)
 	first, err := l.AppendValues([]int64{10, 20, 30}, [][]byte{[]byte("ten"), []byte("twenty"), []byte("thirty")})
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"encoding/binary"
 	"iter"
 	"math/rand/v2"
@@ -88,7 +89,7 @@ func BenchmarkIngest(b *testing.B) {
 	b.Run("timelog", func(b *testing.B) {
 		db := openBenchStore(b, b.TempDir(), "tl.db")
 		defer db.Close()
-		l, err := timelog.Open(db, "bench", timelog.Options{Busy: timelog.BusySilent})
+		l, err := timelog.Open(context.Background(), db, "bench", timelog.Options{Busy: timelog.BusySilent})
 		require.NoError(b, err)
 		batch := make([]timelog.Record, 1000)
 		b.ResetTimer()
@@ -142,7 +143,7 @@ func BenchmarkAppend(b *testing.B) {
 	require.NoError(b, err)
 	defer db.Close()
 	const buf = 16 << 20
-	l, err := timelog.Open(db, "bench", timelog.Options{Maintenance: timelog.Manual, MemtableMaxBytes: buf, Busy: timelog.BusySilent})
+	l, err := timelog.Open(context.Background(), db, "bench", timelog.Options{Maintenance: timelog.Manual, MemtableMaxBytes: buf, Busy: timelog.BusySilent})
 	require.NoError(b, err)
 	per := buf / 24
 	b.ReportAllocs()
@@ -212,7 +213,7 @@ func getReadSet(b *testing.B) *readSet {
 		recs := benchRecords(n)
 		rs := &readSet{n: n}
 		rs.logDB = openBenchStore(b, dir, "tl.db")
-		rs.log, err = timelog.Open(rs.logDB, "bench", timelog.Options{Maintenance: timelog.Manual, Busy: timelog.BusySilent})
+		rs.log, err = timelog.Open(context.Background(), rs.logDB, "bench", timelog.Options{Maintenance: timelog.Manual, Busy: timelog.BusySilent})
 		require.NoError(b, err)
 		for i := 0; i < n; i += 1000 {
 			require.NoError(b, rs.log.AppendBatch(recs[i:min(i+1000, n)]))

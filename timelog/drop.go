@@ -29,7 +29,7 @@ func Drop(ctx context.Context, store *kvstore.Store, name string) error {
 		}
 		return fromStore(fmt.Errorf("timelog: drop %q: %w", name, err))
 	}
-	l, err := Open(store, name, Options{Maintenance: Manual})
+	l, err := Open(ctx, store, name, Options{Maintenance: Manual})
 	if err != nil {
 		return err
 	}

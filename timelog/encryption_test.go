@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"testing"
 
@@ -20,13 +21,13 @@ func TestValuesSealedWhenStoreEncryptedLater(t *testing.T) {
 	path := t.TempDir() + "/later.db"
 	db, err := kvstore.Open(path, kvstore.Options{})
 	require.NoError(t, err)
-	l, err := timelog.Open(db, "m", timelog.Options{Values: true, Maintenance: timelog.Manual})
+	l, err := timelog.Open(context.Background(), db, "m", timelog.Options{Values: true, Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	h, err := l.AppendValue(5, []byte("plain then sealed"))
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 	require.NoError(t, db.Encrypt(ctx, kvstore.Encryption{Key: bytes.Repeat([]byte{2}, 32)}))
-	l, err = timelog.Open(db, "m", timelog.Options{Values: true, Maintenance: timelog.Manual})
+	l, err = timelog.Open(context.Background(), db, "m", timelog.Options{Values: true, Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	s, err := l.Snapshot()
 	require.NoError(t, err)

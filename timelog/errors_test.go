@@ -157,11 +157,11 @@ func TestErrorsOfAClosedStore(t *testing.T) {
 	require.NoError(t, l.Append(3, 30)) // buffered: Flush, MaintStep and Close have work
 	require.NoError(t, db.Close())
 
-	_, err := timelog.Open(db, "d", timelog.Options{})
+	_, err := timelog.Open(context.Background(), db, "d", timelog.Options{})
 	requireBoth(t, err, "ErrClosed", "Open")
-	_, err = timelog.OpenObjects(db, "d", timelog.Options{}, timelog.ObjectOptions[string]{})
+	_, err = timelog.OpenObjects(context.Background(), db, "d", timelog.Options{}, timelog.ObjectOptions[string]{})
 	requireBoth(t, err, "ErrClosed", "OpenObjects")
-	_, err = timelog.List(db)
+	_, err = timelog.List(context.Background(), db)
 	requireBoth(t, err, "ErrClosed", "List")
 	requireBoth(t, timelog.Drop(ctx, db, "c"), "ErrClosed", "Drop")
 	requireBoth(t, timelog.ForceDrop(ctx, db, "d"), "ErrClosed", "ForceDrop")
@@ -236,7 +236,7 @@ func firstErr[T any](s iter.Seq2[T, error]) error {
 // TestErrorsOfAClosedLog: the log's own ErrClosed is the store's too.
 func TestErrorsOfAClosedLog(t *testing.T) {
 	db, _ := openStore(t)
-	l, err := timelog.Open(db, "c", manual(timelog.Options{}))
+	l, err := timelog.Open(context.Background(), db, "c", manual(timelog.Options{}))
 	require.NoError(t, err)
 	s, err := l.Snapshot()
 	require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestErrorsOfADamagedLog(t *testing.T) {
 	})
 	t.Run("table", func(t *testing.T) {
 		db, path := openStore(t)
-		l, err := timelog.Open(db, "v", manual(timelog.Options{Values: true}))
+		l, err := timelog.Open(context.Background(), db, "v", manual(timelog.Options{Values: true}))
 		require.NoError(t, err)
 		_, err = l.AppendValues([]int64{1, 2, 3}, [][]byte{[]byte("a"), []byte("b"), []byte("c")})
 		require.NoError(t, err)
@@ -298,7 +298,7 @@ func TestErrorsOfADamagedLog(t *testing.T) {
 		db, err = kvstore.Open(path, sealedOpts(kvstore.Options{Sync: kvstore.SyncOff}))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
-		o, err := timelog.OpenObjects(db, "v", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
+		o, err := timelog.OpenObjects(context.Background(), db, "v", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = o.Close() })
 		s, err := o.Log().Snapshot()
@@ -324,7 +324,7 @@ func TestErrorsOfADamagedLog(t *testing.T) {
 		requireBoth(t, db.Update(ctx, func(tx *kvstore.Tx) error {
 			_, err := o.Log().In(tx).AppendValue(4, []byte("d"))
 			return err
-		}), "ErrCorrupt", "TxWriter.AppendValue")
+		}), "ErrCorrupt", "Tx.AppendValue")
 	})
 }
 
@@ -332,9 +332,9 @@ func TestErrorsOfADamagedLog(t *testing.T) {
 // store's errors of the same condition.
 func TestErrorsOfBadCalls(t *testing.T) {
 	db, _ := openStore(t)
-	_, err := timelog.Open(db, "x", timelog.Options{MemtableMaxBytes: -1})
+	_, err := timelog.Open(context.Background(), db, "x", timelog.Options{MemtableMaxBytes: -1})
 	requireBoth(t, err, "ErrInvalidOption", "Open")
-	_, err = timelog.Open(db, "missing", timelog.Options{ReadOnly: true})
+	_, err = timelog.Open(context.Background(), db, "missing", timelog.Options{ReadOnly: true})
 	requireBoth(t, err, "ErrNotFound", "read-only Open of a missing log")
 	// A name no log can have is refused as Open refuses it, not reported
 	// missing.
@@ -377,4 +377,19 @@ func TestErrorsOfABusyStore(t *testing.T) {
 	requireBoth(t, l.Flush(ctx), "ErrBusy", "Flush")
 	_, err = l.MaintStep(ctx)
 	requireBoth(t, err, "ErrBusy", "MaintStep")
+}
+
+// Open and List take the context that bounds them; a nil one is
+// ErrInvalidArgument (of both packages), and nothing is created.
+func TestOpenNilContext(t *testing.T) {
+	db, _ := openStore(t)
+	var noCtx context.Context
+	_, err := timelog.Open(noCtx, db, "n", manual(timelog.Options{}))
+	require.ErrorIs(t, err, timelog.ErrInvalidArgument)
+	require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
+	_, err = timelog.List(noCtx, db)
+	require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
+	names, err := timelog.List(context.Background(), db)
+	require.NoError(t, err)
+	require.Empty(t, names)
 }

@@ -14,7 +14,7 @@ func Example() {
 		panic(err)
 	}
 	defer db.Close()
-	events, err := timelog.Open(db, "events", timelog.Options{Maintenance: timelog.Manual})
+	events, err := timelog.Open(context.Background(), db, "events", timelog.Options{Maintenance: timelog.Manual})
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +55,7 @@ func ExampleLog_AppendBatch() {
 		panic(err)
 	}
 	defer db.Close()
-	metrics, err := timelog.Open(db, "metrics", timelog.Options{
+	metrics, err := timelog.Open(context.Background(), db, "metrics", timelog.Options{
 		Maintenance: timelog.Manual, MemtableMaxBytes: 24 * 1000, SealedMaxRuns: 2,
 	})
 	if err != nil {
@@ -84,7 +84,7 @@ func ExampleLog_AppendBatch() {
 func ExampleLog_In() {
 	db, _ := kvstore.Open("", kvstore.Options{})
 	defer db.Close()
-	orders, _ := timelog.Open(db, "orders", timelog.Options{Maintenance: timelog.Manual})
+	orders, _ := timelog.Open(context.Background(), db, "orders", timelog.Options{Maintenance: timelog.Manual})
 	defer orders.Close()
 	// The record and the key-value write commit together, or not at all.
 	err := db.Update(context.Background(), func(tx *kvstore.Tx) error {

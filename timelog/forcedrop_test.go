@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,13 +34,13 @@ func TestForceDropDamagedLog(t *testing.T) {
 
 	require.ErrorIs(t, timelog.Drop(ctx, db, "flip"), timelog.ErrCorrupt, "Drop reads the damaged page")
 
-	l, err := timelog.Open(db, "flip", manual(timelog.Options{}))
+	l, err := timelog.Open(context.Background(), db, "flip", manual(timelog.Options{}))
 	require.NoError(t, err)
 	require.ErrorIs(t, timelog.ForceDrop(ctx, db, "flip"), timelog.ErrLocked, "not while open for writing")
 	require.NoError(t, l.Close())
 
 	require.NoError(t, timelog.ForceDrop(ctx, db, "flip"))
-	logs, err := timelog.List(db)
+	logs, err := timelog.List(context.Background(), db)
 	require.NoError(t, err)
 	require.NotContains(t, logs, "flip")
 	hidden, err := layer.ListHiddenTables(ctx, db, "timelog")
@@ -51,7 +52,7 @@ func TestForceDropDamagedLog(t *testing.T) {
 	require.ErrorIs(t, timelog.ForceDrop(ctx, db, "flip"), timelog.ErrNotFound)
 
 	// The name can be used again, for an empty log.
-	l, err = timelog.Open(db, "flip", manual(timelog.Options{}))
+	l, err = timelog.Open(context.Background(), db, "flip", manual(timelog.Options{}))
 	require.NoError(t, err)
 	n, err := l.Count()
 	require.NoError(t, err)
@@ -63,7 +64,7 @@ func TestForceDropDamagedLog(t *testing.T) {
 // and the values table of a values log.
 func TestForceDropPartialAndValuesLog(t *testing.T) {
 	db, _ := openStore(t)
-	l, err := timelog.Open(db, "v", manual(timelog.Options{Values: true}))
+	l, err := timelog.Open(context.Background(), db, "v", manual(timelog.Options{Values: true}))
 	require.NoError(t, err)
 	_, err = l.AppendValue(1, []byte("one"))
 	require.NoError(t, err)
@@ -71,7 +72,7 @@ func TestForceDropPartialAndValuesLog(t *testing.T) {
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
 		return layer.DropHiddenTable(tx, "timelog", "v/meta")
 	}))
-	_, err = timelog.Open(db, "v", manual(timelog.Options{ReadOnly: true}))
+	_, err = timelog.Open(context.Background(), db, "v", manual(timelog.Options{ReadOnly: true}))
 	require.Error(t, err)
 
 	require.NoError(t, timelog.ForceDrop(ctx, db, "v"))

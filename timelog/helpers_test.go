@@ -30,7 +30,7 @@ func manual(o timelog.Options) timelog.Options {
 
 func openLog(t testing.TB, db *kvstore.Store, name string, o timelog.Options) *timelog.Log {
 	t.Helper()
-	l, err := timelog.Open(db, name, o)
+	l, err := timelog.Open(context.Background(), db, name, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	return l

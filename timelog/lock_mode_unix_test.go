@@ -3,6 +3,7 @@
 package timelog_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,7 @@ func TestLockFileMode(t *testing.T) {
 		dir := t.TempDir()
 		db, err := kvstore.Open(filepath.Join(dir, "s.db"), kvstore.Options{FileMode: mode})
 		require.NoError(t, err)
-		l, err := timelog.Open(db, "w", timelog.Options{})
+		l, err := timelog.Open(context.Background(), db, "w", timelog.Options{})
 		require.NoError(t, err)
 		want := mode
 		if want == 0 {

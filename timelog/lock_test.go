@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,16 +13,16 @@ import (
 func TestOneWriterAndReadOnly(t *testing.T) {
 	db, path := openStore(t)
 	l := openLog(t, db, "w", manual(timelog.Options{}))
-	_, err := timelog.Open(db, "w", timelog.Options{})
+	_, err := timelog.Open(context.Background(), db, "w", timelog.Options{})
 	require.ErrorIs(t, err, timelog.ErrLocked)
 	// Another store handle on the file (as another process would be).
 	other, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	defer other.Close()
-	_, err = timelog.Open(other, "w", timelog.Options{})
+	_, err = timelog.Open(context.Background(), other, "w", timelog.Options{})
 	require.ErrorIs(t, err, timelog.ErrLocked)
 	// A read-only open sees what is flushed, not the writer's buffer.
-	ro, err := timelog.Open(other, "w", timelog.Options{ReadOnly: true})
+	ro, err := timelog.Open(context.Background(), other, "w", timelog.Options{ReadOnly: true})
 	require.NoError(t, err)
 	defer ro.Close()
 	require.NoError(t, l.Append(1, 1))
@@ -30,12 +31,12 @@ func TestOneWriterAndReadOnly(t *testing.T) {
 	require.Equal(t, recs(1, 1), collect(t, ro.All()))
 	require.ErrorIs(t, ro.Append(2, 2), timelog.ErrReadOnly)
 	require.ErrorIs(t, ro.Flush(ctx), timelog.ErrReadOnly)
-	_, err = timelog.Open(other, "missing", timelog.Options{ReadOnly: true})
+	_, err = timelog.Open(context.Background(), other, "missing", timelog.Options{ReadOnly: true})
 	require.ErrorIs(t, err, timelog.ErrNotFound)
 	// After Close the lock is free.
 	require.NoError(t, l.Close())
 	require.ErrorIs(t, l.Close(), timelog.ErrClosed)
-	l2, err := timelog.Open(other, "w", manual(timelog.Options{}))
+	l2, err := timelog.Open(context.Background(), other, "w", manual(timelog.Options{}))
 	require.NoError(t, err)
 	require.NoError(t, l2.Close())
 	require.ErrorIs(t, timelog.Drop(ctx, db, "missing"), timelog.ErrNotFound)
@@ -45,16 +46,16 @@ func TestListAndCatalog(t *testing.T) {
 	db, _ := openStore(t)
 	openLog(t, db, "b", manual(timelog.Options{}))
 	openLog(t, db, "a", manual(timelog.Options{}))
-	names, err := timelog.List(db)
+	names, err := timelog.List(context.Background(), db)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, names)
 	cfs, err := db.ListColumnFamilies()
 	require.NoError(t, err)
 	require.Equal(t, []string{"default"}, cfs)
 	require.NoError(t, db.IntegrityCheck(ctx))
-	_, err = timelog.Open(db, "", timelog.Options{})
+	_, err = timelog.Open(context.Background(), db, "", timelog.Options{})
 	require.ErrorIs(t, err, kvstore.ErrInvalidName)
-	_, err = timelog.Open(db, "x", timelog.Options{MemtableMaxBytes: -1})
+	_, err = timelog.Open(context.Background(), db, "x", timelog.Options{MemtableMaxBytes: -1})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
 }
 
@@ -62,9 +63,9 @@ func TestInMemoryStore(t *testing.T) {
 	db, err := kvstore.Open("", sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
 	defer db.Close()
-	l, err := timelog.Open(db, "mem", manual(timelog.Options{}))
+	l, err := timelog.Open(context.Background(), db, "mem", manual(timelog.Options{}))
 	require.NoError(t, err)
-	_, err = timelog.Open(db, "mem", timelog.Options{})
+	_, err = timelog.Open(context.Background(), db, "mem", timelog.Options{})
 	require.ErrorIs(t, err, timelog.ErrLocked)
 	require.NoError(t, l.Append(1, 1))
 	require.NoError(t, l.Close())
@@ -80,7 +81,7 @@ func TestInMemoryStore(t *testing.T) {
 func TestCloseAfterTheStoreClosed(t *testing.T) {
 	for _, mode := range []timelog.MaintenanceMode{timelog.Manual, timelog.Background} {
 		db, path := openStore(t)
-		l, err := timelog.Open(db, "w", timelog.Options{Maintenance: mode})
+		l, err := timelog.Open(context.Background(), db, "w", timelog.Options{Maintenance: mode})
 		require.NoError(t, err)
 		require.NoError(t, l.AppendBatch(recs(1, 1, 2, 2)))
 		require.NoError(t, l.DeleteRange(0, 1))
@@ -95,7 +96,7 @@ func TestCloseAfterTheStoreClosed(t *testing.T) {
 
 		again, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 		require.NoError(t, err)
-		l2, err := timelog.Open(again, "w", manual(timelog.Options{}))
+		l2, err := timelog.Open(context.Background(), again, "w", manual(timelog.Options{}))
 		require.NoError(t, err, "the writer lock was let go")
 		require.Empty(t, collect(t, l2.All()))
 		require.NoError(t, l2.Close())

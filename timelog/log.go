@@ -66,7 +66,14 @@ type Log struct {
 // read-only Open of it fails with ErrValuesLayout, as does any Open of a
 // values table in a newer layout. Open with Options.Values of a log
 // written without values fails with ErrNoValues (see Options.Values).
-func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
+//
+// ctx bounds the opening (the tables' lookup or creation, reading the
+// manifest, a conversion); the Log does not keep it. A nil ctx is
+// ErrInvalidArgument.
+func Open(ctx context.Context, store *kvstore.Store, name string, opts Options) (*Log, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("timelog: open %q: nil context: %w", name, ErrInvalidArgument)
+	}
 	cfg, err := opts.config(store.MaxValueSize())
 	if err != nil {
 		return nil, err
@@ -78,7 +85,6 @@ func Open(store *kvstore.Store, name string, opts Options) (*Log, error) {
 	l.ret = newRetirer(cfg)
 	l.checked = map[uint64][]uint64{}
 	l.mem = newMemtable(cfg.memRecs, arrays{})
-	ctx := context.Background()
 	if !l.readOnly {
 		if l.lock, err = acquireLock(store, name); err != nil {
 			return nil, err
@@ -160,8 +166,8 @@ func createTables(ctx context.Context, s *kvstore.Store, name string) (tables, e
 }
 
 // List returns the names of the logs of store, sorted bytewise.
-func List(store *kvstore.Store) ([]string, error) {
-	names, err := layer.ListHiddenTables(context.Background(), store, kind)
+func List(ctx context.Context, store *kvstore.Store) ([]string, error) {
+	names, err := layer.ListHiddenTables(ctx, store, kind)
 	if err != nil {
 		return nil, fromStore(fmt.Errorf("timelog: list: %w", err))
 	}

@@ -1,6 +1,7 @@
 package timelog
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -23,7 +24,7 @@ func TestStartMaintenanceRacingClose(t *testing.T) {
 		rounds = 100
 	}
 	for i := range rounds {
-		l, err := Open(db, "m", Options{})
+		l, err := Open(context.Background(), db, "m", Options{})
 		require.NoError(t, err)
 		l.StopMaintenance()
 		var wg sync.WaitGroup

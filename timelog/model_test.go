@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -129,7 +130,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			}
 		}
 	}
-	l, err := timelog.Open(db, "model", opts)
+	l, err := timelog.Open(context.Background(), db, "model", opts)
 	require.NoError(t, err)
 	defer func() { _ = l.Close() }()
 	next := uint64(1)
@@ -301,7 +302,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 				closeSnap(0)
 			}
 			require.NoError(t, l.Close())
-			l, err = timelog.Open(db, "model", opts)
+			l, err = timelog.Open(context.Background(), db, "model", opts)
 			require.NoError(t, err)
 		default:
 			what = "nothing"

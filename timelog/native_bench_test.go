@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -83,7 +84,7 @@ const (
 // returns the log, its store file size per record and the ingest time.
 func nativeIngest(b *testing.B, n int, shape nativeShape) (*timelog.Log, float64, time.Duration, time.Duration, func()) {
 	db := openBenchStore(b, b.TempDir(), "native.db")
-	l, err := timelog.Open(db, "native", timelog.Options{
+	l, err := timelog.Open(context.Background(), db, "native", timelog.Options{
 		Maintenance: timelog.Manual, MemtableMaxBytes: 16 << 20,
 	})
 	require.NoError(b, err)
@@ -189,7 +190,7 @@ func BenchmarkNativeMemory(b *testing.B) {
 	const per = 16 << 20 / 24 // records in a full buffer
 	db := openBenchStore(b, b.TempDir(), "mem.db")
 	defer db.Close()
-	l, err := timelog.Open(db, "mem", timelog.Options{Maintenance: timelog.Manual, MemtableMaxBytes: 16 << 20, Busy: timelog.BusySilent})
+	l, err := timelog.Open(context.Background(), db, "mem", timelog.Options{Maintenance: timelog.Manual, MemtableMaxBytes: 16 << 20, Busy: timelog.BusySilent})
 	require.NoError(b, err)
 	defer l.Close()
 	s := &nativeStream{rng: 12345}

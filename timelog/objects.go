@@ -2,6 +2,7 @@ package timelog
 
 import (
 	"container/list"
+	"context"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -97,7 +98,7 @@ type Objects[T any] struct {
 // OpenObjects opens (creating unless read-only) the log name as a values
 // log of T. opts is as for Open, Values forced on; its OnDrop and
 // OnRelease are still called, after the cache's own bookkeeping.
-func OpenObjects[T any](store *kvstore.Store, name string, opts Options, oo ObjectOptions[T]) (*Objects[T], error) {
+func OpenObjects[T any](ctx context.Context, store *kvstore.Store, name string, opts Options, oo ObjectOptions[T]) (*Objects[T], error) {
 	if oo.CacheEntries < 0 {
 		oo.CacheEntries = 0
 	} else if oo.CacheEntries == 0 {
@@ -122,7 +123,7 @@ func OpenObjects[T any](store *kvstore.Store, name string, opts Options, oo Obje
 			userRelease(h)
 		}
 	}
-	l, err := Open(store, name, opts)
+	l, err := Open(ctx, store, name, opts)
 	if err != nil {
 		return nil, err
 	}

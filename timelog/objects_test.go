@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -23,13 +24,13 @@ type payload struct {
 
 func TestObjectsCodecs(t *testing.T) {
 	db, _ := openStore(t)
-	s, err := timelog.OpenObjects(db, "s", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
+	s, err := timelog.OpenObjects(context.Background(), db, "s", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
 	require.NoError(t, err)
 	defer s.Close()
-	b, err := timelog.OpenObjects(db, "b", manual(timelog.Options{}), timelog.ObjectOptions[[]byte]{CacheEntries: -1})
+	b, err := timelog.OpenObjects(context.Background(), db, "b", manual(timelog.Options{}), timelog.ObjectOptions[[]byte]{CacheEntries: -1})
 	require.NoError(t, err)
 	defer b.Close()
-	j, err := timelog.OpenObjects(db, "j", manual(timelog.Options{}), timelog.ObjectOptions[payload]{CacheEntries: 1})
+	j, err := timelog.OpenObjects(context.Background(), db, "j", manual(timelog.Options{}), timelog.ObjectOptions[payload]{CacheEntries: 1})
 	require.NoError(t, err)
 	defer j.Close()
 	for i := range 5 {
@@ -130,7 +131,7 @@ func appendWatched(t *testing.T, o *timelog.Objects[*payload], c *cleanups, ts0 
 func TestObjectsReleasedOnlyAfterSnapshotsClose(t *testing.T) {
 	db, _ := openStore(t)
 	var released atomic.Int64
-	o, err := timelog.OpenObjects(db, "o", manual(timelog.Options{OnRelease: func(uint64) { released.Add(1) }}),
+	o, err := timelog.OpenObjects(context.Background(), db, "o", manual(timelog.Options{OnRelease: func(uint64) { released.Add(1) }}),
 		timelog.ObjectOptions[*payload]{CacheEntries: 1000})
 	require.NoError(t, err)
 	defer o.Close()
@@ -172,7 +173,7 @@ func TestObjectsReleasedOnlyAfterSnapshotsClose(t *testing.T) {
 
 func TestObjectsNothingReachableAfterClose(t *testing.T) {
 	db, _ := openStore(t)
-	o, err := timelog.OpenObjects(db, "o", manual(timelog.Options{}), timelog.ObjectOptions[*payload]{})
+	o, err := timelog.OpenObjects(context.Background(), db, "o", manual(timelog.Options{}), timelog.ObjectOptions[*payload]{})
 	require.NoError(t, err)
 	var c cleanups
 	hs := appendWatched(t, o, &c, 0, 40) // buffered
@@ -198,7 +199,7 @@ func TestObjectsBackgroundCompactionRace(t *testing.T) {
 	db, _ := openStore(t)
 	var mu sync.Mutex
 	releasedSet := map[uint64]bool{}
-	o, err := timelog.OpenObjects(db, "o", timelog.Options{
+	o, err := timelog.OpenObjects(context.Background(), db, "o", timelog.Options{
 		MemtableMaxBytes:    24 * 16,
 		PageMaxBytes:        8 + 24*8,
 		CompactOverlapPages: 2,
@@ -286,7 +287,7 @@ func TestObjectsBackgroundCompactionRace(t *testing.T) {
 // pinned; the others are read through the snapshot and not cached.
 func TestObjectsCacheBoundedWhileOldSnapshotOpen(t *testing.T) {
 	db, _ := openStore(t)
-	o, err := timelog.OpenObjects(db, "o", manual(timelog.Options{}), timelog.ObjectOptions[string]{CacheEntries: 8})
+	o, err := timelog.OpenObjects(context.Background(), db, "o", manual(timelog.Options{}), timelog.ObjectOptions[string]{CacheEntries: 8})
 	require.NoError(t, err)
 	defer o.Close()
 	l := o.Log()
@@ -328,7 +329,7 @@ func TestObjectsCacheBoundedWhileOldSnapshotOpen(t *testing.T) {
 // before and after the record is flushed.
 func TestObjectsGetRespectsSnapshot(t *testing.T) {
 	db, _ := openStore(t)
-	o, err := timelog.OpenObjects(db, "iso", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
+	o, err := timelog.OpenObjects(context.Background(), db, "iso", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
 	require.NoError(t, err)
 	defer o.Close()
 	h1, err := o.Append(1, "one")
@@ -373,9 +374,9 @@ func TestObjectsRefuseAnotherLogsSnapshot(t *testing.T) {
 	db, _ := openStore(t)
 	for _, entries := range []int{0, -1} { // cached, and never cached
 		oo := timelog.ObjectOptions[string]{CacheEntries: entries}
-		a, err := timelog.OpenObjects(db, fmt.Sprint("a", entries), manual(timelog.Options{}), oo)
+		a, err := timelog.OpenObjects(context.Background(), db, fmt.Sprint("a", entries), manual(timelog.Options{}), oo)
 		require.NoError(t, err)
-		b, err := timelog.OpenObjects(db, fmt.Sprint("b", entries), manual(timelog.Options{}), oo)
+		b, err := timelog.OpenObjects(context.Background(), db, fmt.Sprint("b", entries), manual(timelog.Options{}), oo)
 		require.NoError(t, err)
 		ha, err := a.Append(1, "from a")
 		require.NoError(t, err)

@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"testing"
 
@@ -16,15 +17,15 @@ import (
 // is created; the default page size shrinks to fit the store.
 func TestOptionsPageAboveStoreMaxValueSize(t *testing.T) {
 	db := smallStore(t, 1000)
-	_, err := timelog.Open(db, "big", timelog.Options{PageMaxBytes: 1001})
+	_, err := timelog.Open(context.Background(), db, "big", timelog.Options{PageMaxBytes: 1001})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
 	require.ErrorContains(t, err, "PageMaxBytes 1001 is above the store's MaxValueSize 1000")
-	names, err := timelog.List(db)
+	names, err := timelog.List(context.Background(), db)
 	require.NoError(t, err)
 	require.Empty(t, names, "nothing created")
 
 	for _, o := range []timelog.Options{{PageMaxBytes: 1000}, {}, {Values: true}} {
-		l, err := timelog.Open(db, "fits", manual(o))
+		l, err := timelog.Open(context.Background(), db, "fits", manual(o))
 		require.NoError(t, err, "%+v", o)
 		recs := make([]timelog.Record, 500) // 12,000 bytes of records: many full pages
 		for i := range recs {
@@ -50,13 +51,13 @@ func TestOptionsPageAboveStoreMaxValueSize(t *testing.T) {
 	}
 
 	tiny := smallStore(t, 31) // below the smallest page (one record)
-	_, err = timelog.Open(tiny, "t", timelog.Options{})
+	_, err = timelog.Open(context.Background(), tiny, "t", timelog.Options{})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
-	_, err = timelog.Open(tiny, "t", timelog.Options{PageMaxBytes: 32})
+	_, err = timelog.Open(context.Background(), tiny, "t", timelog.Options{PageMaxBytes: 32})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
 
 	// The smallest page is the largest one-record dense page: 54 bytes.
-	_, err = timelog.Open(db, "p53", timelog.Options{PageMaxBytes: 53})
+	_, err = timelog.Open(context.Background(), db, "p53", timelog.Options{PageMaxBytes: 53})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
 	l := openLog(t, db, "p54", manual(timelog.Options{PageMaxBytes: 54}))
 	extremes := []timelog.Record{{Ts: math.MinInt64, Handle: math.MaxUint64}, {Ts: math.MaxInt64, Handle: 1 << 63}, {Ts: 0, Handle: 0}}
@@ -78,10 +79,10 @@ func TestOptionsPageAboveStoreMaxValueSize(t *testing.T) {
 func TestValueBlockBytes(t *testing.T) {
 	db, _ := openStore(t)
 	for _, bad := range []int{-1, 1, 63, db.MaxValueSize() + 1} {
-		_, err := timelog.Open(db, "bad", manual(timelog.Options{Values: true, ValueBlockBytes: bad}))
+		_, err := timelog.Open(context.Background(), db, "bad", manual(timelog.Options{Values: true, ValueBlockBytes: bad}))
 		require.ErrorIs(t, err, timelog.ErrInvalidOption, "ValueBlockBytes %d", bad)
 	}
-	l, err := timelog.Open(db, "small", manual(timelog.Options{Values: true, ValueBlockBytes: 900}))
+	l, err := timelog.Open(context.Background(), db, "small", manual(timelog.Options{Values: true, ValueBlockBytes: 900}))
 	require.NoError(t, err)
 	ts := make([]int64, 100)
 	vals := make([][]byte, 100)
@@ -103,7 +104,7 @@ func TestValueBlockBytes(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, n, 12, "100 values of 100 bytes need a dozen blocks of 900")
 
-	l, err = timelog.Open(db, "small", manual(timelog.Options{Values: true}))
+	l, err = timelog.Open(context.Background(), db, "small", manual(timelog.Options{Values: true}))
 	require.NoError(t, err)
 	defer l.Close()
 	i := 0
@@ -121,8 +122,8 @@ func TestValueBlockBytes(t *testing.T) {
 // reached the threshold: it is refused like any share outside 0..1.
 func TestOptionsNaNDeletedShare(t *testing.T) {
 	db, _ := openStore(t)
-	_, err := timelog.Open(db, "n", timelog.Options{CompactDeletedShare: math.NaN()})
+	_, err := timelog.Open(context.Background(), db, "n", timelog.Options{CompactDeletedShare: math.NaN()})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
-	_, err = timelog.Open(db, "n", timelog.Options{CompactDeletedShare: math.Inf(1)})
+	_, err = timelog.Open(context.Background(), db, "n", timelog.Options{CompactDeletedShare: math.Inf(1)})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
 }

@@ -3,6 +3,7 @@ package timelog_test
 import (
 	"cmp"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -32,7 +33,7 @@ func fixedLog(t *testing.T, path string, values bool, perFlush int) ([]timelog.R
 	defer db.Close()
 	reset := timelog.WriteFixedPages()
 	defer reset()
-	l, err := timelog.Open(db, "old", manual(timelog.Options{Values: values, PageMaxBytes: 8 + 24*8}))
+	l, err := timelog.Open(context.Background(), db, "old", manual(timelog.Options{Values: values, PageMaxBytes: 8 + 24*8}))
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for f := range 6 {
@@ -142,7 +143,7 @@ func TestConvertPagesChild(t *testing.T) {
 	path := os.Getenv(convertEnvPath)
 	db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 	require.NoError(t, err)
-	l, err := timelog.Open(db, "old", manual(timelog.Options{CompactMaxPages: 2}))
+	l, err := timelog.Open(context.Background(), db, "old", manual(timelog.Options{CompactMaxPages: 2}))
 	require.NoError(t, err)
 	l.Compact()
 	for {
@@ -185,7 +186,7 @@ func TestConvertPagesKill(t *testing.T) {
 		db, err := kvstore.Open(path, sealedOpts(kvstore.Options{}))
 		require.NoError(t, err)
 		require.NoError(t, db.IntegrityCheck(ctx))
-		l, err := timelog.Open(db, "old", manual(timelog.Options{}))
+		l, err := timelog.Open(context.Background(), db, "old", manual(timelog.Options{}))
 		require.NoError(t, err)
 		require.Equal(t, want, collect(t, l.All()), "kill %d", kill)
 		require.NoError(t, l.IntegrityCheck(ctx))

@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -28,7 +29,7 @@ type pageRow struct{ key, value []byte }
 func flipStore(t *testing.T) (string, []timelog.Record, []pageRow) {
 	t.Helper()
 	db, path := openStore(t)
-	l, err := timelog.Open(db, "flip", manual(timelog.Options{PageMaxBytes: 8 + 24*4}))
+	l, err := timelog.Open(context.Background(), db, "flip", manual(timelog.Options{PageMaxBytes: 8 + 24*4}))
 	require.NoError(t, err)
 	require.NoError(t, l.AppendBatch(recs(1, 10, 3, 30, 5, 50, 7, 70, 9, 90)))
 	reset := timelog.WriteFixedPages()
@@ -60,7 +61,7 @@ func withPage(t *testing.T, src string, key, value []byte) (*kvstore.Store, *tim
 	pages, err := layer.OpenHiddenTable(ctx, db, "timelog", "flip/pages")
 	require.NoError(t, err)
 	require.NoError(t, pages.Put(key, value))
-	l, err := timelog.Open(db, "flip", manual(timelog.Options{PageMaxBytes: 8 + 24*4}))
+	l, err := timelog.Open(context.Background(), db, "flip", manual(timelog.Options{PageMaxBytes: 8 + 24*4}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	return db, l
@@ -232,7 +233,7 @@ func TestPageOtherVersionIsCorrupt(t *testing.T) {
 func edgeStore(t *testing.T) (string, []timelog.Record, []pageRow) {
 	t.Helper()
 	db, path := openStore(t)
-	l, err := timelog.Open(db, "flip", manual(timelog.Options{PageMaxBytes: 64}))
+	l, err := timelog.Open(context.Background(), db, "flip", manual(timelog.Options{PageMaxBytes: 64}))
 	require.NoError(t, err)
 	var rs []int64
 	for i := range int64(40) {

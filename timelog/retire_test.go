@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -180,7 +181,7 @@ func TestCallbacksMayCallBackIntoTheLog(t *testing.T) {
 func TestDropAnnouncesEverything(t *testing.T) {
 	db, _ := openStore(t)
 	var ev events
-	l, err := timelog.Open(db, "gone", ev.opts(manual(timelog.Options{})))
+	l, err := timelog.Open(context.Background(), db, "gone", ev.opts(manual(timelog.Options{})))
 	require.NoError(t, err)
 	require.NoError(t, l.Append(1, 1))
 	require.NoError(t, l.Flush(ctx))
@@ -193,7 +194,7 @@ func TestDropAnnouncesEverything(t *testing.T) {
 	d, r := ev.get()
 	require.ElementsMatch(t, recs(1, 1, 2, 2), d)
 	require.ElementsMatch(t, []uint64{1, 2}, r)
-	names, err := timelog.List(db)
+	names, err := timelog.List(context.Background(), db)
 	require.NoError(t, err)
 	require.Empty(t, names)
 	require.ErrorIs(t, l.Append(3, 3), timelog.ErrClosed)

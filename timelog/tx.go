@@ -7,8 +7,8 @@ import (
 	"github.com/snkv-go/snkv/kvstore"
 )
 
-// TxWriter writes to a log inside a store transaction (see Log.In).
-type TxWriter struct {
+// Tx writes to a log inside a store transaction (see Log.In).
+type Tx struct {
 	l  *Log
 	tx *kvstore.Tx
 }
@@ -20,15 +20,15 @@ type TxWriter struct {
 // writes at least one page, so batch records with AppendBatch. Sequence
 // numbers are taken at the call, so a buffered delete made after it hides
 // the record and one made before does not.
-func (l *Log) In(tx *kvstore.Tx) *TxWriter { return &TxWriter{l: l, tx: tx} }
+func (l *Log) In(tx *kvstore.Tx) *Tx { return &Tx{l: l, tx: tx} }
 
 // Append writes one record in the transaction.
-func (w *TxWriter) Append(ts int64, h uint64) error {
+func (w *Tx) Append(ts int64, h uint64) error {
 	return w.AppendBatch([]Record{{Ts: ts, Handle: h}})
 }
 
 // AppendBatch writes the records in the transaction, all or nothing.
-func (w *TxWriter) AppendBatch(batch []Record) error {
+func (w *Tx) AppendBatch(batch []Record) error {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -44,7 +44,7 @@ func (w *TxWriter) AppendBatch(batch []Record) error {
 
 // appendRecs writes batch (sequence numbers ending at seq) as pages, and
 // runs extra in the same transaction.
-func (w *TxWriter) appendRecs(batch []Record, seq uint64, extra func(t tables) error) error {
+func (w *Tx) appendRecs(batch []Record, seq uint64, extra func(t tables) error) error {
 	recs := make([]rec, len(batch))
 	for i, r := range batch {
 		recs[i] = rec{ts: r.Ts, seq: seq - uint64(len(batch)-1) + uint64(i), h: r.Handle}
@@ -72,7 +72,7 @@ func (w *TxWriter) appendRecs(batch []Record, seq uint64, extra func(t tables) e
 }
 
 // DeleteRange deletes [t1, t2) in the transaction (see Log.DeleteRange).
-func (w *TxWriter) DeleteRange(t1, t2 int64) error {
+func (w *Tx) DeleteRange(t1, t2 int64) error {
 	s, err := halfOpen(t1, t2)
 	if err != nil {
 		return err
@@ -81,12 +81,12 @@ func (w *TxWriter) DeleteRange(t1, t2 int64) error {
 }
 
 // DeleteBefore deletes [math.MinInt64, cutoff) in the transaction.
-func (w *TxWriter) DeleteBefore(cutoff int64) error { return w.DeleteRange(math.MinInt64, cutoff) }
+func (w *Tx) DeleteBefore(cutoff int64) error { return w.DeleteRange(math.MinInt64, cutoff) }
 
 // DeleteFrom deletes [t, math.MaxInt64] in the transaction.
-func (w *TxWriter) DeleteFrom(t int64) error { return w.deleteSpan(span{t, math.MaxInt64}) }
+func (w *Tx) DeleteFrom(t int64) error { return w.deleteSpan(span{t, math.MaxInt64}) }
 
-func (w *TxWriter) deleteSpan(s span) error {
+func (w *Tx) deleteSpan(s span) error {
 	if s.empty() {
 		return w.check()
 	}
@@ -99,7 +99,7 @@ func (w *TxWriter) deleteSpan(s span) error {
 	})
 }
 
-func (w *TxWriter) check() error {
+func (w *Tx) check() error {
 	w.l.mu.Lock()
 	defer w.l.mu.Unlock()
 	if err := w.l.checkWrite(); err != nil {
@@ -112,7 +112,7 @@ func (w *TxWriter) check() error {
 }
 
 // take reserves n sequence numbers and returns the last.
-func (w *TxWriter) take(n int) (uint64, error) {
+func (w *Tx) take(n int) (uint64, error) {
 	if err := w.check(); err != nil {
 		return 0, err
 	}
@@ -125,7 +125,7 @@ func (w *TxWriter) take(n int) (uint64, error) {
 // write runs f on the tables bound to the transaction, with the next page
 // id, then updates the counters. The cached state is left alone: the new
 // generation makes the next reader load the committed one.
-func (w *TxWriter) write(seq uint64, f func(t tables, nextPage uint64) (uint64, error)) error {
+func (w *Tx) write(seq uint64, f func(t tables, nextPage uint64) (uint64, error)) error {
 	t := w.l.t.in(w.tx)
 	err := func() error {
 		next, err := getU64(t.meta, metaNextPage)

@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -77,7 +78,7 @@ func TestTieOrderAndBatches(t *testing.T) {
 func TestDeleteThenReappendAcrossReopen(t *testing.T) {
 	db, _ := openStore(t)
 	o := manual(timelog.Options{})
-	l, err := timelog.Open(db, "seq", o)
+	l, err := timelog.Open(context.Background(), db, "seq", o)
 	require.NoError(t, err)
 	require.NoError(t, l.Append(5, 1))
 	require.NoError(t, l.Flush(ctx))
@@ -85,7 +86,7 @@ func TestDeleteThenReappendAcrossReopen(t *testing.T) {
 	require.NoError(t, l.Append(5, 2)) // after the delete: visible
 	require.NoError(t, l.Close())
 	for round := range 3 {
-		l, err = timelog.Open(db, "seq", o)
+		l, err = timelog.Open(context.Background(), db, "seq", o)
 		require.NoError(t, err)
 		require.Equal(t, recs(5, 2), collect(t, l.All()), "round %d", round)
 		require.NoError(t, l.Append(6, uint64(10+round)))
@@ -93,7 +94,7 @@ func TestDeleteThenReappendAcrossReopen(t *testing.T) {
 		require.NoError(t, l.DeleteFrom(6))
 		require.NoError(t, l.Close())
 	}
-	l, err = timelog.Open(db, "seq", o)
+	l, err = timelog.Open(context.Background(), db, "seq", o)
 	require.NoError(t, err)
 	defer l.Close()
 	require.Equal(t, recs(5, 2), collect(t, l.All()))

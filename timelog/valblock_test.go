@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -299,7 +300,7 @@ func TestValuesIntegrityCheckFindsDamage(t *testing.T) {
 // every Open; an empty one is adopted.
 func TestValuesOldLayoutRefused(t *testing.T) {
 	db, _ := openStore(t)
-	l, err := timelog.Open(db, "old", manual(timelog.Options{Values: true}))
+	l, err := timelog.Open(context.Background(), db, "old", manual(timelog.Options{Values: true}))
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 	meta, err := layer.OpenHiddenTable(ctx, db, "timelog", "old/meta")
@@ -308,7 +309,7 @@ func TestValuesOldLayoutRefused(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, meta.Delete([]byte("valueslayout"))) // empty: adopted
-	l, err = timelog.Open(db, "old", manual(timelog.Options{}))
+	l, err = timelog.Open(context.Background(), db, "old", manual(timelog.Options{}))
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 	layout, err := meta.Get([]byte("valueslayout"))
@@ -317,7 +318,7 @@ func TestValuesOldLayoutRefused(t *testing.T) {
 
 	require.NoError(t, meta.Delete([]byte("valueslayout")))
 	require.NoError(t, vals.Put(binary.BigEndian.AppendUint64(nil, 0), []byte("a raw value")))
-	_, err = timelog.Open(db, "old", timelog.Options{ReadOnly: true}) // a writable one converts (valconvert_test.go)
+	_, err = timelog.Open(context.Background(), db, "old", timelog.Options{ReadOnly: true}) // a writable one converts (valconvert_test.go)
 	require.ErrorIs(t, err, timelog.ErrValuesLayout)
 	got, err := vals.Get(binary.BigEndian.AppendUint64(nil, 0))
 	require.NoError(t, err)
@@ -325,7 +326,7 @@ func TestValuesOldLayoutRefused(t *testing.T) {
 
 	require.NoError(t, vals.Delete(binary.BigEndian.AppendUint64(nil, 0)))
 	require.NoError(t, meta.Put([]byte("valueslayout"), binary.BigEndian.AppendUint64(nil, 2)))
-	_, err = timelog.Open(db, "old", manual(timelog.Options{}))
+	_, err = timelog.Open(context.Background(), db, "old", manual(timelog.Options{}))
 	require.ErrorIs(t, err, timelog.ErrValuesLayout)
 }
 

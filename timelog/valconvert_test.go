@@ -35,7 +35,7 @@ type oldLog struct {
 // and flushed; their values are then moved to one row each.
 func writeOldLayout(t testing.TB, db *kvstore.Store, name string, fill func(l *timelog.Log) []uint64) oldLog {
 	t.Helper()
-	l, err := timelog.Open(db, name, manual(timelog.Options{Values: true, MemtableMaxBytes: 64 << 20, PageMaxBytes: 8 + 24*4}))
+	l, err := timelog.Open(context.Background(), db, name, manual(timelog.Options{Values: true, MemtableMaxBytes: 64 << 20, PageMaxBytes: 8 + 24*4}))
 	require.NoError(t, err)
 	gone := fill(l)
 	require.NoError(t, l.Flush(ctx))
@@ -147,7 +147,7 @@ func TestValuesOldLayoutConverted(t *testing.T) {
 			})
 			require.Len(t, o.want, 60)
 
-			_, err := timelog.Open(db, "old", timelog.Options{ReadOnly: true})
+			_, err := timelog.Open(context.Background(), db, "old", timelog.Options{ReadOnly: true})
 			require.ErrorIs(t, err, timelog.ErrValuesLayout)
 			require.ErrorContains(t, err, "open the log writable once to convert it")
 			require.Equal(t, o.old, valueRows(t, db, "old"), "a read-only open changes nothing")
@@ -226,13 +226,13 @@ func TestValuesOldLayoutConversionAtomic(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := timelog.Open(db, "crash", manual(timelog.Options{}))
+	_, err := timelog.Open(context.Background(), db, "crash", manual(timelog.Options{}))
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, 3, chunks)
 	reset()
 	require.Equal(t, o.old, valueRows(t, db, "crash"), "the old layout is whole")
 	require.Nil(t, layoutRow(t, db, "crash"))
-	_, err = timelog.Open(db, "crash", timelog.Options{ReadOnly: true})
+	_, err = timelog.Open(context.Background(), db, "crash", timelog.Options{ReadOnly: true})
 	require.ErrorIs(t, err, timelog.ErrValuesLayout)
 
 	checkConverted(t, db, "crash", o)
@@ -249,7 +249,7 @@ func TestValuesOldLayoutCorruptRow(t *testing.T) {
 	vals, err := layer.OpenHiddenTable(ctx, db, "timelog", "bad/values")
 	require.NoError(t, err)
 	require.NoError(t, vals.Put([]byte("short"), []byte("?")))
-	_, err = timelog.Open(db, "bad", manual(timelog.Options{}))
+	_, err = timelog.Open(context.Background(), db, "bad", manual(timelog.Options{}))
 	require.ErrorIs(t, err, timelog.ErrCorrupt)
 	require.Len(t, valueRows(t, db, "bad"), len(o.old)+1)
 	require.Nil(t, layoutRow(t, db, "bad"))
@@ -271,7 +271,7 @@ func TestCrashConvertChild(t *testing.T) {
 		}
 		return nil
 	})
-	_, err = timelog.Open(db, "killed", manual(timelog.Options{}))
+	_, err = timelog.Open(context.Background(), db, "killed", manual(timelog.Options{}))
 	fmt.Fprintf(os.Stderr, "convert child: the conversion ended: %v\n", err)
 	os.Exit(3)
 }

@@ -353,7 +353,7 @@ func (l *Log) deleteValues(t tables, removed []rec) error {
 
 // AppendValue writes one record with its value in the transaction and
 // returns its handle (see Log.AppendValue).
-func (w *TxWriter) AppendValue(ts int64, value []byte) (uint64, error) {
+func (w *Tx) AppendValue(ts int64, value []byte) (uint64, error) {
 	return w.AppendValues([]int64{ts}, [][]byte{value})
 }
 
@@ -361,7 +361,7 @@ func (w *TxWriter) AppendValue(ts int64, value []byte) (uint64, error) {
 // or nothing (see Log.AppendValues); they and their values commit or roll
 // back with it. Handles of a rolled-back transaction are not reused by
 // this Log.
-func (w *TxWriter) AppendValues(ts []int64, values [][]byte) (first uint64, err error) {
+func (w *Tx) AppendValues(ts []int64, values [][]byte) (first uint64, err error) {
 	l := w.l
 	if len(ts) != len(values) {
 		return 0, fmt.Errorf("timelog: %q: %w: %d timestamps, %d values", l.name, ErrInvalidArgument, len(ts), len(values))

@@ -1,6 +1,7 @@
 package timelog_test
 
 import (
+	"context"
 	"encoding/binary"
 	"testing"
 
@@ -58,7 +59,7 @@ func BenchmarkIngestValues(b *testing.B) {
 		b.Run(blocks.name, func(b *testing.B) {
 			db := openBenchStore(b, b.TempDir(), "tl.db")
 			defer db.Close()
-			l, err := timelog.Open(db, "bench", timelog.Options{Values: true, ValueBlockBytes: blocks.bytes, Busy: timelog.BusySilent})
+			l, err := timelog.Open(context.Background(), db, "bench", timelog.Options{Values: true, ValueBlockBytes: blocks.bytes, Busy: timelog.BusySilent})
 			require.NoError(b, err)
 			batch := make([]timelog.Record, 1000)
 			b.ResetTimer()
@@ -191,7 +192,7 @@ func BenchmarkValuesConvert(b *testing.B) {
 			db := openBenchStore(b, b.TempDir(), "c.db")
 			writeOldLayout(b, db, "c", fill)
 			b.StartTimer()
-			l, err := timelog.Open(db, "c", manual(timelog.Options{}))
+			l, err := timelog.Open(context.Background(), db, "c", manual(timelog.Options{}))
 			require.NoError(b, err)
 			b.StopTimer()
 			require.NoError(b, l.Close())
@@ -204,7 +205,7 @@ func BenchmarkValuesConvert(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			db := openBenchStore(b, b.TempDir(), "f.db")
-			l, err := timelog.Open(db, "f", manual(timelog.Options{Values: true, MemtableMaxBytes: 64 << 20}))
+			l, err := timelog.Open(context.Background(), db, "f", manual(timelog.Options{Values: true, MemtableMaxBytes: 64 << 20}))
 			require.NoError(b, err)
 			fill(l)
 			b.StartTimer()
@@ -225,7 +226,7 @@ func BenchmarkValuesConvert(b *testing.B) {
 func loadValuesLog(b *testing.B, recs []timelog.Record, vals [][]byte, blockBytes int) (*timelog.Log, uint64) {
 	db := openBenchStore(b, b.TempDir(), "tl.db")
 	b.Cleanup(func() { _ = db.Close() })
-	l, err := timelog.Open(db, "bench", timelog.Options{Values: true, ValueBlockBytes: blockBytes, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
+	l, err := timelog.Open(context.Background(), db, "bench", timelog.Options{Values: true, ValueBlockBytes: blockBytes, Maintenance: timelog.Manual, Busy: timelog.BusySilent})
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = l.Close() })
 	ts := make([]int64, 0, 1000)

@@ -14,7 +14,7 @@ func ExampleLog_AppendValue() {
 		panic(err)
 	}
 	defer db.Close()
-	events, err := timelog.Open(db, "events", timelog.Options{Values: true, Maintenance: timelog.Manual})
+	events, err := timelog.Open(context.Background(), db, "events", timelog.Options{Values: true, Maintenance: timelog.Manual})
 	if err != nil {
 		panic(err)
 	}
@@ -58,7 +58,7 @@ func ExampleOpenObjects() {
 		panic(err)
 	}
 	defer db.Close()
-	objs, err := timelog.OpenObjects(db, "readings", timelog.Options{Maintenance: timelog.Manual},
+	objs, err := timelog.OpenObjects(context.Background(), db, "readings", timelog.Options{Maintenance: timelog.Manual},
 		timelog.ObjectOptions[reading]{}) // JSON codec, 4,096 cached values
 	if err != nil {
 		panic(err)

@@ -2,6 +2,7 @@ package timelog_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"iter"
 	"math/rand/v2"
@@ -96,12 +97,12 @@ func TestValuesBadInputWritesNothing(t *testing.T) {
 
 func TestValuesHandlesSurviveReopen(t *testing.T) {
 	db, _ := openStore(t)
-	l, err := timelog.Open(db, "v", manual(timelog.Options{Values: true}))
+	l, err := timelog.Open(context.Background(), db, "v", manual(timelog.Options{Values: true}))
 	require.NoError(t, err)
 	first, err := l.AppendValues([]int64{3, 1, 2}, [][]byte{[]byte("a"), []byte("b"), []byte("c")})
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
-	l, err = timelog.Open(db, "v", manual(timelog.Options{})) // values kept without the flag
+	l, err = timelog.Open(context.Background(), db, "v", manual(timelog.Options{})) // values kept without the flag
 	require.NoError(t, err)
 	defer l.Close()
 	require.True(t, l.Values())
@@ -125,16 +126,16 @@ func TestValuesHandlesSurviveReopen(t *testing.T) {
 // nothing. A plain log never written may still become a values log.
 func TestValuesRefusedOnAWrittenPlainLog(t *testing.T) {
 	db, _ := openStore(t)
-	l, err := timelog.Open(db, "p", manual(timelog.Options{}))
+	l, err := timelog.Open(context.Background(), db, "p", manual(timelog.Options{}))
 	require.NoError(t, err)
 	require.NoError(t, l.AppendBatch(recs(1, 0, 2, 1)))
 	require.NoError(t, l.Close())
 
-	_, err = timelog.Open(db, "p", manual(timelog.Options{Values: true}))
+	_, err = timelog.Open(context.Background(), db, "p", manual(timelog.Options{Values: true}))
 	require.ErrorIs(t, err, timelog.ErrNoValues)
-	_, err = timelog.OpenObjects(db, "p", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
+	_, err = timelog.OpenObjects(context.Background(), db, "p", manual(timelog.Options{}), timelog.ObjectOptions[string]{})
 	require.ErrorIs(t, err, timelog.ErrNoValues)
-	_, err = timelog.Open(db, "p", timelog.Options{Values: true, ReadOnly: true})
+	_, err = timelog.Open(context.Background(), db, "p", timelog.Options{Values: true, ReadOnly: true})
 	require.ErrorIs(t, err, timelog.ErrNoValues)
 
 	l = openLog(t, db, "p", manual(timelog.Options{})) // unchanged, still plain, lock released
@@ -142,7 +143,7 @@ func TestValuesRefusedOnAWrittenPlainLog(t *testing.T) {
 	require.NoError(t, l.IntegrityCheck(ctx))
 	require.Equal(t, recs(1, 0, 2, 1), collect(t, l.All()))
 
-	e, err := timelog.Open(db, "e", manual(timelog.Options{}))
+	e, err := timelog.Open(context.Background(), db, "e", manual(timelog.Options{}))
 	require.NoError(t, err)
 	require.NoError(t, e.Close())
 	e = openLog(t, db, "e", manual(timelog.Options{Values: true}))
@@ -186,7 +187,7 @@ func TestValuesInTransaction(t *testing.T) {
 
 func TestValuesDropRemovesTable(t *testing.T) {
 	db, _ := openStore(t)
-	l, err := timelog.Open(db, "v", manual(timelog.Options{Values: true}))
+	l, err := timelog.Open(context.Background(), db, "v", manual(timelog.Options{Values: true}))
 	require.NoError(t, err)
 	_, err = l.AppendValue(1, []byte("x"))
 	require.NoError(t, err)

@@ -213,6 +213,6 @@ var (
 	// Index (it also matches ErrNotFound: a missing key's error does not
 	// match ErrNoIndex).
 	ErrNoIndex = errors.New("vector: no such index")
-	// ErrClosed: the index was closed.
-	ErrClosed = errors.New("vector: index closed")
+	// ErrClosed: the index was closed. It matches kvstore.ErrClosed.
+	ErrClosed error = closedError{}
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -19,12 +20,12 @@ func (ix *Index) PurgeExpired(ctx context.Context) (int, error) {
 	if err := ix.sync(ctx); err != nil {
 		return 0, err
 	}
-	now := ix.store.Clock().Now().UnixMilli()
+	now := layer.NowMs(ix.store)
 	var keys [][]byte
 	ix.mu.RLock()
 	if m := ix.m; m != nil && m.nexp > 0 {
 		for node, k := range m.keys {
-			if k != "" && m.expire[node] != 0 && m.expire[node] <= now {
+			if k != "" && layer.Expired(m.expire[node], now) {
 				keys = append(keys, []byte(k))
 			}
 		}
@@ -48,7 +49,7 @@ func (ix *Index) PurgeExpired(ctx context.Context) (int, error) {
 				if err != nil {
 					return fmt.Errorf("vector: %q: key %q: %w", ix.name, k, err)
 				}
-				if r.expire == 0 || r.expire > now {
+				if !layer.Expired(r.expire, now) {
 					continue // written again since
 				}
 				if err := w.Delete(k); err != nil && !errors.Is(err, kvstore.ErrNotFound) {

@@ -21,14 +21,14 @@ func timelogTour(ctx context.Context, dir string) error {
 	}
 	defer db.Close()
 	var dropped []timelog.Record
-	log, err := timelog.Open(db, "cpu", timelog.Options{
+	log, err := timelog.Open(context.Background(), db, "cpu", timelog.Options{
 		Maintenance: timelog.Manual,
 		OnDrop:      func(r timelog.Record) { dropped = append(dropped, r) },
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Println(`  log, _ := timelog.Open(db, "cpu", timelog.Options{Maintenance: timelog.Manual, OnDrop: ...})`)
+	fmt.Println(`  log, _ := timelog.Open(ctx, db, "cpu", timelog.Options{Maintenance: timelog.Manual, OnDrop: ...})`)
 	// Timestamps in seconds, handles are whatever the caller stores: here
 	// a reading in hundredths of a percent.
 	batch := []timelog.Record{{Ts: 100, Handle: 1250}, {Ts: 110, Handle: 4310}, {Ts: 105, Handle: 990}, {Ts: 120, Handle: 7700}}
@@ -101,11 +101,11 @@ func timelogTour(ctx context.Context, dir string) error {
 	st := log.Stats()
 	fmt.Printf("  stats: %d pages, %d stored records, %d deletes, %d flushes, %d compactions\n",
 		st.Pages, st.StoredRecords, st.Tombstones, st.Flushes, st.Compactions)
-	names, err := timelog.List(db)
+	names, err := timelog.List(context.Background(), db)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  timelog.List(db): %v; db.ListColumnFamilies() does not show them\n", names)
+	fmt.Printf("  timelog.List(ctx, db): %v; db.ListColumnFamilies() does not show them\n", names)
 	fmt.Printf("  its tables: %q, %q, %q (docs/format.md)\n",
 		layer.HiddenTableName("timelog", "cpu/pages"), layer.HiddenTableName("timelog", "cpu/tombs"), layer.HiddenTableName("timelog", "cpu/meta"))
 	return log.Close()

@@ -137,7 +137,7 @@ type lsRecord struct {
 // counts, as a second table after a blank line (none without logs), or as
 // {"log":...,"records":N} lines after the column families' ones.
 func (a *app) lsLogs(ctx context.Context, db *kvstore.Store) error {
-	names, err := timelog.List(db)
+	names, err := timelog.List(ctx, db)
 	if err != nil || len(names) == 0 {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"github.com/snkv-go/snkv/timelog"
 	"github.com/spf13/cobra"
 )
@@ -74,6 +75,6 @@ func completeLog(cmd *cobra.Command, args []string, _ string) ([]string, cobra.S
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	defer db.Close()
-	names, _ := timelog.List(db)
+	names, _ := timelog.List(context.Background(), db)
 	return names, cobra.ShellCompDirectiveNoFileComp
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 	"github.com/spf13/cobra"
@@ -61,7 +62,7 @@ timestamps.`,
 		Args: nargs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(args[0], false, func(db *kvstore.Store) error {
-				names, err := timelog.List(db)
+				names, err := timelog.List(context.Background(), db)
 				if err != nil {
 					return err
 				}

@@ -32,7 +32,7 @@ func logFixture(t testing.TB) string {
 	defer func() { require.NoError(t, db.Close()) }()
 	ctx := context.Background()
 
-	cpu, err := timelog.Open(db, "cpu", timelog.Options{Maintenance: timelog.Manual})
+	cpu, err := timelog.Open(context.Background(), db, "cpu", timelog.Options{Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	var batch []timelog.Record
 	for i := range 10 {
@@ -45,14 +45,14 @@ func logFixture(t testing.TB) string {
 	require.NoError(t, cpu.Append(t0ms+6000, 300))
 	require.NoError(t, cpu.Close())
 
-	edge, err := timelog.Open(db, "edge", timelog.Options{Maintenance: timelog.Manual})
+	edge, err := timelog.Open(context.Background(), db, "edge", timelog.Options{Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	require.NoError(t, edge.AppendBatch([]timelog.Record{
 		{Ts: math.MaxInt64, Handle: math.MaxUint64}, {Ts: 0, Handle: 1}, {Ts: math.MinInt64, Handle: 0},
 	}))
 	require.NoError(t, edge.Close())
 
-	idle, err := timelog.Open(db, "idle", timelog.Options{Maintenance: timelog.Manual})
+	idle, err := timelog.Open(context.Background(), db, "idle", timelog.Options{Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	require.NoError(t, idle.Close())
 	return path
@@ -148,7 +148,7 @@ func TestTimelogNextToWriter(t *testing.T) {
 	db, err := kvstore.Open(path, kvstore.Options{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
-	l, err := timelog.Open(db, "live", timelog.Options{Maintenance: timelog.Manual})
+	l, err := timelog.Open(context.Background(), db, "live", timelog.Options{Maintenance: timelog.Manual})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, l.Close()) }()
 	require.NoError(t, l.AppendBatch([]timelog.Record{{Ts: 1, Handle: 1}, {Ts: 2, Handle: 2}}))

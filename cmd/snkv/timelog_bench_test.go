@@ -23,7 +23,7 @@ func BenchmarkTimelogRange(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "s.db")
 	db, err := kvstore.Open(path, kvstore.Options{})
 	require.NoError(b, err)
-	l, err := timelog.Open(db, "cpu", timelog.Options{Maintenance: timelog.Manual})
+	l, err := timelog.Open(context.Background(), db, "cpu", timelog.Options{Maintenance: timelog.Manual})
 	require.NoError(b, err)
 	batch := make([]timelog.Record, benchRecords)
 	for i := range batch {
@@ -47,7 +47,7 @@ func BenchmarkTimelogRange(b *testing.B) {
 		for range b.N {
 			db, err := kvstore.Open(path, kvstore.Options{ReadOnly: true})
 			require.NoError(b, err)
-			l, err := timelog.Open(db, "cpu", timelog.Options{ReadOnly: true})
+			l, err := timelog.Open(context.Background(), db, "cpu", timelog.Options{ReadOnly: true})
 			require.NoError(b, err)
 			s, err := l.SnapshotContext(context.Background())
 			require.NoError(b, err)

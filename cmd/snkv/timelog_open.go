@@ -55,7 +55,7 @@ func withReadLog(db *kvstore.Store, name string, fn func(l *timelog.Log) error) 
 // withLog opens the log name of db with opts, runs fn on it and closes it,
 // turning the errors of the open into the command's messages.
 func withLog(db *kvstore.Store, name string, opts timelog.Options, fn func(l *timelog.Log) error) (err error) {
-	l, err := timelog.Open(db, name, opts)
+	l, err := timelog.Open(context.Background(), db, name, opts)
 	switch {
 	case errors.Is(err, timelog.ErrNotFound):
 		return notFound{fmt.Sprintf("time-series log %q does not exist (see 'snkv timelog ls')", name)}
@@ -81,7 +81,7 @@ func withLog(db *kvstore.Store, name string, opts timelog.Options, fn func(l *ti
 func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func(l *timelog.Log) error) error {
 	create := canCreate && a.create
 	return a.withStore(path, true, func(db *kvstore.Store) error {
-		names, err := timelog.List(db)
+		names, err := timelog.List(context.Background(), db)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (a *app) withWritableLog(path, name string, canCreate, values bool, fn func
 		case !exists && !create:
 			// A name no log can have is a usage error, not a missing log:
 			// a read-only Open tells which, and creates nothing.
-			l, err := timelog.Open(db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual})
+			l, err := timelog.Open(context.Background(), db, name, timelog.Options{ReadOnly: true, Maintenance: timelog.Manual})
 			if errors.Is(err, kvstore.ErrInvalidName) {
 				return usageError{fmt.Errorf("bad log name %q: %s", name, strip(err))}
 			} else if err == nil {

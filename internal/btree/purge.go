@@ -4,11 +4,29 @@ package btree
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/snkv-go/snkv/internal/layout"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
+
+// purgeChunk bounds how many expired entries Purge takes off the expiry
+// index before it deletes their keys, and purgeChunkBytes the bytes of
+// their expiries and keys that it holds in memory meanwhile. A purge of
+// 100,000 scattered keys in one transaction took 1.9 times the CPU time
+// with chunks of 4,096 entries as with chunks this size (one chunk there).
+const (
+	purgeChunk      = 1 << 16
+	purgeChunkBytes = 4 << 20
+)
+
+// expiredEntry is an expiry index entry Purge took off the index: the
+// entry's expiry and the key it names, and their lengths.
+type expiredEntry struct {
+	exp, key []byte
+	ne, nk   int
+}
 
 // Purge deletes up to limit keys whose expiry index entry sorts below hi,
 // in index order, as the set-based SQL purge does: a data row goes (and
@@ -16,6 +34,13 @@ import (
 // expiry entry that names it, and every expiry entry in the range goes.
 // n counts the data rows deleted; more reports that the limit stopped it
 // at an expired entry. ok and err are as Upsert's.
+//
+// It works in chunks: it takes up to purgeChunk expired entries off the
+// head of the expiry index (one sequential walk), then visits their keys
+// in key order, as SQLite does for `DELETE … WHERE key IN (SELECT …)`: the
+// keys of entries in expiry order are scattered over the key index and the
+// data table, and visiting them sorted reads and dirties each page once
+// per chunk instead of once per key.
 func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, more bool, err error) {
 	bt, r, ok := c.begin(t)
 	if !ok || !r.ttl {
@@ -26,51 +51,91 @@ func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, m
 		rc = c.openTTL(bt, r)
 	}
 	var f [2]Field
-	var exp, key []byte
-	for seen := 0; rc == sqlite3.SQLITE_OK; seen++ {
-		if limit > 0 && seen == limit {
-			more = true
+	var chunk []expiredEntry
+	var buf []byte // the chunk's expiries and keys, back to back
+	seen, done := 0, false
+	for rc == sqlite3.SQLITE_OK && !done {
+		chunk, buf = chunk[:0], buf[:0]
+		for rc == sqlite3.SQLITE_OK && len(chunk) < purgeChunk && len(buf) < purgeChunkBytes {
+			if limit > 0 && seen == limit {
+				more, done = true, true
+				break
+			}
+			rc = btreeFirst(c.tls, c.cur[curExpiry], c.out)
+			if rc != sqlite3.SQLITE_OK || btreeEof(c.tls, c.cur[curExpiry]) != 0 {
+				done = true
+				break
+			}
+			var rec []byte
+			if rec, rc = c.row(curExpiry); rc != sqlite3.SQLITE_OK {
+				break
+			}
+			if !ParseRecord(rec, f[:]) {
+				rc = sqlite3.SQLITE_CORRUPT
+				break
+			}
+			if bytes.Compare(f[0].Bytes, hi) >= 0 {
+				done = true
+				break
+			}
+			// The entry's bytes live in SQLite's page until the delete:
+			// copy them out first. buf may move as it grows, so the
+			// entries are cut out of it once the chunk is complete; until
+			// then an entry holds only its lengths.
+			buf = append(buf, f[0].Bytes...)
+			buf = append(buf, f[1].Bytes...)
+			chunk = append(chunk, expiredEntry{ne: len(f[0].Bytes), nk: len(f[1].Bytes)})
+			seen++
+			rc = btreeDelete(c.tls, c.cur[curExpiry], 0)
+		}
+		if rc != sqlite3.SQLITE_OK {
 			break
 		}
-		rc = btreeFirst(c.tls, c.cur[curExpiry], c.out)
-		if rc != sqlite3.SQLITE_OK || btreeEof(c.tls, c.cur[curExpiry]) != 0 {
-			break
+		off := 0
+		for i := range chunk {
+			ne, nk := chunk[i].ne, chunk[i].nk
+			chunk[i].exp = buf[off : off+ne : off+ne]
+			chunk[i].key = buf[off+ne : off+ne+nk : off+ne+nk]
+			off += ne + nk
 		}
-		var rec []byte
-		if rec, rc = c.row(curExpiry); rc != sqlite3.SQLITE_OK {
-			break
-		}
-		if !ParseRecord(rec, f[:]) {
-			rc = sqlite3.SQLITE_CORRUPT
-			break
-		}
-		if bytes.Compare(f[0].Bytes, hi) >= 0 {
-			break
-		}
-		exp, key = append(exp[:0], f[0].Bytes...), append(key[:0], f[1].Bytes...)
-		if rc = btreeDelete(c.tls, c.cur[curExpiry], 0); rc != sqlite3.SQLITE_OK {
-			break
-		}
+		slices.SortFunc(chunk, func(a, b expiredEntry) int { return bytes.Compare(a.key, b.key) })
+		var d int
+		d, rc = c.purgeKeys(chunk, f[:])
+		n += d
+	}
+	return true, n, more, c.end(rc)
+}
+
+// purgeKeys deletes the data row and the key index row of each entry's
+// key, in the order given, when the key index row agrees with the entry's
+// expiry; it returns how many data rows it deleted.
+func (c *Conn) purgeKeys(chunk []expiredEntry, f []Field) (n int, rc int32) {
+	for _, e := range chunk {
 		var found bool
-		if found, rc = c.seek(curKeys, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
+		if found, rc = c.seek(curKeys, c.keyInfo1, e.key); rc != sqlite3.SQLITE_OK {
+			return n, rc
+		}
+		if !found {
 			continue
 		}
 		var krec []byte
 		if krec, rc = c.row(curKeys); rc != sqlite3.SQLITE_OK {
-			break
+			return n, rc
 		}
-		if !ParseRecord(krec, f[:]) {
-			rc = sqlite3.SQLITE_CORRUPT
-			break
+		if !ParseRecord(krec, f) {
+			return n, sqlite3.SQLITE_CORRUPT
 		}
-		if f[1].Kind != KindBlob || !bytes.Equal(f[1].Bytes, exp) {
+		if f[1].Kind != KindBlob || !bytes.Equal(f[1].Bytes, e.exp) {
 			continue // a key index row that disagrees: the key stays
 		}
-		if found, rc = c.seek(curData, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
+		if found, rc = c.seek(curData, c.keyInfo1, e.key); rc != sqlite3.SQLITE_OK {
+			return n, rc
+		}
+		if !found {
 			continue // no data row: nothing for the trigger to do
 		}
 		if rc = btreeDelete(c.tls, c.cur[curData], 0); rc != sqlite3.SQLITE_OK {
-			break
+			return n, rc
 		}
 		n++
 		// The DELETE trigger: the key index row (its expiry row is gone).
@@ -78,11 +143,16 @@ func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, m
 		// the cursors of its own tree. Seek again if it was moved all the
 		// same.
 		if (*sqlite3.TBtCursor)(cptr(c.cur[curKeys])).FeState != cursorValid {
-			if found, rc = c.seek(curKeys, c.keyInfo1, key); rc != sqlite3.SQLITE_OK || !found {
+			if found, rc = c.seek(curKeys, c.keyInfo1, e.key); rc != sqlite3.SQLITE_OK {
+				return n, rc
+			}
+			if !found {
 				continue
 			}
 		}
-		rc = btreeDelete(c.tls, c.cur[curKeys], 0)
+		if rc = btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
+			return n, rc
+		}
 	}
-	return true, n, more, c.end(rc)
+	return n, sqlite3.SQLITE_OK
 }

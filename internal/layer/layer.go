@@ -171,3 +171,13 @@ func ExpiryMs(now time.Time, d time.Duration, at time.Time) (int64, error) {
 	}
 	return 0, nil
 }
+
+// NowMs returns the time of store's clock (Store.Clock) in milliseconds
+// since the Unix epoch, as the store's expiry decisions read it (limited
+// to the range an expiry can have).
+func NowMs(store *kvstore.Store) int64 { return expiry.NowMs(store.Clock()) }
+
+// Expired reports whether the expiry expMs (0: none) has passed at nowMs,
+// by the rule of the store's TTL: a key is gone from the millisecond of
+// its expiry on.
+func Expired(expMs, nowMs int64) bool { return expMs != 0 && expiry.Expired(expMs, nowMs) }

@@ -2,8 +2,9 @@
 // suite's encryption switch: SNKV_TEST_ENCRYPTION=1 (make test's second
 // run) asks the suites above kvstore to run against encrypted stores.
 //
-// Only test files import it. It imports kvstore, so kvstore's own package
-// tests and the packages below kvstore cannot use it.
+// Only test files import it. It sits above kvstore in the import order
+// (README, Layout): kvstore's external tests and the packages above use it,
+// the packages below kvstore cannot.
 package tempstore
 
 import (

@@ -100,7 +100,7 @@ func seed(path string, opts kvstore.Options, n uint64, withLog bool) (err error)
 	if !withLog {
 		return nil
 	}
-	log, err := timelog.Open(st, "events", timelog.Options{Maintenance: timelog.Manual})
+	log, err := timelog.Open(context.Background(), st, "events", timelog.Options{Maintenance: timelog.Manual})
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func readerUnit(kind string, st *kvstore.Store) (Unit, error) {
 			return nil
 		})
 	}
-	log, err := timelog.Open(st, "events", timelog.Options{Maintenance: timelog.Manual})
+	log, err := timelog.Open(context.Background(), st, "events", timelog.Options{Maintenance: timelog.Manual})
 	if err != nil {
 		return Unit{}, err
 	}
