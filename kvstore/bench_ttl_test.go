@@ -1,0 +1,171 @@
+package kvstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkTTLPaths pairs each TTL path with its plain counterpart in the
+// same run, on two column families of one store holding the same benchN
+// keys: "plain" without TTL, "ttl" with every key carrying a live one-hour
+// TTL. Each pair's names end in /plain and /ttl; cpu-ns/op is the CPU time
+// of the process per operation. The targets read as ratios of a
+// pair: tx-new, autocommit and expire-persist ≤ 1.5×, tx-refresh ≤ 2×,
+// get, getmany and exists ≥ 0.8× the rate, scan ≥ 0.7×.
+func BenchmarkTTLPaths(b *testing.B) {
+	ctx := context.Background()
+	d := newBenchData(benchN)
+	s := benchOpenStore(b, b.TempDir(), "paths.db", kvstore.Options{PurgeInterval: -1})
+	plain, err := s.CreateColumnFamily("plain")
+	require.NoError(b, err)
+	ttl, err := s.CreateColumnFamily("ttl")
+	require.NoError(b, err)
+	benchLoad(b, plain, d, 0, benchN, 0)
+	benchLoad(b, ttl, d, 0, benchN, time.Hour)
+	_, err = s.Checkpoint(ctx, kvstore.CheckpointTruncate)
+	require.NoError(b, err)
+	cfs := []struct {
+		name string
+		cf   *kvstore.ColumnFamily
+	}{{"plain", plain}, {"ttl", ttl}}
+	buf := make([]byte, benchValueLen)
+	// put writes key through h: Put on the plain family, PutTTL on the other.
+	put := func(h *kvstore.ColumnFamily, isTTL bool, key, value []byte) error {
+		if isTTL {
+			return h.PutTTL(key, value, time.Hour)
+		}
+		return h.Put(key, value)
+	}
+	// 1,000 keys never stored before in one Update: the table grows.
+	var fresh int
+	for _, c := range cfs {
+		cpuRun(b, "tx-new/"+c.name, func(b *testing.B) {
+			for b.Loop() {
+				require.NoError(b, s.Update(ctx, func(tx *kvstore.Tx) error {
+					h := tx.CF(c.cf)
+					for j := range benchBatch {
+						fresh++
+						if err := put(h, c.name == "ttl", fmt.Appendf(nil, "n%015d", fresh), d.fresh(j, buf)); err != nil {
+							return err
+						}
+					}
+					return nil
+				}))
+			}
+			reportKeys(b, b.N*benchBatch)
+		})
+	}
+	// 1,000 random existing keys in one Update: a refresh of each key's TTL.
+	for _, c := range cfs {
+		cpuRun(b, "tx-refresh/"+c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				require.NoError(b, s.Update(ctx, func(tx *kvstore.Tx) error {
+					h := tx.CF(c.cf)
+					for range benchBatch {
+						i++
+						if err := put(h, c.name == "ttl", d.key(i), d.fresh(i, buf)); err != nil {
+							return err
+						}
+					}
+					return nil
+				}))
+			}
+			reportKeys(b, b.N*benchBatch)
+		})
+	}
+	// One write transaction per call, an existing key.
+	for _, c := range cfs {
+		cpuRun(b, "autocommit/"+c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				i++
+				require.NoError(b, put(c.cf, c.name == "ttl", d.key(i), d.fresh(i, buf)))
+			}
+		})
+	}
+	// Expire and Persist in turn on existing keys, against Put on the plain
+	// family; both are one write transaction a call.
+	cpuRun(b, "expire-persist/plain", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			require.NoError(b, plain.Put(d.key(i/2), d.fresh(i, buf)))
+		}
+	})
+	cpuRun(b, "expire-persist/ttl", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			if i%2 == 1 {
+				require.NoError(b, ttl.Persist(d.key(i/2)))
+			} else {
+				require.NoError(b, ttl.Expire(d.key(i/2), time.Hour))
+			}
+		}
+	})
+	_, err = s.Checkpoint(ctx, kvstore.CheckpointTruncate)
+	require.NoError(b, err)
+	for _, c := range cfs {
+		cpuRun(b, "get/"+c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				i++
+				v, err := c.cf.Get(d.key(i))
+				if err != nil || len(v) != benchValueLen {
+					b.Fatalf("get: %d bytes, %v", len(v), err)
+				}
+			}
+		})
+	}
+	keys := make([][]byte, 100)
+	for _, c := range cfs {
+		cpuRun(b, "getmany/"+c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				for j := range keys {
+					i++
+					keys[j] = d.key(i)
+				}
+				vs, err := c.cf.GetMany(keys)
+				if err != nil || len(vs) != len(keys) || vs[0] == nil {
+					b.Fatalf("getmany: %d values, %v", len(vs), err)
+				}
+			}
+			reportKeys(b, b.N*len(keys))
+		})
+	}
+	for _, c := range cfs {
+		cpuRun(b, "exists/"+c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				i++
+				ok, err := c.cf.Exists(d.key(i))
+				if err != nil || !ok {
+					b.Fatalf("exists: %v, %v", ok, err)
+				}
+			}
+		})
+	}
+	for _, c := range cfs {
+		cpuRun(b, "scan/"+c.name, func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				for _, err := range c.cf.All() {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n < benchN {
+					b.Fatalf("scanned %d keys, want at least %d", n, benchN)
+				}
+			}
+		})
+	}
+}
