@@ -5,6 +5,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -32,7 +33,7 @@ func (w *Tx) Scan(opts kvstore.IterOptions) iter.Seq2[Entry, error] {
 			return
 		}
 		opts.Borrow = false
-		now := ix.store.Clock().Now().UnixMilli()
+		now := layer.NowMs(ix.store)
 		cache := make(map[uint32][]byte, scanBlocks)
 		for e, err := range w.t.keys.Scan(opts) {
 			if err != nil {
@@ -44,7 +45,7 @@ func (w *Tx) Scan(opts kvstore.IterOptions) iter.Seq2[Entry, error] {
 				yield(Entry{}, fmt.Errorf("vector: %q: key %q: %w", ix.name, e.Key, err))
 				return
 			}
-			if r.expire != 0 && r.expire <= now {
+			if layer.Expired(r.expire, now) {
 				continue
 			}
 			if len(cache) >= scanBlocks {

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/snkv-go/snkv/internal/hnsw"
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -127,7 +128,7 @@ func (w *Tx) searchOverlay(m *mem, q []float32, query *Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := ix.store.Clock().Now().UnixMilli()
+	now := layer.NowMs(ix.store)
 	cache := map[uint32][]byte{}
 	for _, key := range keys {
 		if !keyMatches(key, query) {
@@ -143,7 +144,7 @@ func (w *Tx) searchOverlay(m *mem, q []float32, query *Query) ([]Hit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
 		}
-		if (r.expire != 0 && r.expire <= now) || !metaMatches(r.meta, query.Where) {
+		if layer.Expired(r.expire, now) || !metaMatches(r.meta, query.Where) {
 			continue
 		}
 		v, err := ix.readVector(w.t, r.node, cache)
@@ -419,7 +420,7 @@ func (w *Tx) exact(q []float32, query *Query) ([]Hit, error) {
 	if query.K <= 0 {
 		query.K = 10
 	}
-	now := ix.store.Clock().Now().UnixMilli()
+	now := layer.NowMs(ix.store)
 	h := &hitHeap{}
 	cache := map[uint32][]byte{}
 	for e, err := range w.t.keys.Scan(kvstore.IterOptions{Prefix: query.Prefix, Start: query.Start, End: query.End}) {
@@ -430,7 +431,7 @@ func (w *Tx) exact(q []float32, query *Query) ([]Hit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vector: %q: key %q: %w", ix.name, e.Key, err)
 		}
-		if r.expire != 0 && r.expire <= now {
+		if layer.Expired(r.expire, now) {
 			continue
 		}
 		if !metaMatches(r.meta, query.Where) || (query.Filter != nil && !query.Filter(e.Key)) {

@@ -277,7 +277,7 @@ func (w *Tx) Delete(key []byte) error {
 	if err := w.setCounters(seq, next); err != nil {
 		return err
 	}
-	if r.expire != 0 && r.expire <= ix.store.Clock().Now().UnixMilli() {
+	if layer.Expired(r.expire, layer.NowMs(ix.store)) {
 		return errExpired
 	}
 	return nil
@@ -305,7 +305,7 @@ func (w *Tx) Get(key []byte) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
 	}
-	if r.expire != 0 && r.expire <= ix.store.Clock().Now().UnixMilli() {
+	if layer.Expired(r.expire, layer.NowMs(ix.store)) {
 		return Entry{}, kvstore.ErrNotFound
 	}
 	v, err := ix.readVector(w.t, r.node, nil)
@@ -386,7 +386,7 @@ func (ix *Index) Count(ctx context.Context) (int, error) {
 	if m.nexp == 0 {
 		return len(m.byKey), nil
 	}
-	now := ix.store.Clock().Now().UnixMilli()
+	now := layer.NowMs(ix.store)
 	n := 0
 	for _, node := range m.byKey {
 		if m.live(node, now) {
