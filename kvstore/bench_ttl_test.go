@@ -41,44 +41,37 @@ func BenchmarkTTLPaths(b *testing.B) {
 		}
 		return h.Put(key, value)
 	}
+	// txRun times benchBatch writes in one Update, the key and the value of
+	// the i-th write of the run from kv.
+	txRun := func(label string, kv func(i int) ([]byte, []byte)) {
+		for _, c := range cfs {
+			cpuRun(b, label+"/"+c.name, func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					require.NoError(b, s.Update(ctx, func(tx *kvstore.Tx) error {
+						h := tx.CF(c.cf)
+						for range benchBatch {
+							i++
+							k, v := kv(i)
+							if err := put(h, c.name == "ttl", k, v); err != nil {
+								return err
+							}
+						}
+						return nil
+					}))
+				}
+				reportKeys(b, b.N*benchBatch)
+			})
+		}
+	}
 	// 1,000 keys never stored before in one Update: the table grows.
-	var fresh int
-	for _, c := range cfs {
-		cpuRun(b, "tx-new/"+c.name, func(b *testing.B) {
-			for b.Loop() {
-				require.NoError(b, s.Update(ctx, func(tx *kvstore.Tx) error {
-					h := tx.CF(c.cf)
-					for j := range benchBatch {
-						fresh++
-						if err := put(h, c.name == "ttl", fmt.Appendf(nil, "n%015d", fresh), d.fresh(j, buf)); err != nil {
-							return err
-						}
-					}
-					return nil
-				}))
-			}
-			reportKeys(b, b.N*benchBatch)
-		})
-	}
+	fresh := 0
+	txRun("tx-new", func(i int) ([]byte, []byte) {
+		fresh++ // across both families and every run: always a new key
+		return fmt.Appendf(nil, "n%015d", fresh), d.fresh(i, buf)
+	})
 	// 1,000 random existing keys in one Update: a refresh of each key's TTL.
-	for _, c := range cfs {
-		cpuRun(b, "tx-refresh/"+c.name, func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				require.NoError(b, s.Update(ctx, func(tx *kvstore.Tx) error {
-					h := tx.CF(c.cf)
-					for range benchBatch {
-						i++
-						if err := put(h, c.name == "ttl", d.key(i), d.fresh(i, buf)); err != nil {
-							return err
-						}
-					}
-					return nil
-				}))
-			}
-			reportKeys(b, b.N*benchBatch)
-		})
-	}
+	txRun("tx-refresh", func(i int) ([]byte, []byte) { return d.key(i), d.fresh(i, buf) })
 	// One write transaction per call, an existing key.
 	for _, c := range cfs {
 		cpuRun(b, "autocommit/"+c.name, func(b *testing.B) {

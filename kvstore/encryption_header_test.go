@@ -40,17 +40,25 @@ func allocDuring(fn func()) uint64 {
 	return b.TotalAlloc - a.TotalAlloc
 }
 
-// A flipped bit in the header's cost is caught before any key is derived
-// with it: a flipped bit of the memory field (9 MiB becoming 1 GiB) once
-// made Open allocate that much before ErrAuth. A cost made to pass the
-// checksum is bounded by KDFOpenLimit.
-func TestDamagedKDFCostRefusedBeforeDeriving(t *testing.T) {
+// lightEncryptedStore makes a closed store encrypted with a password and
+// the light KDF, holding k = v, and returns its path, its secret and its
+// encryption header as written.
+func lightEncryptedStore(t *testing.T) (string, *kvstore.Encryption, []byte) {
+	t.Helper()
 	path := tempPath(t)
 	light := &kvstore.Encryption{Password: []byte("pw"), KDF: kvstore.LightKDF}
 	s := openAt(t, path, kvstore.Options{Encryption: light})
 	require.NoError(t, s.Default().Put([]byte("k"), []byte("v")))
 	require.NoError(t, s.Close())
-	good := liveHeader(t, path)
+	return path, light, liveHeader(t, path)
+}
+
+// A flipped bit in the header's cost is caught before any key is derived
+// with it: a flipped bit of the memory field (9 MiB becoming 1 GiB) once
+// made Open allocate that much before ErrAuth. A cost made to pass the
+// checksum is bounded by KDFOpenLimit.
+func TestDamagedKDFCostRefusedBeforeDeriving(t *testing.T) {
+	path, light, good := lightEncryptedStore(t)
 	require.Equal(t, kvstore.LightKDF.MemoryKiB, binary.BigEndian.Uint32(good[hdrMemory:]))
 
 	open := func() error {
@@ -91,7 +99,7 @@ func TestDamagedKDFCostRefusedBeforeDeriving(t *testing.T) {
 	require.ErrorIs(t, err, kvstore.ErrAuth, "allowed, derived, and the changed field fails the wrap")
 
 	setHeader(t, path, good)
-	s = openAt(t, path, kvstore.Options{Encryption: light})
+	s := openAt(t, path, kvstore.Options{Encryption: light})
 	v, err := s.Default().Get([]byte("k"))
 	require.NoError(t, err)
 	require.Equal(t, "v", string(v))
@@ -116,12 +124,7 @@ func TestNewPasswordCostAtMostOpenLimit(t *testing.T) {
 // user hunting for a password that is right. The store opens again once
 // the row is put back.
 func TestHeaderRowOfWrongTypeIsCorrupt(t *testing.T) {
-	path := tempPath(t)
-	light := &kvstore.Encryption{Password: []byte("pw"), KDF: kvstore.LightKDF}
-	s := openAt(t, path, kvstore.Options{Encryption: light})
-	require.NoError(t, s.Default().Put([]byte("k"), []byte("v")))
-	require.NoError(t, s.Close())
-	good := liveHeader(t, path)
+	path, light, good := lightEncryptedStore(t)
 
 	for _, damage := range []string{
 		`UPDATE __snkv_meta SET value = CAST(value AS TEXT) WHERE name = 'encryption'`,
@@ -139,7 +142,7 @@ func TestHeaderRowOfWrongTypeIsCorrupt(t *testing.T) {
 		execRaw(t, path, `UPDATE __snkv_meta SET value = 2 WHERE name = 'format'`)
 		setHeader(t, path, good)
 	}
-	s = openAt(t, path, kvstore.Options{Encryption: light})
+	s := openAt(t, path, kvstore.Options{Encryption: light})
 	v, err := s.Default().Get([]byte("k"))
 	require.NoError(t, err)
 	require.Equal(t, "v", string(v))

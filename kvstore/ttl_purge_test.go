@@ -574,9 +574,14 @@ func TestPurgeNothingExpiredSeesTTLGivenElsewhere(t *testing.T) {
 	require.NoError(t, other.Close())
 
 	f.clk.Advance(2 * time.Hour)
+	// The handle that looked before: its column family's horizon said
+	// "no TTL tables" as of a commit mark that has changed since (the
+	// schema change that created the TTL tables also renews the handle's
+	// state, so this checks the behaviour, not which of the two saw it).
+	ttlPurge(t, plain, 1)
 	n, err := f.db.PurgeExpiredAll(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 2, n, "one key in the column family given a TTL elsewhere, one in the new column family")
+	require.Equal(t, 1, n, "the key in the new column family")
 	ttlGone(t, plain, "soon")
 	ttlGet(t, plain, "k", "v")
 }

@@ -34,16 +34,7 @@ func BenchmarkOpenFreshProcess(b *testing.B) {
 			opts.Encryption = &kvstore.Encryption{Key: make([]byte, 32)}
 		}
 		b.Run(name, func(b *testing.B) {
-			db, path := tempStore(b, opts)
-			ix, err := vector.Open(ctx, db, "v", vector.Options{Dim: 384, Metric: vector.Cosine})
-			if err != nil {
-				b.Fatal(err)
-			}
-			fill(b, ix, set.Base, 1000, nil)
-			if err := ix.Close(); err != nil {
-				b.Fatal(err)
-			}
-			_ = db.Close()
+			path := savedIndex(b, set.Base, opts)
 			b.ResetTimer()
 			var cpu, wall, proc []float64
 			for b.Loop() {
