@@ -183,9 +183,9 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	if sh.Objects.Crc {
 		spec.Fields = scanFields[:]
 	}
-	if !s.cf.m.TTL.Load() {
-		// Read below SQL (a column family with TTL tables is not): hold
-		// the transaction with a statement that does not seek.
+	if !s.cf.m.TTL.Load() || sh.Objects.V2 && sh.Objects.Crc {
+		// Read below SQL (a column family with version-1 TTL tables is
+		// not): hold the transaction with a statement that does not seek.
 		spec.Holder = sh.SQL.Holder
 	}
 	rows, err := s.conn.QueryScan(s.ctx, q, spec)
@@ -216,10 +216,11 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 }
 
 // scanFields maps the columns of a scan statement (key, value, expire_ms,
-// crc, ecrc) to the fields of a data row's record (key, value, crc) for a
-// scan read from the B-tree, which the engine does only for a column
-// family without TTL tables: expire_ms and ecrc are NULL for all its rows.
-var scanFields = [...]int{0, 1, -1, 2, -1}
+// crc, ecrc) to the columns of the read view for a scan read from the
+// B-trees: the data row's key, value and crc, the key index row's expiry
+// and crc (NULL for a key without one, or a column family without TTL
+// tables).
+var scanFields = [...]int{engine.ViewKey, engine.ViewValue, engine.ViewExpiry, engine.ViewCrc, engine.ViewEcrc}
 
 // Detach implements engine.Detacher: before the transaction the source
 // reads in writes, the open scan's remaining rows are copied and its
@@ -336,15 +337,22 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 	st := r.st
 	var kv []byte // key and value adjacent in memory, when known
 	if k, kk, v, vk, joined, fast := r.rows.FastRow(); fast {
-		// Read from the B-tree: a column family without TTL tables, whose
-		// rows have no expiry; key and value come in one call.
+		// Read from the B-trees: key and value come in one call, the
+		// expiry (NULL for a column family without TTL tables) is read as
+		// with SQL.
 		if key, err = rowcodec.ScanKey(k, kk); err != nil {
 			return nil, nil, 0, err
+		}
+		if exp, err = rowcodec.ReadExpiry(r.rows, st, key, layout.ScanExpiry, r.ecrcCol, r.strict); err != nil {
+			return nil, nil, 0, err
+		}
+		if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
+			return key, nil, exp, nil
 		}
 		if vk != engine.KindBlob {
 			return nil, nil, 0, rowcodec.BadValueKind(key, vk)
 		}
-		value, exp, kv = v, -1, joined
+		value, kv = v, joined
 		if value == nil {
 			value = []byte{}
 		}

@@ -173,6 +173,9 @@ func (c *Conn) row(i int) ([]byte, int32) { return c.readRow(c.cur[i], &c.buf) }
 // readRow returns the record under cursor cur: on its page when it fits,
 // or copied whole out of its overflow pages into buf.
 func (c *Conn) readRow(cur uintptr, buf *cbuf) ([]byte, int32) {
+	if rec, ok := localRow(cur); ok {
+		return rec, sqlite3.SQLITE_OK
+	}
 	size := int(btreePayloadSize(c.tls, cur))
 	p := btreePayloadFetch(c.tls, cur, c.out)
 	if local := int(*(*uint32)(cptr(c.out))); p != 0 && local >= size {
@@ -186,4 +189,36 @@ func (c *Conn) readRow(cur uintptr, buf *cbuf) ([]byte, int32) {
 		return nil, rc
 	}
 	return bytesAt(q, size), sqlite3.SQLITE_OK
+}
+
+// localRow returns the record under cursor cur, a cursor on an index
+// B-tree (a WITHOUT ROWID table), read straight from its cell when the
+// record lies whole on the page with a size of one or two bytes (every row
+// of up to 16 KiB that does not overflow): what sqlite3BtreePayloadSize
+// and sqlite3BtreePayloadFetch return, without parsing the cell into the
+// cursor's cache, on the per-row path of every scan. ok is false for
+// anything else (a cursor not on a row, a table B-tree, a record on
+// overflow pages, a cell past the page's end), which SQLite then reads.
+func localRow(cur uintptr) (rec []byte, ok bool) {
+	bc := (*sqlite3.TBtCursor)(cptr(cur))
+	if bc.FeState != cursorValid || bc.FpPage == 0 {
+		return nil, false
+	}
+	pg := (*sqlite3.TMemPage)(cptr(bc.FpPage))
+	if pg.FintKey != 0 || bc.Fix >= pg.FnCell {
+		return nil, false
+	}
+	cell := cellAt(pg, int32(bc.Fix))
+	n, h := uint32(*(*byte)(cptr(cell))), uintptr(1)
+	if n >= 0x80 {
+		b1 := *(*byte)(cptr(cell + 1))
+		if b1 >= 0x80 {
+			return nil, false
+		}
+		n, h = (n&0x7f)<<7|uint32(b1), 2
+	}
+	if n > uint32(pg.FmaxLocal) || cell+h+uintptr(n) > pg.FaDataEnd {
+		return nil, false
+	}
+	return bytesAt(cell+h, int(n)), true
 }

@@ -10,10 +10,13 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// Scan reads the rows of a column family table in key order straight from
-// its B-tree, inside the read (or write) transaction the connection has
-// open. The bytes of a row point into SQLite's memory and are valid until
-// the next call of Next or Close.
+// Scan reads the rows of a column family's read view in key order straight
+// from its B-trees, inside the read (or write) transaction the connection
+// has open: the data table's rows, and for a column family with TTL tables
+// each row's key index row (the view's LEFT JOIN), read by a second cursor
+// that walks the key index in the same order (ttl_scan.go). The bytes of a
+// row point into SQLite's memory and are valid until the next call of Next
+// or Close.
 type Scan struct {
 	c       *Conn
 	cur     uintptr // the cursor, C memory of its own (scans nest)
@@ -25,18 +28,23 @@ type Scan struct {
 	lo, hi  []byte
 	loIncl  bool
 	hiIncl  bool
-	fields  []Field
+	fields  []Field  // the view's columns (ViewKey …) the caller reads
+	data    []Field  // the ones read from the data row (at most key, value, crc)
 	fbuf    [5]Field // fields' backing array for the usual few fields
 	kv      []byte   // the current row's key and value, one after the other (nil: not known)
+	keys    *keyWalk // the key index's cursor (nil: no TTL tables)
 }
 
-// OpenScan opens a scan of t's data table over the keys from lo to hi
+// OpenScan opens a scan of t's read view over the keys from lo to hi
 // (nil: open; loIncl, hiIncl: the bound itself included), ascending or
-// descending, reading the first fields fields of each row. It reads only
-// a column family without TTL tables, whose rows are those of its read
-// view. ok is false when the fast path cannot read it now: the caller
-// reads with its SQL statement, which it has stepped once so that a
-// transaction and a current schema are in place.
+// descending, reading the first fields columns of each row (ViewKey …):
+// the data row's key, value and checksum, then the key index row's expiry
+// and checksum, NULL for a row without one or a column family without TTL
+// tables. A column family with TTL tables is read only when fields covers
+// the expiry (a reader that does not see it could not skip expired keys).
+// ok is false when the fast path cannot read it now: the caller reads with
+// its SQL statement, which it has stepped once so that a transaction and a
+// current schema are in place.
 func (c *Conn) OpenScan(t *layout.Objects, lo []byte, loIncl bool, hi []byte, hiIncl bool, desc bool, fields int) (s *Scan, ok bool, err error) {
 	if !c.init() {
 		return nil, false, nil
@@ -46,7 +54,7 @@ func (c *Conn) OpenScan(t *layout.Objects, lo []byte, loIncl bool, hi []byte, hi
 		return nil, false, nil
 	}
 	r := c.resolve(t)
-	if !r.ok || r.ttl {
+	if !r.ok || r.ttl && fields <= ViewExpiry {
 		return nil, false, nil
 	}
 	s = &Scan{c: c, desc: desc, lo: lo, hi: hi, loIncl: loIncl, hiIncl: hiIncl}
@@ -54,6 +62,10 @@ func (c *Conn) OpenScan(t *layout.Objects, lo []byte, loIncl bool, hi []byte, hi
 		s.fields = s.fbuf[:fields]
 	} else {
 		s.fields = make([]Field, fields)
+	}
+	s.data = s.fields[:min(fields, ViewExpiry)]
+	for i := len(s.data); i < fields; i++ {
+		s.fields[i] = nullField
 	}
 	if c.scanCur != 0 {
 		// The memory of the last scan closed on this connection.
@@ -75,6 +87,14 @@ func (c *Conn) OpenScan(t *layout.Objects, lo []byte, loIncl bool, hi []byte, hi
 		s.cur = 0
 		s.Close()
 		return nil, true, &Error{Code: int(rc)}
+	}
+	if r.ttl {
+		k, ok, err := c.openKeyWalk(bt, r.keys, desc)
+		if !ok || err != nil {
+			s.Close()
+			return nil, ok, err
+		}
+		s.keys = k
 	}
 	return s, true, nil
 }
@@ -137,9 +157,9 @@ func (s *Scan) Next() (bool, error) {
 		return false, &Error{Code: int(rc)}
 	}
 	var ok bool
-	if s.kv, ok = parseRow(rec, s.fields); !ok {
+	if s.kv, ok = parseRow(rec, s.data); !ok {
 		s.kv = nil
-		if !ParseRecord(rec, s.fields) {
+		if !ParseRecord(rec, s.data) {
 			s.done = true
 			return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
 		}
@@ -157,11 +177,22 @@ func (s *Scan) Next() (bool, error) {
 			return false, nil
 		}
 	}
+	if s.keys != nil {
+		if rc := s.keys.match(s.c, key); rc != sqlite3.SQLITE_OK {
+			s.done = true
+			return false, &Error{Code: int(rc)}
+		}
+	}
 	return true, nil
 }
 
-// Field returns field i of the current row.
-func (s *Scan) Field(i int) *Field { return &s.fields[i] }
+// Field returns column i (ViewKey …) of the current row.
+func (s *Scan) Field(i int) *Field {
+	if i >= ViewExpiry && s.keys != nil {
+		return s.keys.field(i)
+	}
+	return &s.fields[i]
+}
 
 // KeyValue returns the current row's key and value as one slice, the key
 // first (they lie one after the other in the record), or nil when the
@@ -182,6 +213,10 @@ func (s *Scan) Close() {
 			sqlite3.Xsqlite3_free(tls, s.cur)
 		}
 		s.cur = 0
+	}
+	if s.keys != nil {
+		s.keys.close(s.c)
+		s.keys = nil
 	}
 	for _, p := range []*uintptr{&s.out, &s.buf.p} {
 		if *p != 0 {

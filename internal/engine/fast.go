@@ -177,10 +177,11 @@ func (c *Conn) abort(err *Error) error {
 func (c *Conn) Aborted() error { return c.aborted }
 
 // ScanSpec describes a column family scan that may be read straight from
-// the table's B-tree (QueryScan): the column family's objects (one with TTL
-// tables is read with SQL), the bounds, the order, and for each column of
-// the SQL statement the record field it reads (-1: a column that is NULL
-// for every row of a table without TTL, such as the view's expiry).
+// the table's B-trees (QueryScan): the column family's objects, the
+// bounds, the order, and for each column of the SQL statement the column
+// of the read view it reads (ViewKey …; -1: NULL). A column family with
+// TTL tables is read below SQL, its key index merged with its data table
+// as the view's join does, only when Fields reads ViewExpiry.
 type ScanSpec struct {
 	Objects        *layout.Objects
 	Lo, Hi         []byte
