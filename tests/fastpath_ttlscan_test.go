@@ -1,0 +1,295 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"iter"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/v1fixture"
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFastPathTTLScansReadWhatSQLReads compares scans and cursor walks read
+// from the B-trees with the same read with SQL, on every table layout a
+// store can hold (format 2 with and without TTL tables, encrypted, version
+// 1 with and without TTL tables, a version-1 store upgraded), with keys
+// without a TTL, with a live one and with one past, keys and values that
+// overflow their pages, and rows written with plain SQL as another tool
+// would: a key index row with no data row, a data row with no key index
+// row, a key given a TTL by its key index row alone. Every scan form runs
+// (bounds inclusive, exclusive and open, prefixes, both orders, borrowed
+// and copied rows, in a read and in a write transaction and outside any),
+// at two clocks, so that keys expire between the rounds.
+func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
+	fastPathOn(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	start := time.Unix(1_800_000_000, 0)
+	rng := rand.New(rand.NewPCG(34, 2))
+	var keys [][]byte
+	for i := range 600 {
+		k := fmt.Appendf(nil, "%04d", i*7%10000)
+		if i%41 == 0 {
+			k = append(k, bytes.Repeat([]byte{0xfd}, 1500+rng.IntN(2500))...) // a key that overflows
+		}
+		keys = append(keys, k)
+	}
+	value := func(i int) []byte {
+		switch i % 13 {
+		case 0:
+			return nil
+		case 1:
+			return bytes.Repeat([]byte{byte(i)}, 3000+rng.IntN(12000)) // overflow pages
+		}
+		return fmt.Appendf(nil, "value %d", i)
+	}
+	// ttlOf is key i's TTL from start (0: none): some expire before the
+	// first round, some between the rounds, some never.
+	ttlOf := func(i int) time.Duration {
+		if i%3 != 0 {
+			return 0
+		}
+		return time.Duration(1+i%9) * time.Minute
+	}
+	type tableLayout struct {
+		name   string
+		open   func(t *testing.T) (*kvstore.Store, *kvstore.ManualClock, string)
+		v2     bool // the raw rows are written in the format-2 shape
+		ttl    bool // some keys have a TTL
+		fast   bool // the fast path reads it
+		upsert bool // the keys are written here, through the store
+		opts   kvstore.Options
+	}
+	newStore := func(t *testing.T, name string, opts kvstore.Options) (*kvstore.Store, *kvstore.ManualClock, string) {
+		clk := kvstore.NewManualClock(start)
+		opts.Clock = clk
+		path := filepath.Join(dir, name)
+		db, err := kvstore.Open(path, opts)
+		require.NoError(t, err)
+		return db, clk, path
+	}
+	v1 := func(name string, withTTL, upgrade bool) func(t *testing.T) (*kvstore.Store, *kvstore.ManualClock, string) {
+		return func(t *testing.T) (*kvstore.Store, *kvstore.ManualClock, string) {
+			var rows []v1fixture.Row
+			for i, k := range keys {
+				r := v1fixture.Row{Key: k, Value: value(i)}
+				if d := ttlOf(i); withTTL && d > 0 {
+					r.ExpMs = start.Add(d).UnixMilli()
+				}
+				rows = append(rows, r)
+			}
+			path := filepath.Join(dir, name)
+			require.NoError(t, v1fixture.Create(path, start.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
+			clk := kvstore.NewManualClock(start)
+			db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
+			require.NoError(t, err)
+			if upgrade {
+				require.NoError(t, db.Upgrade(ctx))
+			}
+			return db, clk, path
+		}
+	}
+	encrypted := kvstore.Options{Encryption: &kvstore.Encryption{Key: bytes.Repeat([]byte{7}, 32)}}
+	layouts := []tableLayout{
+		{name: "format 2", v2: true, fast: true, upsert: true, open: func(t *testing.T) (*kvstore.Store, *kvstore.ManualClock, string) {
+			return newStore(t, "f2.db", kvstore.Options{})
+		}},
+		{name: "format 2 with TTL", v2: true, ttl: true, fast: true, upsert: true, open: func(t *testing.T) (*kvstore.Store, *kvstore.ManualClock, string) {
+			return newStore(t, "f2ttl.db", kvstore.Options{})
+		}},
+		{name: "encrypted, with TTL", v2: true, ttl: true, fast: true, upsert: true, opts: encrypted, open: func(t *testing.T) (*kvstore.Store, *kvstore.ManualClock, string) {
+			return newStore(t, "enc.db", encrypted)
+		}},
+		{name: "version 1", fast: true, open: v1("v1.db", false, false)},
+		{name: "version 1 with TTL", ttl: true, open: v1("v1ttl.db", true, false)},
+		{name: "upgraded from version 1, with TTL", v2: true, ttl: true, fast: true, open: v1("up.db", true, true)},
+	}
+	for _, l := range layouts {
+		t.Run(l.name, func(t *testing.T) {
+			db, clk, path := l.open(t)
+			if l.upsert {
+				var b kvstore.Batch
+				for i, k := range keys {
+					if d := ttlOf(i); l.ttl && d > 0 {
+						b.PutTTL(k, value(i), d)
+					} else {
+						b.Put(k, value(i))
+					}
+				}
+				require.NoError(t, db.Apply(ctx, &b))
+			}
+			require.NoError(t, db.Close())
+			if l.opts.Encryption == nil {
+				// (An encrypted store refuses a value the shell wrote.)
+				writeForeignTTLRows(t, path, start, l.v2, l.ttl)
+			}
+			opts := l.opts
+			opts.Clock = clk
+			db, err := kvstore.Open(path, opts)
+			require.NoError(t, err)
+			defer db.Close()
+
+			read := func(opts kvstore.IterOptions, fast bool, how int) []string {
+				engine.SetFastPath(fast)
+				defer engine.SetFastPath(true)
+				var out []string
+				scan := func(seq func(kvstore.IterOptions) iter.Seq2[kvstore.Entry, error]) {
+					for e, err := range seq(opts) {
+						if err != nil {
+							out = append(out, "error: "+err.Error())
+							break
+						}
+						out = append(out, fmt.Sprintf("%x=%d:%08x", e.Key, len(e.Value), crc32.ChecksumIEEE(e.Value)))
+					}
+				}
+				switch how {
+				case 0:
+					scan(db.Scan)
+				default:
+					run := db.View
+					if how == 2 {
+						run = db.Update
+					}
+					require.NoError(t, run(ctx, func(tx *kvstore.Tx) error {
+						scan(tx.Scan)
+						return nil
+					}))
+				}
+				return out
+			}
+			bound := func() []byte {
+				if rng.IntN(5) == 0 {
+					return nil
+				}
+				return fmt.Appendf(nil, "%04d", rng.IntN(10000))
+			}
+			walk := func(fast bool, seek []byte, steps []bool) []string {
+				engine.SetFastPath(fast)
+				defer engine.SetFastPath(true)
+				c, err := db.Cursor(kvstore.IterOptions{})
+				require.NoError(t, err)
+				defer c.Close()
+				var out []string
+				ok := c.Seek(seek)
+				for _, next := range steps {
+					if !ok {
+						out = append(out, "-")
+						ok = c.First()
+						continue
+					}
+					out = append(out, fmt.Sprintf("%x=%d", c.Key(), len(c.Value())))
+					if next {
+						ok = c.Next()
+					} else {
+						ok = c.Prev()
+					}
+				}
+				if err := c.Err(); err != nil {
+					out = append(out, "error: "+err.Error())
+				}
+				return out
+			}
+			for round, at := range []time.Duration{4 * time.Minute, 8 * time.Minute} {
+				clk.Set(start.Add(at))
+				fastBefore := engine.FastScans()
+				full := read(kvstore.IterOptions{}, false, 0)
+				require.Greater(t, len(full), len(keys)/2)
+				require.NotContains(t, full[len(full)-1], "error")
+				require.Equal(t, full, read(kvstore.IterOptions{}, true, 0), "round %d: a full scan", round)
+				require.Equal(t, reversed(full), read(kvstore.IterOptions{Reverse: true}, true, 0), "round %d: a full scan in reverse", round)
+				for range 80 {
+					opts := kvstore.IterOptions{Reverse: rng.IntN(2) == 0, Borrow: rng.IntN(2) == 0}
+					if rng.IntN(4) == 0 {
+						opts.Prefix = fmt.Appendf(nil, "%02d", rng.IntN(100))
+					} else {
+						opts.Start, opts.End = bound(), bound()
+					}
+					how := rng.IntN(3)
+					sqlSide := engine.FastScans()
+					want := read(opts, false, how)
+					require.Equal(t, sqlSide, engine.FastScans(), "the SQL side read below SQL")
+					require.Equal(t, want, read(opts, true, how), "round %d: %+v (%d)", round, opts, how)
+				}
+				for range 40 {
+					seek := fmt.Appendf(nil, "%04d", rng.IntN(10000))
+					steps := make([]bool, 25)
+					for i := range steps {
+						steps[i] = rng.IntN(3) > 0
+					}
+					require.Equal(t, walk(false, seek, steps), walk(true, seek, steps), "round %d: walk from %s", round, seek)
+				}
+				if l.fast {
+					require.Greater(t, engine.FastScans(), fastBefore+50, "the fast side read below SQL")
+				} else {
+					require.Equal(t, fastBefore, engine.FastScans(), "a layout the fast path does not read was read below SQL")
+				}
+			}
+		})
+	}
+}
+
+// reversed returns a reversed copy of rows.
+func reversed(rows []string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[len(rows)-1-i] = r
+	}
+	return out
+}
+
+// writeForeignTTLRows writes rows into the store at path with plain SQL,
+// as the sqlite3 shell would: in any store a data row with no key index
+// row, and with TTL tables (withTTL) a key index row (and its expiry index
+// row) for a key that has no data row, and keys given a TTL by the shell,
+// one live and one past at the tests' first clock. v2 says the tables'
+// shape.
+func writeForeignTTLRows(t *testing.T, path string, start time.Time, v2, withTTL bool) {
+	t.Helper()
+	ctx := context.Background()
+	raw, err := engine.Open(engine.Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: time.Second, MaxReaders: 1})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, raw.Close()) }()
+	type stmt struct {
+		q    string
+		args []any
+	}
+	stmts := []stmt{
+		{`INSERT INTO "default" (key, value) VALUES (?1, ?2)`, []any{[]byte("0003 shell"), []byte("no TTL")}},
+	}
+	if withTTL {
+		setIndex := `INSERT INTO "__snkv_ttl_e__default" (expire_ms, key) VALUES (?2, ?1)`
+		if !v2 {
+			setIndex = `INSERT INTO "__snkv_ttl_e__default" (key) VALUES (CAST(?2 || ?1 AS BLOB))`
+		}
+		for _, r := range []struct {
+			key  string
+			data bool
+			ttl  time.Duration
+		}{{"0004 shell", true, time.Hour}, {"0005 orphan", false, time.Hour}, {"0006 shell", true, time.Second}} {
+			if r.data {
+				stmts = append(stmts, stmt{`INSERT INTO "default" (key, value) VALUES (?1, ?2)`, []any{[]byte(r.key), []byte("a TTL from the shell")}})
+			}
+			exp := binary.BigEndian.AppendUint64(nil, uint64(start.Add(r.ttl).UnixMilli()))
+			stmts = append(stmts,
+				stmt{`INSERT INTO "__snkv_ttl_k__default" (key, expire_ms) VALUES (?1, ?2)`, []any{[]byte(r.key), exp}},
+				stmt{setIndex, []any{[]byte(r.key), exp}})
+		}
+	}
+	require.NoError(t, raw.WithWriter(ctx, func(c *engine.Conn) error {
+		for _, s := range stmts {
+			if _, err := c.Exec(ctx, s.q, s.args...); err != nil {
+				return fmt.Errorf("%s: %w", s.q, err)
+			}
+		}
+		return nil
+	}))
+}
