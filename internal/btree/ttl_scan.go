@@ -22,6 +22,7 @@ type keyWalk struct {
 	started bool     // positioned once
 	eof     bool     // past the key index's last row in the scan's order
 	hit     bool     // the row under the cursor is the data row's
+	kx      []byte   // the row's key and expiry, one after the other (nil: not known)
 	row     [3]Field // the row under the cursor: key, expire_ms, crc
 }
 
@@ -98,6 +99,16 @@ func (k *keyWalk) field(i int) *Field {
 	return &k.row[1+i-ViewExpiry]
 }
 
+// KeyExpiry returns the key index row's key and expiry of the scan's
+// current row as one slice, the key first (they lie one after the other in
+// the record), or nil: no key index row, or one not of the usual form.
+func (s *Scan) KeyExpiry() []byte {
+	if s.keys == nil || !s.keys.hit {
+		return nil
+	}
+	return s.keys.kx
+}
+
 // nullField is a NULL column.
 var nullField = Field{Kind: KindNull}
 
@@ -109,9 +120,11 @@ func (k *keyWalk) read(c *Conn) int32 {
 	}
 	// The rows snkv writes have parseRow's shape: key, expire_ms (8
 	// bytes), crc.
-	if _, ok := parseRow(rec, k.row[:]); ok {
+	var ok bool
+	if k.kx, ok = parseRow(rec, k.row[:]); ok {
 		return sqlite3.SQLITE_OK
 	}
+	k.kx = nil
 	if !ParseRecord(rec, k.row[:]) || k.row[0].Kind != KindBlob {
 		return sqlite3.SQLITE_CORRUPT
 	}

@@ -329,6 +329,18 @@ func (r *Rows) FastRow() (key []byte, keyKind int, value []byte, valueKind int, 
 	return k.Bytes, k.Kind, v.Bytes, v.Kind, r.fast.KeyValue(), true
 }
 
+// KeyExpiry returns, for a row read below SQL, its key index row's key and
+// expiry as one slice, the key first (they lie one after the other in the
+// record), so that the key index checksum is one pass over both; nil for
+// rows read with SQL, a key without a key index row, or a row not of the
+// usual form.
+func (r *Rows) KeyExpiry() []byte {
+	if r.fast != nil {
+		return r.fast.KeyExpiry()
+	}
+	return nil
+}
+
 // FastCrc returns the third field of the current row of rows read through
 // the fast path (a column family row's checksum) as IntKind would: its
 // value and storage class. Only for rows FastRow reported.

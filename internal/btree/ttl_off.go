@@ -1,0 +1,6 @@
+//go:build snkv_nofast
+
+package btree
+
+// KeyExpiry is never called: no scan is ever open.
+func (s *Scan) KeyExpiry() []byte { return nil }
