@@ -191,7 +191,13 @@ func ReadExpiry(rows *engine.Rows, st *engine.Counters, key []byte, col, crcCol 
 		return 0, CorruptRow(key, err.Error())
 	}
 	if crcCol >= 0 {
-		verd, err := CheckSum(rows, crcCol, key, RowSum(key, raw), "key index", strict)
+		var sum int64
+		if kx := rows.KeyExpiry(); len(kx) == len(key)+len(raw) {
+			sum = JoinedSum(len(key), kx) // one pass over both
+		} else {
+			sum = RowSum(key, raw)
+		}
+		verd, err := CheckSum(rows, crcCol, key, sum, "key index", strict)
 		if err != nil {
 			return 0, err
 		}
