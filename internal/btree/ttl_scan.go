@@ -4,6 +4,7 @@ package btree
 
 import (
 	"bytes"
+	"unsafe"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -22,7 +23,7 @@ type keyWalk struct {
 	started bool     // positioned once
 	eof     bool     // past the key index's last row in the scan's order
 	hit     bool     // the row under the cursor is the data row's
-	kx      []byte   // the row's key and expiry, one after the other (nil: not known)
+	joined  bool     // the row's key and expiry lie one after the other (parseRow read it)
 	row     [3]Field // the row under the cursor: key, expire_ms, crc
 }
 
@@ -103,10 +104,14 @@ func (k *keyWalk) field(i int) *Field {
 // current row as one slice, the key first (they lie one after the other in
 // the record), or nil: no key index row, or one not of the usual form.
 func (s *Scan) KeyExpiry() []byte {
-	if s.keys == nil || !s.keys.hit {
+	if s.keys == nil || !s.keys.hit || !s.keys.joined {
 		return nil
 	}
-	return s.keys.kx
+	k, x := s.keys.row[0].Bytes, s.keys.row[1].Bytes
+	if len(k) == 0 || len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice(&k[0], len(k)+len(x))
 }
 
 // nullField is a NULL column.
@@ -119,12 +124,11 @@ func (k *keyWalk) read(c *Conn) int32 {
 		return rc
 	}
 	// The rows snkv writes have parseRow's shape: key, expire_ms (8
-	// bytes), crc.
-	var ok bool
-	if k.kx, ok = parseRow(rec, k.row[:]); ok {
+	// bytes), crc. Its joined slice is not kept: KeyExpiry rebuilds it
+	// from the two fields, one pointer store fewer a row.
+	if _, k.joined = parseRow(rec, k.row[:]); k.joined {
 		return sqlite3.SQLITE_OK
 	}
-	k.kx = nil
 	if !ParseRecord(rec, k.row[:]) || k.row[0].Kind != KindBlob {
 		return sqlite3.SQLITE_CORRUPT
 	}
