@@ -207,7 +207,7 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	} else {
 		r = new(scanRows)
 	}
-	*r = scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.Objects.V2}
+	*r = scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.Objects.V2, fastTTL: rows.FastKeyIndex()}
 	if sh.Objects.Crc {
 		r.crcCol, r.ecrcCol = layout.ScanCrc, layout.ScanEcrc
 	}
@@ -287,6 +287,7 @@ type scanRows struct {
 	rows            *engine.Rows
 	crcCol, ecrcCol int  // -1: no checksum columns (format 1)
 	strict          bool // format 2: a NULL checksum is damage
+	fastTTL         bool // read below SQL with a key index: rows may have an expiry
 	key, value      []byte
 	err             error
 
@@ -338,16 +339,19 @@ func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err erro
 	var kv []byte // key and value adjacent in memory, when known
 	if k, kk, v, vk, joined, fast := r.rows.FastRow(); fast {
 		// Read from the B-trees: key and value come in one call, the
-		// expiry (NULL for a column family without TTL tables) is read as
-		// with SQL.
+		// expiry is read as with SQL when there is a key index (without
+		// one, it is NULL for every row).
 		if key, err = rowcodec.ScanKey(k, kk); err != nil {
 			return nil, nil, 0, err
 		}
-		if exp, err = rowcodec.ReadExpiry(r.rows, st, key, layout.ScanExpiry, r.ecrcCol, r.strict); err != nil {
-			return nil, nil, 0, err
-		}
-		if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
-			return key, nil, exp, nil
+		exp = -1
+		if r.fastTTL {
+			if exp, err = rowcodec.ReadExpiry(r.rows, st, key, layout.ScanExpiry, r.ecrcCol, r.strict); err != nil {
+				return nil, nil, 0, err
+			}
+			if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
+				return key, nil, exp, nil
+			}
 		}
 		if vk != engine.KindBlob {
 			return nil, nil, 0, rowcodec.BadValueKind(key, vk)

@@ -100,6 +100,10 @@ func (k *keyWalk) field(i int) *Field {
 	return &k.row[1+i-ViewExpiry]
 }
 
+// KeyIndex reports whether the scan reads a key index beside the data
+// table (a column family with TTL tables).
+func (s *Scan) KeyIndex() bool { return s.keys != nil }
+
 // KeyExpiry returns the key index row's key and expiry of the scan's
 // current row as one slice, the key first (they lie one after the other in
 // the record), or nil: no key index row, or one not of the usual form.

@@ -329,6 +329,11 @@ func (r *Rows) FastRow() (key []byte, keyKind int, value []byte, valueKind int, 
 	return k.Bytes, k.Kind, v.Bytes, v.Kind, r.fast.KeyValue(), true
 }
 
+// FastKeyIndex reports whether rows read through the fast path read a key
+// index beside the data table (a column family with TTL tables): without
+// one, every row's expiry is NULL. It holds for the whole scan.
+func (r *Rows) FastKeyIndex() bool { return r.fast != nil && r.fast.KeyIndex() }
+
 // KeyExpiry returns, for a row read below SQL, its key index row's key and
 // expiry as one slice, the key first (they lie one after the other in the
 // record), so that the key index checksum is one pass over both; nil for
