@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"iter"
@@ -292,4 +293,80 @@ func writeForeignTTLRows(t *testing.T, path string, start time.Time, v2, withTTL
 		}
 		return nil
 	}))
+}
+
+// TestFastPathTTLScanInWriteTxAcrossTTLWrites iterates a TTL column family
+// inside a write transaction that writes TTL rows as it goes (refreshes,
+// puts that clear a TTL, deletes ahead, Expire of keys ahead, new keys):
+// the iteration reads the rows as they were when it started, the same from
+// the B-trees as with SQL, and the store ends the same.
+func TestFastPathTTLScanInWriteTxAcrossTTLWrites(t *testing.T) {
+	fastPathOn(t)
+	ctx := context.Background()
+	start := time.Unix(1_800_000_000, 0)
+	run := func(fast bool) (seen, after []string) {
+		engine.SetFastPath(fast)
+		defer engine.SetFastPath(true)
+		clk := kvstore.NewManualClock(start)
+		db, err := kvstore.Open(filepath.Join(t.TempDir(), "w.db"), kvstore.Options{Clock: clk})
+		require.NoError(t, err)
+		defer db.Close()
+		var b kvstore.Batch
+		for i := range 60 {
+			k := fmt.Appendf(nil, "k%02d", i)
+			switch i % 3 {
+			case 0:
+				b.Put(k, []byte("plain"))
+			case 1:
+				b.PutTTL(k, []byte("live"), time.Hour)
+			default:
+				b.PutTTL(k, []byte("short"), time.Duration(1+i)*time.Second)
+			}
+		}
+		require.NoError(t, db.Apply(ctx, &b))
+		clk.Advance(30 * time.Second) // the short TTLs of k02 … k28 are past
+		before := engine.FastScans()
+		require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
+			i := 0
+			for e, err := range tx.All() {
+				if err != nil {
+					return err
+				}
+				seen = append(seen, fmt.Sprintf("%s=%s", e.Key, e.Value))
+				ahead := fmt.Appendf(nil, "k%02d", i+7)
+				switch i % 4 {
+				case 0:
+					err = tx.PutTTL(e.Key, []byte("refreshed"), time.Minute)
+				case 1:
+					err = tx.Put(e.Key, []byte("permanent"))
+				case 2:
+					err = tx.Delete(ahead)
+				default:
+					err = tx.Expire(ahead, time.Second)
+				}
+				if err != nil && !errors.Is(err, kvstore.ErrNotFound) { // a key ahead already gone
+					return err
+				}
+				require.NoError(t, tx.PutTTL(append(bytes.Clone(e.Key), 'x'), []byte("new"), time.Hour))
+				i++
+			}
+			return nil
+		}))
+		if fast {
+			require.Greater(t, engine.FastScans(), before, "the fast side read below SQL")
+		}
+		clk.Advance(2 * time.Second)
+		for e, err := range db.All() {
+			require.NoError(t, err)
+			d, err := db.TTL(e.Key)
+			require.NoError(t, err)
+			after = append(after, fmt.Sprintf("%s=%s %v", e.Key, e.Value, d))
+		}
+		return seen, after
+	}
+	fastSeen, fastAfter := run(true)
+	sqlSeen, sqlAfter := run(false)
+	require.Len(t, sqlSeen, 50, "60 keys, 10 of them expired, and none of the keys written during the loop")
+	require.Equal(t, sqlSeen, fastSeen)
+	require.Equal(t, sqlAfter, fastAfter)
 }
