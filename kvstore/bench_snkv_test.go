@@ -31,7 +31,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -70,15 +69,8 @@ func snkvText(prefix string, i int, suffix string) []byte {
 func BenchmarkSNKVWorkload(b *testing.B) {
 	n := snkvRecords()
 	ctx := context.Background()
-	rates, cpuRates := map[string][]float64{}, map[string][]float64{}
-	phase := func(name string, ops int, fn func()) {
-		t, c := time.Now(), int64(testutil.CPUTime())
-		fn()
-		rates[name] = append(rates[name], float64(ops)/time.Since(t).Seconds())
-		if c1 := int64(testutil.CPUTime()); c1 > c {
-			cpuRates[name] = append(cpuRates[name], float64(ops)/(float64(c1-c)/1e9))
-		}
-	}
+	ph := newPhases()
+	phase := ph.run
 	var opts kvstore.Options
 	if os.Getenv("SNKV_BENCH_NOCHECKPOINT") != "" {
 		opts.WALAutoCheckpoint = -1
@@ -188,19 +180,7 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 		})
 		require.NoError(b, bulk.Close())
 	}
-	mean := func(rs []float64) float64 {
-		var sum float64
-		for _, r := range rs {
-			sum += r
-		}
-		return sum / float64(len(rs))
-	}
-	for _, name := range []string{"seqwrite", "randread", "scan", "update", "delete", "exists", "mixed", "bulk"} {
-		b.ReportMetric(mean(rates[name]), name+"-ops/s")
-		if len(cpuRates[name]) > 0 {
-			b.ReportMetric(mean(cpuRates[name]), name+"-ops/cpu-s")
-		}
-	}
+	ph.report(b, "seqwrite", "randread", "scan", "update", "delete", "exists", "mixed", "bulk")
 }
 
 // snkvText writes what the C benchmark's format strings write.
