@@ -51,6 +51,20 @@ func snkvRecords() int {
 	return 1_000_000
 }
 
+// snkvOptions returns the Options of the workload benchmarks' stores:
+// zero Options, with WALAutoCheckpoint -1 when SNKV_BENCH_NOCHECKPOINT is
+// set and a password when SNKV_BENCH_PASSWORD is.
+func snkvOptions() kvstore.Options {
+	var opts kvstore.Options
+	if os.Getenv("SNKV_BENCH_NOCHECKPOINT") != "" {
+		opts.WALAutoCheckpoint = -1
+	}
+	if pw := os.Getenv("SNKV_BENCH_PASSWORD"); pw != "" {
+		opts.Encryption = &kvstore.Encryption{Password: []byte(pw)}
+	}
+	return opts
+}
+
 // snkvText returns prefix, i as 8 zero-padded decimal digits, and suffix:
 // what the C benchmark's snprintf("…%08d…") writes, at about its speed
 // (fmt.Appendf took a fifth of the Go side's time in the write phases).
@@ -71,13 +85,7 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 	ctx := context.Background()
 	ph := newPhases()
 	phase := ph.run
-	var opts kvstore.Options
-	if os.Getenv("SNKV_BENCH_NOCHECKPOINT") != "" {
-		opts.WALAutoCheckpoint = -1
-	}
-	if pw := os.Getenv("SNKV_BENCH_PASSWORD"); pw != "" {
-		opts.Encryption = &kvstore.Encryption{Password: []byte(pw)}
-	}
+	opts := snkvOptions()
 	for b.Loop() {
 		dir := b.TempDir()
 		db, err := kvstore.Open(filepath.Join(dir, "benchmark_kv.db"), opts)

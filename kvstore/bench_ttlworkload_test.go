@@ -12,7 +12,8 @@ package kvstore_test
 // purge is PurgeExpired as a user calls it (batches of 256 keys a
 // transaction); purge_tx is a second set of 200,000 expiring keys purged
 // inside one Update, the shape of SNKV's purge. SNKV_BENCH_RECORDS sets the
-// live key count (default 1,000,000).
+// live key count (default 1,000,000); SNKV_BENCH_NOCHECKPOINT and
+// SNKV_BENCH_PASSWORD are as for BenchmarkSNKVWorkload.
 
 import (
 	"context"
@@ -38,7 +39,9 @@ func BenchmarkTTLWorkload(b *testing.B) {
 	ph := newPhases()
 	for b.Loop() {
 		clock := ttl.NewManualClock(time.Now())
-		db, err := kvstore.Open(filepath.Join(b.TempDir(), "benchmark_ttl.db"), kvstore.Options{Clock: clock})
+		opts := snkvOptions()
+		opts.Clock = clock
+		db, err := kvstore.Open(filepath.Join(b.TempDir(), "benchmark_ttl.db"), opts)
 		require.NoError(b, err)
 		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 		key := func(i int) []byte { return snkvText("key_", i, "") }
