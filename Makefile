@@ -16,7 +16,7 @@
 #   make fuzz       the fuzzers (store model, damaged page bytes) for FUZZTIME each (default 60s)
 #   make bench      the benchmarks of package kvstore
 #   make bench-snkv SNKV's own benchmark re-made in Go, three runs (docs/benchmarks.md)
-#   make bench-peers    snkv beside bbolt, buntdb and database/sql, each in its own process
+#   make bench-peers    snkv beside bbolt, buntdb, badger and database/sql, each in its own process
 #                       (module bench/, which fetches them; scripts/bench-peers.sh)
 #   make bench-timelog  the benchmarks of package timelog (TIMELOG_BENCH_N records, default 1M),
 #                       then the C Timelog workload (TIMELOG_NATIVE_N records, default 5M)

@@ -31,7 +31,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -52,6 +51,20 @@ func snkvRecords() int {
 	return 1_000_000
 }
 
+// snkvOptions returns the Options of the workload benchmarks' stores:
+// zero Options, with WALAutoCheckpoint -1 when SNKV_BENCH_NOCHECKPOINT is
+// set and a password when SNKV_BENCH_PASSWORD is.
+func snkvOptions() kvstore.Options {
+	var opts kvstore.Options
+	if os.Getenv("SNKV_BENCH_NOCHECKPOINT") != "" {
+		opts.WALAutoCheckpoint = -1
+	}
+	if pw := os.Getenv("SNKV_BENCH_PASSWORD"); pw != "" {
+		opts.Encryption = &kvstore.Encryption{Password: []byte(pw)}
+	}
+	return opts
+}
+
 // snkvText returns prefix, i as 8 zero-padded decimal digits, and suffix:
 // what the C benchmark's snprintf("…%08d…") writes, at about its speed
 // (fmt.Appendf took a fifth of the Go side's time in the write phases).
@@ -70,22 +83,9 @@ func snkvText(prefix string, i int, suffix string) []byte {
 func BenchmarkSNKVWorkload(b *testing.B) {
 	n := snkvRecords()
 	ctx := context.Background()
-	rates, cpuRates := map[string][]float64{}, map[string][]float64{}
-	phase := func(name string, ops int, fn func()) {
-		t, c := time.Now(), int64(testutil.CPUTime())
-		fn()
-		rates[name] = append(rates[name], float64(ops)/time.Since(t).Seconds())
-		if c1 := int64(testutil.CPUTime()); c1 > c {
-			cpuRates[name] = append(cpuRates[name], float64(ops)/(float64(c1-c)/1e9))
-		}
-	}
-	var opts kvstore.Options
-	if os.Getenv("SNKV_BENCH_NOCHECKPOINT") != "" {
-		opts.WALAutoCheckpoint = -1
-	}
-	if pw := os.Getenv("SNKV_BENCH_PASSWORD"); pw != "" {
-		opts.Encryption = &kvstore.Encryption{Password: []byte(pw)}
-	}
+	ph := newPhases()
+	phase := ph.run
+	opts := snkvOptions()
 	for b.Loop() {
 		dir := b.TempDir()
 		db, err := kvstore.Open(filepath.Join(dir, "benchmark_kv.db"), opts)
@@ -188,19 +188,7 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 		})
 		require.NoError(b, bulk.Close())
 	}
-	mean := func(rs []float64) float64 {
-		var sum float64
-		for _, r := range rs {
-			sum += r
-		}
-		return sum / float64(len(rs))
-	}
-	for _, name := range []string{"seqwrite", "randread", "scan", "update", "delete", "exists", "mixed", "bulk"} {
-		b.ReportMetric(mean(rates[name]), name+"-ops/s")
-		if len(cpuRates[name]) > 0 {
-			b.ReportMetric(mean(cpuRates[name]), name+"-ops/cpu-s")
-		}
-	}
+	ph.report(b, "seqwrite", "randread", "scan", "update", "delete", "exists", "mixed", "bulk")
 }
 
 // snkvText writes what the C benchmark's format strings write.

@@ -1,13 +1,14 @@
 #!/bin/sh
-# Runs bench/peers (snkv beside bbolt, buntdb and database/sql, each engine
+# Runs bench/peers (snkv beside bbolt, buntdb, badger and database/sql, each engine
 # in a process of its own) ROUNDS times (default 3), the engines alternated
 # within each round, and prints the median of each figure.
 #
 #   scripts/bench-peers.sh                 # get, purge, purge1tx, syncfull
 #   WORK='get' ROUNDS=5 scripts/bench-peers.sh
+#   WORK='bulk ttlbulk ttlget' scripts/bench-peers.sh   # bulk loads, TTLs
 #
 # bench/ is a module of its own, so that snkv gains no dependency: building
-# it fetches bbolt and buntdb. Raw lines go to $OUT/peers.txt (default
+# it fetches bbolt, buntdb and badger. Raw lines go to $OUT/peers.txt (default
 # $TMPDIR/snkv-bench).
 set -eu
 
@@ -24,6 +25,8 @@ while [ "$i" -le "$rounds" ]; do
 	for w in $work; do
 		case $w in
 		get) engines="snkv bbolt buntdb sql" ;;
+		bulk) engines="snkv bbolt buntdb badger" ;;
+		ttlbulk | ttlget) engines="snkv buntdb badger" ;;
 		*) engines="snkv sql" ;;
 		esac
 		for e in $engines; do

@@ -1,7 +1,7 @@
 // Command peers measures snkv beside the stores a Go program would pick
 // instead, each engine in a process of its own, one workload per run:
 //
-//	peers -engine snkv|bbolt|buntdb|sql -work get|purge|purge1tx|syncfull -dir DIR
+//	peers -engine snkv|bbolt|buntdb|badger|sql -work get|purge|purge1tx|syncfull|bulk|ttlbulk|ttlget -dir DIR
 //
 // get: 200,000 random 16-byte keys with 100-byte values are loaded in
 // batches of 1,000, then read back at random, from one goroutine and from
@@ -9,7 +9,12 @@
 // TTL that has passed when the load ends, then every expired key removed
 // in transactions of 256 keys (purge1tx: in one transaction). syncfull
 // (snkv and sql): single-put commits with every commit synced (snkv's
-// SyncFull, SQLite's synchronous=FULL). sql is database/sql with
+// SyncFull, SQLite's synchronous=FULL). bulk (snkv, bbolt, buntdb, badger):
+// every key written in one transaction (badger: one WriteBatch, its bulk
+// loader, as one transaction of 200,000 entries is over its size limit);
+// ttlbulk (snkv, buntdb, badger): the same with every key given a TTL of
+// one hour; ttlget (snkv, buntdb, badger): the load of get with every key
+// given a TTL of one hour, then get's reads. sql is database/sql with
 // modernc.org/sqlite, the driver snkv runs on, with prepared statements:
 // for purge, a data table and an expiry index, as a program would lay out
 // TTLs on SQLite by hand.
@@ -31,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/tidwall/buntdb"
 	bolt "go.etcd.io/bbolt"
@@ -38,8 +44,8 @@ import (
 )
 
 var (
-	engine = flag.String("engine", "snkv", "snkv, bbolt, buntdb or sql")
-	work   = flag.String("work", "get", "get, purge, purge1tx or syncfull")
+	engine = flag.String("engine", "snkv", "snkv, bbolt, buntdb, badger or sql")
+	work   = flag.String("work", "get", "get, purge, purge1tx, syncfull, bulk, ttlbulk or ttlget")
 	dir    = flag.String("dir", os.TempDir(), "where the store is made (a fresh directory under it)")
 	keys   = flag.Int("keys", 200_000, "keys loaded")
 	reads  = flag.Int("reads", 1_000_000, "random reads per pass (get)")
@@ -68,12 +74,30 @@ func main() {
 	ks := randomKeys(*keys)
 	defer profile()()
 	switch *work {
-	case "get":
-		load(st, ks, nil)
+	case "get", "ttlget":
+		if *work == "ttlget" {
+			t := ttlOf(st)
+			val := make([]byte, valueSize)
+			for i := 0; i < len(ks); i += loadBatch {
+				check(t.putTTL(ks[i:min(i+loadBatch, len(ks))], val, time.Hour))
+			}
+		} else {
+			load(st, ks, nil)
+		}
 		startProfile()
 		for _, g := range []int{1, 2} {
-			report("get-%dg-ops/s", g, float64(*reads)/timeReads(st, ks, g).Seconds())
+			report(*work+"-%dg-ops/s", g, float64(*reads)/timeReads(st, ks, g).Seconds())
 		}
+	case "bulk", "ttlbulk":
+		val := make([]byte, valueSize)
+		startProfile()
+		start := time.Now()
+		if *work == "ttlbulk" {
+			check(ttlOf(st).putTTL(ks, val, time.Hour))
+		} else {
+			check(st.put(ks, val))
+		}
+		report(*work+"-keys/s", 0, float64(len(ks))/time.Since(start).Seconds())
 	case "purge", "purge1tx":
 		p, ok := st.(purger)
 		if !ok {
@@ -160,7 +184,7 @@ func load(st store, ks [][]byte, p purger) {
 	for i := 0; i < len(ks); i += loadBatch {
 		b := ks[i:min(i+loadBatch, len(ks))]
 		if p != nil {
-			check(p.putTTL(b, val))
+			check(p.putHalfTTL(b, val))
 		} else {
 			check(st.put(b, val))
 		}
@@ -195,10 +219,24 @@ type store interface {
 	close()
 }
 
-// purger is an engine with TTLs: putTTL gives every other key of a batch
+// ttlStore is an engine with per-key TTLs: putTTL writes ks in one
+// transaction, each expiring after d.
+type ttlStore interface {
+	putTTL(ks [][]byte, val []byte, d time.Duration) error
+}
+
+func ttlOf(st store) ttlStore {
+	t, ok := st.(ttlStore)
+	if !ok {
+		fail("%s has no TTL", *engine)
+	}
+	return t
+}
+
+// purger is an engine with TTLs: putHalfTTL gives every other key of a batch
 // a TTL of one minute, expire moves time past it.
 type purger interface {
-	putTTL(ks [][]byte, val []byte) error
+	putHalfTTL(ks [][]byte, val []byte) error
 	expire()
 	purge(oneTx bool) int
 }
@@ -207,6 +245,7 @@ var open = map[string]func(path string, durable bool) store{
 	"snkv":   openSnkv,
 	"bbolt":  openBolt,
 	"buntdb": openBunt,
+	"badger": openBadger,
 	"sql":    openSQL,
 }
 
@@ -247,7 +286,8 @@ func (s *snkv) get(k []byte) error {
 
 func (s *snkv) close() { check(s.db.Close()) }
 
-func (s *snkv) putTTL(ks [][]byte, val []byte) error {
+// putHalfTTL gives every other key a TTL of one minute (purge's load).
+func (s *snkv) putHalfTTL(ks [][]byte, val []byte) error {
 	return s.db.Update(context.Background(), func(tx *kvstore.Tx) error {
 		for i, k := range ks {
 			var err error
@@ -257,6 +297,17 @@ func (s *snkv) putTTL(ks [][]byte, val []byte) error {
 				err = tx.Put(k, val)
 			}
 			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *snkv) putTTL(ks [][]byte, val []byte, d time.Duration) error {
+	return s.db.Update(context.Background(), func(tx *kvstore.Tx) error {
+		for _, k := range ks {
+			if err := tx.PutTTL(k, val, d); err != nil {
 				return err
 			}
 		}
@@ -352,3 +403,62 @@ func (s *buntStore) get(k []byte) error {
 }
 
 func (s *buntStore) close() { check(s.db.Close()) }
+
+func (s *buntStore) putTTL(ks [][]byte, val []byte, d time.Duration) error {
+	v := string(val)
+	opts := &buntdb.SetOptions{Expires: true, TTL: d}
+	return s.db.Update(func(tx *buntdb.Tx) error {
+		for _, k := range ks {
+			if _, _, err := tx.Set(string(k), v, opts); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+type badgerStore struct{ db *badger.DB }
+
+func openBadger(path string, durable bool) store {
+	db, err := badger.Open(badger.DefaultOptions(path).WithLogger(nil).WithSyncWrites(durable))
+	check(err)
+	return &badgerStore{db: db}
+}
+
+func (s *badgerStore) put(ks [][]byte, val []byte) error {
+	return s.write(ks, val, 0)
+}
+
+func (s *badgerStore) putTTL(ks [][]byte, val []byte, d time.Duration) error {
+	return s.write(ks, val, d)
+}
+
+// write writes ks through one WriteBatch, each with TTL d (0: none).
+func (s *badgerStore) write(ks [][]byte, val []byte, d time.Duration) error {
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range ks {
+		e := badger.NewEntry(k, val)
+		if d > 0 {
+			e = e.WithTTL(d)
+		}
+		if err := wb.SetEntry(e); err != nil {
+			return err
+		}
+	}
+	return wb.Flush()
+}
+
+func (s *badgerStore) get(k []byte) error {
+	return s.db.View(func(tx *badger.Txn) error {
+		it, err := tx.Get(k)
+		if err != nil {
+			return err
+		}
+		v, err := it.ValueCopy(nil)
+		runtime.KeepAlive(v)
+		return err
+	})
+}
+
+func (s *badgerStore) close() { check(s.db.Close()) }

@@ -79,7 +79,7 @@ func (s *sqlStore) tx(fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
-func (s *sqlStore) putTTL(ks [][]byte, val []byte) error {
+func (s *sqlStore) putHalfTTL(ks [][]byte, val []byte) error {
 	exp := s.now + time.Minute.Milliseconds()
 	return s.tx(func(tx *sql.Tx) error {
 		up, pe := tx.Stmt(s.upsert), tx.Stmt(s.putExp)
