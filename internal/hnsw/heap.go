@@ -1,5 +1,7 @@
 package hnsw
 
+import "math"
+
 // Order is the order a Heap keeps: Before(a, b) reports whether a belongs
 // nearer the root than b. Its types are empty structs, so a Heap costs no
 // function value.
@@ -131,21 +133,46 @@ type nearFirst struct{}
 // Before reports whether a is nearer than b.
 func (nearFirst) Before(a, b item) bool { return nearer(a, b) }
 
-// heap is the graph's own binary heap of items, the nearest (by nearer)
-// at the root. It is concrete, not a Heap, for the search's hot path: Go
-// compiles a Heap once for every element type of the same shape and calls
-// Order.Before through a dictionary, not inlined; in the CPU profile of
-// BenchmarkSearch and BenchmarkExactScan a Heap of items took about 14 %
-// of the time against 9 % for this one. A list of the k nearest (farHeap)
-// is a heap of flipped items, whose root is the farthest.
-type heap []item
+// heap is the graph's own binary heap, of items packed by key, the
+// nearest at the root; a list of the k nearest (farHeap) keeps the keys
+// complemented, the farthest at the root. It is concrete, not a Heap, for
+// the search's hot path: Go compiles a Heap once for every element type of
+// the same shape and calls Order.Before through a dictionary, not inlined
+// (in the CPU profile of BenchmarkSearch and BenchmarkExactScan a Heap of
+// items took about 14 % of the time against 9 % for this one), and a key
+// is one integer comparison where an item is two of floats.
+type heap []uint64
 
-func (h *heap) push(x item) {
-	*h = append(*h, x)
+// key packs x into a uint64 that orders as nearer does: the distance's
+// bits made to sort as an unsigned integer, then the id (-0 sorts before
+// +0; a node's distance has one sign, so the order stays total).
+func key(x item) uint64 {
+	b := math.Float32bits(x.d)
+	if b&(1<<31) != 0 {
+		b = ^b
+	} else {
+		b |= 1 << 31
+	}
+	return uint64(b)<<32 | uint64(x.id)
+}
+
+// unkey is the item of key k.
+func unkey(k uint64) item {
+	b := uint32(k >> 32)
+	if b&(1<<31) != 0 {
+		b &^= 1 << 31
+	} else {
+		b = ^b
+	}
+	return item{math.Float32frombits(b), uint32(k)}
+}
+
+func (h *heap) push(k uint64) {
+	*h = append(*h, k)
 	s := *h
 	for i := len(s) - 1; i > 0; {
 		p := (i - 1) / 2
-		if !nearer(s[i], s[p]) {
+		if s[i] >= s[p] {
 			break
 		}
 		s[p], s[i] = s[i], s[p]
@@ -153,13 +180,14 @@ func (h *heap) push(x item) {
 	}
 }
 
-func (h *heap) pop() item {
+func (h *heap) pop() uint64 {
 	s := *h
 	top := s[0]
 	n := len(s) - 1
 	s[0] = s[n]
-	*h = s[:n]
-	h.down(0)
+	s = s[:n]
+	*h = s
+	s.down(0)
 	return top
 }
 
@@ -171,10 +199,10 @@ func (h heap) down(i int) {
 		if l >= n {
 			return
 		}
-		if r := l + 1; r < n && nearer(h[r], h[l]) {
+		if r := l + 1; r < n && h[r] < h[l] {
 			l = r
 		}
-		if !nearer(h[l], h[i]) {
+		if h[l] >= h[i] {
 			return
 		}
 		h[i], h[l] = h[l], h[i]
@@ -182,30 +210,28 @@ func (h heap) down(i int) {
 	}
 }
 
-// flip reverses nearer: of two flipped items the farther is nearer.
-func flip(x item) item { return item{-x.d, ^x.id} }
-
 // farHeap keeps the k nearest items offered, the farthest at the root,
-// where the next one nearer replaces it: a heap of flipped items.
+// where the next one nearer replaces it: a heap of complemented keys.
 type farHeap struct{ h heap }
 
 func (f *farHeap) len() int { return len(f.h) }
 
 // far returns the farthest item kept; f is not empty.
-func (f *farHeap) far() item { return flip(f.h[0]) }
+func (f *farHeap) far() item { return unkey(^f.h[0]) }
+
+// at returns the i-th item kept, in heap order.
+func (f *farHeap) at(i int) item { return unkey(^f.h[i]) }
 
 func (f *farHeap) reset() { f.h = f.h[:0] }
-
-// items returns the items kept, flipped, in heap order.
-func (f *farHeap) items() []item { return f.h }
 
 // offer keeps x when f has fewer than k, or in place of the farthest when x
 // is nearer.
 func (f *farHeap) offer(x item, k int) {
+	kx := ^key(x)
 	if len(f.h) < k {
-		f.h.push(flip(x))
-	} else if len(f.h) > 0 && nearer(x, f.far()) {
-		f.h[0] = flip(x)
+		f.h.push(kx)
+	} else if len(f.h) > 0 && kx > f.h[0] {
+		f.h[0] = kx
 		f.h.down(0)
 	}
 }
@@ -215,7 +241,7 @@ func (f *farHeap) drain(out []item) []item {
 	n := len(f.h)
 	out = append(out[:0], make([]item, n)...)
 	for i := n - 1; i >= 0; i-- {
-		out[i] = flip(f.h.pop())
+		out[i] = unkey(^f.h.pop())
 	}
 	return out
 }

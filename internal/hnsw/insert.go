@@ -79,13 +79,13 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 		if !s.visit(ep.id) {
 			continue
 		}
-		s.cand.push(ep)
+		s.cand.push(key(ep))
 		if ok(ep.id) {
 			s.res.offer(ep, ef)
 		}
 	}
 	for len(s.cand) > 0 {
-		c := s.cand.pop()
+		c := unkey(s.cand.pop())
 		if s.res.len() >= ef && c.d > s.res.far().d {
 			break
 		}
@@ -104,7 +104,7 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 			}
 			d := g.dist(q, qn2, nb)
 			if s.res.len() < ef || d < s.res.far().d {
-				s.cand.push(item{d, nb})
+				s.cand.push(key(item{d, nb}))
 				if ok(nb) {
 					s.res.offer(item{d, nb}, ef)
 				}

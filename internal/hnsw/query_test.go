@@ -68,3 +68,32 @@ func TestQueryDistIsTheGraphsDistance(t *testing.T) {
 	require.InDelta(t, 1-math.Sqrt(0.5), q.Dist([]float32{3e38, 3e38}), 1e-6)
 	require.InDelta(t, 0, q.Dist([]float32{1e-45, 0}), 1e-6)
 }
+
+// TestHeapKeysOrderAsNearer: the search's heap compares packed keys; they
+// order as nearer (distance, then id), negative distances (dot) included,
+// and unpack to the item.
+func TestHeapKeysOrderAsNearer(t *testing.T) {
+	ds := []float32{-3e38, -2, -1, -1e-30, 0, 1e-30, 0.5, 1, 2, 3e38}
+	var items []item
+	for _, d := range ds {
+		for _, id := range []uint32{0, 7, ^uint32(0)} {
+			items = append(items, item{d, id})
+		}
+	}
+	for _, a := range items {
+		require.Equal(t, a, unkey(key(a)))
+		for _, b := range items {
+			require.Equal(t, nearer(a, b), key(a) < key(b), "%v %v", a, b)
+		}
+	}
+	var f farHeap
+	var h heap
+	for i, a := range items {
+		f.offer(items[(i*7)%len(items)], 5)
+		h.push(key(a))
+	}
+	require.Equal(t, items[:5], f.drain(nil))
+	for _, a := range items {
+		require.Equal(t, a, unkey(h.pop()))
+	}
+}

@@ -76,8 +76,8 @@ func (g *Graph) exactSplit(s *scratch, q []float32, qn2 float32, k int, ids []ui
 	wg.Wait()
 	h := parts[0]
 	for _, p := range parts[1:] {
-		for _, it := range p.items() {
-			offer(&h, flip(it), k, true)
+		for i := range p.len() {
+			offer(&h, p.at(i), k, true)
 		}
 	}
 	return h.drain(nil)
@@ -109,8 +109,8 @@ func offer(h *farHeap, x item, k int, dedupe bool) {
 		return
 	}
 	if dedupe {
-		for _, y := range h.items() {
-			if ^y.id == x.id {
+		for i := range h.len() {
+			if h.at(i).id == x.id {
 				return
 			}
 		}
