@@ -38,6 +38,7 @@ func (ix *Index) Search(ctx context.Context, q []float32, query Query) ([]Hit, e
 	if err != nil {
 		return nil, err
 	}
+	defer hq.Release()
 	hits, nodes, seq, err := ix.searchMem(hq, &query)
 	if err != nil || (!query.Values && !ix.needsRerank(&query)) {
 		return hits, err
@@ -78,6 +79,7 @@ func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer hq.Release()
 	var hits []Hit
 	var nodes []uint32
 	ix.mu.RLock()

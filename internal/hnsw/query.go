@@ -3,6 +3,7 @@ package hnsw
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // MaxNorm2 is the largest squared length of a vector under the L2 and dot
@@ -86,15 +87,26 @@ func NewQuery(q []float32, dim int, m Metric) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	pq := &Query{metric: m}
+	pq, _ := queryPool.Get().(*Query)
+	if pq == nil {
+		pq = &Query{}
+	}
+	pq.metric = m
 	if m == Cosine {
-		pq.v = normalize(nil, q, n2)
+		pq.v = normalize(pq.v, q, n2)
 	} else {
-		pq.v = append([]float32(nil), q...)
+		pq.v = append(pq.v[:0], q...)
 	}
 	pq.n2 = dot(pq.v, pq.v)
 	return pq, nil
 }
+
+// queryPool keeps released Queries: a search's query is a few KiB, and a
+// search of a small filter takes microseconds.
+var queryPool sync.Pool
+
+// Release gives q back for a later NewQuery; q must not be used after.
+func (q *Query) Release() { queryPool.Put(q) }
 
 // Dist returns the distance from the query to v, a float32 vector as
 // stored (not normalised, of the query's length), by the graph's kernels:

@@ -105,7 +105,7 @@ func (g *Graph) scanIDs(q []float32, qn2 float32, k int, ids []uint32) farHeap {
 // kept is not added again (it has the same distance, so it is found among
 // the k kept, a scan of k items, only when it would otherwise be added).
 func offer(h *farHeap, x item, k int, dedupe bool) {
-	if h.len() >= k && !nearer(x, h.far()) {
+	if !h.wants(x, k) {
 		return
 	}
 	if dedupe {

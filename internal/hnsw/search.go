@@ -40,6 +40,7 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer pq.Release()
 	return g.SearchQuery(pq, o)
 }
 
