@@ -7,7 +7,7 @@
 // have one block of 1 + M per upper level in a second flat array; vectors
 // live in one arena, also chunked (4,096 nodes a chunk, so growth never
 // copies), as float32, or as float16 or int8 to save memory, with an exact
-// float32 rerank by the caller's vectors. Neighbours are chosen with
+// float32 rerank by the caller (its vectors, Query.Dist). Neighbours are chosen with
 // hnswlib's heuristic (a candidate is kept only if it is nearer to the new
 // node than to every neighbour kept so far). A deleted node is a tombstone:
 // it still routes searches and is never returned; RepairDeleted rewires its

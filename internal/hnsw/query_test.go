@@ -97,3 +97,24 @@ func TestHeapKeysOrderAsNearer(t *testing.T) {
 		require.Equal(t, a, unkey(h.pop()))
 	}
 }
+
+// byFirst orders pairs by their first element, farthest at the root.
+type byFirst struct{}
+
+func (byFirst) Before(a, b [2]int) bool { return a[0] > b[0] }
+
+// TestGenericHeapAndSort: Heap.Offer keeps the k that come last in its
+// order, Drain returns them in reverse pop order, and Sort is stable.
+func TestGenericHeapAndSort(t *testing.T) {
+	var h Heap[[2]int, byFirst]
+	for i, x := range []int{5, 1, 9, 3, 7, 3, 0, 8} {
+		h.Offer([2]int{x, i}, 3)
+	}
+	require.Equal(t, 3, h.Len())
+	require.Equal(t, [2]int{3, 3}, h.Top())
+	require.Equal(t, [][2]int{{0, 6}, {1, 1}, {3, 3}}, h.Drain(nil))
+	require.Zero(t, h.Len())
+	s := [][2]int{{2, 0}, {1, 1}, {2, 2}, {0, 3}, {1, 4}}
+	Sort[[2]int, byFirst](s)
+	require.Equal(t, [][2]int{{2, 0}, {2, 2}, {1, 1}, {1, 4}, {0, 3}}, s)
+}
