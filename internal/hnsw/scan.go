@@ -38,7 +38,7 @@ func scanWorkers(n int) int {
 // goroutines (the whole-graph scan, ids nil, is not split).
 func (g *Graph) exactSplit(s *scratch, q []float32, qn2 float32, k int, ids []uint32, allow func(uint32) bool, workers int) []item {
 	if ids == nil {
-		var h farHeap
+		h := farHeap{h: make(heap, 0, k+1)}
 		for id := uint32(0); id < g.n; id++ {
 			if g.returnable(id) && (allow == nil || allow(id)) {
 				offer(&h, item{g.dist(q, qn2, id), id}, k, false)
@@ -85,7 +85,7 @@ func (g *Graph) exactSplit(s *scratch, q []float32, qn2 float32, k int, ids []ui
 
 // scanIDs returns the k nearest returnable nodes of ids to q.
 func (g *Graph) scanIDs(q []float32, qn2 float32, k int, ids []uint32) farHeap {
-	var h farHeap
+	h := farHeap{h: make(heap, 0, k+1)}
 	for i, id := range ids {
 		if g.cfg.Storage == F32 && i+prefetchAhead < len(ids) {
 			if next := ids[i+prefetchAhead]; next < g.n {
