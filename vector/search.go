@@ -2,10 +2,9 @@ package vector
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
+	"errors"
 	"fmt"
-	"math"
 
 	"github.com/snkv-go/snkv/internal/hnsw"
 	"github.com/snkv-go/snkv/internal/layer"
@@ -35,12 +34,17 @@ func (ix *Index) Search(ctx context.Context, q []float32, query Query) ([]Hit, e
 	if err := ix.sync(ctx); err != nil {
 		return nil, err
 	}
-	hits, nodes, seq, err := ix.searchMem(q, &query)
+	hq, err := ix.query(q)
+	if err != nil {
+		return nil, err
+	}
+	defer hq.Release()
+	hits, nodes, seq, err := ix.searchMem(hq, &query)
 	if err != nil || (!query.Values && !ix.needsRerank(&query)) {
 		return hits, err
 	}
 	err = ix.view(ctx, func(w *Tx) error {
-		hits, err = w.finish(q, hits, nodes, seq, &query)
+		hits, err = w.finish(hq, hits, nodes, seq, &query)
 		return err
 	})
 	return hits, err
@@ -71,25 +75,30 @@ func (w *Tx) Search(q []float32, query Query) ([]Hit, error) {
 	if err := ix.syncSearch(w.ctxOr()); err != nil {
 		return nil, err
 	}
+	hq, err := ix.query(q)
+	if err != nil {
+		return nil, err
+	}
+	defer hq.Release()
 	var hits []Hit
 	var nodes []uint32
 	ix.mu.RLock()
 	mode := "exact"
 	if m := ix.m; m != nil && m.applied == seq {
 		mode = "memory"
-		hits, nodes, err = ix.searchMemLocked(q, &query, nil)
+		hits, nodes, err = ix.searchMemLocked(hq, &query, nil)
 	} else if m != nil && m.applied < seq && seq-m.applied <= overlayMax {
 		mode = "overlay"
-		hits, err = w.searchOverlay(m, q, &query)
+		hits, err = w.searchOverlay(m, hq, &query)
 	}
 	ix.mu.RUnlock()
 	if mode == "exact" {
-		return w.exact(q, &query)
+		return w.exact(hq, &query)
 	}
 	if err != nil || (!query.Values && !ix.needsRerank(&query) && mode == "memory") {
 		return hits, err
 	}
-	return w.finish(q, hits, nodes, seq, &query)
+	return w.finish(hq, hits, nodes, seq, &query)
 }
 
 // overlayMax is the most changes a search in a transaction lays over the
@@ -100,11 +109,8 @@ const overlayMax = 50000
 // entries after the memory's sequence number touched, and adds those keys'
 // vectors as the transaction sees them, compared exactly. The caller holds
 // ix.mu shared.
-func (w *Tx) searchOverlay(m *mem, q []float32, query *Query) ([]Hit, error) {
+func (w *Tx) searchOverlay(m *mem, q *hnsw.Query, query *Query) ([]Hit, error) {
 	ix := w.ix
-	if _, err := ix.checkQuery(q); err != nil {
-		return nil, err
-	}
 	touched := map[string]bool{}
 	exclude := map[uint32]bool{}
 	var keys [][]byte
@@ -151,9 +157,9 @@ func (w *Tx) searchOverlay(m *mem, q []float32, query *Query) ([]Hit, error) {
 		if err != nil {
 			return nil, err
 		}
-		hits = append(hits, Hit{Key: key, Distance: ix.distance(q, v)})
+		hits = append(hits, Hit{Key: key, Distance: q.Dist(v)})
 	}
-	sortHits(hits)
+	hnsw.Sort[Hit, hitOrder](hits)
 	if !ix.needsRerank(query) && len(hits) > query.K {
 		hits = hits[:query.K]
 	}
@@ -176,7 +182,7 @@ func keyMatches(key []byte, query *Query) bool {
 
 // searchMem searches the memory and returns the hits, the nodes that hold
 // them and the sequence number the memory was at.
-func (ix *Index) searchMem(q []float32, query *Query) ([]Hit, []uint32, uint64, error) {
+func (ix *Index) searchMem(q *hnsw.Query, query *Query) ([]Hit, []uint32, uint64, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.m == nil {
@@ -189,13 +195,10 @@ func (ix *Index) searchMem(q []float32, query *Query) ([]Hit, []uint32, uint64, 
 // searchMemLocked searches the graph, leaving out the nodes of exclude,
 // and returns the hits and the nodes that hold them; the caller holds
 // ix.mu.
-func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]bool) ([]Hit, []uint32, error) {
+func (ix *Index) searchMemLocked(q *hnsw.Query, query *Query, exclude map[uint32]bool) ([]Hit, []uint32, error) {
 	m := ix.m
 	if m == nil {
 		return nil, nil, ErrClosed
-	}
-	if _, err := ix.checkQuery(q); err != nil {
-		return nil, nil, err
 	}
 	if query.K <= 0 {
 		query.K = 10
@@ -223,9 +226,9 @@ func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]b
 		}
 		k = hnsw.SatMul(k, over)
 	}
-	res, err := m.g.Search(q, hnsw.SearchOptions{K: k, Ef: max(ef, k), Allow: allow, Subset: subset})
+	res, err := m.g.SearchQuery(q, hnsw.SearchOptions{K: k, Ef: max(ef, k), Allow: allow, Subset: subset})
 	if err != nil {
-		return nil, nil, ix.queryError(err)
+		return nil, nil, err
 	}
 	hits := make([]Hit, 0, len(res))
 	nodes := make([]uint32, 0, len(res))
@@ -239,88 +242,28 @@ func (ix *Index) searchMemLocked(q []float32, query *Query, exclude map[uint32]b
 	return hits, nodes, nil
 }
 
-func (ix *Index) queryError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errorsIs(err, hnsw.ErrDim):
-		return fmt.Errorf("vector: %q: query: %w: %v", ix.name, ErrDim, err)
-	case errorsIs(err, hnsw.ErrVector):
-		return fmt.Errorf("vector: %q: query: %w: %v", ix.name, ErrVector, err)
+// query checks q, the one check of a search's query, and prepares it for
+// the index's metric (hnsw.NewQuery).
+func (ix *Index) query(q []float32) (*hnsw.Query, error) {
+	hq, err := hnsw.NewQuery(q, ix.cfg.Dim, hnsw.Metric(ix.cfg.Metric))
+	if err != nil {
+		return nil, ix.inputError("query", err)
 	}
-	return err
+	return hq, nil
 }
 
-// checkQuery validates q and returns it in the form the index compares
-// (normalised under the cosine metric).
-func (ix *Index) checkQuery(q []float32) ([]float32, error) {
-	if len(q) != ix.cfg.Dim {
-		return nil, fmt.Errorf("vector: %q: query: %w: %d, want %d", ix.name, ErrDim, len(q), ix.cfg.Dim)
+// inputError gives a vector that hnsw.Check refused vector's sentinel
+// (ErrDim or ErrVector); what names the vector.
+func (ix *Index) inputError(what string, err error) error {
+	var ce *hnsw.CheckError
+	if !errors.As(err, &ce) {
+		return err
 	}
-	if err := ix.checkVector(q); err != nil {
-		return nil, fmt.Errorf("vector: %q: query: %w", ix.name, err)
+	sentinel := ErrVector
+	if ce.Err == hnsw.ErrDim {
+		sentinel = ErrDim
 	}
-	return q, nil
-}
-
-// maxNorm2 is the largest squared length of a vector under the L2 and dot
-// metrics: the graph sums distances in float32, and two vectors of at most
-// this squared length are at most math.MaxFloat32 apart (|a − b|² ≤
-// (|a| + |b|)² = 4 · maxNorm2) and have a dot product of at most maxNorm2,
-// so no distance overflows to +Inf or NaN. Elements of up to about 6e18
-// (in two dimensions; less in more) pass.
-const maxNorm2 = math.MaxFloat32 / 4
-
-// checkVector refuses (ErrVector) a vector holding NaN or ±Inf, a zero
-// vector under the cosine metric, and one longer than maxNorm2 allows
-// under L2 or dot.
-func (ix *Index) checkVector(v []float32) error {
-	var n2 float64
-	for _, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%w: NaN or infinite element", ErrVector)
-		}
-		n2 += float64(x) * float64(x)
-	}
-	switch {
-	case ix.cfg.Metric == Cosine && n2 == 0:
-		return fmt.Errorf("%w: zero vector under the cosine metric", ErrVector)
-	case ix.cfg.Metric != Cosine && n2 > maxNorm2:
-		return fmt.Errorf("%w: squared length %.3g over %.3g: its distances would overflow float32", ErrVector, n2, float64(maxNorm2))
-	}
-	return nil
-}
-
-// distance is the index's metric between a query and a stored vector, in
-// float64 for the exact paths; each metric sums only what it needs.
-func (ix *Index) distance(q, v []float32) float32 {
-	v = v[:len(q)]
-	switch ix.cfg.Metric {
-	case L2:
-		var l2 float64
-		for i := range q {
-			d := float64(q[i]) - float64(v[i])
-			l2 += d * d
-		}
-		return float32(l2)
-	case Cosine:
-		var dot, nq, nv float64
-		for i := range q {
-			a, b := float64(q[i]), float64(v[i])
-			dot += a * b
-			nq += a * a
-			nv += b * b
-		}
-		if nv == 0 {
-			return 1
-		}
-		return float32(1 - dot/math.Sqrt(nq*nv))
-	}
-	var dot float64
-	for i := range q {
-		dot += float64(q[i]) * float64(v[i])
-	}
-	return float32(1 - dot)
+	return fmt.Errorf("vector: %q: %s: %w: %s", ix.name, what, sentinel, ce.Why)
 }
 
 // defaultOversample is Query.Oversample's default: with int8 or float16 in
@@ -337,7 +280,7 @@ const defaultOversample = 2
 // held the hits when the memory was at sequence number seq: if w's
 // snapshot is at seq too, the vectors are read by node without reading
 // the keys' rows (unless Query.Values wants them).
-func (w *Tx) finish(q []float32, hits []Hit, nodes []uint32, seq uint64, query *Query) ([]Hit, error) {
+func (w *Tx) finish(q *hnsw.Query, hits []Hit, nodes []uint32, seq uint64, query *Query) ([]Hit, error) {
 	ix := w.ix
 	rerank := ix.needsRerank(query)
 	known := false
@@ -380,12 +323,12 @@ func (w *Tx) finish(q []float32, hits []Hit, nodes []uint32, seq uint64, query *
 			if err != nil {
 				return nil, err
 			}
-			h.Distance = ix.distance(q, v)
+			h.Distance = q.Dist(v)
 		}
 		out = append(out, h)
 	}
 	if rerank {
-		sortHits(out)
+		hnsw.Sort[Hit, hitOrder](out)
 	}
 	if len(out) > query.K {
 		out = out[:query.K]
@@ -399,29 +342,29 @@ func (w *Tx) finish(q []float32, hits []Hit, nodes []uint32, seq uint64, query *
 	return out, nil
 }
 
-func sortHits(h []Hit) {
-	for i := 1; i < len(h); i++ {
-		x := h[i]
-		j := i - 1
-		for ; j >= 0 && h[j].Distance > x.Distance; j-- {
-			h[j+1] = h[j]
-		}
-		h[j+1] = x
-	}
+// hitOrder orders hits nearest first, by key among equal distances.
+type hitOrder struct{}
+
+// Before reports whether a is nearer than b.
+func (hitOrder) Before(a, b Hit) bool {
+	return a.Distance < b.Distance || (a.Distance == b.Distance && bytes.Compare(a.Key, b.Key) < 0)
 }
+
+// farHits is the order of the k nearest hits: the farthest at the root.
+type farHits struct{}
+
+// Before reports whether a is farther than b.
+func (farHits) Before(a, b Hit) bool { return hitOrder{}.Before(b, a) }
 
 // exact is a search by an exact scan of the index's rows in the
 // transaction.
-func (w *Tx) exact(q []float32, query *Query) ([]Hit, error) {
+func (w *Tx) exact(q *hnsw.Query, query *Query) ([]Hit, error) {
 	ix := w.ix
-	if _, err := ix.checkQuery(q); err != nil {
-		return nil, err
-	}
 	if query.K <= 0 {
 		query.K = 10
 	}
 	now := layer.NowMs(ix.store)
-	h := &hitHeap{}
+	var h hnsw.Heap[Hit, farHits]
 	cache := map[uint32][]byte{}
 	for e, err := range w.t.keys.Scan(kvstore.IterOptions{Prefix: query.Prefix, Start: query.Start, End: query.End}) {
 		if err != nil {
@@ -441,7 +384,7 @@ func (w *Tx) exact(q []float32, query *Query) ([]Hit, error) {
 		if err != nil {
 			return nil, err
 		}
-		d := ix.distance(q, v)
+		d := q.Dist(v)
 		if query.MaxDistance > 0 && d > query.MaxDistance {
 			continue
 		}
@@ -449,18 +392,9 @@ func (w *Tx) exact(q []float32, query *Query) ([]Hit, error) {
 		if query.Values {
 			hit.Value, hit.Meta = r.value, r.meta
 		}
-		if h.Len() < query.K {
-			heap.Push(h, hit)
-		} else if d < (*h)[0].Distance || (d == (*h)[0].Distance && bytes.Compare(e.Key, (*h)[0].Key) < 0) {
-			(*h)[0] = hit
-			heap.Fix(h, 0)
-		}
+		h.Offer(hit, query.K)
 	}
-	out := make([]Hit, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(Hit)
-	}
-	return out, nil
+	return h.Drain(make([]Hit, 0, h.Len())), nil
 }
 
 func metaMatches(meta, where map[string]string) bool {
@@ -470,19 +404,6 @@ func metaMatches(meta, where map[string]string) bool {
 		}
 	}
 	return true
-}
-
-type hitHeap []Hit
-
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return h[i].Distance > h[j].Distance }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
 
 // syncSearch is sync for a search in a transaction, which does not need

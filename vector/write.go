@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/hnsw"
 	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/kvstore"
 )
@@ -43,11 +44,8 @@ func (ix *Index) check(key []byte, vec []float32, p Put, now time.Time) (int64, 
 	if err := ix.checkKey("put", key); err != nil {
 		return 0, err
 	}
-	if len(vec) != ix.cfg.Dim {
-		return 0, fmt.Errorf("vector: %q: key %q: %w: %d, want %d", ix.name, key, ErrDim, len(vec), ix.cfg.Dim)
-	}
-	if err := ix.checkVector(vec); err != nil {
-		return 0, fmt.Errorf("vector: %q: key %q: %w", ix.name, key, err)
+	if err := hnsw.Check(vec, ix.cfg.Dim, hnsw.Metric(ix.cfg.Metric)); err != nil {
+		return 0, ix.inputError(fmt.Sprintf("key %q", key), err)
 	}
 	exp, err := layer.ExpiryMs(now, p.TTL, p.ExpireAt)
 	if err != nil {

@@ -313,7 +313,7 @@ func (g *Graph) setOwnLinks(s *scratch, id uint32, q []float32, qn2 float32, l, 
 			}
 		}
 		s.cands = cands
-		sortItems(cands)
+		Sort[item, nearFirst](cands)
 		if len(cands) > mmax {
 			cands = g.selectHeuristic(s, cands, mmax)
 		}

@@ -185,7 +185,7 @@ func (g *Graph) relink(s *scratch, id uint32, l int, v []float32) {
 			add(nn)
 		}
 	}
-	sortItems(cands)
+	Sort[item, nearFirst](cands)
 	sel := g.selectHeuristic(s, cands, mmax)
 	b := g.links(id, l)
 	b[0] = 0

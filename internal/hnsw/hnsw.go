@@ -7,7 +7,7 @@
 // have one block of 1 + M per upper level in a second flat array; vectors
 // live in one arena, also chunked (4,096 nodes a chunk, so growth never
 // copies), as float32, or as float16 or int8 to save memory, with an exact
-// float32 rerank by the caller's vectors. Neighbours are chosen with
+// float32 rerank by the caller (its vectors, Query.Dist). Neighbours are chosen with
 // hnswlib's heuristic (a candidate is kept only if it is nearer to the new
 // node than to every neighbour kept so far). A deleted node is a tombstone:
 // it still routes searches and is never returned; RepairDeleted rewires its
@@ -451,32 +451,17 @@ func (g *Graph) decode(id uint32, out []float32) []float32 {
 	return out
 }
 
-// prepare checks v and returns the form distances take: a copy, normalised
-// for cosine.
+// prepare checks v (Check) and returns the form distances take: a copy,
+// normalised for cosine.
 func (g *Graph) prepare(v []float32, out []float32) ([]float32, error) {
-	if len(v) != g.cfg.Dim {
-		return nil, fmt.Errorf("%w: %d, want %d", ErrDim, len(v), g.cfg.Dim)
+	n2, err := check(v, g.cfg.Dim, g.cfg.Metric)
+	if err != nil {
+		return nil, err
 	}
-	var n2 float64
-	for _, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, fmt.Errorf("%w: NaN or infinite element", ErrVector)
-		}
-		n2 += float64(x) * float64(x)
-	}
-	out = append(out[:0], v...)
 	if g.cfg.Metric == Cosine {
-		if n2 == 0 {
-			return nil, fmt.Errorf("%w: zero vector under the cosine metric", ErrVector)
-		}
-		// In float64: the scale of a vector of subnormal elements
-		// overflows float32, and that of huge ones loses its digits.
-		inv := 1 / math.Sqrt(n2)
-		for i := range out {
-			out[i] = float32(float64(out[i]) * inv)
-		}
+		return normalize(out, v, n2), nil
 	}
-	return out, nil
+	return append(out[:0], v...), nil
 }
 
 // dist returns the distance from the prepared query q (with |q|² qn2) to id.

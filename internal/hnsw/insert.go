@@ -64,7 +64,8 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 		clear(s.visited)
 		s.gen = 1
 	}
-	s.cand, s.res = s.cand[:0], s.res[:0]
+	s.cand = s.cand[:0]
+	s.res.reset()
 	ok := func(id uint32) bool {
 		if bit(g.deleted, id) {
 			return false
@@ -78,17 +79,14 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 		if !s.visit(ep.id) {
 			continue
 		}
-		s.cand.push(ep)
+		s.cand.push(key(ep))
 		if ok(ep.id) {
-			s.res.push(ep)
+			s.res.offer(ep, ef)
 		}
 	}
-	for len(s.res) > ef {
-		s.res.pop()
-	}
 	for len(s.cand) > 0 {
-		c := s.cand.pop()
-		if len(s.res) >= ef && c.d > s.res[0].d {
+		c := unkey(s.cand.pop())
+		if s.res.len() >= ef && c.d > s.res.far().d {
 			break
 		}
 		b := g.links(c.id, l)
@@ -100,23 +98,20 @@ func (g *Graph) searchLayer(s *scratch, q []float32, qn2 float32, eps []item, ef
 			if s.budget > 0 {
 				if s.budget--; s.budget == 0 {
 					s.exhausted = true
-					s.sel = s.res.sorted(s.sel)
+					s.sel = s.res.drain(s.sel)
 					return s.sel
 				}
 			}
 			d := g.dist(q, qn2, nb)
-			if len(s.res) < ef || d < s.res[0].d {
-				s.cand.push(item{d, nb})
+			if s.res.len() < ef || d < s.res.far().d {
+				s.cand.push(key(item{d, nb}))
 				if ok(nb) {
-					s.res.push(item{d, nb})
-					if len(s.res) > ef {
-						s.res.pop()
-					}
+					s.res.offer(item{d, nb}, ef)
 				}
 			}
 		}
 	}
-	s.sel = s.res.sorted(s.sel)
+	s.sel = s.res.drain(s.sel)
 	return s.sel
 }
 
@@ -184,7 +179,7 @@ func (g *Graph) addLink(s *scratch, from, to uint32, d float32, l, mmax int) {
 		cands = append(cands, item{g.dist(fv, fn2, x), x})
 	}
 	s.cands = cands
-	sortItems(cands)
+	Sort[item, nearFirst](cands)
 	sel := g.selectHeuristic(s, cands, mmax)
 	ids := s.ids[:0]
 	for _, it := range sel {
@@ -192,19 +187,6 @@ func (g *Graph) addLink(s *scratch, from, to uint32, d float32, l, mmax int) {
 	}
 	s.ids = ids
 	storeLinks(b, ids)
-}
-
-// sortItems sorts by distance, nearest first (insertion sort: lists are
-// short).
-func sortItems(a []item) {
-	for i := 1; i < len(a); i++ {
-		x := a[i]
-		j := i - 1
-		for ; j >= 0 && a[j].d > x.d; j-- {
-			a[j+1] = a[j]
-		}
-		a[j+1] = x
-	}
 }
 
 // pickEntry makes the highest-level live node other than not the entry

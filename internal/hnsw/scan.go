@@ -38,13 +38,13 @@ func scanWorkers(n int) int {
 // goroutines (the whole-graph scan, ids nil, is not split).
 func (g *Graph) exactSplit(s *scratch, q []float32, qn2 float32, k int, ids []uint32, allow func(uint32) bool, workers int) []item {
 	if ids == nil {
-		h := make(topK, 0, k+1)
+		h := farHeap{h: make(heap, 0, k+1)}
 		for id := uint32(0); id < g.n; id++ {
 			if g.returnable(id) && (allow == nil || allow(id)) {
-				h.offer(item{g.dist(q, qn2, id), id}, k, false)
+				offer(&h, item{g.dist(q, qn2, id), id}, k, false)
 			}
 		}
-		return h.sorted()
+		return h.drain(nil)
 	}
 	if allow != nil {
 		kept := s.scan[:0]
@@ -59,9 +59,9 @@ func (g *Graph) exactSplit(s *scratch, q []float32, qn2 float32, k int, ids []ui
 	workers = max(1, min(workers, len(ids)))
 	if workers == 1 {
 		h := g.scanIDs(q, qn2, k, ids)
-		return h.sorted()
+		return h.drain(nil)
 	}
-	parts := make([]topK, workers)
+	parts := make([]farHeap, workers)
 	per := (len(ids) + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
@@ -76,16 +76,16 @@ func (g *Graph) exactSplit(s *scratch, q []float32, qn2 float32, k int, ids []ui
 	wg.Wait()
 	h := parts[0]
 	for _, p := range parts[1:] {
-		for _, it := range p {
-			h.offer(it, k, true)
+		for i := range p.len() {
+			offer(&h, p.at(i), k, true)
 		}
 	}
-	return h.sorted()
+	return h.drain(nil)
 }
 
 // scanIDs returns the k nearest returnable nodes of ids to q.
-func (g *Graph) scanIDs(q []float32, qn2 float32, k int, ids []uint32) topK {
-	h := make(topK, 0, k+1)
+func (g *Graph) scanIDs(q []float32, qn2 float32, k int, ids []uint32) farHeap {
+	h := farHeap{h: make(heap, 0, k+1)}
 	for i, id := range ids {
 		if g.cfg.Storage == F32 && i+prefetchAhead < len(ids) {
 			if next := ids[i+prefetchAhead]; next < g.n {
@@ -96,82 +96,24 @@ func (g *Graph) scanIDs(q []float32, qn2 float32, k int, ids []uint32) topK {
 		if !g.returnable(id) {
 			continue
 		}
-		h.offer(item{g.dist(q, qn2, id), id}, k, true)
+		offer(&h, item{g.dist(q, qn2, id), id}, k, true)
 	}
 	return h
 }
 
-// nearer orders items by distance, then by id.
-func nearer(a, b item) bool {
-	return a.d < b.d || (a.d == b.d && a.id < b.id)
-}
-
-// topK keeps the k nearest items offered, ordered by nearer: a heap with
-// the farthest at the root.
-type topK []item
-
-// offer adds x when fewer than k are kept or x is nearer than the
-// farthest kept (which it then replaces); with dedupe, an id already kept
-// is not added again (it has the same distance, so it is found among the k
-// kept, a scan of k items, only when it would otherwise be added).
-func (h *topK) offer(x item, k int, dedupe bool) {
-	s := *h
-	if len(s) >= k && !nearer(x, s[0]) {
+// offer adds x to h, keeping the k nearest; with dedupe, an id already
+// kept is not added again (it has the same distance, so it is found among
+// the k kept, a scan of k items, only when it would otherwise be added).
+func offer(h *farHeap, x item, k int, dedupe bool) {
+	if !h.wants(x, k) {
 		return
 	}
 	if dedupe {
-		for _, y := range s {
-			if y.id == x.id {
+		for i := range h.len() {
+			if h.at(i).id == x.id {
 				return
 			}
 		}
 	}
-	if len(s) >= k {
-		s[0] = x
-		s.down(0)
-		return
-	}
-	s = append(s, x)
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !nearer(s[p], s[i]) {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-	*h = s
-}
-
-// down restores the heap below i.
-func (h topK) down(i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		if r := l + 1; r < n && nearer(h[l], h[r]) {
-			l = r
-		}
-		if !nearer(h[i], h[l]) {
-			return
-		}
-		h[i], h[l] = h[l], h[i]
-		i = l
-	}
-}
-
-// sorted empties h and returns its items nearest first.
-func (h *topK) sorted() []item {
-	s := *h
-	out := make([]item, len(s))
-	for i := len(s) - 1; i >= 0; i-- {
-		out[i] = s[0]
-		s[0] = s[len(s)-1]
-		s = s[:len(s)-1]
-		s.down(0)
-	}
-	*h = s
-	return out
+	h.offer(x, k)
 }

@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -29,23 +30,32 @@ type SearchOptions struct {
 	// ExactBelow is the estimated number of matching vectors at or below
 	// which a filtered search is an exact scan; 0 means 2 · Ef · 2M.
 	ExactBelow int
-	// Rerank, when not nil, gives the exact vector of an id (false: none;
-	// the id is dropped): the graph search gathers K · Oversample
-	// candidates by the stored (F16 or I8) vectors, and they are ordered
-	// by the exact distance to the query.
-	Rerank func(id uint32) ([]float32, bool)
-	// Oversample multiplies K for Rerank; 0 means 3.
-	Oversample int
 }
 
 // Search returns the K nearest live nodes to q that the options accept,
 // nearest first: min(K, matching) of them. It fails with ErrDim or
-// ErrVector for a bad query. Safe for concurrent use with other searches
-// and with the linking of staged nodes (which it never returns); it waits
-// for staging, publishing and deletes. Cost: about Ef · 2M distance computations for an
-// unfiltered search; a filter that matches a fraction p costs about 1/p
-// times more, up to an exact scan of the matching nodes.
+// ErrVector for a bad query. It is SearchQuery of NewQuery(q).
 func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
+	pq, err := NewQuery(q, g.cfg.Dim, g.cfg.Metric)
+	if err != nil {
+		return nil, err
+	}
+	defer pq.Release()
+	return g.SearchQuery(pq, o)
+}
+
+// SearchQuery returns the K nearest live nodes to q (made by NewQuery for
+// the graph's dimension and metric; ErrDim otherwise) that the options
+// accept, nearest first: min(K, matching) of them. Safe for concurrent use
+// with other searches (of other Queries) and with the linking of staged
+// nodes (which it never returns); it waits for staging, publishing and
+// deletes. Cost: about Ef · 2M distance computations for an unfiltered
+// search; a filter that matches a fraction p costs about 1/p times more,
+// up to an exact scan of the matching nodes.
+func (g *Graph) SearchQuery(q *Query, o SearchOptions) ([]Result, error) {
+	if len(q.v) != g.cfg.Dim || q.metric != g.cfg.Metric {
+		return nil, fmt.Errorf("%w: a query for %d dimensions, metric %d; the graph has %d, metric %d", ErrDim, len(q.v), q.metric, g.cfg.Dim, g.cfg.Metric)
+	}
 	if o.K < 1 {
 		return nil, nil
 	}
@@ -53,24 +63,11 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 	defer g.mu.RUnlock()
 	s := g.getScratchFor(g.n)
 	defer g.putScratch(s)
-	qp, err := g.prepare(q, s.q)
-	if err != nil {
-		return nil, err
-	}
-	s.q = qp
-	qn2 := dot(qp, qp)
-	// No search returns more than the graph's slots: K, Ef and K ·
-	// Oversample beyond them are cut to them, so that a huge K neither
-	// sizes a heap by itself nor overflows.
+	qp, qn2 := q.v, q.n2
+	// No search returns more than the graph's slots: K and Ef beyond them
+	// are cut to them, so that a huge K does not size a heap by itself.
 	slots := max(int(g.n), 1)
 	k := min(o.K, slots)
-	if o.Rerank != nil {
-		over := o.Oversample
-		if over <= 0 {
-			over = 3
-		}
-		k = min(SatMul(k, over), slots)
-	}
 	oEf := min(o.Ef, slots)
 	ef := max(oEf, k)
 	allow := o.Allow
@@ -118,35 +115,8 @@ func (g *Graph) Search(q []float32, o SearchOptions) ([]Result, error) {
 		items = items[:k]
 	}
 	out := make([]Result, 0, len(items))
-	if o.Rerank == nil {
-		for _, it := range items {
-			out = append(out, Result{it.id, it.d})
-		}
-		return out, nil
-	}
 	for _, it := range items {
-		v, ok := o.Rerank(it.id)
-		if !ok {
-			continue
-		}
-		ev, err := g.prepare(v, s.v)
-		if err != nil {
-			continue
-		}
-		s.v = ev
-		out = append(out, Result{it.id, g.exactDist(qp, ev)})
-	}
-	slices.SortStableFunc(out, func(a, b Result) int {
-		switch {
-		case a.Dist < b.Dist:
-			return -1
-		case a.Dist > b.Dist:
-			return 1
-		}
-		return 0
-	})
-	if len(out) > o.K {
-		out = out[:o.K]
+		out = append(out, Result{it.id, it.d})
 	}
 	return out, nil
 }
@@ -172,14 +142,6 @@ func filteredWalk(ef, m0, live, est int) int {
 		return math.MaxInt
 	}
 	return int(min(float64(ef)*float64(m0)*float64(live)/float64(est), math.MaxInt32))
-}
-
-// exactDist is the metric on two prepared float32 vectors.
-func (g *Graph) exactDist(a, b []float32) float32 {
-	if g.cfg.Metric == L2 {
-		return l2(a, b)
-	}
-	return 1 - dot(a, b)
 }
 
 func (g *Graph) graphSearch(s *scratch, q []float32, qn2 float32, ef int, allow func(uint32) bool) []item {
