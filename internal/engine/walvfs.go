@@ -173,6 +173,9 @@ func (w *walFile) room(tls *libc.TLS, n int32) bool {
 	if n <= w.bufLen {
 		return true
 	}
+	if w.bufLen == 0 {
+		n = max(n, walFrameHeader+4096) // a header and the default page size
+	}
 	p := sqlite3.Xsqlite3_realloc64(tls, w.buf, uint64(n))
 	if p == 0 {
 		return false
