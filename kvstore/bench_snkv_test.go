@@ -20,6 +20,10 @@ package kvstore_test
 // program's and the steps to build it. SNKV_BENCH_PASSWORD=pw opens both
 // stores with that password (the default KDF; opening is not timed), the
 // Go side of bench/snkv-enc/run.sh (see docs/encryption.md).
+// SNKV_BENCH_SETTLE=1 copies the WAL into the file (Checkpoint, passive,
+// untimed) before each phase, so that no phase is charged with the
+// background checkpoint of the phase before it: a diagnostic that shows
+// each phase's own work (SNKV C never checkpoints).
 
 import (
 	"context"
@@ -84,12 +88,21 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 	n := snkvRecords()
 	ctx := context.Background()
 	ph := newPhases()
-	phase := ph.run
+	settle := os.Getenv("SNKV_BENCH_SETTLE") != ""
+	var cur *kvstore.Store // the store the phases run on, for settle
+	phase := func(name string, ops int, fn func()) {
+		if settle && cur != nil {
+			_, err := cur.Checkpoint(ctx, kvstore.CheckpointPassive)
+			require.NoError(b, err)
+		}
+		ph.run(name, ops, fn)
+	}
 	opts := snkvOptions()
 	for b.Loop() {
 		dir := b.TempDir()
 		db, err := kvstore.Open(filepath.Join(dir, "benchmark_kv.db"), opts)
 		require.NoError(b, err)
+		cur = db
 		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 		key := func(i int) []byte { return snkvText("key_", i, "") }
 
@@ -176,6 +189,7 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 
 		bulk, err := kvstore.Open(filepath.Join(dir, "benchmark_bulk.db"), opts)
 		require.NoError(b, err)
+		cur = nil // a fresh store: nothing to settle
 		phase("bulk", n, func() {
 			require.NoError(b, bulk.Update(ctx, func(tx *kvstore.Tx) error {
 				for i := range n {

@@ -82,6 +82,9 @@ func (db *DB) open() error {
 	}
 	if v := memoryVFS(); db.memDir != "" && v != "" {
 		dsn += "?vfs=" + v
+	} else if v := walVFS(); db.memDir == "" && !cfg.ReadOnly && v != "" {
+		// One write a WAL frame (walvfs.go).
+		dsn += "?vfs=" + v
 	}
 	db.dsn = dsn
 	db.companions = existingCompanions(cfg.Path)

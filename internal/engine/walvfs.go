@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// One write a WAL frame.
+//
+// SQLite appends each frame to the WAL with two writes: its 24-byte header,
+// then the page right after it (walWriteOneFrame). Each is a system call,
+// and a transaction that changes thousands of pages (10,000 random updates,
+// 5,000 random deletes, a bulk load, each spill of a full cache) made twice
+// as many as it has frames. Stores on files open through walVFS, a VFS that
+// is the default one except for WAL files, where it holds a frame header
+// back and writes it together with the page that SQLite writes next at the
+// offset just past it: the same bytes at the same offsets, in one write.
+//
+// Nothing else changes. A held header is written before any other
+// operation on the file (a read, a sync, a truncation, its size, a file
+// control, its close) and before any other write; only walWriteOneFrame
+// follows a header with its page, so a header waits for one call at most,
+// the same window as between SQLite's two writes. SQLite's other
+// header-only write, the rewrite of a frame's checksums in a transaction
+// that overwrote frames (walRewriteChecksums), comes right after a read of
+// the same frame: a header written there is never held, so no commit ever
+// leaves part of itself in this process's memory.
+
+// walFrameHeader is the size of a WAL frame header (WAL_FRAME_HDRSIZE) and
+// walHeaderSize that of the WAL header, which precedes the first frame.
+const (
+	walFrameHeader = 24
+	walHeaderSize  = 32
+)
+
+// walVFSName is the name walVFS registers under.
+const walVFSName = "snkv-wal"
+
+// walFile is the state walVFS keeps for a WAL file, in SQLite's memory
+// right after the default VFS's own sqlite3_file.
+type walFile struct {
+	inner   uintptr // the default VFS's methods for this file
+	buf     uintptr // a held header, then room for the page that follows it
+	bufLen  int32   // bytes allocated at buf
+	held    int32   // 1: buf holds the header of the frame at heldOff
+	heldOff int64
+	readOff int64 // the offset of the last operation, when it was a read
+	read    int32 // 1: the last operation was a read (at readOff)
+}
+
+var (
+	walVFSOnce sync.Once
+	walVFSOK   bool
+	walParent  uintptr // the default VFS
+	walParSz   int32   // its szOsFile, rounded up to 8
+	walMethods uintptr // the io methods walVFS gives WAL files
+	walInner   uintptr // the default VFS's io methods they wrap
+)
+
+// walVFS registers walVFS once and returns its name ("" if it could not
+// be registered: stores then open with the default VFS, as before).
+func walVFS() string {
+	walVFSOnce.Do(func() {
+		tls := libc.NewTLS()
+		defer tls.Close()
+		parent := sqlite3.Xsqlite3_vfs_find(tls, 0)
+		if parent == 0 {
+			return
+		}
+		pv := (*sqlite3.Tsqlite3_vfs)(cptr(parent))
+		sz := unsafe.Sizeof(sqlite3.Tsqlite3_vfs{})
+		v := sqlite3.Xsqlite3_malloc64(tls, uint64(sz))
+		name := sqlite3.Xsqlite3_malloc64(tls, uint64(len(walVFSName)+1))
+		m := sqlite3.Xsqlite3_malloc64(tls, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
+		if v == 0 || name == 0 || m == 0 {
+			sqlite3.Xsqlite3_free(tls, v)
+			sqlite3.Xsqlite3_free(tls, name)
+			sqlite3.Xsqlite3_free(tls, m)
+			return
+		}
+		copy(unsafe.Slice((*byte)(cptr(name)), len(walVFSName)+1), walVFSName+"\x00")
+		walParent = parent
+		walParSz = (pv.FszOsFile + 7) &^ 7
+		vv := (*sqlite3.Tsqlite3_vfs)(cptr(v))
+		*vv = *pv
+		vv.FpNext = 0
+		vv.FzName = name
+		vv.FszOsFile = walParSz + int32(unsafe.Sizeof(walFile{}))
+		vv.FxOpen = cfunc(walOpen)
+		walMethods = m
+		// The methods are filled in by the first WAL file's open, from the
+		// default VFS's methods for it.
+		if sqlite3.Xsqlite3_vfs_register(tls, v, 0) != sqlite3.SQLITE_OK {
+			return // the VFS and its methods stay allocated: a few bytes, once
+		}
+		walVFSOK = true
+	})
+	if !walVFSOK {
+		return ""
+	}
+	return walVFSName
+}
+
+var walMethodsMu sync.Mutex
+
+// walWrites counts, for tests, the frames walVFS wrote in one write
+// (merged) and the header-only writes that follow a read of the same
+// frame, which it never holds (rewrites).
+var walWrites struct{ merged, rewrites atomic.Uint64 }
+
+// walOpen is walVFS's xOpen: the default VFS opens the file, and a WAL
+// file gets walVFS's methods.
+func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, file uintptr, flags int32, pOutFlags uintptr) int32 {
+	xOpen := *(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{(*sqlite3.Tsqlite3_vfs)(cptr(walParent)).FxOpen}))
+	rc := xOpen(tls, walParent, zName, file, flags, pOutFlags)
+	f := (*sqlite3.Tsqlite3_file)(cptr(file))
+	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 || f.FpMethods == 0 {
+		return rc
+	}
+	walMethodsMu.Lock()
+	if walInner == 0 {
+		walInner = f.FpMethods
+		m := (*sqlite3.Tsqlite3_io_methods)(cptr(walMethods))
+		*m = *(*sqlite3.Tsqlite3_io_methods)(cptr(walInner))
+		m.FxClose = cfunc(walClose)
+		m.FxRead = cfunc(walRead)
+		m.FxWrite = cfunc(walWrite)
+		m.FxTruncate = cfunc(walTruncate)
+		m.FxSync = cfunc(walSync)
+		m.FxFileSize = cfunc(walFileSize)
+		m.FxFileControl = cfunc(walFileControl)
+	}
+	same := walInner == f.FpMethods
+	walMethodsMu.Unlock()
+	if !same {
+		return rc // methods this wrapper was not made for: left as they are
+	}
+	w := walState(file)
+	*w = walFile{inner: f.FpMethods}
+	f.FpMethods = walMethods
+	return rc
+}
+
+// walState returns the walFile of an open WAL file.
+func walState(file uintptr) *walFile { return (*walFile)(cptr(file + uintptr(walParSz))) }
+
+func (w *walFile) methods() *sqlite3.Tsqlite3_io_methods {
+	return (*sqlite3.Tsqlite3_io_methods)(cptr(w.inner))
+}
+
+func (w *walFile) write(tls *libc.TLS, file, buf uintptr, n int32, off int64) int32 {
+	x := *(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxWrite}))
+	return x(tls, file, buf, n, off)
+}
+
+// flush writes the held header, if any.
+func (w *walFile) flush(tls *libc.TLS, file uintptr) int32 {
+	w.read = 0
+	if w.held == 0 {
+		return sqlite3.SQLITE_OK
+	}
+	w.held = 0
+	return w.write(tls, file, w.buf, walFrameHeader, w.heldOff)
+}
+
+// room makes buf hold at least n bytes, keeping its first walFrameHeader;
+// it reports false when memory is short.
+func (w *walFile) room(tls *libc.TLS, n int32) bool {
+	if n <= w.bufLen {
+		return true
+	}
+	if w.bufLen == 0 {
+		n = max(n, walFrameHeader+4096) // a header and the default page size
+	}
+	p := sqlite3.Xsqlite3_realloc64(tls, w.buf, uint64(n))
+	if p == 0 {
+		return false
+	}
+	w.buf, w.bufLen = p, n
+	return true
+}
+
+func walWrite(tls *libc.TLS, file, buf uintptr, n int32, off int64) int32 {
+	w := walState(file)
+	if w.held != 0 && off == w.heldOff+walFrameHeader && n > 0 && w.room(tls, walFrameHeader+n) {
+		// The page of the held header: both in one write.
+		libc.Xmemcpy(tls, w.buf+walFrameHeader, buf, libc.Tsize_t(n))
+		w.held, w.read = 0, 0
+		walWrites.merged.Add(1)
+		return w.write(tls, file, w.buf, walFrameHeader+n, w.heldOff)
+	}
+	rewrite := w.read != 0 && w.readOff == off // walRewriteChecksums: never held
+	if rewrite {
+		walWrites.rewrites.Add(1)
+	}
+	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	if n == walFrameHeader && off >= walHeaderSize && !rewrite && w.room(tls, walFrameHeader) {
+		libc.Xmemcpy(tls, w.buf, buf, walFrameHeader)
+		w.held, w.heldOff = 1, off
+		return sqlite3.SQLITE_OK
+	}
+	return w.write(tls, file, buf, n, off)
+}
+
+func walRead(tls *libc.TLS, file, buf uintptr, n int32, off int64) int32 {
+	w := walState(file)
+	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	x := *(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxRead}))
+	rc := x(tls, file, buf, n, off)
+	w.read, w.readOff = 1, off
+	return rc
+}
+
+func walTruncate(tls *libc.TLS, file uintptr, size int64) int32 {
+	w := walState(file)
+	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	x := *(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxTruncate}))
+	return x(tls, file, size)
+}
+
+func walSync(tls *libc.TLS, file uintptr, flags int32) int32 {
+	w := walState(file)
+	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	x := *(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxSync}))
+	return x(tls, file, flags)
+}
+
+func walFileSize(tls *libc.TLS, file, pSize uintptr) int32 {
+	w := walState(file)
+	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	x := *(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxFileSize}))
+	return x(tls, file, pSize)
+}
+
+func walFileControl(tls *libc.TLS, file uintptr, op int32, arg uintptr) int32 {
+	w := walState(file)
+	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	x := *(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxFileControl}))
+	return x(tls, file, op, arg)
+}
+
+func walClose(tls *libc.TLS, file uintptr) int32 {
+	w := walState(file)
+	rc := w.flush(tls, file)
+	x := *(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxClose}))
+	if rc2 := x(tls, file); rc == sqlite3.SQLITE_OK {
+		rc = rc2
+	}
+	if w.buf != 0 {
+		sqlite3.Xsqlite3_free(tls, w.buf)
+	}
+	*w = walFile{}
+	return rc
+}
+
+// cfunc returns the Go function f as a C function pointer of
+// modernc.org/libc (a pointer to the function value).
+func cfunc[F any](f F) uintptr { return *(*uintptr)(unsafe.Pointer(&f)) }
