@@ -126,3 +126,16 @@ func waitCommit(ctx context.Context, db *engine.DB, wake <-chan struct{}, tick *
 		}
 	}
 }
+
+// Wait returns when a commit may have happened since mark was read (db's
+// CommitMark, read before the last read of the log): n fired, the commit
+// mark changed, or poll passed with the mark unreadable; or with ctx's
+// error when ctx ends first. n may be nil.
+func Wait(ctx context.Context, db *engine.DB, n *Notifier, wake <-chan struct{}, mark engine.CommitMark, markOK bool, poll time.Duration) error {
+	if poll <= 0 {
+		poll = 2 * time.Millisecond
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	return waitCommit(ctx, db, wake, tick, mark, markOK)
+}
