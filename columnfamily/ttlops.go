@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
@@ -53,7 +54,8 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 		if err := cf.m.EnsureTTL(ctx, c, tx); err != nil {
 			return err
 		}
-		return cf.m.PutExpiring(ctx, c, key, value, expMs)
+		err := cf.m.PutExpiring(ctx, c, key, value, expMs)
+		return cf.feed(ctx, tx, err, changelog.OpPut, key, value, expMs)
 	})
 	if err == nil {
 		st := &cf.db().Stats
@@ -154,13 +156,16 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 		if now := cf.nowMs(); oldMs >= 0 && expiry.Expired(oldMs, now) {
 			missing = true
 			_, err := c.Exec(ctx, cf.m.Writing().SQL.LazyDel, key, expiry.Encode(now))
-			return err
+			return cf.feed(ctx, tx, err, changelog.OpExpired, key, nil, oldMs)
 		}
 		if (oldMs >= 0) != (newMs >= 0) {
 			// The row's checksum records whether the key has a TTL.
 			if _, err := c.Exec(ctx, cf.m.Writing().SQL.FlipTTL, key, int64(rowcodec.TTLFlag)); err != nil {
 				return err
 			}
+		}
+		if err := cf.feedExpiry(ctx, tx, key, oldMs, newMs); err != nil {
+			return err
 		}
 		switch {
 		case newMs >= 0:
