@@ -216,7 +216,11 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
-		n, _, err := expiry.PurgeOnce(cf.tx.Ctx(), c, t, cf.nowMs(), max)
+		now := cf.nowMs()
+		if err := cf.recordExpiredIn(cf.tx, t, now, max); err != nil {
+			return 0, cf.errf(ctx, "purge expired", err)
+		}
+		n, _, err := expiry.PurgeOnce(cf.tx.Ctx(), c, t, now, max)
 		if err != nil {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
@@ -244,7 +248,7 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		}
 		cf.m.TTL.Store(true)
 	}
-	n, err := expiry.Purge(ctx, cf.db(), &cf.m.Writing().Objects, cf.m.Env.Clock, max, &cf.m.Horizon)
+	n, err := expiry.Purge(ctx, cf.db(), &cf.m.Writing().Objects, cf.m.Env.Clock, max, &cf.m.Horizon, cf.purgeFeed())
 	return n, cf.errf(ctx, "purge expired", err)
 }
 
