@@ -291,3 +291,46 @@ func TestBadInput(t *testing.T) {
 	_, err = changefeed.Load(ctx, s, "")
 	require.ErrorIs(t, err, kvstore.ErrInvalidName)
 }
+
+func TestExpiryIsRecordedWithItsDeadline(t *testing.T) {
+	s, clock, _ := openStore(t)
+	ctx := context.Background()
+	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
+	for i, k := range []string{"a", "b", "c", "d"} {
+		require.NoError(t, s.PutTTL([]byte(k), []byte("v"), time.Duration(i+1)*time.Second))
+	}
+	clock.Advance(10 * time.Second)
+	// A read outside a transaction leaves the key for the purge.
+	_, err := s.Get([]byte("a"))
+	require.ErrorIs(t, err, kvstore.ErrNotFound)
+	// A read inside a write transaction deletes it there, and records it.
+	require.NoError(t, s.Update(ctx, func(tx *kvstore.Tx) error {
+		_, err := tx.Get([]byte("b"))
+		require.ErrorIs(t, err, kvstore.ErrNotFound)
+		return nil
+	}))
+	// The purge inside a transaction, then in its own.
+	require.NoError(t, s.Update(ctx, func(tx *kvstore.Tx) error {
+		n, err := tx.PurgeExpiredN(ctx, 1)
+		require.Equal(t, 1, n)
+		return err
+	}))
+	n, err := s.PurgeExpired(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	got := readAll(t, s, changefeed.Filter{})
+	require.Equal(t, []ev{
+		{"put", "default", "a", "", 1000}, {"put", "default", "b", "", 2000},
+		{"put", "default", "c", "", 3000}, {"put", "default", "d", "", 4000},
+		{"expired", "default", "b", "", 2000},
+		{"expired", "default", "a", "", 1000},
+		{"expired", "default", "c", "", 3000},
+		{"expired", "default", "d", "", 4000},
+	}, got)
+	// The expiry's At is when it was removed, on the store's clock.
+	r, err := changefeed.NewReader(ctx, s, changefeed.Position{Seq: 8}, changefeed.ReaderOptions{})
+	require.NoError(t, err)
+	c, err := r.Next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, t0.Add(10*time.Second), c.At.UTC())
+}

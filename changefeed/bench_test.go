@@ -1,0 +1,220 @@
+package changefeed_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/changefeed"
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+const benchTx = 1000
+
+func benchStore(b *testing.B, feed bool, keep bool) *kvstore.Store {
+	b.Helper()
+	s, err := kvstore.Open(filepath.Join(b.TempDir(), "bench.db"), kvstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	if feed {
+		if err := changefeed.Enable(context.Background(), s, "default", changefeed.Options{KeepValues: keep}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+func benchKey(i int) []byte {
+	return binary.BigEndian.AppendUint64([]byte("key:"), uint64(i)*0x9E3779B97F4A7C15)
+}
+
+func feedModes() []struct {
+	name       string
+	feed, keep bool
+} {
+	return []struct {
+		name       string
+		feed, keep bool
+	}{{"feed=off", false, false}, {"feed=on", true, false}, {"feed=values", true, true}}
+}
+
+// BenchmarkTxPut1000 writes transactions of 1,000 puts of 100-byte values
+// over 100k keys, without a feed and with one (without and with values):
+// the feed's cost on the write path. ns/op is per put.
+func BenchmarkTxPut1000(b *testing.B) {
+	for _, m := range feedModes() {
+		b.Run(m.name, func(b *testing.B) {
+			s := benchStore(b, m.feed, m.keep)
+			ctx := context.Background()
+			val := make([]byte, 100)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i%benchTx == 0 {
+					tx, err := s.Begin(ctx, true)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for j := range benchTx {
+						if err := tx.Put(benchKey((i+j)%100_000), val); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := tx.Commit(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkTxDelete1000 deletes 1,000 keys in one transaction (refilled
+// outside the timer). ns/op is per delete.
+func BenchmarkTxDelete1000(b *testing.B) {
+	for _, m := range feedModes()[:2] {
+		b.Run(m.name, func(b *testing.B) {
+			s := benchStore(b, m.feed, false)
+			ctx := context.Background()
+			val := make([]byte, 100)
+			fill := func() {
+				var bt kvstore.Batch
+				for j := range benchTx {
+					bt.Put(benchKey(j), val)
+				}
+				if err := s.Apply(ctx, &bt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if i%benchTx != 0 {
+					continue
+				}
+				b.StopTimer()
+				fill()
+				b.StartTimer()
+				tx, err := s.Begin(ctx, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for j := range benchTx {
+					if err := tx.Delete(benchKey(j)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPut is Store.Put, each its own transaction, without and with a
+// feed.
+func BenchmarkPut(b *testing.B) {
+	for _, m := range feedModes()[:2] {
+		b.Run(m.name, func(b *testing.B) {
+			s := benchStore(b, m.feed, false)
+			val := make([]byte, 100)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if err := s.Put(benchKey(i%100_000), val); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadBacklog reads a backlog of 100,000 changes with a Reader in
+// pages of 1,024: changes/s, without and with 100-byte values.
+func BenchmarkReadBacklog(b *testing.B) {
+	for _, keep := range []bool{false, true} {
+		b.Run(fmt.Sprintf("values=%v", keep), func(b *testing.B) {
+			s := benchStore(b, true, keep)
+			ctx := context.Background()
+			val := make([]byte, 100)
+			const n = 100_000
+			for i := 0; i < n; i += benchTx {
+				var bt kvstore.Batch
+				for j := range benchTx {
+					bt.Put(benchKey(i+j), val)
+				}
+				if err := s.Apply(ctx, &bt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			total := 0
+			for b.Loop() {
+				r, err := changefeed.NewReader(ctx, s, changefeed.Position{}, changefeed.ReaderOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					chs, err := r.Read(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(chs) == 0 {
+						break
+					}
+					total += len(chs)
+				}
+			}
+			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "changes/s")
+		})
+	}
+}
+
+// BenchmarkTailLatency measures, in one process, the time from a Put's
+// return to a tailing Reader's Next returning its change, one put at a
+// time: p50 and p99.
+func BenchmarkTailLatency(b *testing.B) {
+	s := benchStore(b, true, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	now, err := changefeed.Now(ctx, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		for {
+			if _, err := r.Next(ctx); err != nil {
+				close(got)
+				return
+			}
+			got <- time.Now()
+		}
+	}()
+	val := make([]byte, 100)
+	var lat []time.Duration
+	for i := 0; b.Loop(); i++ {
+		if err := s.Put(benchKey(i), val); err != nil {
+			b.Fatal(err)
+		}
+		t := time.Now()
+		at, ok := <-got
+		if !ok {
+			b.Fatal("reader ended")
+		}
+		lat = append(lat, max(at.Sub(t), 0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
