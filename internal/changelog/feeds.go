@@ -84,6 +84,9 @@ func (fs *Feeds) For(ctx context.Context, tx *engine.Tx, cf string) (*Config, er
 // transaction: for a call that runs as a lone statement, to decide whether
 // it must run in a transaction that records its change instead.
 func (fs *Feeds) OnAlone(ctx context.Context, c *engine.Conn, cf string) (bool, error) {
+	if fs == nil {
+		return false, nil
+	}
 	gen, err := readGen(ctx, c)
 	if err != nil {
 		return false, err
