@@ -28,26 +28,40 @@ var (
 	ErrClosed = kvstore.ErrClosed
 )
 
-// CompactedError is the error of a read from a trimmed position: Oldest
-// is the oldest sequence the store still holds.
-type CompactedError = changelog.CompactedError
+// CompactedError is the error of a read from a trimmed position (it
+// matches ErrCompacted): Oldest is the oldest sequence the store still
+// holds, where a consumer that accepts the gap starts again (or from a
+// Snapshot).
+type CompactedError struct {
+	From, Oldest int64
+}
+
+func (e *CompactedError) Error() string {
+	return fmt.Sprintf("changefeed: position %d is older than the oldest change held, %d", e.From, e.Oldest)
+}
+
+// Is makes a *CompactedError match ErrCompacted.
+func (e *CompactedError) Is(target error) bool { return target == ErrCompacted }
 
 // Op is the kind of a change. Its String is the name the CLI's JSON lines
-// use ("put", "delete", "delete_range", "set_ttl", "clear_ttl",
-// "expired", "create_cf", "drop_cf").
-type Op = changelog.Op
+// use.
+type Op int
 
-// The kinds of change.
+// The kinds of change (their numbers are the file's, docs/format.md).
 const (
-	OpPut         = changelog.OpPut         // Key, Value (nil unless the feed keeps values), Expiry if it has a TTL
-	OpDelete      = changelog.OpDelete      // Key
-	OpDeleteRange = changelog.OpDeleteRange // Key is the start, Value the end (exclusive; nil: no end)
-	OpSetTTL      = changelog.OpSetTTL      // Key, Expiry
-	OpClearTTL    = changelog.OpClearTTL    // Key
-	OpExpired     = changelog.OpExpired     // Key, Expiry (its deadline); At is when it was removed
-	OpCreateCF    = changelog.OpCreateCF    // no key
-	OpDropCF      = changelog.OpDropCF      // no key
+	OpPut         = Op(changelog.OpPut)         // "put": Key, Value (nil unless the feed keeps values), Expiry if it has a TTL
+	OpDelete      = Op(changelog.OpDelete)      // "delete": Key
+	OpDeleteRange = Op(changelog.OpDeleteRange) // "delete_range": Key is the start, Value the end (exclusive; nil: no end)
+	OpSetTTL      = Op(changelog.OpSetTTL)      // "set_ttl": Key, Expiry
+	OpClearTTL    = Op(changelog.OpClearTTL)    // "clear_ttl": Key
+	OpExpired     = Op(changelog.OpExpired)     // "expired": Key, Expiry (its deadline); At is when it was removed
+	OpCreateCF    = Op(changelog.OpCreateCF)    // "create_cf": no key
+	OpDropCF      = Op(changelog.OpDropCF)      // "drop_cf": no key
 )
+
+// String names the op: "put", "delete", "delete_range", "set_ttl",
+// "clear_ttl", "expired", "create_cf", "drop_cf".
+func (o Op) String() string { return changelog.Op(o).String() }
 
 // Change is one committed change.
 type Change struct {
@@ -62,7 +76,7 @@ type Change struct {
 }
 
 func fromLog(c changelog.Change) Change {
-	ch := Change{Seq: c.Seq, Tx: c.Tx, At: time.UnixMilli(c.AtMs), CF: c.CF, Op: c.Op, Key: c.Key, Value: c.Value}
+	ch := Change{Seq: c.Seq, Tx: c.Tx, At: time.UnixMilli(c.AtMs), CF: c.CF, Op: Op(c.Op), Key: c.Key, Value: c.Value}
 	if c.ExpiryMs != changelog.NoExpiry {
 		ch.Expiry = time.UnixMilli(c.ExpiryMs)
 	}
@@ -99,6 +113,10 @@ type Filter struct {
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
+	}
+	var ce *changelog.CompactedError
+	if errors.As(err, &ce) {
+		return &CompactedError{From: ce.From, Oldest: ce.Oldest}
 	}
 	return fmt.Errorf("changefeed: %s: %w", op, err)
 }
