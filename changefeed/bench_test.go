@@ -10,8 +10,17 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/changefeed"
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 )
+
+// reportCPU reports the process's CPU time per op (cpu-ns/op), the figure
+// to compare on a busy machine, where wall time mostly measures the wait.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
 
 const benchTx = 1000
 
@@ -55,6 +64,7 @@ func BenchmarkTxPut1000(b *testing.B) {
 			val := make([]byte, 100)
 			b.ReportAllocs()
 			i := 0
+			cpu0 := testutil.CPUTime()
 			for b.Loop() {
 				if i%benchTx == 0 {
 					tx, err := s.Begin(ctx, true)
@@ -72,6 +82,7 @@ func BenchmarkTxPut1000(b *testing.B) {
 				}
 				i++
 			}
+			reportCPU(b, testutil.CPUTime()-cpu0)
 		})
 	}
 }
@@ -94,6 +105,7 @@ func BenchmarkTxDelete1000(b *testing.B) {
 				}
 			}
 			b.ReportAllocs()
+			var cpu time.Duration
 			for i := 0; b.Loop(); i++ {
 				if i%benchTx != 0 {
 					continue
@@ -101,6 +113,7 @@ func BenchmarkTxDelete1000(b *testing.B) {
 				b.StopTimer()
 				fill()
 				b.StartTimer()
+				cpu0 := testutil.CPUTime()
 				tx, err := s.Begin(ctx, true)
 				if err != nil {
 					b.Fatal(err)
@@ -113,7 +126,9 @@ func BenchmarkTxDelete1000(b *testing.B) {
 				if err := tx.Commit(); err != nil {
 					b.Fatal(err)
 				}
+				cpu += testutil.CPUTime() - cpu0
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -126,11 +141,13 @@ func BenchmarkPut(b *testing.B) {
 			s := benchStore(b, m.feed, false)
 			val := make([]byte, 100)
 			b.ReportAllocs()
+			cpu0 := testutil.CPUTime()
 			for i := 0; b.Loop(); i++ {
 				if err := s.Put(benchKey(i%100_000), val); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, testutil.CPUTime()-cpu0)
 		})
 	}
 }
@@ -155,6 +172,7 @@ func BenchmarkReadBacklog(b *testing.B) {
 			}
 			b.ResetTimer()
 			total := 0
+			cpu0 := testutil.CPUTime()
 			for b.Loop() {
 				r, err := changefeed.NewReader(ctx, s, changefeed.Position{}, changefeed.ReaderOptions{})
 				if err != nil {
@@ -172,6 +190,9 @@ func BenchmarkReadBacklog(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "changes/s")
+			if cpu := testutil.CPUTime() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(total)/cpu.Seconds(), "changes/cpu-s")
+			}
 		})
 	}
 }
