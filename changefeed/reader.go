@@ -139,7 +139,14 @@ func (r *Reader) fill(ctx context.Context) (int64, error) {
 		from = 1
 	}
 	next := from
-	err := r.db.WithReader(ctx, func(c *engine.Conn) error {
+	// A snapshot, not a bare reader: it maps the WAL index whose header
+	// Next's wait reads (engine.DB.CommitMark), and a held read transaction
+	// nothing has committed after is reused.
+	c, err := r.db.AcquireSnapshot(ctx, engine.ReadPinned)
+	if err != nil {
+		return 0, err
+	}
+	err = func() error {
 		ep, err := changelog.Epoch(ctx, c)
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
@@ -157,7 +164,8 @@ func (r *Reader) fill(ctx context.Context) (int64, error) {
 		}
 		chs, next, err = changelog.ReadFiltered(ctx, c, from, changelog.Filter(r.opts.Filter), r.opts.Batch)
 		return err
-	})
+	}()
+	r.db.ReleaseSnapshot(c)
 	if err != nil {
 		return 0, err
 	}
