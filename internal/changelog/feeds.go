@@ -48,7 +48,8 @@ type Config struct {
 // write transaction.
 //
 // The cached state belongs to the store's writer: only the goroutine that
-// holds it (one write transaction at a time) calls For and Record.
+// holds it (one write transaction at a time) calls For and Record, and no
+// transaction hook touches it, since hooks run as the next writer starts.
 type Feeds struct {
 	Rec    Recorder
 	Notify Notifier
@@ -116,12 +117,10 @@ func (fs *Feeds) load(ctx context.Context, tx *engine.Tx) error {
 		fs.set, fs.gen = set, gen
 	}
 	fs.none = len(fs.set) == 0
+	// Kept after tx ends (a hook clearing it would run as the next writer
+	// starts): the reference keeps tx's address from being reused, so no
+	// later transaction is ever taken for it.
 	fs.tx = tx
-	tx.OnEnd(func() {
-		if fs.tx == tx {
-			fs.tx = nil
-		}
-	})
 	return nil
 }
 
@@ -200,14 +199,9 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 	if _, err := fs.Rec.Record(ctx, tx, cf, op, key, value, expiryMs); err != nil {
 		return err
 	}
-	if fs.fire != tx {
+	if fs.fire != tx { // as fs.tx, kept after tx ends
 		fs.fire = tx
 		tx.OnCommit(fs.Notify.Notify)
-		tx.OnEnd(func() {
-			if fs.fire == tx {
-				fs.fire = nil
-			}
-		})
 	}
 	return nil
 }
