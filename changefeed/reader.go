@@ -20,7 +20,8 @@ type ReaderOptions struct {
 	// Batch is the most changes read in one read transaction (0: 1,024).
 	Batch int
 	// Poll is how often a waiting reader looks for another process's
-	// commit (0: 2 ms); a commit in this process wakes it at once.
+	// commit (0: 2 ms), doubling while nothing commits up to 4×Poll; a
+	// commit in this process wakes it at once.
 	Poll time.Duration
 }
 
