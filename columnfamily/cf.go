@@ -356,6 +356,6 @@ func (cf *ColumnFamily) Clear() error {
 			}
 		}
 		_, err = c.Exec(ctx, `DELETE FROM `+t.Quoted.Data)
-		return err
+		return cf.feed(ctx, tx, err, changelog.OpDeleteRange, []byte{}, nil, changelog.NoExpiry)
 	})
 }
