@@ -362,3 +362,23 @@ func TestFeedOfAStoreEncryptedLaterKeepsNoValues(t *testing.T) {
 	// The feed's tables are not the store's rows: the integrity check passes.
 	require.NoError(t, s.IntegrityCheck(ctx))
 }
+
+// A range delete reaches the readers of every prefix its range overlaps,
+// and Clear is a range delete of everything.
+func TestRangeDeletesReachOverlappingPrefixes(t *testing.T) {
+	s, _, _ := openStore(t)
+	ctx := context.Background()
+	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
+	_, err := s.DeleteRange(ctx, []byte("a"), []byte("z")) // holds "u..."
+	require.NoError(t, err)
+	_, err = s.DeleteRange(ctx, []byte("a"), []byte("b")) // does not
+	require.NoError(t, err)
+	_, err = s.DeleteRange(ctx, []byte("v"), []byte("w")) // past "u..." : does not
+	require.NoError(t, err)
+	require.NoError(t, s.Clear())
+	got := readAll(t, s, changefeed.Filter{Prefix: []byte("u")})
+	require.Equal(t, []ev{
+		{"delete_range", "default", "a", "z", -1},
+		{"delete_range", "default", "", "", -1},
+	}, got)
+}
