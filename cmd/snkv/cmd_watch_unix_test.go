@@ -18,8 +18,7 @@ import (
 func TestWatchFollowsAndCtrlC(t *testing.T) {
 	path := feedFixture(t)
 	cmd := exec.Command(snkvBin, "watch", path, "--from", "now")
-	var out syncBuffer
-	var stderr bytes.Buffer
+	var out, stderr syncBuffer // the child writes them while the test reads
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
@@ -32,11 +31,11 @@ func TestWatchFollowsAndCtrlC(t *testing.T) {
 	// Put until the watch, once started, prints one: it reads from "now",
 	// so a put before it started is not shown.
 	for deadline := time.Now().Add(30 * time.Second); !bytes.Contains(out.Bytes(), []byte(`"key":"late"`)); time.Sleep(20 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "watch printed nothing; stderr: %s", stderr.String())
+		require.True(t, time.Now().Before(deadline), "watch printed nothing; stderr: %s", stderr.Bytes())
 		require.NoError(t, users.Put([]byte("late"), []byte("v")))
 	}
-	require.Equal(t, 0, interruptAndWait(t, cmd, done), stderr.String())
-	require.Empty(t, stderr.String())
+	require.Equal(t, 0, interruptAndWait(t, cmd, done), string(stderr.Bytes()))
+	require.Empty(t, stderr.Bytes())
 }
 
 // syncBuffer is a bytes.Buffer a child process writes while the test reads.
