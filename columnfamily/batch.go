@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
@@ -120,9 +121,11 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			switch op.kind {
 			case opPut:
 				_, err = cf.m.Upsert(ctx, c, sh, op.key, op.value)
+				err = cf.feed(ctx, tx, err, changelog.OpPut, op.key, op.value, changelog.NoExpiry)
 				puts++
 			case opPutTTL:
 				err = cf.m.PutExpiring(ctx, c, op.key, op.value, exps[i])
+				err = cf.feed(ctx, tx, err, changelog.OpPut, op.key, op.value, exps[i])
 				puts++
 			case opDelete:
 				var n int64
@@ -134,6 +137,9 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 					n = 1
 				case !ok:
 					n, err = c.Exec(ctx, sh.SQL.Del, op.key)
+				}
+				if n > 0 {
+					err = cf.feed(ctx, tx, err, changelog.OpDelete, op.key, nil, changelog.NoExpiry)
 				}
 				dels += uint64(n)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
@@ -206,6 +207,9 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "put", err)
 	}
+	if cf.fedAlone(c) {
+		return cf.putFed(key, value)
+	}
 	sh := cf.m.Writing()
 	var n int64
 	if cf.tx != nil {
@@ -213,6 +217,7 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 		// put is a plain upsert.
 		if err = cf.verify(ctx, cf.tx); err == nil {
 			n, err = cf.m.Upsert(ctx, c, sh, key, value)
+			err = cf.feed(ctx, cf.tx, err, changelog.OpPut, key, value, changelog.NoExpiry)
 		}
 	} else {
 		stored, sum := cf.m.Encode(c, sh, key, value, false)
@@ -275,6 +280,9 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 			return err
 		}
 		wrote = true
+		if err := cf.feed(ctx, tx, nil, changelog.OpPut, key, value, expMs); err != nil {
+			return err
+		}
 		if expMs >= 0 {
 			return cf.m.SetExpiry(ctx, c, tx, key, -1, expMs)
 		}
@@ -301,6 +309,9 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "delete", err)
 	}
+	if cf.fedAlone(c) {
+		return cf.deleteFed(key)
+	}
 	n, fast, err := cf.deleteInTx(ctx, c, key)
 	if !fast && err == nil {
 		now := expiry.Encode(cf.nowMs())
@@ -313,6 +324,9 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 			// Missing, or expired: an expired key goes all the same.
 			_, err = c.Exec(ctx, q.LazyDel, key, now)
 		}
+	}
+	if cf.tx != nil && n > 0 {
+		err = cf.feed(ctx, cf.tx, err, changelog.OpDelete, key, nil, changelog.NoExpiry)
 	}
 	cf.doneWrite(c, err)
 	if err != nil {
@@ -342,6 +356,6 @@ func (cf *ColumnFamily) Clear() error {
 			}
 		}
 		_, err = c.Exec(ctx, `DELETE FROM `+t.Quoted.Data)
-		return err
+		return cf.feed(ctx, tx, err, changelog.OpDeleteRange, []byte{}, nil, changelog.NoExpiry)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
@@ -38,7 +39,7 @@ func (cf *ColumnFamily) DeleteRange(ctx context.Context, start, end []byte) (int
 			return err
 		}
 		n, err = cf.deleteRangeIn(ctx, tx.Conn(), start, end)
-		return err
+		return cf.feed(ctx, tx, err, changelog.OpDeleteRange, start, end, changelog.NoExpiry)
 	})
 	if err != nil {
 		return 0, err
@@ -92,7 +93,7 @@ func (cf *ColumnFamily) DeleteRangeInBatches(ctx context.Context, start, end []b
 				hi = next
 			}
 			n, err = cf.deleteRangeIn(ctx, c, lo, hi)
-			return err
+			return cf.feed(ctx, tx, err, changelog.OpDeleteRange, lo, hi, changelog.NoExpiry)
 		})
 		if err != nil {
 			return total, err

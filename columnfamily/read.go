@@ -138,6 +138,9 @@ func (cf *ColumnFamily) expired(keys [][]byte, nowMs int64) {
 	cf.db().Stats.ExpiredOnRead.Add(uint64(len(keys)))
 	switch {
 	case cf.tx != nil && cf.tx.Writable():
+		if cf.feedLazy(keys, nowMs) != nil {
+			return // left for purge
+		}
 		for _, k := range keys {
 			if _, err := cf.tx.Conn().Exec(cf.tx.Ctx(), cf.m.Writing().SQL.LazyDel, k, expiry.Encode(nowMs)); err != nil {
 				return // left for purge
@@ -157,6 +160,9 @@ func (cf *ColumnFamily) expired(keys [][]byte, nowMs int64) {
 func deleteExpired(m *family.Family, keys [][]byte, nowMs int64) {
 	enc := expiry.Encode(nowMs)
 	m.Env.DB.TryUpdate(func(c *engine.Conn) error {
+		if on, err := m.Env.Feeds.OnAlone(context.Background(), c, m.Name); on || err != nil {
+			return errLeftForPurge
+		}
 		for _, k := range keys {
 			if _, err := c.Exec(context.Background(), m.Writing().SQL.LazyDel, k, enc); err != nil {
 				return err

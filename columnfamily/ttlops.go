@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
@@ -53,7 +54,8 @@ func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
 		if err := cf.m.EnsureTTL(ctx, c, tx); err != nil {
 			return err
 		}
-		return cf.m.PutExpiring(ctx, c, key, value, expMs)
+		err := cf.m.PutExpiring(ctx, c, key, value, expMs)
+		return cf.feed(ctx, tx, err, changelog.OpPut, key, value, expMs)
 	})
 	if err == nil {
 		st := &cf.db().Stats
@@ -154,13 +156,16 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 		if now := cf.nowMs(); oldMs >= 0 && expiry.Expired(oldMs, now) {
 			missing = true
 			_, err := c.Exec(ctx, cf.m.Writing().SQL.LazyDel, key, expiry.Encode(now))
-			return err
+			return cf.feed(ctx, tx, err, changelog.OpExpired, key, nil, oldMs)
 		}
 		if (oldMs >= 0) != (newMs >= 0) {
 			// The row's checksum records whether the key has a TTL.
 			if _, err := c.Exec(ctx, cf.m.Writing().SQL.FlipTTL, key, int64(rowcodec.TTLFlag)); err != nil {
 				return err
 			}
+		}
+		if err := cf.feedExpiry(ctx, tx, key, oldMs, newMs); err != nil {
+			return err
 		}
 		switch {
 		case newMs >= 0:
@@ -211,7 +216,11 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		if err != nil || !on {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
-		n, _, err := expiry.PurgeOnce(cf.tx.Ctx(), c, t, cf.nowMs(), max)
+		now := cf.nowMs()
+		if err := cf.recordExpiredIn(cf.tx, t, now, max); err != nil {
+			return 0, cf.errf(ctx, "purge expired", err)
+		}
+		n, _, err := expiry.PurgeOnce(cf.tx.Ctx(), c, t, now, max)
 		if err != nil {
 			return 0, cf.errf(ctx, "purge expired", err)
 		}
@@ -239,7 +248,7 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		}
 		cf.m.TTL.Store(true)
 	}
-	n, err := expiry.Purge(ctx, cf.db(), &cf.m.Writing().Objects, cf.m.Env.Clock, max, &cf.m.Horizon)
+	n, err := expiry.Purge(ctx, cf.db(), &cf.m.Writing().Objects, cf.m.Env.Clock, max, &cf.m.Horizon, cf.purgeFeed())
 	return n, cf.errf(ctx, "purge expired", err)
 }
 

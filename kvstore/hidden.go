@@ -52,6 +52,20 @@ func init() {
 			}
 			return s.sealHiddenTable(ctx, kind, name)
 		},
+		Engine: func(ctx context.Context, st any) (any, any, error) {
+			s, _ := st.(*Store)
+			if err := s.usable(ctx); err != nil {
+				return nil, nil, err
+			}
+			return s.db, s.reg.Env().Feeds, nil
+		},
+		EngineTx: func(t any) (any, error) {
+			tx, _ := t.(*Tx)
+			if tx == nil {
+				return nil, errNilTx
+			}
+			return tx.tx, nil
+		},
 	}
 }
 

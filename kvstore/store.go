@@ -11,7 +11,9 @@ import (
 
 	"github.com/snkv-go/snkv/columnfamily"
 	"github.com/snkv-go/snkv/internal/catalog"
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
 	"github.com/snkv-go/snkv/iterator"
 	"github.com/snkv-go/snkv/ttl"
@@ -198,6 +200,7 @@ func openRegistry(path string, cfg engine.Config, opts Options) (*engine.DB, *ca
 		if env.MaxValueSize == 0 {
 			env.MaxValueSize = family.DefaultMaxValueSize
 		}
+		env.Feeds = changelog.NewFeeds(func() int64 { return expiry.NowMs(env.Clock) })
 		reg := catalog.NewRegistry(env)
 		err = reg.Init(context.Background(), opts.Adopt)
 		if err == nil {

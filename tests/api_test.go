@@ -24,7 +24,7 @@ import (
 // identifiers are the API: each has its list in testdata/api and its
 // section in API_SPECIFICATION.md. Add a package here when it becomes
 // public.
-var apiPackages = []string{"kvstore", "columnfamily", "iterator", "ttl", "timelog", "vector"}
+var apiPackages = []string{"kvstore", "columnfamily", "iterator", "ttl", "timelog", "vector", "changefeed"}
 
 const module = "github.com/snkv-go/snkv"
 

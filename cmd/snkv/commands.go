@@ -40,6 +40,8 @@ func commands() []registration {
 		{(*app).checkCommand, groupRead, "json"},
 		{(*app).exportCommand, groupRead, keyFlags},
 		{(*app).backupCommand, groupRead, "json,no-header"},
+		{(*app).watchCommand, groupRead, "cf,hex,base64"},
+		{(*app).consumersCommand, groupRead, "json,no-header"},
 
 		{(*app).putCommand, groupWrite, keyFlags + ",adopt,max-value-size"},
 		{(*app).delCommand, groupWrite, keyFlags},

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
@@ -40,6 +41,9 @@ type Registry struct {
 func NewRegistry(env *family.Env) *Registry {
 	return &Registry{env: env, metas: make(map[string]*family.Family)}
 }
+
+// Env returns what the store's column families share.
+func (r *Registry) Env() *family.Env { return r.env }
 
 // Init checks the file's format and, on a new (or adopted) file, writes the
 // snkv header, the catalog and the default column family. A file it refuses
@@ -311,6 +315,9 @@ func (r *Registry) createOn(ctx context.Context, tx *engine.Tx, name string) (*f
 	if err != nil {
 		return nil, err
 	}
+	if err := r.env.Feeds.Record(ctx, tx, name, changelog.OpCreateCF, nil, nil, changelog.NoExpiry); err != nil {
+		return nil, err
+	}
 	// A new table gets new shared state, never the state of a column
 	// family of the same name dropped a moment ago.
 	m := family.New(r.env, name, stamp, crc, v2)
@@ -407,6 +414,9 @@ func (r *Registry) dropTables(tx *engine.Tx, stored string) error {
 	ctx, c := tx.Ctx(), tx.Conn()
 	tx.ForgetVerified()                   // handles of this column family must check again
 	t := layout.For(stored, false, false) // the names only
+	if err := r.env.Feeds.Record(ctx, tx, stored, changelog.OpDropCF, nil, nil, changelog.NoExpiry); err != nil {
+		return err
+	}
 	for _, q := range t.DropSQL() {
 		if err := c.ExecScript(ctx, q); err != nil {
 			return err

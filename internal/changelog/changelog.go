@@ -184,6 +184,9 @@ type Recorder struct {
 
 type txState struct {
 	next, id, atMs int64
+	// idArg, atArg are id and atMs boxed once, so that binding them to
+	// every change costs no allocation.
+	idArg, atArg any
 }
 
 func (r *Recorder) now() int64 {
@@ -208,6 +211,7 @@ func (r *Recorder) state(ctx context.Context, tx *engine.Tx) (*txState, error) {
 	}
 	last, _ := dest[0].(int64) // NULL: no table rows at all; sequences start at 1
 	st = &txState{next: last + 1, id: last + 1, atMs: r.now()}
+	st.idArg, st.atArg = st.id, st.atMs
 	r.mu.Lock()
 	if r.txs == nil {
 		r.txs = make(map[*engine.Tx]*txState)
@@ -245,7 +249,7 @@ func (r *Recorder) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, 
 		v = value
 	}
 	seq := st.next
-	if _, err := tx.Conn().Exec(ctx, insertSQL, seq, st.id, st.atMs, cf, int64(op), k, v, exp); err != nil {
+	if _, err := tx.Conn().Exec(ctx, insertSQL, seq, st.idArg, st.atArg, cf, int64(op), k, v, exp); err != nil {
 		return 0, fmt.Errorf("changelog: record %v: %w", op, err)
 	}
 	st.next++

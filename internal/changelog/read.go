@@ -48,10 +48,14 @@ func Bounds(ctx context.Context, c *engine.Conn) (oldest, last int64, err error)
 type Filter struct {
 	CF     string // "" : every column family
 	Prefix []byte // nil or empty: every key; column family events (no key) pass only without a prefix
+	// A range delete passes a prefix when its range [key, value) holds
+	// keys with the prefix.
 }
 
 const filteredSQL = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "__snkv_changelog"
-WHERE seq >= ?1 AND (?2 = '' OR cf = ?2) AND (?3 IS NULL OR (key >= ?3 AND (?4 IS NULL OR key < ?4)))
+WHERE seq >= ?1 AND (?2 = '' OR cf = ?2) AND (?3 IS NULL
+	OR (key >= ?3 AND (?4 IS NULL OR key < ?4))
+	OR (op = 3 AND (?4 IS NULL OR key < ?4) AND (value IS NULL OR value > ?3)))
 ORDER BY seq LIMIT ?5`
 
 // ReadFiltered returns up to limit changes from sequence from on that pass

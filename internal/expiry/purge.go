@@ -102,7 +102,11 @@ func purgeOnceV2(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs i
 // nothing expired remembers the earliest expiry it saw, and until a commit
 // (from any process) or the clock passes it, the next purge returns 0 at
 // once, without a read transaction.
-func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int, h *Horizon) (int, error) {
+//
+// rec, when not nil, is called in each transaction before its deletes,
+// with the time and limit they use (the change feed's record of expired
+// keys).
+func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int, h *Horizon, rec func(tx *engine.Tx, nowMs int64, limit int) error) (int, error) {
 	nowMs := NowMs(clock) // the first batch's time, read once for the check too
 	if none, err := nothingExpired(ctx, db, t, nowMs, h); err != nil || none {
 		return 0, err
@@ -134,7 +138,13 @@ func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, m
 			nowMs = NowMs(clock)
 		}
 		first = false
-		n, more, err := PurgeOnce(tx.Ctx(), tx.Conn(), t, nowMs, limit)
+		if rec != nil {
+			err = rec(tx, nowMs, limit)
+		}
+		n, more := 0, false
+		if err == nil {
+			n, more, err = PurgeOnce(tx.Ctx(), tx.Conn(), t, nowMs, limit)
+		}
 		if err != nil {
 			_ = tx.Rollback()
 			return total, engine.Wrap(ctx, "purge expired", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/layout"
@@ -16,6 +17,7 @@ type Env struct {
 	DB           *engine.DB
 	Clock        expiry.Clock
 	MaxValueSize int
+	Feeds        *changelog.Feeds // the change feed's recording (internal/changelog)
 	// Seal is the encryption state the row codec follows; nil for a store
 	// without encryption (see seal.go).
 	Seal atomic.Pointer[seal.State]

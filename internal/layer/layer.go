@@ -28,8 +28,11 @@ package layer
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/changelog"
+	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/layer/bridge"
 	"github.com/snkv-go/snkv/internal/layout"
@@ -181,3 +184,29 @@ func NowMs(store *kvstore.Store) int64 { return expiry.NowMs(store.Clock()) }
 // by the rule of the store's TTL: a key is gone from the millisecond of
 // its expiry on.
 func Expired(expMs, nowMs int64) bool { return expMs != 0 && expiry.Expired(expMs, nowMs) }
+
+// Engine returns the store's engine and its change feed's recording state,
+// for package changefeed.
+func Engine(ctx context.Context, s *kvstore.Store) (*engine.DB, *changelog.Feeds, error) {
+	if s == nil {
+		return nil, nil, fmt.Errorf("%w: nil store", kvstore.ErrInvalidArgument)
+	}
+	db, fs, err := bridge.Store.Engine(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db.(*engine.DB), fs.(*changelog.Feeds), nil
+}
+
+// EngineTx returns the engine's transaction under tx, for package
+// changefeed.
+func EngineTx(tx *kvstore.Tx) (*engine.Tx, error) {
+	if tx == nil {
+		return nil, fmt.Errorf("%w: nil transaction", kvstore.ErrInvalidArgument)
+	}
+	t, err := bridge.Store.EngineTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	return t.(*engine.Tx), nil
+}

@@ -22,6 +22,11 @@ type Ops struct {
 	Open   func(ctx context.Context, store any, kind, name string) (any, error)
 	List   func(ctx context.Context, store any, kind string) ([]string, error)
 	Seal   func(ctx context.Context, store any, kind, name string) error
+	// Engine returns a usable *kvstore.Store's *engine.DB and its
+	// *changelog.Feeds (the change feed's plumbing).
+	Engine func(ctx context.Context, store any) (db, feeds any, err error)
+	// EngineTx returns a *kvstore.Tx's *engine.Tx.
+	EngineTx func(tx any) (any, error)
 }
 
 // Store is filled in by kvstore's init.

@@ -1,0 +1,296 @@
+package changefeed_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/changefeed"
+	"github.com/snkv-go/snkv/internal/testutil"
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// reportCPU reports the process's CPU time per op (cpu-ns/op), the figure
+// to compare on a busy machine, where wall time mostly measures the wait.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+const benchTx = 1000
+
+func benchStore(b *testing.B, feed bool, keep bool) *kvstore.Store {
+	b.Helper()
+	s, err := kvstore.Open(filepath.Join(b.TempDir(), "bench.db"), kvstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	if feed {
+		if err := changefeed.Enable(context.Background(), s, "default", changefeed.Options{KeepValues: keep}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+func benchKey(i int) []byte {
+	return binary.BigEndian.AppendUint64([]byte("key:"), uint64(i)*0x9E3779B97F4A7C15)
+}
+
+func feedModes() []struct {
+	name       string
+	feed, keep bool
+} {
+	return []struct {
+		name       string
+		feed, keep bool
+	}{{"feed=off", false, false}, {"feed=on", true, false}, {"feed=values", true, true}}
+}
+
+// BenchmarkTxPut1000 writes transactions of 1,000 puts of 100-byte values
+// over 100k keys, without a feed and with one (without and with values):
+// the feed's cost on the write path. ns/op is per put.
+func BenchmarkTxPut1000(b *testing.B) {
+	for _, m := range feedModes() {
+		b.Run(m.name, func(b *testing.B) {
+			s := benchStore(b, m.feed, m.keep)
+			ctx := context.Background()
+			val := make([]byte, 100)
+			b.ReportAllocs()
+			i := 0
+			cpu0 := testutil.CPUTime()
+			for b.Loop() {
+				if i%benchTx == 0 {
+					tx, err := s.Begin(ctx, true)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for j := range benchTx {
+						if err := tx.Put(benchKey((i+j)%100_000), val); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := tx.Commit(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+			}
+			reportCPU(b, testutil.CPUTime()-cpu0)
+		})
+	}
+}
+
+// BenchmarkTxDelete1000 deletes 1,000 keys in one transaction (refilled
+// outside the timer). ns/op is per delete.
+func BenchmarkTxDelete1000(b *testing.B) {
+	for _, m := range feedModes()[:2] {
+		b.Run(m.name, func(b *testing.B) {
+			s := benchStore(b, m.feed, false)
+			ctx := context.Background()
+			val := make([]byte, 100)
+			fill := func() {
+				var bt kvstore.Batch
+				for j := range benchTx {
+					bt.Put(benchKey(j), val)
+				}
+				if err := s.Apply(ctx, &bt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			var cpu time.Duration
+			for i := 0; b.Loop(); i++ {
+				if i%benchTx != 0 {
+					continue
+				}
+				b.StopTimer()
+				fill()
+				b.StartTimer()
+				cpu0 := testutil.CPUTime()
+				tx, err := s.Begin(ctx, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for j := range benchTx {
+					if err := tx.Delete(benchKey(j)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+				cpu += testutil.CPUTime() - cpu0
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}
+
+// BenchmarkPut is Store.Put, each its own transaction, without and with a
+// feed.
+func BenchmarkPut(b *testing.B) {
+	for _, m := range feedModes()[:2] {
+		b.Run(m.name, func(b *testing.B) {
+			s := benchStore(b, m.feed, false)
+			val := make([]byte, 100)
+			b.ReportAllocs()
+			cpu0 := testutil.CPUTime()
+			for i := 0; b.Loop(); i++ {
+				if err := s.Put(benchKey(i%100_000), val); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, testutil.CPUTime()-cpu0)
+		})
+	}
+}
+
+// BenchmarkReadBacklog reads a backlog of 100,000 changes with a Reader in
+// pages of 1,024: changes/s, without and with 100-byte values.
+func BenchmarkReadBacklog(b *testing.B) {
+	for _, keep := range []bool{false, true} {
+		b.Run(fmt.Sprintf("values=%v", keep), func(b *testing.B) {
+			s := benchStore(b, true, keep)
+			ctx := context.Background()
+			val := make([]byte, 100)
+			const n = 100_000
+			for i := 0; i < n; i += benchTx {
+				var bt kvstore.Batch
+				for j := range benchTx {
+					bt.Put(benchKey(i+j), val)
+				}
+				if err := s.Apply(ctx, &bt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			total := 0
+			cpu0 := testutil.CPUTime()
+			for b.Loop() {
+				r, err := changefeed.NewReader(ctx, s, changefeed.Position{}, changefeed.ReaderOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					chs, err := r.Read(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(chs) == 0 {
+						break
+					}
+					total += len(chs)
+				}
+			}
+			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "changes/s")
+			if cpu := testutil.CPUTime() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(total)/cpu.Seconds(), "changes/cpu-s")
+			}
+		})
+	}
+}
+
+// BenchmarkTailLatency measures the time from a Put's return to a tailing
+// Reader's Next returning its change, one put at a time, p50 and p99: the
+// writer on the reader's store handle (woken by the commit hook), and on
+// another handle of the same file (as another process would be: the reader
+// finds the commit by polling the WAL index every 2 ms).
+func BenchmarkTailLatency(b *testing.B) {
+	for _, other := range []bool{false, true} {
+		b.Run(map[bool]string{false: "same-handle", true: "other-handle"}[other], func(b *testing.B) {
+			s := benchStore(b, true, false)
+			w := s
+			if other {
+				var err error
+				if w, err = kvstore.Open(s.Path(), kvstore.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+			}
+			tailLatency(b, s, w)
+		})
+	}
+}
+
+func tailLatency(b *testing.B, s, w *kvstore.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	now, err := changefeed.Now(ctx, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		for {
+			if _, err := r.Next(ctx); err != nil {
+				close(got)
+				return
+			}
+			got <- time.Now()
+		}
+	}()
+	val := make([]byte, 100)
+	var lat []time.Duration
+	for i := 0; b.Loop(); i++ {
+		if err := w.Put(benchKey(i), val); err != nil {
+			b.Fatal(err)
+		}
+		t := time.Now()
+		at, ok := <-got
+		if !ok {
+			b.Fatal("reader ended")
+		}
+		lat = append(lat, max(at.Sub(t), 0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkIdleTail measures the CPU of a process whose Reader waits on a
+// quiet store (it polls the WAL index, from every 2 ms to every 8 ms), and
+// of the same process without the reader: cpu-% of one core, over one
+// second per op. The difference is the waiting reader's cost.
+func BenchmarkIdleTail(b *testing.B) {
+	for _, reader := range []bool{false, true} {
+		b.Run(map[bool]string{false: "no-reader", true: "reader"}[reader], func(b *testing.B) {
+			s := benchStore(b, true, false)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan struct{})
+			if reader {
+				r, err := changefeed.NewReader(ctx, s, changefeed.Position{}, changefeed.ReaderOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				go func() {
+					defer close(done)
+					_, _ = r.Next(ctx)
+				}()
+			} else {
+				close(done)
+			}
+			time.Sleep(50 * time.Millisecond) // the reader is waiting
+			cpu0, t0 := testutil.CPUTime(), time.Now()
+			for b.Loop() {
+				time.Sleep(time.Second)
+			}
+			if cpu := testutil.CPUTime() - cpu0; cpu > 0 {
+				b.ReportMetric(100*cpu.Seconds()/time.Since(t0).Seconds(), "cpu-%")
+			}
+			cancel()
+			<-done
+		})
+	}
+}

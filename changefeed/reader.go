@@ -1,0 +1,179 @@
+package changefeed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/snkv-go/snkv/internal/changelog"
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/layer"
+	"github.com/snkv-go/snkv/kvstore"
+)
+
+// ReaderOptions configure a Reader. The zero value reads every change in
+// pages of 1,024 and looks for other processes' commits every 2 ms.
+type ReaderOptions struct {
+	Filter Filter
+	// Batch is the most changes read in one read transaction (0: 1,024).
+	Batch int
+	// Poll is how often a waiting reader looks for another process's
+	// commit (0: 2 ms), doubling while nothing commits up to 4×Poll; a
+	// commit in this process wakes it at once.
+	Poll time.Duration
+}
+
+// Reader reads a store's feed from a position, in order, and tails it. It
+// is for one goroutine.
+type Reader struct {
+	db   *engine.DB
+	fs   *changelog.Feeds
+	opts ReaderOptions
+	pos  changelog.Position
+	buf  []changelog.Change
+	// bufNext is where the read that filled buf ends: the position once
+	// buf is consumed.
+	bufNext int64
+	closed  atomic.Bool
+}
+
+// NewReader returns a Reader of store's feed from position from (Now for
+// "what commits from now on", the zero Position for the oldest change
+// held).
+func NewReader(ctx context.Context, store *kvstore.Store, from Position, opts ReaderOptions) (*Reader, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, wrap("reader", err)
+	}
+	if opts.Batch < 0 || opts.Poll < 0 || from.Seq < 0 {
+		return nil, wrap("reader", fmt.Errorf("%w: negative option or sequence", ErrInvalidArgument))
+	}
+	if opts.Batch == 0 {
+		opts.Batch = 1024
+	}
+	db, fs, err := layer.Engine(ctx, store)
+	if err != nil {
+		return nil, wrap("reader", err)
+	}
+	return &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from)}, nil
+}
+
+// Position returns where the Reader goes on from: after the last change
+// Next returned and every change its filter skipped since, so that a
+// reader of a quiet prefix moves past trimmed history too. Save it (a
+// named consumer's Commit) once the change before it is processed.
+func (r *Reader) Position() Position {
+	return Position{Epoch: r.pos.Epoch, Seq: r.pos.Seq}
+}
+
+// Close ends the Reader; a later Next fails with ErrClosed.
+func (r *Reader) Close() error {
+	r.closed.Store(true)
+	return nil
+}
+
+// Next returns the next change that passes the filter, waiting for a
+// commit when there is none, until ctx ends (ctx's error). A change
+// committed in this process wakes it at once; one of another process
+// within the poll interval.
+func (r *Reader) Next(ctx context.Context) (Change, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Change{}, wrap("next", err)
+	}
+	for len(r.buf) == 0 {
+		if r.closed.Load() {
+			return Change{}, wrap("next", ErrClosed)
+		}
+		wake := r.fs.Notify.Changed() // before the read: a commit after it closes this channel
+		mark, markOK := r.db.CommitMark()
+		n, err := r.fill(ctx)
+		if err != nil {
+			return Change{}, wrap("next", err)
+		}
+		if n > 0 || len(r.buf) > 0 {
+			continue
+		}
+		if err := changelog.Wait(ctx, r.db, &r.fs.Notify, wake, mark, markOK, r.opts.Poll); err != nil {
+			return Change{}, wrap("next", err)
+		}
+	}
+	ch := r.buf[0]
+	r.buf = r.buf[1:]
+	r.pos.Seq = ch.Seq + 1
+	if len(r.buf) == 0 {
+		r.pos.Seq = r.bufNext
+	}
+	return fromLog(ch), nil
+}
+
+// Read returns up to the next Batch changes that pass the filter without
+// waiting (none when the reader is at the end), and moves past them.
+func (r *Reader) Read(ctx context.Context) ([]Change, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, wrap("read", err)
+	}
+	if r.closed.Load() {
+		return nil, wrap("read", ErrClosed)
+	}
+	if len(r.buf) == 0 {
+		if _, err := r.fill(ctx); err != nil {
+			return nil, wrap("read", err)
+		}
+	}
+	out := make([]Change, len(r.buf))
+	for i, c := range r.buf {
+		out[i] = fromLog(c)
+	}
+	r.buf = r.buf[:0]
+	r.pos.Seq = r.bufNext
+	return out, nil
+}
+
+// fill reads the next page in one read transaction: the epoch checked
+// (adopted when the position has none), then the changes. It reports how
+// far the position moved.
+func (r *Reader) fill(ctx context.Context) (int64, error) {
+	var chs []changelog.Change
+	from := r.pos.Seq
+	if from < 1 {
+		from = 1
+	}
+	next := from
+	// A snapshot, not a bare reader: it maps the WAL index whose header
+	// Next's wait reads (engine.DB.CommitMark), and a held read transaction
+	// nothing has committed after is reused.
+	c, err := r.db.AcquireSnapshot(ctx, engine.ReadPinned)
+	if err != nil {
+		return 0, err
+	}
+	err = func() error {
+		ep, err := changelog.Epoch(ctx, c)
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			if r.pos.Epoch != nil {
+				return ErrEpoch // the feed was there when the position was taken
+			}
+			return nil // no feed yet: nothing to read
+		case err != nil:
+			return err
+		}
+		if r.pos.Epoch == nil {
+			r.pos.Epoch = ep
+		} else if err := changelog.CheckEpoch(ctx, c, r.pos); err != nil {
+			return err
+		}
+		chs, next, err = changelog.ReadFiltered(ctx, c, from, changelog.Filter(r.opts.Filter), r.opts.Batch)
+		return err
+	}()
+	r.db.ReleaseSnapshot(c)
+	if err != nil {
+		return 0, err
+	}
+	r.buf, r.bufNext = chs, next
+	moved := next - from
+	if len(chs) == 0 {
+		r.pos.Seq = next
+	}
+	return moved, nil
+}

@@ -1,0 +1,261 @@
+package changelog
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/snkv-go/snkv/internal/engine"
+)
+
+// FeedsTable lists the column families whose changes are recorded, with
+// each feed's options (docs/format.md). A feed belongs to the name: it
+// outlives a drop of the column family, so a consumer sees the drop and a
+// later creation of the same name.
+const FeedsTable = "__snkv_changelog_feeds"
+
+// genRow is the row of __snkv_meta whose value is bumped by every change
+// of FeedsTable: a writer reads it once per write transaction and reloads
+// the feeds only when it moved, so another process's Enable or Disable is
+// seen by the next transaction.
+const genRow = "changefeed"
+
+const (
+	feedsSQL = `CREATE TABLE IF NOT EXISTS "__snkv_changelog_feeds" (
+	cf TEXT PRIMARY KEY NOT NULL,
+	keep_values INTEGER NOT NULL,
+	max_count INTEGER NOT NULL,
+	max_age_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID`
+	genSQL      = `SELECT value FROM "__snkv_meta" WHERE name = 'changefeed'`
+	bumpSQL     = `INSERT INTO "__snkv_meta" (name, value) VALUES ('changefeed', 1) ON CONFLICT (name) DO UPDATE SET value = value + 1`
+	feedsAllSQL = `SELECT cf, keep_values, max_count, max_age_ms FROM "__snkv_changelog_feeds" ORDER BY cf`
+	feedSetSQL  = `INSERT INTO "__snkv_changelog_feeds" (cf, keep_values, max_count, max_age_ms) VALUES (?, ?, ?, ?) ON CONFLICT (cf) DO UPDATE SET keep_values = excluded.keep_values, max_count = excluded.max_count, max_age_ms = excluded.max_age_ms`
+	feedDelSQL  = `DELETE FROM "__snkv_changelog_feeds" WHERE cf = ?`
+)
+
+// Config is one column family's feed: its options as stored.
+type Config struct {
+	CF         string // the column family's name as the catalog stores it
+	KeepValues bool   // a put's change carries its value
+	Retention  Retention
+}
+
+// Feeds is a store's recording state: its Recorder, the Notifier its
+// commits fire, and the feeds as the current write transaction found them.
+// The write paths call Record for every change; a store or a column family
+// without a feed pays a comparison per write and one read of a meta row per
+// write transaction.
+//
+// The cached state belongs to the store's writer: only the goroutine that
+// holds it (one write transaction at a time) calls For and Record, and no
+// transaction hook touches it, since hooks run as the next writer starts.
+type Feeds struct {
+	Rec    Recorder
+	Notify Notifier
+
+	tx   *engine.Tx // the write transaction the cache was checked in
+	none bool       // no feed at all (the common case: one comparison)
+	gen  int64      // the meta row's value the set was loaded at (-1: never)
+	set  map[string]*Config
+	fire *engine.Tx // the transaction whose commit fires Notify
+}
+
+// NewFeeds returns the recording state of a store whose clock is now.
+func NewFeeds(now func() int64) *Feeds {
+	return &Feeds{Rec: Recorder{Now: now}, gen: -1}
+}
+
+// For returns cf's feed as the write transaction tx sees it, nil when cf
+// has none. The feeds are read once per transaction (the meta row's
+// generation, and the table only when that moved).
+func (fs *Feeds) For(ctx context.Context, tx *engine.Tx, cf string) (*Config, error) {
+	if fs.tx != tx {
+		if err := fs.load(ctx, tx); err != nil {
+			return nil, err
+		}
+	}
+	if fs.none {
+		return nil, nil
+	}
+	return fs.set[cf], nil
+}
+
+// OnAlone reports whether cf has a feed, read on the writer c outside a
+// transaction: for a call that runs as a lone statement, to decide whether
+// it must run in a transaction that records its change instead.
+func (fs *Feeds) OnAlone(ctx context.Context, c *engine.Conn, cf string) (bool, error) {
+	if fs == nil {
+		return false, nil
+	}
+	gen, err := readGen(ctx, c)
+	if err != nil {
+		return false, err
+	}
+	if gen != fs.gen {
+		set, err := loadFeeds(ctx, c, gen)
+		if err != nil {
+			return false, err
+		}
+		fs.set, fs.gen = set, gen
+	}
+	return fs.set[cf] != nil, nil
+}
+
+// load reads the generation inside tx and, if it moved, the feeds.
+func (fs *Feeds) load(ctx context.Context, tx *engine.Tx) error {
+	c := tx.Conn()
+	gen, err := readGen(ctx, c)
+	if err != nil {
+		return err
+	}
+	if gen != fs.gen {
+		set, err := loadFeeds(ctx, c, gen)
+		if err != nil {
+			return err
+		}
+		fs.set, fs.gen = set, gen
+	}
+	fs.none = len(fs.set) == 0
+	// Kept after tx ends (a hook clearing it would run as the next writer
+	// starts): the reference keeps tx's address from being reused, so no
+	// later transaction is ever taken for it.
+	fs.tx = tx
+	return nil
+}
+
+func readGen(ctx context.Context, c *engine.Conn) (int64, error) {
+	dest := make([]driver.Value, 1)
+	err := c.QueryRow(ctx, genSQL, dest)
+	switch {
+	case err == engine.ErrNotFound || engine.NoSuchTable(err):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("changelog: feeds' generation: %w", err)
+	}
+	g, _ := dest[0].(int64)
+	return g, nil
+}
+
+func loadFeeds(ctx context.Context, c *engine.Conn, gen int64) (map[string]*Config, error) {
+	if gen == 0 {
+		return nil, nil
+	}
+	all, err := ListFeeds(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[string]*Config, len(all))
+	for i := range all {
+		set[all[i].CF] = &all[i]
+	}
+	return set, nil
+}
+
+// ListFeeds returns every feed the store has, by name (none when it has
+// no feed table).
+func ListFeeds(ctx context.Context, c *engine.Conn) ([]Config, error) {
+	rows, err := c.Query(ctx, feedsAllSQL)
+	if err != nil {
+		if engine.NoSuchTable(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("changelog: feeds: %w", err)
+	}
+	var out []Config
+	for rows.Next() {
+		out = append(out, Config{
+			CF: string(rows.Bytes(0)), KeepValues: rows.Int(1) != 0,
+			Retention: Retention{MaxCount: rows.Int(2), MaxAgeMs: rows.Int(3)},
+		})
+	}
+	err = rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("changelog: feeds: %w", err)
+	}
+	return out, nil
+}
+
+// Record writes one change of cf inside tx if cf has a feed, dropping the
+// value of a put when the feed keeps none, and has tx's commit wake the
+// process's tailing readers. A column family without a feed writes
+// nothing.
+func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, key, value []byte, expiryMs int64) error {
+	if fs == nil || fs.tx == tx && fs.none {
+		return nil
+	}
+	conf, err := fs.For(ctx, tx, cf)
+	if conf == nil || err != nil {
+		return err
+	}
+	if op == OpPut && !conf.KeepValues {
+		value = nil
+	} else if op == OpPut && value == nil {
+		value = []byte{}
+	}
+	if _, err := fs.Rec.Record(ctx, tx, cf, op, key, value, expiryMs); err != nil {
+		return err
+	}
+	if fs.fire != tx { // as fs.tx, kept after tx ends
+		fs.fire = tx
+		tx.OnCommit(fs.Notify.Notify)
+	}
+	return nil
+}
+
+// SetFeed turns cf's feed on with conf's options (or changes them) inside
+// the write transaction tx, creating the change log if needed, and bumps
+// the generation so that every writer, in any process, sees it from its
+// next transaction.
+func (fs *Feeds) SetFeed(ctx context.Context, tx *engine.Tx, conf Config, nowMs int64) error {
+	c := tx.Conn()
+	if err := Ensure(ctx, c, nowMs); err != nil {
+		return err
+	}
+	if err := EnsureConsumers(ctx, c); err != nil {
+		return err
+	}
+	if err := c.ExecScript(ctx, feedsSQL); err != nil {
+		return fmt.Errorf("changelog: create feeds: %w", err)
+	}
+	keep := int64(0)
+	if conf.KeepValues {
+		keep = 1
+	}
+	if _, err := c.Exec(ctx, feedSetSQL, conf.CF, keep, conf.Retention.MaxCount, conf.Retention.MaxAgeMs); err != nil {
+		return fmt.Errorf("changelog: set feed: %w", err)
+	}
+	return fs.bump(ctx, tx)
+}
+
+// DeleteFeed turns cf's feed off inside tx and reports whether it was on.
+// The history already recorded stays until it is trimmed.
+func (fs *Feeds) DeleteFeed(ctx context.Context, tx *engine.Tx, cf string) (bool, error) {
+	n, err := tx.Conn().Exec(ctx, feedDelSQL, cf)
+	if err != nil {
+		if engine.NoSuchTable(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("changelog: delete feed: %w", err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	return true, fs.bump(ctx, tx)
+}
+
+// bump moves the generation and makes tx's next write read the feeds
+// again.
+func (fs *Feeds) bump(ctx context.Context, tx *engine.Tx) error {
+	if _, err := tx.Conn().Exec(ctx, bumpSQL); err != nil {
+		return fmt.Errorf("changelog: feeds' generation: %w", err)
+	}
+	fs.tx = nil
+	// A rollback takes the new generation back, and another transaction
+	// may reach the same number with other feeds: load them again then.
+	tx.OnRollback(func() { fs.gen = -1 })
+	return nil
+}
