@@ -275,10 +275,7 @@ func modelRun(t *testing.T, seed uint64, span time.Duration) {
 		}
 	}
 
-	roles := []string{"w1", "w2", "w3"}
-	for _, name := range slices.Sorted(maps.Keys(modelConsumers)) {
-		roles = append(roles, name)
-	}
+	roles := append([]string{"w1", "w2", "w3"}, slices.Sorted(maps.Keys(modelConsumers))...)
 	start := func(role string) *testutil.Child {
 		c := testutil.StartChild(t, "TestChangeFeedModelChild",
 			modelEnvPath+"="+path, modelEnvRole+"="+role,

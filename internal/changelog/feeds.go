@@ -14,12 +14,10 @@ import (
 // later creation of the same name.
 const FeedsTable = "__snkv_changelog_feeds"
 
-// genRow is the row of __snkv_meta whose value is bumped by every change
-// of FeedsTable: a writer reads it once per write transaction and reloads
-// the feeds only when it moved, so another process's Enable or Disable is
-// seen by the next transaction.
-const genRow = "changefeed"
-
+// The row 'changefeed' of __snkv_meta holds a value bumped by every change
+// of FeedsTable (bumpSQL): a writer reads it once per write transaction
+// (genSQL) and reloads the feeds only when it moved, so another process's
+// Enable or Disable is seen by the next transaction.
 const (
 	feedsSQL = `CREATE TABLE IF NOT EXISTS "__snkv_changelog_feeds" (
 	cf TEXT PRIMARY KEY NOT NULL,
