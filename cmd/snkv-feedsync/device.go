@@ -31,6 +31,10 @@ type DeviceOptions struct {
 // refused by the server.
 var errStartAgain = errors.New("run the device again with -resnapshot to send a snapshot and continue from it")
 
+// errRefused is a push the server refused as malformed (a client error
+// other than a conflict): the device stops rather than retry it.
+var errRefused = errors.New("refused")
+
 // device pushes a store's feed.
 type device struct {
 	opts   DeviceOptions
@@ -180,7 +184,7 @@ func (d *device) send(ctx context.Context, b *batch) (changefeed.Position, error
 			fmt.Fprintf(d.opts.Out, "device: pushed %d changes, server at %d\n", len(b.Changes), st.Seq)
 			return pos, nil
 		}
-		if errors.Is(err, errStartAgain) || ctx.Err() != nil {
+		if errors.Is(err, errStartAgain) || errors.Is(err, errRefused) || ctx.Err() != nil {
 			return changefeed.Position{}, err
 		}
 		fmt.Fprintf(d.opts.Out, "device: push failed, again in %v: %v\n", wait, err)
@@ -210,6 +214,10 @@ func (d *device) post(ctx context.Context, body []byte) (state, error) {
 	case resp.StatusCode == http.StatusConflict:
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return st, fmt.Errorf("the server refused the push: %s: %w", bytes.TrimSpace(msg), errStartAgain)
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		// a push the server cannot read: sending it again changes nothing
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return st, fmt.Errorf("the server refused the push: %s: %s: %w", resp.Status, bytes.TrimSpace(msg), errRefused)
 	case resp.StatusCode != http.StatusOK:
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return st, fmt.Errorf("the server answered %s: %s", resp.Status, bytes.TrimSpace(msg))

@@ -70,10 +70,13 @@ func runServer(ctx context.Context, opts ServerOptions) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Let the pushes under way finish (each is one transaction: a push cut
+	// short is rolled back and sent again), then close what is left, such
+	// as a connection that was opened but sent nothing.
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
-		return err
+		_ = hs.Close()
 	}
 	s.logf("server: stopped")
 	return nil
