@@ -281,3 +281,42 @@ func removeIfExists(path string) error {
 	}
 	return nil
 }
+
+// A device that resends what the server applied (it died after the push
+// and before saving its position: here its saved position is set back)
+// changes nothing on the server: the server skips those changes, answers
+// with its position, and applies only the new ones, once.
+func TestResentBatchIsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	dev, err := kvstore.Open(filepath.Join(dir, "device.db"), kvstore.Options{})
+	require.NoError(t, err)
+	defer dev.Close()
+	items, err := dev.CreateColumnFamily("items")
+	require.NoError(t, err)
+	srv, push := startServer(t, filepath.Join(dir, "server.db"))
+	defer srv.stop()
+	device := []string{"device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items"}
+
+	d := goRun(device...)
+	waitCaughtUp(t, dev, push) // the snapshot (empty)
+	putN(t, items, "a", 10)
+	require.NoError(t, items.Delete([]byte("a003")))
+	before := waitCaughtUp(t, dev, push)
+	require.NoError(t, d.stop())
+	require.Equal(t, int64(11), before.Applied)
+
+	// Back to the position after the snapshot, as if none of the pushes'
+	// answers had been saved; then a value changes under the server's feet
+	// and a later change follows.
+	require.NoError(t, dev.Update(context.Background(), func(tx *kvstore.Tx) error {
+		return changefeed.Commit(tx, "feedsync", changefeed.Position{Epoch: before.Epoch, Seq: before.Since})
+	}))
+	require.NoError(t, items.Put([]byte("a005"), []byte("changed")))
+
+	d = goRun(device...)
+	after := waitCaughtUp(t, dev, push)
+	require.NoError(t, d.stop())
+	require.Equal(t, before.Applied+1, after.Applied, "only the new change is applied")
+	require.Contains(t, srv.out.String(), "(11 already applied)")
+	assertSameRows(t, dev, srv, filepath.Join(dir, "server.db"))
+}
