@@ -35,10 +35,16 @@ type change struct {
 	Key      []byte `json:"key,omitempty"`
 	Value    []byte `json:"value,omitempty"`
 	ExpireMs int64  `json:"expire_ms,omitempty"`
+	// HasEnd tells a delete_range with an empty end (an empty range) from
+	// one with no end (to the end of the column family): JSON drops both.
+	HasEnd bool `json:"has_end,omitempty"`
 }
 
 func newChange(c changefeed.Change) change {
 	ch := change{Seq: c.Seq, Tx: c.Tx, Op: c.Op.String(), Key: c.Key, Value: c.Value}
+	if c.Op == changefeed.OpDeleteRange && c.Value != nil {
+		ch.HasEnd = true
+	}
 	if !c.Expiry.IsZero() {
 		ch.ExpireMs = c.Expiry.UnixMilli()
 	}

@@ -320,3 +320,35 @@ func TestResentBatchIsSkipped(t *testing.T) {
 	require.Contains(t, srv.out.String(), "(11 already applied)")
 	assertSameRows(t, dev, srv, filepath.Join(dir, "server.db"))
 }
+
+// Range deletes reach the server as the device made them: one with an
+// empty end deletes nothing (before, JSON dropped the empty end and the
+// server deleted to the end of the column family), one with no end
+// deletes to the end.
+func TestRangeDeleteEnds(t *testing.T) {
+	dir := t.TempDir()
+	dev, err := kvstore.Open(filepath.Join(dir, "device.db"), kvstore.Options{})
+	require.NoError(t, err)
+	defer dev.Close()
+	items, err := dev.CreateColumnFamily("items")
+	require.NoError(t, err)
+	srv, push := startServer(t, filepath.Join(dir, "server.db"))
+	defer srv.stop()
+	d := goRun("device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items")
+	waitCaughtUp(t, dev, push)
+	putN(t, items, "a", 5)
+	putN(t, items, "b", 5)
+	ctx := context.Background()
+	_, err = items.DeleteRange(ctx, []byte{}, []byte{})
+	require.NoError(t, err)
+	_, err = items.DeleteRange(ctx, []byte("a001"), []byte("a003"))
+	require.NoError(t, err)
+	_, err = items.DeleteRange(ctx, []byte("b003"), nil)
+	require.NoError(t, err)
+	st := waitCaughtUp(t, dev, push)
+	require.NoError(t, d.stop())
+	require.Equal(t, int64(13), st.Applied)
+	want := rows(t, dev, "items", "")
+	require.Len(t, want, 6)
+	assertSameRows(t, dev, srv, filepath.Join(dir, "server.db"))
+}

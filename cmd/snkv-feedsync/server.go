@@ -260,7 +260,11 @@ func applyChange(ctx context.Context, c *kvstore.ColumnFamily, ch change) error 
 	case "delete", "expired":
 		err = c.Delete(ch.Key)
 	case "delete_range":
-		_, err = c.DeleteRange(ctx, ch.Key, ch.Value)
+		end := ch.Value
+		if ch.HasEnd && end == nil {
+			end = []byte{} // an empty range, not one to the end
+		}
+		_, err = c.DeleteRange(ctx, ch.Key, end)
 	case "set_ttl":
 		if past {
 			err = c.Delete(ch.Key)
