@@ -24,29 +24,9 @@
 #include <time.h>
 
 #include "kvstore.h"
+#include "../phase.h"
 
 enum { batch = 1000, reads = 50000, updates = 10000, deletes = 5000, mixed = 20000 };
-
-static int cpu_clock;
-
-static double now(void) {
-	struct timespec t;
-	clock_gettime(cpu_clock ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static void report(const char *name, double t0, long ops) {
-	double s = now() - t0;
-	printf("  %-30s: %.0f ops/sec (%.3f seconds for %ld ops)\n", name, ops / s, s, ops);
-	fflush(stdout);
-}
-
-static void check(int rc, const char *what) {
-	if (rc != KVSTORE_OK) {
-		fprintf(stderr, "%s: rc %d\n", what, rc);
-		exit(1);
-	}
-}
 
 static KVStore *open_store(const char *path, const char *pw) {
 	KVStore *kv = NULL;
@@ -69,8 +49,7 @@ int main(void) {
 	long n = e && atol(e) > 0 ? atol(e) : 1000000;
 	const char *pw = getenv("SNKV_BENCH_PASSWORD");
 	if (!pw || !*pw) pw = "snkv-bench";
-	e = getenv("SNKV_CPU");
-	cpu_clock = e && *e && strcmp(e, "0") != 0;
+	phase_init();
 	srand((unsigned)time(NULL));
 
 	char key[64], val[128];

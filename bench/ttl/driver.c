@@ -33,30 +33,9 @@
 #include <time.h>
 
 #include "kvstore.h"
+#include "../phase.h"
 
 enum { batch = 1000, reads = 50000, refreshes = 10000, expiring = 200000, nones = 10000, mixed = 20000 };
-
-static int cpu_clock;
-
-static double now(void) {
-	struct timespec t;
-	clock_gettime(cpu_clock ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static double report(const char *name, double t0, long ops) {
-	double s = now() - t0;
-	printf("  %s: %.0f ops/sec (%.3f seconds for %ld ops)\n", name, ops / s, s, ops);
-	fflush(stdout);
-	return s;
-}
-
-static void check(int rc, const char *what) {
-	if (rc != KVSTORE_OK) {
-		fprintf(stderr, "%s: rc %d\n", what, rc);
-		exit(1);
-	}
-}
 
 static void sleep_ms(long ms) {
 	struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
@@ -67,8 +46,7 @@ static void sleep_ms(long ms) {
 int main(void) {
 	const char *e = getenv("SNKV_BENCH_RECORDS");
 	long n = e && atol(e) > 0 ? atol(e) : 1000000;
-	e = getenv("SNKV_CPU");
-	cpu_clock = e && *e && strcmp(e, "0") != 0;
+	phase_init();
 	srand((unsigned)time(NULL));
 	remove("benchmark_ttl.db");
 	remove("benchmark_ttl.db-wal");
@@ -153,8 +131,8 @@ int main(void) {
 		fprintf(stderr, "purge removed %d keys, want %d\n", deleted, expiring);
 		return 1;
 	}
-	printf("  purge: %.0f ops/sec (%.3f seconds for %d ops)\n", deleted / s, s, deleted);
-	printf("  purge_tx: %.0f ops/sec (%.3f seconds for %d ops)\n", deleted / s, s, deleted);
+	report_s("purge", s, deleted);
+	report_s("purge_tx", s, deleted);
 
 	t = now();
 	for (i = 0; i < nones; i++) {

@@ -112,6 +112,18 @@ func waitCaughtUp(t *testing.T, dev *kvstore.Store, push string) state {
 }
 
 // putN puts n keys under prefix in cf, each in its own transaction.
+// newDevice opens the device store device.db in dir, closed when the test
+// ends, with its column family "items".
+func newDevice(t *testing.T, dir string) (*kvstore.Store, *kvstore.ColumnFamily) {
+	t.Helper()
+	dev, err := kvstore.Open(filepath.Join(dir, "device.db"), kvstore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dev.Close() })
+	items, err := dev.CreateColumnFamily("items")
+	require.NoError(t, err)
+	return dev, items
+}
+
 func putN(t *testing.T, cf *kvstore.ColumnFamily, prefix string, n int) {
 	t.Helper()
 	for i := range n {
@@ -125,11 +137,7 @@ func putN(t *testing.T, cf *kvstore.ColumnFamily, prefix string, n int) {
 // again.
 func TestTrimmedPositionStartsAgainFromSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	dev, err := kvstore.Open(filepath.Join(dir, "device.db"), kvstore.Options{})
-	require.NoError(t, err)
-	defer dev.Close()
-	items, err := dev.CreateColumnFamily("items")
-	require.NoError(t, err)
+	dev, items := newDevice(t, dir)
 	srv, push := startServer(t, filepath.Join(dir, "server.db"))
 	defer srv.stop()
 	device := []string{"device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items"}
@@ -169,11 +177,7 @@ func TestTrimmedPositionStartsAgainFromSnapshot(t *testing.T) {
 // again, and -resnapshot brings the new server store level.
 func TestServerThatLostItsStoreAsksForSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	dev, err := kvstore.Open(filepath.Join(dir, "device.db"), kvstore.Options{})
-	require.NoError(t, err)
-	defer dev.Close()
-	items, err := dev.CreateColumnFamily("items")
-	require.NoError(t, err)
+	dev, items := newDevice(t, dir)
 	srvPath := filepath.Join(dir, "server.db")
 	srv, push := startServer(t, srvPath)
 	device := []string{"device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items"}
@@ -193,7 +197,7 @@ func TestServerThatLostItsStoreAsksForSnapshot(t *testing.T) {
 	putN(t, items, "b", 3)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = run(ctx, device, &lockedBuffer{})
+	err := run(ctx, device, &lockedBuffer{})
 	require.ErrorIs(t, err, errStartAgain)
 	require.Contains(t, err.Error(), "no position")
 
@@ -207,11 +211,7 @@ func TestServerThatLostItsStoreAsksForSnapshot(t *testing.T) {
 // is there.
 func TestDeviceRetriesUntilServerUp(t *testing.T) {
 	dir := t.TempDir()
-	dev, err := kvstore.Open(filepath.Join(dir, "device.db"), kvstore.Options{})
-	require.NoError(t, err)
-	defer dev.Close()
-	items, err := dev.CreateColumnFamily("items")
-	require.NoError(t, err)
+	dev, items := newDevice(t, dir)
 	putN(t, items, "a", 5)
 	addr := freeAddr(t)
 	push := "http://" + addr + "/push"
@@ -288,11 +288,7 @@ func removeIfExists(path string) error {
 // with its position, and applies only the new ones, once.
 func TestResentBatchIsSkipped(t *testing.T) {
 	dir := t.TempDir()
-	dev, err := kvstore.Open(filepath.Join(dir, "device.db"), kvstore.Options{})
-	require.NoError(t, err)
-	defer dev.Close()
-	items, err := dev.CreateColumnFamily("items")
-	require.NoError(t, err)
+	dev, items := newDevice(t, dir)
 	srv, push := startServer(t, filepath.Join(dir, "server.db"))
 	defer srv.stop()
 	device := []string{"device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items"}
@@ -327,11 +323,7 @@ func TestResentBatchIsSkipped(t *testing.T) {
 // deletes to the end.
 func TestRangeDeleteEnds(t *testing.T) {
 	dir := t.TempDir()
-	dev, err := kvstore.Open(filepath.Join(dir, "device.db"), kvstore.Options{})
-	require.NoError(t, err)
-	defer dev.Close()
-	items, err := dev.CreateColumnFamily("items")
-	require.NoError(t, err)
+	dev, items := newDevice(t, dir)
 	srv, push := startServer(t, filepath.Join(dir, "server.db"))
 	defer srv.stop()
 	d := goRun("device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items")
@@ -339,7 +331,7 @@ func TestRangeDeleteEnds(t *testing.T) {
 	putN(t, items, "a", 5)
 	putN(t, items, "b", 5)
 	ctx := context.Background()
-	_, err = items.DeleteRange(ctx, []byte{}, []byte{})
+	_, err := items.DeleteRange(ctx, []byte{}, []byte{})
 	require.NoError(t, err)
 	_, err = items.DeleteRange(ctx, []byte("a001"), []byte("a003"))
 	require.NoError(t, err)
