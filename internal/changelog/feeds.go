@@ -17,7 +17,8 @@ const FeedsTable = "__snkv_changelog_feeds"
 // The row 'changefeed' of __snkv_meta holds a value bumped by every change
 // of FeedsTable (bumpSQL): a writer reads it once per write transaction
 // (genSQL) and reloads the feeds only when it moved, so another process's
-// Enable or Disable is seen by the next transaction.
+// Enable or Disable is seen by the next transaction; a lone write checks it
+// in its own statement (layout.Queries.FeedsGen, layout.FeedsGenRow).
 const (
 	feedsSQL = `CREATE TABLE IF NOT EXISTS "__snkv_changelog_feeds" (
 	cf TEXT PRIMARY KEY NOT NULL,
@@ -79,9 +80,25 @@ func (fs *Feeds) For(ctx context.Context, tx *engine.Tx, cf string) (*Config, er
 	return fs.set[cf], nil
 }
 
+// Loaded returns, for a write outside a transaction by the goroutine that
+// holds the store's writer, the feeds' generation this store last loaded
+// (-1: never, which no generation matches; nil: fs is nil, and records
+// nothing) and whether cf has a feed in that set. The write's statement
+// checks the generation (layout.Queries.FeedsGen) and changes nothing when
+// it moved: the caller then runs the write in a transaction, which loads
+// the feeds and records the change if cf has a feed now.
+func (fs *Feeds) Loaded(cf string) (gen any, on bool) {
+	if fs == nil {
+		return nil, false
+	}
+	return fs.gen, fs.set[cf] != nil
+}
+
 // OnAlone reports whether cf has a feed, read on the writer c outside a
 // transaction: for a call that runs as a lone statement, to decide whether
-// it must run in a transaction that records its change instead.
+// it must run in a transaction that records its change instead. A feed
+// turned on between this read and the call's statement is missed: the
+// statements that can check the generation themselves use Loaded.
 func (fs *Feeds) OnAlone(ctx context.Context, c *engine.Conn, cf string) (bool, error) {
 	if fs == nil {
 		return false, nil
