@@ -91,6 +91,11 @@ type Conn struct {
 	// logSeq is the sequence the change log cursor is on after the
 	// append that wrote it (AppendChange; 0: unknown).
 	logSeq int64
+	// logName's root page (0: not the change log's shape) in the schema
+	// of generation logGen and cookie logCookie (changeLog).
+	logName           string
+	logRoot           sqlite3.TPgno
+	logGen, logCookie int32
 }
 
 // resolved is what the fast path found of a column family's objects in one schema.
