@@ -86,10 +86,10 @@ func (c *Conn) AppendChange(table string, seq int64, r *ChangeRow) (ok bool, err
 // change log's shape (changeCols columns, the first the rowid alias) and
 // nothing an INSERT would also maintain or check: no index, CHECK,
 // trigger or generated column; 0 otherwise. What it found is kept for the
-// schema, as resolve's.
+// schema (inTx has checked it is current), as resolve's.
 func (c *Conn) changeLog(name string) sqlite3.TPgno {
-	if r, ok := c.tables[name]; ok {
-		return r.data
+	if c.logName == name && c.logGen == c.gen && c.logCookie == c.cookie && name != "" {
+		return c.logRoot
 	}
 	var root sqlite3.TPgno
 	if p := c.findTable(name); p != 0 {
@@ -100,9 +100,6 @@ func (c *Conn) changeLog(name string) sqlite3.TPgno {
 			root = tab.Ftnum
 		}
 	}
-	if c.tables == nil {
-		c.tables = make(map[string]resolved)
-	}
-	c.tables[name] = resolved{ok: root != 0, data: root}
+	c.logName, c.logRoot, c.logGen, c.logCookie = name, root, c.gen, c.cookie
 	return root
 }

@@ -57,7 +57,12 @@ type Feeds struct {
 	none bool       // no feed at all (the common case: one comparison)
 	gen  int64      // the meta row's value the set was loaded at (-1: never)
 	set  map[string]*Config
-	fire *engine.Tx // the transaction whose commit fires Notify
+	// lastCF's feed in set, when lastOK (set replaces it): the answer
+	// to For's usual question, without hashing the name.
+	lastOK   bool
+	lastCF   string
+	lastConf *Config
+	fire     *engine.Tx // the transaction whose commit fires Notify
 }
 
 // NewFeeds returns the recording state of a store whose clock is now.
@@ -77,7 +82,12 @@ func (fs *Feeds) For(ctx context.Context, tx *engine.Tx, cf string) (*Config, er
 	if fs.none {
 		return nil, nil
 	}
-	return fs.set[cf], nil
+	if fs.lastOK && fs.lastCF == cf {
+		return fs.lastConf, nil
+	}
+	conf := fs.set[cf]
+	fs.lastOK, fs.lastCF, fs.lastConf = true, cf, conf
+	return conf, nil
 }
 
 // Loaded returns, for a write outside a transaction by the goroutine that
@@ -112,7 +122,7 @@ func (fs *Feeds) OnAlone(ctx context.Context, c *engine.Conn, cf string) (bool, 
 		if err != nil {
 			return false, err
 		}
-		fs.set, fs.gen = set, gen
+		fs.set, fs.gen, fs.lastOK = set, gen, false
 	}
 	return fs.set[cf] != nil, nil
 }
@@ -129,7 +139,7 @@ func (fs *Feeds) load(ctx context.Context, tx *engine.Tx) error {
 		if err != nil {
 			return err
 		}
-		fs.set, fs.gen = set, gen
+		fs.set, fs.gen, fs.lastOK = set, gen, false
 	}
 	fs.none = len(fs.set) == 0
 	// Kept after tx ends (a hook clearing it would run as the next writer
