@@ -16,7 +16,7 @@ import (
 type Consumer struct {
 	Name    string
 	Pos     Position
-	Updated time.Time
+	Updated time.Time // when it was last committed, by the store's clock
 }
 
 func checkName(name string) error {
