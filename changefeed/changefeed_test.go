@@ -382,3 +382,19 @@ func TestRangeDeletesReachOverlappingPrefixes(t *testing.T) {
 		{"delete_range", "default", "", "", -1},
 	}, got)
 }
+
+// A consumer's saved position is stamped with the store's clock, as every
+// other time the feed records.
+func TestConsumerUpdatedIsTheStoresClock(t *testing.T) {
+	s, clock, _ := openStore(t)
+	ctx := context.Background()
+	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
+	pos, err := changefeed.Now(ctx, s)
+	require.NoError(t, err)
+	clock.Advance(90 * time.Minute)
+	require.NoError(t, s.Update(ctx, func(tx *kvstore.Tx) error { return changefeed.Commit(tx, "c1", pos) }))
+	all, err := changefeed.Consumers(ctx, s)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	require.True(t, t0.Add(90*time.Minute).Equal(all[0].Updated), "updated %v", all[0].Updated)
+}

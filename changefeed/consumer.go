@@ -16,7 +16,7 @@ import (
 type Consumer struct {
 	Name    string
 	Pos     Position
-	Updated time.Time
+	Updated time.Time // when it was last committed, by the store's clock
 }
 
 func checkName(name string) error {
@@ -46,7 +46,7 @@ func Commit(tx *kvstore.Tx, name string, pos Position) error {
 	if err := changelog.EnsureConsumers(ctx, c); err != nil {
 		return wrap("commit "+name, err)
 	}
-	now := time.Now().UnixMilli()
+	now := layer.NowMs(layer.TxStore(tx)) // the store's clock, as the changes' times
 	return wrap("commit "+name, changelog.SaveConsumer(ctx, c, name, changelog.Position(pos), now))
 }
 

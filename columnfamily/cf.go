@@ -207,9 +207,6 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "put", err)
 	}
-	if cf.fedAlone(c) {
-		return cf.putFed(key, value)
-	}
 	sh := cf.m.Writing()
 	var n int64
 	if cf.tx != nil {
@@ -220,8 +217,24 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 			err = cf.feed(ctx, cf.tx, err, changelog.OpPut, key, value, changelog.NoExpiry)
 		}
 	} else {
+		gen, fed := cf.alone(c, &sh.SQL)
+		if fed {
+			return cf.putFed(key, value)
+		}
+		if aloneHook != nil {
+			aloneHook()
+		}
 		stored, sum := cf.m.Encode(c, sh, key, value, false)
-		n, err = c.Exec(ctx, sh.SQL.Put, key, stored, cf.m.NameArg, cf.m.StampArg, sum)
+		if sh.SQL.FeedsGen {
+			n, err = c.Exec(ctx, sh.SQL.Put, key, stored, cf.m.NameArg, cf.m.StampArg, sum, gen)
+		} else {
+			n, err = c.Exec(ctx, sh.SQL.Put, key, stored, cf.m.NameArg, cf.m.StampArg, sum)
+		}
+		if err == nil && n == 0 && gen != nil {
+			// Dropped, or the feeds moved: a transaction decides which.
+			cf.db().ReleaseWriter(c)
+			return cf.putFed(key, value)
+		}
 	}
 	if err == nil && n == 0 {
 		err = cf.gone()
@@ -309,14 +322,31 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 	if err != nil {
 		return cf.errf(ctx, "delete", err)
 	}
-	if cf.fedAlone(c) {
-		return cf.deleteFed(key)
-	}
 	n, fast, err := cf.deleteInTx(ctx, c, key)
 	if !fast && err == nil {
-		now := expiry.Encode(cf.nowMs())
 		q := &cf.m.Writing().SQL
-		n, err = c.Exec(ctx, q.DelLive, key, now, cf.m.NameArg, cf.m.StampArg)
+		var gen any
+		if cf.tx == nil {
+			var fed bool
+			if gen, fed = cf.alone(c, q); fed {
+				return cf.deleteFed(key)
+			}
+			if aloneHook != nil {
+				aloneHook()
+			}
+		}
+		now := expiry.Encode(cf.nowMs())
+		if q.FeedsGen {
+			n, err = c.Exec(ctx, q.DelLive, key, now, cf.m.NameArg, cf.m.StampArg, gen)
+		} else {
+			n, err = c.Exec(ctx, q.DelLive, key, now, cf.m.NameArg, cf.m.StampArg)
+		}
+		if err == nil && n == 0 && gen != nil {
+			// Missing, expired, dropped, or the feeds moved: a
+			// transaction decides which.
+			cf.db().ReleaseWriter(c)
+			return cf.deleteFed(key)
+		}
 		if err == nil && n == 0 {
 			err = cf.current(ctx, c)
 		}

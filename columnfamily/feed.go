@@ -28,28 +28,59 @@ func (cf *ColumnFamily) feed(ctx context.Context, tx *engine.Tx, err error, op c
 	return cf.m.Env.Feeds.Record(ctx, tx, cf.m.Name, op, key, value, expMs)
 }
 
-// fedAlone reports whether a call outside a transaction, holding the
-// writer c (which it gives back when so), must run in a transaction of its
-// own to record its change: the column family has a feed. It reads the
-// feeds' generation on c before the call's own statement, so a feed turned
-// on by another process between the two is seen by the next call, not
-// this one (docs/changes.md, "Not built yet").
-func (cf *ColumnFamily) fedAlone(c *engine.Conn) bool {
+// aloneHook, when set (by tests), runs in a lone Put or Delete between
+// its look at the feeds and its write.
+var aloneHook func()
+
+// alone prepares a call outside a transaction, holding the writer c, whose
+// one statement q (a layout.Queries of the column family) writes: it
+// returns the feeds' generation the statement checks (nil: none to check)
+// and whether the call must run in a transaction of its own to record its
+// change instead (the column family has a feed; c is then given back).
+//
+// The statement changes nothing when the generation it is given is not the
+// file's: a feed was turned on or off since this store loaded them, by this
+// process or another. The caller then runs the call in a transaction,
+// which loads the feeds and records the change if the column family has a
+// feed now; nothing happens between the check and the write. A
+// version-1 layout may have no meta table to check (q.FeedsGen unset): the
+// generation is read before the statement, and a feed turned on by
+// another process between the two is missed (docs/changes.md).
+func (cf *ColumnFamily) alone(c *engine.Conn, q *layout.Queries) (gen any, fed bool) {
 	fs := cf.m.Env.Feeds
-	if fs == nil || cf.tx != nil {
-		return false
+	if fs == nil {
+		return nil, false
 	}
-	on, err := fs.OnAlone(context.Background(), c, cf.m.Name)
-	if on || err != nil { // an error: the transaction's path reports it
+	if q.FeedsGen {
+		gen, fed = fs.Loaded(cf.m.Name)
+	} else {
+		var err error
+		fed, err = fs.OnAlone(context.Background(), c, cf.m.Name)
+		fed = fed || err != nil // an error: the transaction's path reports it
+	}
+	if fed {
 		cf.db().ReleaseWriter(c)
-		return true
 	}
-	return false
+	return gen, fed
+}
+
+// loadFeeds has the write transaction tx of a call outside a transaction
+// read the feeds, so that the call's next ones check the generation it
+// found (alone) even when this one records nothing.
+func (cf *ColumnFamily) loadFeeds(ctx context.Context, tx *engine.Tx) error {
+	if fs := cf.m.Env.Feeds; fs != nil {
+		_, err := fs.For(ctx, tx, cf.m.Name)
+		return err
+	}
+	return nil
 }
 
 // putFed is Put in a transaction of its own that records the change.
 func (cf *ColumnFamily) putFed(key, value []byte) error {
 	err := cf.update("put", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+		if err := cf.loadFeeds(ctx, tx); err != nil {
+			return err
+		}
 		_, err := cf.m.Upsert(ctx, c, cf.m.Writing(), key, value)
 		return cf.feed(ctx, tx, err, changelog.OpPut, key, value, changelog.NoExpiry)
 	})
@@ -62,16 +93,28 @@ func (cf *ColumnFamily) putFed(key, value []byte) error {
 }
 
 // deleteFed is Delete in a transaction of its own that records the change.
+// A key that is missing or expired gives ErrNotFound, and the transaction
+// commits all the same: an expired key goes.
 func (cf *ColumnFamily) deleteFed(key []byte) error {
-	tx, err := cf.db().Begin(context.Background(), true)
+	ctx := context.Background()
+	tx, err := cf.db().Begin(ctx, true)
 	if err != nil {
-		return cf.errf(context.Background(), "delete", err)
+		return cf.errf(ctx, "delete", err)
 	}
-	if err := bind(cf, tx).Delete(key); err != nil {
+	err = cf.loadFeeds(ctx, tx)
+	if err != nil {
+		err = cf.errf(ctx, "delete", err)
+	} else {
+		err = bind(cf, tx).Delete(key)
+	}
+	if err != nil && err != engine.ErrNotFound {
 		_ = tx.Rollback()
 		return err
 	}
-	return cf.errf(context.Background(), "delete", tx.Commit())
+	if cerr := tx.Commit(); cerr != nil {
+		return cf.errf(ctx, "delete", cerr)
+	}
+	return err
 }
 
 // feedExpiry records a live key's expiry changing from oldMs to newMs (-1:

@@ -66,6 +66,13 @@ func init() {
 			}
 			return tx.tx, nil
 		},
+		TxStore: func(t any) any {
+			tx, _ := t.(*Tx)
+			if tx == nil {
+				return (*Store)(nil)
+			}
+			return tx.store
+		},
 	}
 }
 

@@ -37,6 +37,7 @@ const (
 	curData = iota
 	curKeys
 	curExpiry
+	curLog // the change log (AppendChange)
 	nCursors
 )
 
@@ -86,6 +87,15 @@ type Conn struct {
 	// scanCur and scanOut are the cursor and out value of the last Scan
 	// closed, kept for the next (0: none).
 	scanCur, scanOut uintptr
+
+	// logSeq is the sequence the change log cursor is on after the
+	// append that wrote it (AppendChange; 0: unknown).
+	logSeq int64
+	// logName's root page (0: not the change log's shape) in the schema
+	// of generation logGen and cookie logCookie (changeLog).
+	logName           string
+	logRoot           sqlite3.TPgno
+	logGen, logCookie int32
 }
 
 // resolved is what the fast path found of a column family's objects in one schema.
@@ -110,7 +120,7 @@ func New(tls *libc.TLS, db uintptr) *Conn {
 // Close frees the C memory the fast path holds.
 func (c *Conn) Close() {
 	c.closeCursors()
-	for _, p := range []*uintptr{&c.cur[0], &c.cur[1], &c.cur[2], &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf.p, &c.kbuf.p, &c.ibuf.p, &c.scanCur, &c.scanOut} {
+	for _, p := range []*uintptr{&c.cur[0], &c.cur[1], &c.cur[2], &c.cur[3], &c.payload, &c.mem, &c.out, &c.unpacked, &c.buf.p, &c.kbuf.p, &c.ibuf.p, &c.scanCur, &c.scanOut} {
 		if *p != 0 {
 			sqlite3.Xsqlite3_free(c.tls, *p)
 			*p = 0

@@ -21,8 +21,10 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/btree"
 	"github.com/snkv-go/snkv/internal/engine"
 )
 
@@ -177,16 +179,27 @@ type Recorder struct {
 	// Now gives the current time in Unix milliseconds (the store's
 	// injectable clock). Nil: the wall clock.
 	Now func() int64
+	// SQLOnly writes every change through the SQL INSERT, never below
+	// SQL: for tests that compare the rows the two paths write.
+	SQLOnly bool
 
 	mu  sync.Mutex
 	txs map[*engine.Tx]*txState
+	// last is the transaction that recorded last, with its state: a
+	// change after the first of a transaction reads it here, without the
+	// lock and the map.
+	last atomic.Pointer[txState]
 }
 
 type txState struct {
+	tx             *engine.Tx
 	next, id, atMs int64
 	// idArg, atArg are id and atMs boxed once, so that binding them to
 	// every change costs no allocation.
 	idArg, atArg any
+	// row is the row the fast path writes, reused so that it does not
+	// escape for each change.
+	row btree.ChangeRow
 }
 
 func (r *Recorder) now() int64 {
@@ -199,10 +212,14 @@ func (r *Recorder) now() int64 {
 // state returns tx's numbering, starting it on the transaction's first
 // change: the sequence after the highest in the table.
 func (r *Recorder) state(ctx context.Context, tx *engine.Tx) (*txState, error) {
+	if st := r.last.Load(); st != nil && st.tx == tx {
+		return st, nil
+	}
 	r.mu.Lock()
 	st := r.txs[tx]
 	r.mu.Unlock()
 	if st != nil {
+		r.last.Store(st)
 		return st, nil
 	}
 	dest := make([]driver.Value, 1)
@@ -210,7 +227,7 @@ func (r *Recorder) state(ctx context.Context, tx *engine.Tx) (*txState, error) {
 		return nil, fmt.Errorf("changelog: last sequence: %w", err)
 	}
 	last, _ := dest[0].(int64) // NULL: no table rows at all; sequences start at 1
-	st = &txState{next: last + 1, id: last + 1, atMs: r.now()}
+	st = &txState{tx: tx, next: last + 1, id: last + 1, atMs: r.now()}
 	st.idArg, st.atArg = st.id, st.atMs
 	r.mu.Lock()
 	if r.txs == nil {
@@ -218,10 +235,14 @@ func (r *Recorder) state(ctx context.Context, tx *engine.Tx) (*txState, error) {
 	}
 	r.txs[tx] = st
 	r.mu.Unlock()
+	r.last.Store(st)
 	tx.OnEnd(func() {
 		r.mu.Lock()
 		delete(r.txs, tx)
 		r.mu.Unlock()
+		// Kept otherwise: a later transaction at the same address would
+		// take its state for its own.
+		r.last.CompareAndSwap(st, nil)
 	})
 	return st, nil
 }
@@ -237,6 +258,28 @@ func (r *Recorder) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, 
 	if err != nil {
 		return 0, err
 	}
+	seq := st.next
+	if err := r.write(ctx, tx.Conn(), st, seq, cf, op, key, value, expiryMs); err != nil {
+		return 0, fmt.Errorf("changelog: record %v: %w", op, err)
+	}
+	st.next++
+	return seq, nil
+}
+
+// write writes the row of a change on c: below SQL when the connection
+// can (engine.Conn.AppendChange, the same row), through the INSERT
+// otherwise, or always with SQLOnly set.
+func (r *Recorder) write(ctx context.Context, c *engine.Conn, st *txState, seq int64, cf string, op Op, key, value []byte, expiryMs int64) error {
+	if !r.SQLOnly {
+		row := &st.row
+		*row = btree.ChangeRow{Tx: st.id, AtMs: st.atMs, CF: cf, Op: int64(op), Key: key, Value: value,
+			Expiry: expiryMs, HasExpiry: expiryMs != NoExpiry}
+		ok, err := c.AppendChange(Table, seq, row)
+		row.Key, row.Value = nil, nil // not kept past the call
+		if ok || err != nil {
+			return err
+		}
+	}
 	var exp any
 	if expiryMs != NoExpiry {
 		exp = expiryMs
@@ -248,12 +291,8 @@ func (r *Recorder) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, 
 	if value != nil {
 		v = value
 	}
-	seq := st.next
-	if _, err := tx.Conn().Exec(ctx, insertSQL, seq, st.idArg, st.atArg, cf, int64(op), k, v, exp); err != nil {
-		return 0, fmt.Errorf("changelog: record %v: %w", op, err)
-	}
-	st.next++
-	return seq, nil
+	_, err := c.Exec(ctx, insertSQL, seq, st.idArg, st.atArg, cf, int64(op), k, v, exp)
+	return err
 }
 
 // Read returns up to limit changes from sequence from on, in order, read

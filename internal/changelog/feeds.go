@@ -17,7 +17,8 @@ const FeedsTable = "__snkv_changelog_feeds"
 // The row 'changefeed' of __snkv_meta holds a value bumped by every change
 // of FeedsTable (bumpSQL): a writer reads it once per write transaction
 // (genSQL) and reloads the feeds only when it moved, so another process's
-// Enable or Disable is seen by the next transaction.
+// Enable or Disable is seen by the next transaction; a lone write checks it
+// in its own statement (layout.Queries.FeedsGen, layout.FeedsGenRow).
 const (
 	feedsSQL = `CREATE TABLE IF NOT EXISTS "__snkv_changelog_feeds" (
 	cf TEXT PRIMARY KEY NOT NULL,
@@ -56,7 +57,12 @@ type Feeds struct {
 	none bool       // no feed at all (the common case: one comparison)
 	gen  int64      // the meta row's value the set was loaded at (-1: never)
 	set  map[string]*Config
-	fire *engine.Tx // the transaction whose commit fires Notify
+	// lastCF's feed in set, when lastOK (set replaces it): the answer
+	// to For's usual question, without hashing the name.
+	lastOK   bool
+	lastCF   string
+	lastConf *Config
+	fire     *engine.Tx // the transaction whose commit fires Notify
 }
 
 // NewFeeds returns the recording state of a store whose clock is now.
@@ -76,12 +82,33 @@ func (fs *Feeds) For(ctx context.Context, tx *engine.Tx, cf string) (*Config, er
 	if fs.none {
 		return nil, nil
 	}
-	return fs.set[cf], nil
+	if fs.lastOK && fs.lastCF == cf {
+		return fs.lastConf, nil
+	}
+	conf := fs.set[cf]
+	fs.lastOK, fs.lastCF, fs.lastConf = true, cf, conf
+	return conf, nil
+}
+
+// Loaded returns, for a write outside a transaction by the goroutine that
+// holds the store's writer, the feeds' generation this store last loaded
+// (-1: never, which no generation matches; nil: fs is nil, and records
+// nothing) and whether cf has a feed in that set. The write's statement
+// checks the generation (layout.Queries.FeedsGen) and changes nothing when
+// it moved: the caller then runs the write in a transaction, which loads
+// the feeds and records the change if cf has a feed now.
+func (fs *Feeds) Loaded(cf string) (gen any, on bool) {
+	if fs == nil {
+		return nil, false
+	}
+	return fs.gen, fs.set[cf] != nil
 }
 
 // OnAlone reports whether cf has a feed, read on the writer c outside a
 // transaction: for a call that runs as a lone statement, to decide whether
-// it must run in a transaction that records its change instead.
+// it must run in a transaction that records its change instead. A feed
+// turned on between this read and the call's statement is missed: the
+// statements that can check the generation themselves use Loaded.
 func (fs *Feeds) OnAlone(ctx context.Context, c *engine.Conn, cf string) (bool, error) {
 	if fs == nil {
 		return false, nil
@@ -95,7 +122,7 @@ func (fs *Feeds) OnAlone(ctx context.Context, c *engine.Conn, cf string) (bool, 
 		if err != nil {
 			return false, err
 		}
-		fs.set, fs.gen = set, gen
+		fs.set, fs.gen, fs.lastOK = set, gen, false
 	}
 	return fs.set[cf] != nil, nil
 }
@@ -112,7 +139,7 @@ func (fs *Feeds) load(ctx context.Context, tx *engine.Tx) error {
 		if err != nil {
 			return err
 		}
-		fs.set, fs.gen = set, gen
+		fs.set, fs.gen, fs.lastOK = set, gen, false
 	}
 	fs.none = len(fs.set) == 0
 	// Kept after tx ends (a hook clearing it would run as the next writer

@@ -68,6 +68,18 @@ func (c *Conn) Delete(t *layout.Objects, key []byte, withTTL bool) (ok, found bo
 	return ok, found, c.fastDone(ok, err)
 }
 
+// AppendChange writes the change log's row r at sequence seq into the
+// rowid table named table straight into its B-tree when it can, as the
+// change log's INSERT would (btree.Conn.AppendChange). ok and err are as
+// Upsert's.
+func (c *Conn) AppendChange(table string, seq int64, r *btree.ChangeRow) (ok bool, err error) {
+	if !c.fastOn() {
+		return false, nil
+	}
+	ok, err = c.fast.AppendChange(table, seq, r)
+	return ok, c.fastDone(ok, err)
+}
+
 // PutTTL writes the data row (key, value, crc) and the key's TTL rows
 // (expiry exp, 8 bytes; key index checksum keyCrc) straight into the three
 // B-trees when it can, as the data upsert followed by the key and expiry

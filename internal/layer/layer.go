@@ -210,3 +210,10 @@ func EngineTx(tx *kvstore.Tx) (*engine.Tx, error) {
 	}
 	return t.(*engine.Tx), nil
 }
+
+// TxStore returns the store tx belongs to (nil for a nil tx), for package
+// changefeed: its clock stamps what a transaction saves.
+func TxStore(tx *kvstore.Tx) *kvstore.Store {
+	s, _ := bridge.Store.TxStore(tx).(*kvstore.Store)
+	return s
+}

@@ -8,11 +8,19 @@ type Queries struct {
 	// GetValue, ExistsExpiry); Count counts its live keys as of ?1.
 	Get, Exists, Count string
 	// Put writes a key with no TTL if the catalog still holds the column
-	// family the handle was opened on (name ?3, stamp ?4; checksum ?5).
-	// A put with the check is an INSERT … SELECT, which SQLite runs with a
-	// statement journal (a copy of every page it changes, for a rollback
-	// of the statement alone); a single-row INSERT … VALUES needs none.
+	// family the handle was opened on (name ?3, stamp ?4; checksum ?5)
+	// and, when FeedsGen is set, the feeds' generation in the meta table
+	// is ?6 (or ?6 is NULL): the statement of a lone put, which checks in
+	// its own write that no feed was turned on since the writer loaded
+	// them (docs/changes.md). A put with the check is an INSERT … SELECT,
+	// which SQLite runs with a statement journal (a copy of every page it
+	// changes, for a rollback of the statement alone); a single-row
+	// INSERT … VALUES needs none.
 	Put string
+	// FeedsGen says Put and DelLive check the feeds' generation: the
+	// layouts of a file that has the meta table (a version-1 file may
+	// not, and has no feed while it does not).
+	FeedsGen bool
 	// Upsert is Put without the catalog check, for a write transaction
 	// that has checked the column family already.
 	Upsert string
@@ -22,7 +30,8 @@ type Queries struct {
 	// column family still the one a handle was opened on?
 	Current string
 	// Del deletes a key. DelLive deletes it unless it has expired as of
-	// ?2, if the column family is still current (?3, ?4); LazyDel deletes
+	// ?2, if the column family is still current (?3, ?4) and, with
+	// FeedsGen, the feeds' generation is ?5 (or ?5 is NULL); LazyDel deletes
 	// it only if it has expired as of ?2. Both read the expiry through the
 	// view, not the key index: the view is redefined when the column
 	// family gets TTL tables, and SQLite re-prepares statements that use
@@ -81,13 +90,22 @@ func (t *Objects) Queries() Queries {
 	data, view := t.Quoted.Data, t.Quoted.View
 	get, exists, scan := `SELECT value, expire_ms`, `SELECT expire_ms`, `SELECT key, value, expire_ms`
 	stillThere := ` WHERE EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4)`
+	delThere := ` AND EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4)`
+	// A file with the meta table: the layouts with a checksum (format 2,
+	// and a version-1 table Upgrade has reached, which made the table
+	// first).
+	feedsGen := t.Crc || t.V2
+	if feedsGen {
+		stillThere += feedsSame(6)
+		delThere += feedsSame(5)
+	}
 	q := Queries{
 		Put:     `INSERT INTO ` + data + ` (key, value) SELECT ?1, ?2` + stillThere + ` ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 		Insert:  `INSERT INTO ` + data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING`,
 		Upsert:  `INSERT INTO ` + data + ` (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 		Current: `SELECT count(*) FROM ` + catalog + ` WHERE name = ?1 AND created_ms = ?2`,
 		Del:     `DELETE FROM ` + data + ` WHERE key = ?1`,
-		DelLive: `DELETE FROM ` + data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + view + ` WHERE key = ?1 AND expire_ms <= ?2) AND EXISTS (SELECT 1 FROM ` + catalog + ` WHERE name = ?3 AND created_ms = ?4)`,
+		DelLive: `DELETE FROM ` + data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + view + ` WHERE key = ?1 AND expire_ms <= ?2)` + delThere,
 		LazyDel: `DELETE FROM ` + data + ` WHERE key = ?1 AND EXISTS (SELECT 1 FROM ` + view + ` WHERE key = ?1 AND expire_ms <= ?2)`,
 		Count:   `SELECT count(*) FROM ` + view + ` WHERE expire_ms IS NULL OR expire_ms > ?1`,
 		Holder:  `SELECT 1 FROM ` + view,
@@ -98,6 +116,7 @@ func (t *Objects) Queries() Queries {
 		DelIndex: t.DelIndexSQL(),
 		SetCrc:   `UPDATE ` + data + ` SET crc = ?2 WHERE key = ?1 AND crc IS NULL`,
 		FlipTTL:  `SELECT 1`,
+		FeedsGen: feedsGen,
 	}
 	if t.Crc {
 		get, exists, scan = `SELECT value, expire_ms, crc, ecrc`, `SELECT expire_ms, ecrc`, `SELECT key, value, expire_ms, crc, ecrc`
@@ -131,4 +150,16 @@ func (t *Objects) Queries() Queries {
 		}
 	}
 	return q
+}
+
+// FeedsGenRow is the meta table's row holding the change feed's
+// generation, bumped by every change of the feeds (changelog.Feeds).
+const FeedsGenRow = "changefeed"
+
+// feedsSame is the condition that the change feed's generation row in the
+// meta table (changelog.Feeds; 0 when missing) holds parameter ?n, or that
+// ?n is NULL.
+func feedsSame(n int) string {
+	p := "?" + string(rune('0'+n))
+	return ` AND (` + p + ` IS NULL OR coalesce((SELECT value FROM ` + Quote(MetaTable) + ` WHERE name = '` + FeedsGenRow + `'), 0) = ` + p + `)`
 }

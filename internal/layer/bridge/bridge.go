@@ -27,6 +27,8 @@ type Ops struct {
 	Engine func(ctx context.Context, store any) (db, feeds any, err error)
 	// EngineTx returns a *kvstore.Tx's *engine.Tx.
 	EngineTx func(tx any) (any, error)
+	// TxStore returns the *kvstore.Store of a *kvstore.Tx.
+	TxStore func(tx any) any
 }
 
 // Store is filled in by kvstore's init.

@@ -100,7 +100,7 @@ SELECT count(*) FROM "__snkv_view__users" WHERE expire_ms IS NULL OR expire_ms >
 INSERT INTO "users" (key, value) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM "__snkv_catalog" WHERE name = ?3 AND created_ms = ?4) ON CONFLICT (key) DO UPDATE SET value = excluded.value;
 
 -- Queries.Put: upgrading, format2
-INSERT INTO "users" (key, value, crc) SELECT ?1, ?2, ?5 WHERE EXISTS (SELECT 1 FROM "__snkv_catalog" WHERE name = ?3 AND created_ms = ?4) ON CONFLICT (key) DO UPDATE SET value = excluded.value, crc = excluded.crc;
+INSERT INTO "users" (key, value, crc) SELECT ?1, ?2, ?5 WHERE EXISTS (SELECT 1 FROM "__snkv_catalog" WHERE name = ?3 AND created_ms = ?4) AND (?6 IS NULL OR coalesce((SELECT value FROM "__snkv_meta" WHERE name = 'changefeed'), 0) = ?6) ON CONFLICT (key) DO UPDATE SET value = excluded.value, crc = excluded.crc;
 
 -- Queries.Upsert: format1
 INSERT INTO "users" (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value;
@@ -120,8 +120,11 @@ SELECT count(*) FROM "__snkv_catalog" WHERE name = ?1 AND created_ms = ?2;
 -- Queries.Del: format1, upgrading, format2
 DELETE FROM "users" WHERE key = ?1;
 
--- Queries.DelLive: format1, upgrading, format2
+-- Queries.DelLive: format1
 DELETE FROM "users" WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM "__snkv_view__users" WHERE key = ?1 AND expire_ms <= ?2) AND EXISTS (SELECT 1 FROM "__snkv_catalog" WHERE name = ?3 AND created_ms = ?4);
+
+-- Queries.DelLive: upgrading, format2
+DELETE FROM "users" WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM "__snkv_view__users" WHERE key = ?1 AND expire_ms <= ?2) AND EXISTS (SELECT 1 FROM "__snkv_catalog" WHERE name = ?3 AND created_ms = ?4) AND (?5 IS NULL OR coalesce((SELECT value FROM "__snkv_meta" WHERE name = 'changefeed'), 0) = ?5);
 
 -- Queries.LazyDel: format1, upgrading, format2
 DELETE FROM "users" WHERE key = ?1 AND EXISTS (SELECT 1 FROM "__snkv_view__users" WHERE key = ?1 AND expire_ms <= ?2);
