@@ -335,7 +335,8 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 				aloneHook()
 			}
 		}
-		now := expiry.Encode(cf.nowMs())
+		nowMs := cf.nowMs()
+		now := expiry.Encode(nowMs)
 		if q.FeedsGen {
 			n, err = c.Exec(ctx, q.DelLive, key, now, cf.m.NameArg, cf.m.StampArg, gen)
 		} else {
@@ -349,6 +350,13 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 		}
 		if err == nil && n == 0 {
 			err = cf.current(ctx, c)
+		}
+		if err == nil && n == 0 && cf.tx != nil {
+			// An expired key that goes is the feed's expiry (a column
+			// family without TTL tables has none).
+			if err = cf.feedLazy([][]byte{key}, nowMs); engine.NoSuchTable(err) {
+				err = nil
+			}
 		}
 		if err == nil && n == 0 {
 			// Missing, or expired: an expired key goes all the same.
