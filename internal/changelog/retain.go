@@ -14,17 +14,40 @@ import (
 type Retention struct {
 	MaxCount int64 // keep at most this many of the latest changes
 	MaxAgeMs int64 // keep the changes of transactions younger than this
+	// MaxBytes keeps the latest changes whose approximate size (ChangeSize
+	// each) adds up to at most this many bytes.
+	MaxBytes int64
 	// Force lets the trim pass named consumers' positions; without it a
 	// consumer of the current epoch holds back every change it has not read.
 	Force bool
 }
+
+// ChangeOverhead is the fixed part of a change's approximate size: its
+// sequence, transaction, time, op, expiry and column family name, and the
+// row's and index's headers, as a round figure.
+const ChangeOverhead = 48
+
+// ChangeSize is a change's approximate size in the log, as MaxBytes counts
+// it: its key, its value and ChangeOverhead.
+func ChangeSize(key, value []byte) int64 {
+	return int64(len(key)+len(value)) + ChangeOverhead
+}
+
+// bytesCutSQL returns the newest change that, counted with every change
+// after it, makes the log bigger than ?1 bytes (ChangeSize each): the
+// changes up to it go. It reads the whole log, newest first.
+const bytesCutSQL = `SELECT seq FROM (
+	SELECT seq, sum(coalesce(length(key), 0) + coalesce(length(value), 0) + ?2)
+		OVER (ORDER BY seq DESC) AS total
+	FROM "__snkv_changelog" WHERE seq > 0
+) WHERE total > ?1 ORDER BY seq DESC LIMIT 1`
 
 // RetainStep deletes, inside the write transaction on c, up to step of the
 // oldest changes that r no longer keeps, and reports how many it deleted;
 // a background trimmer calls it in short transactions until it reports
 // fewer than step. The last change is always kept.
 func RetainStep(ctx context.Context, c *engine.Conn, r Retention, nowMs int64, step int) (int64, error) {
-	if step <= 0 || r.MaxCount < 0 || r.MaxAgeMs < 0 {
+	if step <= 0 || r.MaxCount < 0 || r.MaxAgeMs < 0 || r.MaxBytes < 0 {
 		return 0, fmt.Errorf("changelog: retention step %d: %w", step, engine.ErrInvalidArgument)
 	}
 	oldest, last, err := Bounds(ctx, c)
@@ -50,6 +73,19 @@ func RetainStep(ctx context.Context, c *engine.Conn, r Retention, nowMs int64, s
 			before = last + 1 // every change is too old (Trim keeps the last)
 		default:
 			return 0, fmt.Errorf("changelog: retention by age: %w", err)
+		}
+	}
+	if r.MaxBytes > 0 {
+		dest := make([]driver.Value, 1)
+		err := c.QueryRow(ctx, bytesCutSQL, dest, r.MaxBytes, int64(ChangeOverhead))
+		switch {
+		case err == nil:
+			if s, _ := dest[0].(int64); s+1 > before {
+				before = s + 1
+			}
+		case errors.Is(err, engine.ErrNotFound): // the log fits
+		default:
+			return 0, fmt.Errorf("changelog: retention by bytes: %w", err)
 		}
 	}
 	if !r.Force {

@@ -65,7 +65,37 @@ func TestRetainStep(t *testing.T) {
 	tx = begin(t, db)
 	_, err = RetainStep(ctx, tx.Conn(), Retention{}, 0, 0)
 	require.ErrorIs(t, err, engine.ErrInvalidArgument)
+	_, err = RetainStep(ctx, tx.Conn(), Retention{MaxBytes: -1}, 0, 1)
+	require.ErrorIs(t, err, engine.ErrInvalidArgument)
 	_, err = RetainStep(ctx, tx.Conn(), Retention{MaxCount: -1}, 0, 1)
 	require.ErrorIs(t, err, engine.ErrInvalidArgument)
 	require.NoError(t, tx.Rollback())
+}
+
+// Retention by bytes keeps the latest changes whose sizes (key, value and
+// the fixed overhead) add up to at most MaxBytes.
+func TestRetainStepByBytes(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	r := &Recorder{Now: func() int64 { return 0 }}
+	for i := range 10 { // each change: a 1-byte key, a 10-byte value
+		tx := begin(t, db)
+		_, err := r.Record(ctx, tx, "a", OpPut, []byte{byte(i)}, make([]byte, 10), NoExpiry)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+	}
+	size := ChangeSize([]byte{0}, make([]byte, 10))
+	step := func(ret Retention, n int) int64 {
+		t.Helper()
+		tx := begin(t, db)
+		d, err := RetainStep(ctx, tx.Conn(), ret, 0, n)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		return d
+	}
+	require.Zero(t, step(Retention{MaxBytes: 10 * size}, 100), "the log fits exactly")
+	require.EqualValues(t, 2, step(Retention{MaxBytes: 7*size + size/2}, 2), "bounded by the step")
+	require.EqualValues(t, 1, step(Retention{MaxBytes: 7*size + size/2}, 100), "keeps 7 changes")
+	require.EqualValues(t, 6, step(Retention{MaxBytes: 1}, 100), "too small for any: the last stays")
 }
