@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"strings"
 
 	"github.com/snkv-go/snkv/internal/engine"
 )
@@ -24,13 +25,19 @@ const (
 	cf TEXT PRIMARY KEY NOT NULL,
 	keep_values INTEGER NOT NULL,
 	max_count INTEGER NOT NULL,
-	max_age_ms INTEGER NOT NULL
+	max_age_ms INTEGER NOT NULL,
+	max_bytes INTEGER NOT NULL DEFAULT 0
 ) STRICT, WITHOUT ROWID`
-	genSQL      = `SELECT value FROM "__snkv_meta" WHERE name = 'changefeed'`
-	bumpSQL     = `INSERT INTO "__snkv_meta" (name, value) VALUES ('changefeed', 1) ON CONFLICT (name) DO UPDATE SET value = value + 1`
-	feedsAllSQL = `SELECT cf, keep_values, max_count, max_age_ms FROM "__snkv_changelog_feeds" ORDER BY cf`
-	feedSetSQL  = `INSERT INTO "__snkv_changelog_feeds" (cf, keep_values, max_count, max_age_ms) VALUES (?, ?, ?, ?) ON CONFLICT (cf) DO UPDATE SET keep_values = excluded.keep_values, max_count = excluded.max_count, max_age_ms = excluded.max_age_ms`
-	feedDelSQL  = `DELETE FROM "__snkv_changelog_feeds" WHERE cf = ?`
+	// A feeds table made before retention by bytes lacks max_bytes: the
+	// first SetFeed adds it, and until then the feeds are read without it.
+	hasBytesSQL   = `SELECT count(*) FROM pragma_table_info('__snkv_changelog_feeds') WHERE name = 'max_bytes'`
+	addBytesSQL   = `ALTER TABLE "__snkv_changelog_feeds" ADD COLUMN max_bytes INTEGER NOT NULL DEFAULT 0`
+	feedsAllV1SQL = `SELECT cf, keep_values, max_count, max_age_ms, 0 FROM "__snkv_changelog_feeds" ORDER BY cf`
+	genSQL        = `SELECT value FROM "__snkv_meta" WHERE name = 'changefeed'`
+	bumpSQL       = `INSERT INTO "__snkv_meta" (name, value) VALUES ('changefeed', 1) ON CONFLICT (name) DO UPDATE SET value = value + 1`
+	feedsAllSQL   = `SELECT cf, keep_values, max_count, max_age_ms, max_bytes FROM "__snkv_changelog_feeds" ORDER BY cf`
+	feedSetSQL    = `INSERT INTO "__snkv_changelog_feeds" (cf, keep_values, max_count, max_age_ms, max_bytes) VALUES (?, ?, ?, ?, ?) ON CONFLICT (cf) DO UPDATE SET keep_values = excluded.keep_values, max_count = excluded.max_count, max_age_ms = excluded.max_age_ms, max_bytes = excluded.max_bytes`
+	feedDelSQL    = `DELETE FROM "__snkv_changelog_feeds" WHERE cf = ?`
 )
 
 // Config is one column family's feed: its options as stored.
@@ -181,6 +188,9 @@ func loadFeeds(ctx context.Context, c *engine.Conn, gen int64) (map[string]*Conf
 // no feed table).
 func ListFeeds(ctx context.Context, c *engine.Conn) ([]Config, error) {
 	rows, err := c.Query(ctx, feedsAllSQL)
+	if err != nil && strings.Contains(err.Error(), "no such column") {
+		rows, err = c.Query(ctx, feedsAllV1SQL)
+	}
 	if err != nil {
 		if engine.NoSuchTable(err) {
 			return nil, nil
@@ -191,7 +201,7 @@ func ListFeeds(ctx context.Context, c *engine.Conn) ([]Config, error) {
 	for rows.Next() {
 		out = append(out, Config{
 			CF: string(rows.Bytes(0)), KeepValues: rows.Int(1) != 0,
-			Retention: Retention{MaxCount: rows.Int(2), MaxAgeMs: rows.Int(3)},
+			Retention: Retention{MaxCount: rows.Int(2), MaxAgeMs: rows.Int(3), MaxBytes: rows.Int(4)},
 		})
 	}
 	err = rows.Err()
@@ -246,11 +256,20 @@ func (fs *Feeds) SetFeed(ctx context.Context, tx *engine.Tx, conf Config, nowMs 
 	if err := c.ExecScript(ctx, feedsSQL); err != nil {
 		return fmt.Errorf("changelog: create feeds: %w", err)
 	}
+	dest := make([]driver.Value, 1)
+	if err := c.QueryRow(ctx, hasBytesSQL, dest); err != nil {
+		return fmt.Errorf("changelog: feeds' columns: %w", err)
+	}
+	if n, _ := dest[0].(int64); n == 0 {
+		if _, err := c.Exec(ctx, addBytesSQL); err != nil {
+			return fmt.Errorf("changelog: add max_bytes to the feeds: %w", err)
+		}
+	}
 	keep := int64(0)
 	if conf.KeepValues {
 		keep = 1
 	}
-	if _, err := c.Exec(ctx, feedSetSQL, conf.CF, keep, conf.Retention.MaxCount, conf.Retention.MaxAgeMs); err != nil {
+	if _, err := c.Exec(ctx, feedSetSQL, conf.CF, keep, conf.Retention.MaxCount, conf.Retention.MaxAgeMs, conf.Retention.MaxBytes); err != nil {
 		return fmt.Errorf("changelog: set feed: %w", err)
 	}
 	return fs.bump(ctx, tx)
