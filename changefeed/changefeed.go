@@ -99,11 +99,14 @@ type Options struct {
 	// encrypted store (ErrInvalidOption), whose feed never keeps values:
 	// they would not be sealed.
 	KeepValues bool
-	// MaxCount and MaxAge are the retention Trim applies: keep at most
-	// MaxCount of the latest changes, and the changes younger than MaxAge.
-	// Zero: no limit on that count.
+	// MaxCount, MaxAge and MaxBytes are the retention Trim applies: keep
+	// at most MaxCount of the latest changes, the changes younger than
+	// MaxAge, and the latest changes whose approximate sizes add up to at
+	// most MaxBytes (a change counts its key, its value and 48 bytes for
+	// the rest of its row). Zero: no limit on that count.
 	MaxCount int64
 	MaxAge   time.Duration
+	MaxBytes int64
 }
 
 // Filter selects changes. The zero Filter selects every change.
@@ -138,7 +141,7 @@ func Enable(ctx context.Context, store *kvstore.Store, cf string, opts Options) 
 	if err := checkCtx(ctx); err != nil {
 		return wrap("enable", err)
 	}
-	if opts.MaxCount < 0 || opts.MaxAge < 0 {
+	if opts.MaxCount < 0 || opts.MaxAge < 0 || opts.MaxBytes < 0 {
 		return wrap("enable", fmt.Errorf("%w: negative retention", kvstore.ErrInvalidOption))
 	}
 	_, fs, err := layer.Engine(ctx, store)
@@ -158,7 +161,7 @@ func Enable(ctx context.Context, store *kvstore.Store, cf string, opts Options) 
 			return err
 		}
 		conf := changelog.Config{CF: h.Name(), KeepValues: opts.KeepValues,
-			Retention: changelog.Retention{MaxCount: opts.MaxCount, MaxAgeMs: opts.MaxAge.Milliseconds()}}
+			Retention: changelog.Retention{MaxCount: opts.MaxCount, MaxAgeMs: opts.MaxAge.Milliseconds(), MaxBytes: opts.MaxBytes}}
 		return fs.SetFeed(tx.Context(), etx, conf, layer.NowMs(store))
 	})
 	return wrap("enable "+cf, err)
@@ -205,7 +208,7 @@ func Feeds(ctx context.Context, store *kvstore.Store) (map[string]Options, error
 	err = db.WithReader(ctx, func(c *engine.Conn) error {
 		all, err := changelog.ListFeeds(ctx, c)
 		for _, f := range all {
-			out[f.CF] = Options{KeepValues: f.KeepValues, MaxCount: f.Retention.MaxCount, MaxAge: time.Duration(f.Retention.MaxAgeMs) * time.Millisecond}
+			out[f.CF] = Options{KeepValues: f.KeepValues, MaxCount: f.Retention.MaxCount, MaxAge: time.Duration(f.Retention.MaxAgeMs) * time.Millisecond, MaxBytes: f.Retention.MaxBytes}
 		}
 		return err
 	})

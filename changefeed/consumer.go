@@ -126,7 +126,7 @@ func Reset(ctx context.Context, store *kvstore.Store, name string) error {
 	return wrap("reset "+name, err)
 }
 
-// Trim applies every feed's retention (Options.MaxCount, MaxAge) in
+// Trim applies every feed's retention (Options.MaxCount, MaxAge, MaxBytes) in
 // transactions of at most step changes (0: 1,024), never past a named
 // consumer's position unless force, and reports how many changes it
 // deleted. The last change is always kept.
@@ -155,8 +155,11 @@ func Trim(ctx context.Context, store *kvstore.Store, step int, force bool) (int6
 		if i == 0 || age == 0 || r.MaxAgeMs != 0 && age > r.MaxAgeMs {
 			r.MaxAgeMs = age
 		}
+		if i == 0 || o.MaxBytes == 0 || r.MaxBytes != 0 && o.MaxBytes > r.MaxBytes {
+			r.MaxBytes = o.MaxBytes
+		}
 	}
-	if r.MaxCount == 0 && r.MaxAgeMs == 0 {
+	if r.MaxCount == 0 && r.MaxAgeMs == 0 && r.MaxBytes == 0 {
 		return 0, nil
 	}
 	r.Force = force
