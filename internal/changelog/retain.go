@@ -33,14 +33,35 @@ func ChangeSize(key, value []byte) int64 {
 	return int64(len(key)+len(value)) + ChangeOverhead
 }
 
-// bytesCutSQL returns the newest change that, counted with every change
-// after it, makes the log bigger than ?1 bytes (ChangeSize each): the
-// changes up to it go. It reads the whole log, newest first.
-const bytesCutSQL = `SELECT seq FROM (
-	SELECT seq, sum(coalesce(length(key), 0) + coalesce(length(value), 0) + ?2)
-		OVER (ORDER BY seq DESC) AS total
-	FROM "__snkv_changelog" WHERE seq > 0
-) WHERE total > ?1 ORDER BY seq DESC LIMIT 1`
+// bytesSQL reads the log's changes newest first with their sizes
+// (ChangeSize, ?1 the overhead), for bytesCut to add up.
+const bytesSQL = `SELECT seq, coalesce(length(key), 0) + coalesce(length(value), 0) + ?1
+	FROM "__snkv_changelog" WHERE seq > 0 ORDER BY seq DESC`
+
+// bytesCut returns the first change retention by max bytes keeps (0 when
+// it keeps them all): it reads from the newest change back, and stops at
+// the first that does not fit.
+func bytesCut(ctx context.Context, c *engine.Conn, max int64) (int64, error) {
+	rows, err := c.Query(ctx, bytesSQL, int64(ChangeOverhead))
+	if err != nil {
+		return 0, fmt.Errorf("changelog: retention by bytes: %w", err)
+	}
+	var total, cut int64
+	for rows.Next() {
+		if total += rows.Int(1); total > max {
+			cut = rows.Int(0) + 1
+			break
+		}
+	}
+	err = rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("changelog: retention by bytes: %w", err)
+	}
+	return cut, nil
+}
 
 // RetainStep deletes, inside the write transaction on c, up to step of the
 // oldest changes that r no longer keeps, and reports how many it deleted;
@@ -76,16 +97,12 @@ func RetainStep(ctx context.Context, c *engine.Conn, r Retention, nowMs int64, s
 		}
 	}
 	if r.MaxBytes > 0 {
-		dest := make([]driver.Value, 1)
-		err := c.QueryRow(ctx, bytesCutSQL, dest, r.MaxBytes, int64(ChangeOverhead))
-		switch {
-		case err == nil:
-			if s, _ := dest[0].(int64); s+1 > before {
-				before = s + 1
-			}
-		case errors.Is(err, engine.ErrNotFound): // the log fits
-		default:
-			return 0, fmt.Errorf("changelog: retention by bytes: %w", err)
+		cut, err := bytesCut(ctx, c, r.MaxBytes)
+		if err != nil {
+			return 0, err
+		}
+		if cut > before {
+			before = cut
 		}
 	}
 	if !r.Force {
