@@ -70,7 +70,8 @@ func TestTrimmerStopsWithTheStoreAndRefusesBadInput(t *testing.T) {
 	require.ErrorIs(t, err, changefeed.ErrInvalidArgument)
 	_, err = changefeed.StartTrimmer(ctx, s, changefeed.TrimmerOptions{Step: -1})
 	require.ErrorIs(t, err, changefeed.ErrInvalidArgument)
-	_, err = changefeed.StartTrimmer(nil, s, changefeed.TrimmerOptions{}) //nolint:staticcheck // the nil context is the test
+	//lint:ignore SA1012 a nil context is the bad input under test
+	_, err = changefeed.StartTrimmer(nil, s, changefeed.TrimmerOptions{})
 	require.ErrorIs(t, err, changefeed.ErrInvalidArgument)
 
 	tr, err := changefeed.StartTrimmer(ctx, s, changefeed.TrimmerOptions{Interval: time.Millisecond})
