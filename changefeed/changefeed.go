@@ -197,41 +197,43 @@ func Disable(ctx context.Context, store *kvstore.Store, cf string) error {
 
 // Feeds returns the column families whose feed is on, with their options.
 func Feeds(ctx context.Context, store *kvstore.Store) (map[string]Options, error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, wrap("feeds", err)
-	}
-	db, _, err := layer.Engine(ctx, store)
-	if err != nil {
-		return nil, wrap("feeds", err)
-	}
 	out := map[string]Options{}
-	err = db.WithReader(ctx, func(c *engine.Conn) error {
+	err := read(ctx, store, func(c *engine.Conn) error {
 		all, err := changelog.ListFeeds(ctx, c)
 		for _, f := range all {
 			out[f.CF] = Options{KeepValues: f.KeepValues, MaxCount: f.Retention.MaxCount, MaxAge: time.Duration(f.Retention.MaxAgeMs) * time.Millisecond, MaxBytes: f.Retention.MaxBytes}
 		}
 		return err
 	})
-	return out, wrap("feeds", err)
+	if err != nil {
+		return nil, wrap("feeds", err)
+	}
+	return out, nil
 }
 
 // Now returns the position after the last committed change: a Reader from
 // it sees only what commits later.
 func Now(ctx context.Context, store *kvstore.Store) (Position, error) {
-	if err := checkCtx(ctx); err != nil {
-		return Position{}, wrap("now", err)
-	}
-	db, _, err := layer.Engine(ctx, store)
-	if err != nil {
-		return Position{}, wrap("now", err)
-	}
 	var p changelog.Position
-	err = db.WithReader(ctx, func(c *engine.Conn) error {
+	err := read(ctx, store, func(c *engine.Conn) error {
 		var err error
 		p, err = snapshotPosition(ctx, c)
 		return err
 	})
 	return Position(p), wrap("now", err)
+}
+
+// read runs fn in a read transaction of store, once ctx and store are
+// checked: the reads of Feeds, Now, Load and Consumers.
+func read(ctx context.Context, store *kvstore.Store, fn func(c *engine.Conn) error) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	db, _, err := layer.Engine(ctx, store)
+	if err != nil {
+		return err
+	}
+	return db.WithReader(ctx, fn)
 }
 
 // snapshotPosition is changelog.SnapshotPosition, with a store that has no

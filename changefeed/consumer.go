@@ -52,18 +52,11 @@ func Commit(tx *kvstore.Tx, name string, pos Position) error {
 
 // Load returns consumer name's saved position; ErrNotFound if it has none.
 func Load(ctx context.Context, store *kvstore.Store, name string) (Position, error) {
-	if err := checkCtx(ctx); err != nil {
-		return Position{}, wrap("load", err)
-	}
 	if err := checkName(name); err != nil {
 		return Position{}, wrap("load", err)
 	}
-	db, _, err := layer.Engine(ctx, store)
-	if err != nil {
-		return Position{}, wrap("load", err)
-	}
 	var co changelog.Consumer
-	err = db.WithReader(ctx, func(c *engine.Conn) error {
+	err := read(ctx, store, func(c *engine.Conn) error {
 		var err error
 		co, err = changelog.LoadConsumer(ctx, c, name)
 		if engine.NoSuchTable(err) {
@@ -79,15 +72,8 @@ func Load(ctx context.Context, store *kvstore.Store, name string) (Position, err
 
 // Consumers returns every named consumer, by name.
 func Consumers(ctx context.Context, store *kvstore.Store) ([]Consumer, error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, wrap("consumers", err)
-	}
-	db, _, err := layer.Engine(ctx, store)
-	if err != nil {
-		return nil, wrap("consumers", err)
-	}
 	var out []Consumer
-	err = db.WithReader(ctx, func(c *engine.Conn) error {
+	err := read(ctx, store, func(c *engine.Conn) error {
 		all, err := changelog.ListConsumers(ctx, c)
 		if engine.NoSuchTable(err) {
 			return nil
