@@ -124,6 +124,14 @@ func newDevice(t *testing.T, dir string) (*kvstore.Store, *kvstore.ColumnFamily)
 	return dev, items
 }
 
+// startPair starts a server on server.db in dir and returns it, its push
+// URL, and the arguments of a device pushing device.db's "items" to it.
+func startPair(t *testing.T, dir string) (*role, string, []string) {
+	t.Helper()
+	srv, push := startServer(t, filepath.Join(dir, "server.db"))
+	return srv, push, []string{"device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items"}
+}
+
 func putN(t *testing.T, cf *kvstore.ColumnFamily, prefix string, n int) {
 	t.Helper()
 	for i := range n {
@@ -138,9 +146,8 @@ func putN(t *testing.T, cf *kvstore.ColumnFamily, prefix string, n int) {
 func TestTrimmedPositionStartsAgainFromSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	dev, items := newDevice(t, dir)
-	srv, push := startServer(t, filepath.Join(dir, "server.db"))
+	srv, push, device := startPair(t, dir)
 	defer srv.stop()
-	device := []string{"device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items"}
 
 	d := goRun(device...)
 	putN(t, items, "a", 10)
@@ -289,9 +296,8 @@ func removeIfExists(path string) error {
 func TestResentBatchIsSkipped(t *testing.T) {
 	dir := t.TempDir()
 	dev, items := newDevice(t, dir)
-	srv, push := startServer(t, filepath.Join(dir, "server.db"))
+	srv, push, device := startPair(t, dir)
 	defer srv.stop()
-	device := []string{"device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items"}
 
 	d := goRun(device...)
 	waitCaughtUp(t, dev, push) // the snapshot (empty)
