@@ -4,6 +4,7 @@ package btree
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -187,7 +188,7 @@ func compareRecord(rec []byte, fields [][]byte) (cmp int, good bool) {
 		if d > len(rec) || d+size > len(rec) {
 			return 0, false
 		}
-		return bytes.Compare(rec[d:d+size], fields[0]), true
+		return compareKeys(rec[d:d+size], fields[0]), true
 	}
 	return compareFields(rec, fields)
 }
@@ -211,7 +212,7 @@ func compareFields(rec []byte, fields [][]byte) (cmp int, good bool) {
 		if d+size > len(rec) {
 			return 0, false
 		}
-		if cmp = bytes.Compare(rec[d:d+size], key); cmp != 0 {
+		if cmp = compareKeys(rec[d:d+size], key); cmp != 0 {
 			return cmp, true
 		}
 		if f == len(fields)-1 {
@@ -238,4 +239,25 @@ func varint32(b []byte) (uint32, int) {
 		v = 0xffffffff
 	}
 	return uint32(v), n
+}
+
+// compareKeys is bytes.Compare's order of a and b (its sign), eight bytes
+// at a time as big-endian words while both have them: for the 16-byte keys
+// most stores hold, two word comparisons instead of a call into the
+// runtime's general comparison, which a seek makes about twenty times.
+func compareKeys(a, b []byte) int {
+	for len(a) >= 8 && len(b) >= 8 {
+		x, y := binary.BigEndian.Uint64(a), binary.BigEndian.Uint64(b)
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+		a, b = a[8:], b[8:]
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) - len(b)
+	}
+	return bytes.Compare(a, b)
 }

@@ -291,3 +291,21 @@ func TestOverwriteSeeksOnce(t *testing.T) {
 		require.LessOrEqual(t, r.pageFetches(), depth, "key %d: one fetch per level", i)
 	}
 }
+
+// TestCompareKeysIsBytesCompare checks compareKeys against bytes.Compare on
+// keys of every length up to 24 that share prefixes of every length.
+func TestCompareKeysIsBytesCompare(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sign := func(c int) int { return min(max(c, -1), 1) }
+	for range 200000 {
+		a := make([]byte, r.IntN(25))
+		for i := range a {
+			a[i] = byte(r.IntN(3) * 127) // 0, 127, 254: many ties
+		}
+		b := append([]byte(nil), a[:r.IntN(len(a)+1)]...)
+		for range r.IntN(25 - len(b)) {
+			b = append(b, byte(r.IntN(3)*127))
+		}
+		require.Equal(t, sign(bytes.Compare(a, b)), sign(compareKeys(a, b)), "%x vs %x", a, b)
+	}
+}
