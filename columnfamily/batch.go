@@ -2,7 +2,9 @@ package columnfamily
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -184,8 +186,33 @@ func keyOrder(ops []batchOp) []int {
 			sorted = false
 		}
 	}
-	if !sorted && len(ops) >= sortMin {
-		slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(ops[a].key, ops[b].key) })
+	if sorted || len(ops) < sortMin {
+		return order
+	}
+	// Sort (first eight bytes, index) pairs: most comparisons end on the
+	// word, without following a key; equal words compare the keys, and
+	// equal keys their indexes, so the order is the stable one.
+	type entry struct {
+		word uint64
+		i    int
+	}
+	es := make([]entry, len(ops))
+	for i, op := range ops {
+		var w [8]byte
+		copy(w[:], op.key)
+		es[i] = entry{binary.BigEndian.Uint64(w[:]), i}
+	}
+	slices.SortFunc(es, func(x, y entry) int {
+		if x.word != y.word {
+			return cmp.Compare(x.word, y.word)
+		}
+		if c := bytes.Compare(ops[x.i].key, ops[y.i].key); c != 0 {
+			return c
+		}
+		return x.i - y.i
+	})
+	for j, e := range es {
+		order[j] = e.i
 	}
 	return order
 }

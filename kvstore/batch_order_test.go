@@ -36,7 +36,7 @@ func TestApplyLargeBatchActsInOrder(t *testing.T) {
 	for round := range 5 {
 		var b kvstore.Batch
 		for i := range 500 {
-			k := fmt.Appendf(nil, "k%03d", r.IntN(120))
+			k := batchOrderKey(r.IntN(240))
 			switch r.IntN(4) {
 			case 0:
 				b.Delete(k)
@@ -53,8 +53,8 @@ func TestApplyLargeBatchActsInOrder(t *testing.T) {
 			}
 		}
 		require.NoError(t, cf.Apply(ctx, &b))
-		for i := range 120 {
-			k := fmt.Appendf(nil, "k%03d", i)
+		for i := range 240 {
+			k := batchOrderKey(i)
 			w := model[string(k)]
 			v, left, err := cf.GetTTL(k)
 			if w == nil {
@@ -70,6 +70,15 @@ func TestApplyLargeBatchActsInOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// batchOrderKey is key i of TestApplyLargeBatchActsInOrder: short keys,
+// and long ones that share their first eight bytes and more.
+func batchOrderKey(i int) []byte {
+	if i%2 == 0 {
+		return fmt.Appendf(nil, "k%03d", i)
+	}
+	return fmt.Appendf(nil, "shared-prefix-%03d", i)
 }
 
 // TestApplyLargeBatchFeedOrder checks what a change feed records of a
