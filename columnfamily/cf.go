@@ -521,18 +521,14 @@ func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte,
 			return nil, 0, false, errors.Join(err, rows.Close())
 		}
 	}
-	r := rowcodec.Row{Key: key, Exp: -1}
+	expMs = -1
 	if found = rows.Next(); found {
 		cd := cf.m.Codec(sh)
 		cd.Ctx, cd.Conn = ctx, c
-		if err = cd.Read(rows, cols, true, rowcodec.AnyTime, &r); err == nil && withValue {
-			var opened bool
-			if value, opened, err = cd.Check(rows, cols.Crc, &r, nil, nil); err == nil && !opened {
-				value = append(make([]byte, 0, len(value)), value...)
-			}
-		}
+		var b rowcodec.Buffers
+		_, value, expMs, err = cd.Decode(rows, cols, true, rowcodec.AnyTime, key, rowcodec.CopyValue, &b)
 	}
-	return value, r.Exp, found, errors.Join(err, rows.Close())
+	return value, expMs, found, errors.Join(err, rows.Close())
 }
 
 // Get returns the value of key, or ErrNotFound if it is missing or expired.

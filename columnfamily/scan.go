@@ -294,7 +294,6 @@ type scanRows struct {
 	rows       *engine.Rows
 	cols       *rowcodec.Cols // where the statement has the row's columns
 	cd         rowcodec.Codec // reads and checks the rows
-	row        rowcodec.Row   // the row being read
 	fastTTL    bool           // read below SQL with a key index: rows may have an expiry
 	key, value []byte
 	err        error
@@ -303,28 +302,8 @@ type scanRows struct {
 	buf      []bufRow // the rows not yet reached when detached
 	bufErr   error    // the error that ended the copy
 
-	read    uint64 // value bytes read, not yet added to the store's counter
-	block   []byte // the rest of the block copied rows are carved from
-	scratch []byte // a borrowed row's opened value (encrypted stores)
-	adBuf   []byte // the associated data of the row being opened
-}
-
-// scanBlock is the size of the blocks that copied rows of at most a
-// quarter of it are carved from: one allocation per block rather than per
-// row. A caller that keeps one row keeps its block alive.
-const scanBlock = 4096
-
-// alloc returns n bytes, capped at n, for a copied row.
-func (r *scanRows) alloc(n int) []byte {
-	if n > scanBlock/4 {
-		return make([]byte, n)
-	}
-	if cap(r.block)-len(r.block) < n {
-		r.block = make([]byte, 0, scanBlock)
-	}
-	i := len(r.block)
-	r.block = r.block[:i+n]
-	return r.block[i : i+n : i+n]
+	read uint64           // value bytes read, not yet added to the store's counter
+	bufs rowcodec.Buffers // the blocks copied rows are carved from, a borrowed row's opened value
 }
 
 // flushRead adds the value bytes read to the store's counter: once per
@@ -336,92 +315,26 @@ func (r *scanRows) flushRead() {
 	}
 }
 
-// checkRow checks the statement's current row (key type and length,
-// expiry, checksums: the codec's Read and Check) and returns its key and
-// value (no value for an expired key) and its expiry (-1: none). With
-// copied set, the key and value of a live row are copies carved from the
-// scan's blocks, key then value, and the checksum is computed over the copy
-// in one pass; otherwise they are in SQLite's memory, valid until the next
-// step.
+// checkRow reads and checks the statement's current row (the codec's
+// Decode: key type and length, expiry, value, checksums) and returns its
+// key and value (no value for an expired key) and its expiry (-1: none).
+// With copied set, the key and value of a live row are copies carved from
+// the scan's blocks, key then value, and the checksum is computed over the
+// copy in one pass; otherwise they are in SQLite's memory, valid until the
+// next step.
 func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err error) {
-	row, cd, m := &r.row, &r.cd, r.src.cf.m
-	if err := cd.Read(r.rows, r.cols, r.fastTTL, r.src.nowMs, row); err != nil {
-		return nil, nil, 0, err
+	cd, m := &r.cd, r.src.cf.m
+	// The encryption state the rows are read with: the snapshot's, once
+	// looked up, or the one the store follows now (written only when it
+	// changed: the codec is on the heap).
+	if ss, sealed := r.src.sealing(), m.Sealed.Load(); ss != cd.Seal || sealed != cd.Sealed {
+		cd.Seal, cd.Sealed = ss, sealed
 	}
-	if row.Exp >= 0 && expiry.Expired(row.Exp, r.src.nowMs) {
-		return row.Key, nil, row.Exp, nil
-	}
-	cd.Seal, cd.Sealed = m.Sealing(), m.Sealed.Load() // as the store follows it now
-	if r.cols.Crc >= 0 && r.src.sealing() != nil {
-		return r.openRow(copied)
-	}
+	mode := rowcodec.Borrow
 	if copied {
-		n := len(row.Key)
-		buf := r.alloc(n + len(row.Stored))
-		if row.Joined != nil {
-			copy(buf, row.Joined) // key and value in one copy
-		} else {
-			copy(buf, row.Key)
-			copy(buf[n:], row.Stored)
-		}
-		// Each capped, so that appending to one never writes over
-		// another's bytes; the checksum is one pass over the copy.
-		row.Key, row.Stored, row.Joined = buf[:n:n], buf[n:], buf
+		mode = rowcodec.CopyRow
 	}
-	var dst []byte
-	if !copied {
-		dst = r.scratch[:0]
-	}
-	// Unverified, damaged, or sealed (a snapshot of the store from before
-	// its encryption was removed) rows go on to the codec's Open.
-	v, opened, err := cd.Check(r.rows, r.cols.Crc, row, dst, &r.adBuf)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	if opened && !copied {
-		r.scratch = v
-	}
-	return row.Key, v, row.Exp, nil
-}
-
-// openRow is the end of checkRow in an encrypted store: the codec checks
-// the row's checksum, which says how its value is stored, and opens a
-// sealed value into the scan's block (copied) or its scratch buffer
-// (borrowed, valid until the next step).
-func (r *scanRows) openRow(copied bool) ([]byte, []byte, int64, error) {
-	row, cd := &r.row, &r.cd
-	key, stored := row.Key, row.Stored
-	if !copied {
-		v, opened, err := cd.Check(r.rows, r.cols.Crc, row, r.scratch[:0], &r.adBuf)
-		if opened {
-			r.scratch = v
-		}
-		return key, v, row.Exp, err
-	}
-	n := len(key)
-	// Room for the opened value, which is seal.Overhead bytes shorter than
-	// its sealed form; a value kept as it is stored (in the clear) gets a
-	// copy of its own.
-	room := len(stored)
-	if room >= seal.Overhead {
-		room -= seal.Overhead
-	}
-	buf := r.alloc(n + room)
-	copy(buf, key)
-	v, opened, err := cd.Check(r.rows, r.cols.Crc, row, buf[n:n], &r.adBuf)
-	switch {
-	case err != nil:
-		return nil, nil, 0, err
-	case opened:
-		v = v[:len(v):len(v)]
-	default:
-		if room < len(stored) {
-			buf = r.alloc(n + len(stored))
-			copy(buf, key)
-		}
-		v = buf[n : n+copy(buf[n:], stored)]
-	}
-	return buf[:n:n], v, row.Exp, nil
+	return cd.Decode(r.rows, r.cols, r.fastTTL, r.src.nowMs, nil, mode, &r.bufs)
 }
 
 // nextRow steps to the next row, from the statement (key and value in

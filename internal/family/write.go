@@ -8,8 +8,10 @@ import (
 	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
-// The row writes the handles of a column family and the catalog's
-// conversions share. Each runs inside a write transaction on c.
+// The TTL writes the handles of a column family and the catalog's
+// conversions share: the TTL tables, a key's expiry, a row with one (a row
+// without one is rowcodec.Codec.Put's). Each runs inside a write
+// transaction on c.
 
 // EnsureTTL creates the column family's TTL tables inside the write
 // transaction tx if they do not exist yet. If tx does not commit, the

@@ -4,9 +4,9 @@
 // its sealed form, and the CRC-32C checksum with the TTL flag mixed in when
 // the key has a TTL and a seal flag when the value is sealed) and Put
 // (below SQL when the engine can, else the table's upsert statement), and
-// that decodes one, with Read (the key, the expiry against the key index
-// row's checksum, the raw value) and Check (the checksum, then the seal
-// opened, seal.go). Every read (point reads, scans), the integrity check,
+// that decodes one, with Decode (the key, the expiry against the key index
+// row's checksum, the raw value, then the checksum and the seal opened,
+// Open in seal.go). Every read (point reads, scans), the integrity check,
 // the re-seal of a conversion and every write path go through it, so a
 // change to the checksum or the seal is made here alone.
 //

@@ -2,8 +2,9 @@ package rowcodec
 
 // The row: how one row of a column family (or hidden table) is checked
 // when it is read and encoded when it is written. Every read (a point
-// read, a scan, the integrity check, a re-seal) goes through Read (the
-// expiry, then the raw value) and Check (the checksum, then the seal);
+// read, a scan) goes through Decode (the expiry, the raw value, then the
+// checksum and the seal); the integrity check and a re-seal, which count
+// or skip a bad row rather than fail, through Row.Sum and Open;
 // every write stores what Encode returns, with Put below SQL or through
 // the table's upsert statement.
 
@@ -180,21 +181,31 @@ type Row struct {
 	Key    []byte
 	Stored []byte
 	Exp    int64 // the expiry in Unix milliseconds; -1: none
-	// Joined, when not nil, is Key then Stored side by side in memory (a
-	// row read below SQL, or a scan's copy): the checksum is one pass.
-	Joined []byte
 	// Fast is set for a row a scan read below SQL (engine.Rows.FastRow):
 	// its checksum is read with FastCrc.
 	Fast bool
 }
 
 // Sum is the checksum the row must have in the clear:
-// DataSum(Key, Stored, the row has an expiry).
+// DataSum(Key, Stored, the row has an expiry), in one pass when Stored
+// follows Key in memory within Key's capacity (a row read below SQL, or a
+// scan's copy).
 func (r *Row) Sum() int64 {
-	if r.Joined != nil {
-		return WithTTL(JoinedSum(len(r.Key), r.Joined), r.Exp >= 0)
+	if kv, ok := r.joined(); ok {
+		return WithTTL(JoinedSum(len(r.Key), kv), r.Exp >= 0)
 	}
 	return DataSum(r.Key, r.Stored, r.Exp >= 0)
+}
+
+// joined returns Key and Stored as one slice when they lie side by side
+// in memory, Key's capacity reaching over Stored.
+func (r *Row) joined() ([]byte, bool) {
+	n, m := len(r.Key), len(r.Stored)
+	if m == 0 || cap(r.Key) < n+m {
+		return nil, false
+	}
+	kv := r.Key[:n+m]
+	return kv, &kv[n] == &r.Stored[0]
 }
 
 // Codec is how the rows of one table are read and written: its objects,
@@ -266,59 +277,9 @@ type Cols struct {
 	Key, Value, Expiry, Crc, Ecrc int
 }
 
-// AnyTime is Read's liveAt for a read of every row's value, expired or
+// AnyTime is Decode's liveAt for a read of every row's value, expired or
 // not.
 const AnyTime = math.MinInt64
-
-// Read reads the current row of rows into r, in the order every read
-// checks a row: the key (a scan's, checked to be a BLOB of legal length;
-// a point read sets r.Key), the expiry (checked against the key index
-// row's checksum), then the value as stored, checked to be a BLOB. Unless
-// liveAt is AnyTime, the value of a row expired at liveAt is not read (a scan
-// skips it; AnyTime: every row's value is read). keyIndex false says that a row read below SQL has no key
-// index row (no expiry to read). The value is checked by Check.
-func (cd *Codec) Read(rows *engine.Rows, cols *Cols, keyIndex bool, liveAt int64, r *Row) error {
-	v, vk := []byte(nil), engine.KindBlob
-	r.Exp, r.Joined, r.Fast = -1, nil, false
-	if cols.Key >= 0 {
-		k, kk, fv, fvk, joined, fast := rows.FastRow()
-		if !fast {
-			k, kk = rows.RawBlob(cols.Key)
-		}
-		key, err := ScanKey(k, kk)
-		if err != nil {
-			return err
-		}
-		r.Key = key
-		if fast {
-			// Read from the B-trees: key and value come in one call; the
-			// expiry only with a key index (without one it is NULL).
-			v, vk, r.Joined, r.Fast = NonNil(fv), fvk, joined, true
-		}
-	}
-	if !r.Fast || keyIndex {
-		exp, err := cd.readExpiry(rows, r.Key, cols.Expiry, cols.Ecrc)
-		if err != nil {
-			return err
-		}
-		r.Exp = exp
-		if liveAt != AnyTime && exp >= 0 && expiry.Expired(exp, liveAt) {
-			r.Stored = nil
-			return nil
-		}
-	}
-	if cols.Value < 0 {
-		return nil
-	}
-	if !r.Fast {
-		v, vk = rows.RawBlob(cols.Value)
-	}
-	if vk != engine.KindBlob {
-		return BadValueKind(r.Key, vk)
-	}
-	r.Stored = v
-	return nil
-}
 
 // readExpiry returns the expiry of the current row (column col; -1 for
 // none), checked against the key index row's checksum in column crcCol
@@ -354,35 +315,217 @@ func (cd *Codec) readExpiry(rows *engine.Rows, key []byte, col, crcCol int) (int
 	return exp, nil
 }
 
-// Check is the end of a read of r from the current row of rows, whose
-// checksum is in column col: the checksum, which also says whether the key
-// has a TTL and how the value is stored, then the value opened when it is
-// sealed. It returns the value in the clear: r.Stored itself, or the
-// opened value appended to dst (opened). adBuf, if not nil, is the
-// caller's buffer for the associated data (a scan keeps one: no
-// allocation per row).
-func (cd *Codec) Check(rows *engine.Rows, col int, r *Row, dst []byte, adBuf *[]byte) (value []byte, opened bool, err error) {
-	if !cd.Objects.Crc {
-		return r.Stored, false, nil
+// Mode says what Decode does with a row's bytes.
+type Mode uint8
+
+const (
+	// Borrow leaves the key and value in SQLite's memory, valid until the
+	// next step; an opened value goes to Buffers.Scratch.
+	Borrow Mode = iota
+	// CopyRow copies the key and the value side by side into a block of
+	// Buffers (a scan's copied rows).
+	CopyRow
+	// CopyValue copies the value into a slice of its own; the key is the
+	// caller's (a point read).
+	CopyValue
+)
+
+// Buffers are where Decode puts what it copies or opens, kept by the
+// caller from row to row: no allocation per row.
+type Buffers struct {
+	block   []byte // the rest of the block copied rows are carved from
+	scratch []byte // a borrowed row's opened value
+	ad      []byte // the associated data of the row being opened
+}
+
+// blockSize is the size of the blocks that copied rows of at most a
+// quarter of it are carved from: one allocation per block rather than per
+// row. A caller that keeps one row keeps its block alive.
+const blockSize = 4096
+
+// alloc returns n bytes, capped at n, for a copied row.
+func (b *Buffers) alloc(n int) []byte {
+	if n > blockSize/4 {
+		return make([]byte, n)
 	}
-	sum := r.Sum()
-	if cd.Seal == nil && sum != 0 {
-		// The common case, a verified row in the clear: one call into
-		// SQLite (a NULL reads as 0, so a sum of 0 needs the type too).
-		if r.Fast {
-			if v, k := rows.FastCrc(); v == sum && k == engine.KindInt {
-				return r.Stored, false, nil
+	if cap(b.block)-len(b.block) < n {
+		b.block = make([]byte, 0, blockSize)
+	}
+	i := len(b.block)
+	b.block = b.block[:i+n]
+	return b.block[i : i+n : i+n]
+}
+
+// Decode reads and checks the current row of rows, in the order every
+// read checks a row:
+//
+//  1. the key: a scan's (cols.Key >= 0), checked to be a BLOB of legal
+//     length; a point read passes its own;
+//  2. the expiry, checked against the key index row's checksum (keyIndex
+//     false: a row read below SQL has no key index row, so no expiry);
+//     unless liveAt is AnyTime, a row expired at liveAt ends here, its
+//     value neither read nor checked (Row.Stored nil);
+//  3. the value as stored, checked to be a BLOB (none when cols.Value <
+//     0: Exists);
+//  4. the checksum, which says whether the key has a TTL and how the
+//     value is stored, then the seal opened when the value is sealed
+//     (Open).
+//
+// It returns the key (the copy under CopyRow, capped), the value in the
+// clear, copied, lent or opened as mode says, and the expiry (-1: none).
+// The common case, a verified row in the clear, is one call, its results
+// in registers.
+func (cd *Codec) Decode(rows *engine.Rows, cols *Cols, keyIndex bool, liveAt int64, key []byte, mode Mode, b *Buffers) (k, value []byte, exp int64, err error) {
+	r := Row{Key: key, Exp: -1}
+	v, vk := []byte(nil), engine.KindBlob
+	if cols.Key >= 0 {
+		kb, kk, fv, fvk, joined, fast := rows.FastRow()
+		if !fast {
+			kb, kk = rows.RawBlob(cols.Key)
+		}
+		if key, err = ScanKey(kb, kk); err != nil {
+			return nil, nil, 0, err
+		}
+		r.Key = key
+		if fast {
+			// Read from the B-trees: key and value come in one call (side
+			// by side in memory when joined is not nil: the checksum is
+			// then one pass); the expiry only with a key index (without
+			// one it is NULL).
+			v, vk, r.Fast = NonNil(fv), fvk, true
+			if n := len(key); joined != nil && len(joined) == n+len(fv) {
+				r.Key, v = joined[:n], joined[n:]
 			}
-		} else if rows.Int(col) == sum {
-			return r.Stored, false, nil
 		}
 	}
-	var crc int64
-	var kind int
-	if r.Fast {
-		crc, kind = rows.FastCrc()
-	} else {
-		crc, kind = rows.IntKind(col)
+	if !r.Fast || keyIndex {
+		exp, err = cd.readExpiry(rows, r.Key, cols.Expiry, cols.Ecrc)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		r.Exp = exp
+		if liveAt != AnyTime && exp >= 0 && expiry.Expired(exp, liveAt) {
+			return r.Key, nil, exp, nil
+		}
 	}
-	return cd.Open(r, sum, crc, kind, dst, adBuf)
+	if cols.Value < 0 {
+		return r.Key, nil, r.Exp, nil
+	}
+	if !r.Fast {
+		v, vk = rows.RawBlob(cols.Value)
+	}
+	if vk != engine.KindBlob {
+		return nil, nil, 0, BadValueKind(r.Key, vk)
+	}
+	r.Stored = v
+	if cd.Objects.Crc && cd.Seal != nil {
+		return cd.openRow(rows, cols.Crc, &r, mode, b)
+	}
+	switch mode {
+	case CopyRow:
+		n := len(r.Key)
+		buf := b.alloc(n + len(v))
+		if kv, ok := r.joined(); ok {
+			copy(buf, kv) // key and value in one copy
+		} else {
+			copy(buf, r.Key)
+			copy(buf[n:], v)
+		}
+		// Side by side, so that the checksum is one pass over the copy.
+		r.Key, r.Stored = buf[:n], buf[n:]
+	case CopyValue:
+		r.Stored = append(make([]byte, 0, len(v)), v...)
+	}
+	if !cd.Objects.Crc {
+		return capKey(r.Key), r.Stored, r.Exp, nil
+	}
+	sum := r.Sum()
+	if sum != 0 {
+		// The common case, a verified row in the clear: one look at the
+		// checksum (a NULL reads as 0, so a sum of 0 needs the type too).
+		if r.Fast {
+			if c, k := rows.FastCrc(); c == sum && k == engine.KindInt {
+				return capKey(r.Key), r.Stored, r.Exp, nil
+			}
+		} else if rows.Int(cols.Crc) == sum {
+			return capKey(r.Key), r.Stored, r.Exp, nil
+		}
+	}
+	// Unverified, damaged, or sealed: a snapshot of the store from before
+	// its encryption was removed (see seal.go).
+	var dst []byte
+	if mode == Borrow {
+		dst = b.scratch[:0]
+	}
+	crc, kind := storedSum(rows, cols.Crc, r.Fast)
+	val, opened, err := cd.Open(&r, sum, crc, kind, dst, &b.ad)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if opened && mode == Borrow {
+		b.scratch = val
+	}
+	return capKey(r.Key), val, r.Exp, nil
+}
+
+// capKey returns key capped, so that appending to it never writes over
+// the value beside it.
+func capKey(key []byte) []byte { return key[:len(key):len(key)] }
+
+// storedSum returns the stored checksum of the current row (column col)
+// and its storage class.
+func storedSum(rows *engine.Rows, col int, fast bool) (int64, int) {
+	if fast {
+		return rows.FastCrc()
+	}
+	return rows.IntKind(col)
+}
+
+// openRow is the end of Decode in an encrypted store: Open checks the
+// row's checksum, which says how its value is stored, and opens a sealed
+// value into the caller's block (CopyRow, the key copied before it), its
+// scratch buffer (Borrow, valid until the next step) or a slice of its
+// own (CopyValue).
+func (cd *Codec) openRow(rows *engine.Rows, col int, r *Row, mode Mode, b *Buffers) ([]byte, []byte, int64, error) {
+	sum := r.Sum()
+	crc, kind := storedSum(rows, col, r.Fast)
+	key, stored := r.Key, r.Stored
+	switch mode {
+	case Borrow:
+		v, opened, err := cd.Open(r, sum, crc, kind, b.scratch[:0], &b.ad)
+		if opened {
+			b.scratch = v
+		}
+		return capKey(key), v, r.Exp, err
+	case CopyValue:
+		v, opened, err := cd.Open(r, sum, crc, kind, nil, &b.ad)
+		if err == nil && !opened {
+			v = append(make([]byte, 0, len(v)), v...)
+		}
+		return key, v, r.Exp, err
+	}
+	n := len(key)
+	// Room for the opened value, which is seal.Overhead bytes shorter than
+	// its sealed form; a value kept as it is stored (in the clear) gets a
+	// copy of its own.
+	room := len(stored)
+	if room >= seal.Overhead {
+		room -= seal.Overhead
+	}
+	buf := b.alloc(n + room)
+	copy(buf, key)
+	v, opened, err := cd.Open(r, sum, crc, kind, buf[n:n], &b.ad)
+	switch {
+	case err != nil:
+		return nil, nil, 0, err
+	case opened:
+		v = v[:len(v):len(v)]
+	default:
+		if room < len(stored) {
+			buf = b.alloc(n + len(stored))
+			copy(buf, key)
+		}
+		v = buf[n : n+copy(buf[n:], stored)]
+	}
+	return buf[:n:n], v, r.Exp, nil
 }

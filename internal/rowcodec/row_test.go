@@ -86,7 +86,15 @@ func TestCodecEncodeSums(t *testing.T) {
 				r.Exp = 5
 			}
 			require.Equal(t, sum, r.Sum())
-			r.Joined = []byte("kv")
+			kv := []byte("kv")
+			r.Key, r.Stored = kv[:1], kv[1:]
+			got, ok := r.joined()
+			require.True(t, ok)
+			require.Equal(t, kv, got)
+			require.Equal(t, sum, r.Sum())
+			r.Key = kv[:1:1]
+			_, ok = r.joined()
+			require.False(t, ok, "not within the key's capacity")
 			require.Equal(t, sum, r.Sum())
 		}
 	}
