@@ -376,89 +376,100 @@ func (b *Buffers) alloc(n int) []byte {
 // The common case, a verified row in the clear, is one call, its results
 // in registers.
 func (cd *Codec) Decode(rows *engine.Rows, cols *Cols, keyIndex bool, liveAt int64, key []byte, mode Mode, b *Buffers) (k, value []byte, exp int64, err error) {
-	r := Row{Key: key, Exp: -1}
+	// Locals rather than a Row on the hot path: they stay in registers.
 	v, vk := []byte(nil), engine.KindBlob
+	fast, adj := false, false // read below SQL; key and value side by side
 	if cols.Key >= 0 {
-		kb, kk, fv, fvk, joined, fast := rows.FastRow()
-		if !fast {
+		kb, kk, fv, fvk, joined, ok := rows.FastRow()
+		if !ok {
 			kb, kk = rows.RawBlob(cols.Key)
 		}
 		if key, err = ScanKey(kb, kk); err != nil {
 			return nil, nil, 0, err
 		}
-		r.Key = key
-		if fast {
+		if ok {
 			// Read from the B-trees: key and value come in one call (side
 			// by side in memory when joined is not nil: the checksum is
 			// then one pass); the expiry only with a key index (without
 			// one it is NULL).
-			v, vk, r.Fast = NonNil(fv), fvk, true
+			v, vk, fast = NonNil(fv), fvk, true
 			if n := len(key); joined != nil && len(joined) == n+len(fv) {
-				r.Key, v = joined[:n], joined[n:]
+				key, v, adj = joined[:n], joined[n:], true
 			}
 		}
 	}
-	if !r.Fast || keyIndex {
-		exp, err = cd.readExpiry(rows, r.Key, cols.Expiry, cols.Ecrc)
-		if err != nil {
+	exp = -1
+	if !fast || keyIndex {
+		if exp, err = cd.readExpiry(rows, key, cols.Expiry, cols.Ecrc); err != nil {
 			return nil, nil, 0, err
 		}
-		r.Exp = exp
 		if liveAt != AnyTime && exp >= 0 && expiry.Expired(exp, liveAt) {
-			return r.Key, nil, exp, nil
+			return key, nil, exp, nil
 		}
 	}
 	if cols.Value < 0 {
-		return r.Key, nil, r.Exp, nil
+		return key, nil, exp, nil
 	}
-	if !r.Fast {
+	if !fast {
 		v, vk = rows.RawBlob(cols.Value)
 	}
 	if vk != engine.KindBlob {
-		return nil, nil, 0, BadValueKind(r.Key, vk)
+		return nil, nil, 0, BadValueKind(key, vk)
 	}
-	r.Stored = v
-	if cd.Objects.Crc && cd.Seal != nil {
-		return cd.openRow(rows, cols.Crc, &r, mode, b)
+	crc := cd.Objects.Crc
+	if crc && cd.Seal != nil {
+		return cd.openRow(rows, cols.Crc, &Row{Key: key, Stored: v, Exp: exp, Fast: fast}, mode, b)
 	}
+	n := len(key)
 	switch mode {
 	case CopyRow:
-		n := len(r.Key)
 		buf := b.alloc(n + len(v))
-		if kv, ok := r.joined(); ok {
-			copy(buf, kv) // key and value in one copy
+		if adj {
+			copy(buf, key[:n+len(v)]) // key and value in one copy
 		} else {
-			copy(buf, r.Key)
+			copy(buf, key)
 			copy(buf[n:], v)
 		}
 		// Side by side, so that the checksum is one pass over the copy.
-		r.Key, r.Stored = buf[:n], buf[n:]
+		key, v, adj = buf[:n], buf[n:], true
 	case CopyValue:
-		r.Stored = append(make([]byte, 0, len(v)), v...)
+		v = append(make([]byte, 0, len(v)), v...)
 	}
-	if !cd.Objects.Crc {
-		return capKey(r.Key), r.Stored, r.Exp, nil
+	if !crc {
+		return key[:n:n], v, exp, nil
 	}
-	sum := r.Sum()
+	var sum int64
+	if adj {
+		sum = WithTTL(JoinedSum(n, key[:n+len(v)]), exp >= 0)
+	} else {
+		sum = DataSum(key, v, exp >= 0)
+	}
 	if sum != 0 {
 		// The common case, a verified row in the clear: one look at the
 		// checksum (a NULL reads as 0, so a sum of 0 needs the type too).
-		if r.Fast {
+		if fast {
 			if c, k := rows.FastCrc(); c == sum && k == engine.KindInt {
-				return capKey(r.Key), r.Stored, r.Exp, nil
+				return key[:n:n], v, exp, nil
 			}
 		} else if rows.Int(cols.Crc) == sum {
-			return capKey(r.Key), r.Stored, r.Exp, nil
+			return key[:n:n], v, exp, nil
 		}
 	}
 	// Unverified, damaged, or sealed: a snapshot of the store from before
 	// its encryption was removed (see seal.go).
+	return cd.slowCheck(rows, cols.Crc, &Row{Key: key, Stored: v, Exp: exp, Fast: fast}, sum, mode, b)
+}
+
+// slowCheck is the end of Decode for a row in the clear whose checksum is
+// not the plain one: Open says whether it is unverified, damaged or
+// sealed (and opens it).
+func (cd *Codec) slowCheck(rows *engine.Rows, col int, r *Row, sum int64, mode Mode, b *Buffers) ([]byte, []byte, int64, error) {
 	var dst []byte
 	if mode == Borrow {
 		dst = b.scratch[:0]
 	}
-	crc, kind := storedSum(rows, cols.Crc, r.Fast)
-	val, opened, err := cd.Open(&r, sum, crc, kind, dst, &b.ad)
+	crc, kind := storedSum(rows, col, r.Fast)
+	val, opened, err := cd.Open(r, sum, crc, kind, dst, &b.ad)
 	if err != nil {
 		return nil, nil, 0, err
 	}
