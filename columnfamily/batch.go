@@ -13,6 +13,7 @@ import (
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
 type opKind uint8
@@ -96,9 +97,9 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 		var err error
 		switch op.kind {
 		case opDelete:
-			err = family.CheckKey(op.key)
+			err = rowcodec.CheckKey(op.key)
 		case opPut, opPutTTL:
-			err = cf.m.Env.CheckKV(op.key, op.value)
+			err = rowcodec.CheckKV(op.key, op.value, cf.m.Env.MaxValueSize)
 			nbytes += uint64(len(op.key) + len(op.value))
 		}
 		if err == nil && op.kind == opPutTTL {
@@ -122,6 +123,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			return err
 		}
 		sh := cf.m.Writing()
+		cd := cf.m.Codec(sh)
 		if hasTTL {
 			if err := cf.m.EnsureTTL(ctx, c, tx); err != nil {
 				return err
@@ -132,7 +134,7 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 			var err error
 			switch op.kind {
 			case opPut:
-				_, err = cf.m.Upsert(ctx, c, sh, op.key, op.value)
+				err = cd.Put(ctx, c, op.key, op.value)
 				err = cf.feed(ctx, tx, err, changelog.OpPut, op.key, op.value, changelog.NoExpiry)
 				puts++
 			case opPutTTL:

@@ -10,6 +10,8 @@ import (
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
+	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
 // ColumnFamily is a handle to one column family. A handle from the store
@@ -200,7 +202,7 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := cf.m.Env.CheckKV(key, value); err != nil {
+	if err := rowcodec.CheckKV(key, value, cf.m.Env.MaxValueSize); err != nil {
 		return err
 	}
 	c, ctx, err := cf.writeConn()
@@ -208,12 +210,13 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 		return cf.errf(ctx, "put", err)
 	}
 	sh := cf.m.Writing()
+	cd := cf.m.Codec(sh)
 	var n int64
 	if cf.tx != nil {
 		// In a transaction the column family is checked once, and each
-		// put is a plain upsert.
+		// put is a plain upsert, below SQL when the engine can.
 		if err = cf.verify(ctx, cf.tx); err == nil {
-			n, err = cf.m.Upsert(ctx, c, sh, key, value)
+			n, err = 1, cd.Put(ctx, c, key, value)
 			err = cf.feed(ctx, cf.tx, err, changelog.OpPut, key, value, changelog.NoExpiry)
 		}
 	} else {
@@ -224,7 +227,9 @@ func (cf *ColumnFamily) Put(key, value []byte) error {
 		if aloneHook != nil {
 			aloneHook()
 		}
-		stored, sum := cf.m.Encode(c, sh, key, value, false)
+		// Alone, one statement writes the row (encoded as in a
+		// transaction) and checks the catalog and the feeds' generation.
+		stored, sum := cd.Encode(c, key, value, false)
 		if sh.SQL.FeedsGen {
 			n, err = c.Exec(ctx, sh.SQL.Put, key, stored, cf.m.NameArg, cf.m.StampArg, sum, gen)
 		} else {
@@ -255,7 +260,7 @@ func (cf *ColumnFamily) PutIfAbsent(key, value []byte) (bool, error) {
 	if err := cf.alive(); err != nil {
 		return false, err
 	}
-	if err := cf.m.Env.CheckKV(key, value); err != nil {
+	if err := rowcodec.CheckKV(key, value, cf.m.Env.MaxValueSize); err != nil {
 		return false, err
 	}
 	return cf.putIfAbsent(key, value, -1)
@@ -267,7 +272,7 @@ func (cf *ColumnFamily) PutIfAbsentTTL(key, value []byte, d time.Duration) (bool
 	if err := cf.alive(); err != nil {
 		return false, err
 	}
-	if err := cf.m.Env.CheckKV(key, value); err != nil {
+	if err := rowcodec.CheckKV(key, value, cf.m.Env.MaxValueSize); err != nil {
 		return false, err
 	}
 	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
@@ -287,7 +292,8 @@ func (cf *ColumnFamily) putIfAbsent(key, value []byte, expMs int64) (bool, error
 		if _, err := c.Exec(ctx, sh.SQL.LazyDel, key, expiry.Encode(cf.nowMs())); err != nil {
 			return err
 		}
-		stored, sum := cf.m.Encode(c, sh, key, value, expMs >= 0)
+		cd := cf.m.Codec(sh)
+		stored, sum := cd.Encode(c, key, value, expMs >= 0)
 		n, err := c.Exec(ctx, sh.SQL.Insert, key, stored, cf.m.NameArg, cf.m.StampArg, sum)
 		if err != nil || n == 0 {
 			return err
@@ -315,7 +321,7 @@ func (cf *ColumnFamily) Delete(key []byte) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := family.CheckKey(key); err != nil {
+	if err := rowcodec.CheckKey(key); err != nil {
 		return err
 	}
 	c, ctx, err := cf.writeConn()
@@ -396,4 +402,148 @@ func (cf *ColumnFamily) Clear() error {
 		_, err = c.Exec(ctx, `DELETE FROM `+t.Quoted.Data)
 		return cf.feed(ctx, tx, err, changelog.OpDeleteRange, []byte{}, nil, changelog.NoExpiry)
 	})
+}
+
+// feed records op on key in the column family's feed, if it has one,
+// inside tx, unless the write before it failed (err, returned as is).
+func (cf *ColumnFamily) feed(ctx context.Context, tx *engine.Tx, err error, op changelog.Op, key, value []byte, expMs int64) error {
+	if err != nil || cf.m.Env.Feeds == nil {
+		return err
+	}
+	if op == changelog.OpPut && cf.m.Env.Seal.Load() != nil {
+		value = nil // an encrypted store's feed keeps no values: they would not be sealed
+	}
+	return cf.m.Env.Feeds.Record(ctx, tx, cf.m.Name, op, key, value, expMs)
+}
+
+// Point reads: below SQL when the engine can (engine.Conn.QueryPoint),
+// each row read and checked by the column family's codec
+// (internal/rowcodec), an expired key reported missing and expired lazily
+// (read.go).
+
+// readConn returns the connection a read runs on: the transaction's, or an
+// idle reader (give it back with doneRead).
+func (cf *ColumnFamily) readConn() (*engine.Conn, context.Context, error) {
+	if err := cf.alive(); err != nil {
+		return nil, nil, err
+	}
+	if cf.tx != nil {
+		if err := cf.tx.Check(false); err != nil {
+			return nil, nil, err
+		}
+		return cf.tx.Conn(), cf.tx.Ctx(), nil
+	}
+	// A held read transaction is reused when nothing has committed since.
+	c, err := cf.db().AcquireSnapshot(context.Background(), engine.ReadPoint)
+	return c, context.Background(), err
+}
+
+func (cf *ColumnFamily) doneRead(c *engine.Conn) {
+	if cf.tx == nil {
+		cf.db().ReleaseSnapshot(c)
+	}
+}
+
+// The columns of the point reads' statements (layout.Queries.Get and
+// Exists), in a table with checksum columns and in one without.
+var (
+	getCols      = rowcodec.Cols{Key: -1, Value: layout.GetValue, Expiry: layout.GetExpiry, Crc: layout.GetCrc, Ecrc: layout.GetEcrc}
+	getColsV1    = rowcodec.Cols{Key: -1, Value: layout.GetValue, Expiry: layout.GetExpiry, Crc: -1, Ecrc: -1}
+	existsCols   = rowcodec.Cols{Key: -1, Value: -1, Expiry: layout.ExistsExpiry, Crc: -1, Ecrc: layout.ExistsEcrc}
+	existsColsV1 = rowcodec.Cols{Key: -1, Value: -1, Expiry: layout.ExistsExpiry, Crc: -1, Ecrc: -1}
+)
+
+// lookup reads key's value (when withValue) and expiry. expMs is -1 for a
+// key without TTL. An expired key is reported as ErrNotFound and expired
+// lazily.
+func (cf *ColumnFamily) lookup(key []byte, withValue bool) (value []byte, expMs int64, err error) {
+	if err := cf.alive(); err != nil {
+		return nil, 0, err
+	}
+	if err := rowcodec.CheckKey(key); err != nil {
+		return nil, 0, err
+	}
+	c, ctx, err := cf.readConn()
+	if err != nil {
+		return nil, 0, err
+	}
+	value, expMs, found, err := cf.readRow(ctx, c, key, withValue)
+	cf.doneRead(c)
+	st := &cf.db().Stats
+	st.Gets.Add(1)
+	switch {
+	case err != nil:
+		return nil, 0, cf.errf(ctx, "get", err)
+	case !found:
+		st.Misses.Add(1)
+		return nil, 0, engine.ErrNotFound
+	}
+	if expMs >= 0 {
+		// Only a key with an expiry reads the clock.
+		if now := cf.nowMs(); expiry.Expired(expMs, now) {
+			st.Misses.Add(1)
+			cf.expired([][]byte{key}, now)
+			return nil, 0, engine.ErrNotFound
+		}
+	}
+	st.Hits.Add(1)
+	if withValue {
+		value = rowcodec.NonNil(value)
+		st.BytesRead.Add(uint64(len(value)))
+	}
+	return value, expMs, nil
+}
+
+// readRow reads key's row on c: its value in the clear (a copy, when
+// withValue) and its expiry (-1 for none), straight off the statement or,
+// when the engine can, off the B-trees below SQL (engine.QueryPoint), so
+// that the value is copied once and the expiry decoded in place. found is
+// false for a missing key.
+func (cf *ColumnFamily) readRow(ctx context.Context, c *engine.Conn, key []byte, withValue bool) (value []byte, expMs int64, found bool, err error) {
+	sh := cf.m.Reading()
+	q, spec, cols := sh.SQL.Exists, &sh.ExistsPoint, &existsCols
+	if withValue {
+		q, spec, cols = sh.SQL.Get, &sh.GetPoint, &getCols
+	}
+	if !sh.Objects.Crc {
+		cols = &existsColsV1
+		if withValue {
+			cols = &getColsV1
+		}
+	}
+	rows, err := c.QueryPoint(ctx, q, spec, key)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if rows.SchemaChanged() {
+		// Compiled anew: the table may be another column family's now.
+		if err := cf.current(ctx, c); err != nil {
+			return nil, 0, false, errors.Join(err, rows.Close())
+		}
+	}
+	expMs = -1
+	if found = rows.Next(); found {
+		cd := cf.m.Codec(sh)
+		cd.Ctx, cd.Conn = ctx, c
+		var b rowcodec.Buffers
+		_, value, expMs, err = cd.Decode(rows, cols, true, rowcodec.AnyTime, key, rowcodec.CopyValue, &b)
+	}
+	return value, expMs, found, errors.Join(err, rows.Close())
+}
+
+// Get returns the value of key, or ErrNotFound if it is missing or expired.
+// The returned slice belongs to the caller; an empty value is an empty,
+// non-nil slice.
+func (cf *ColumnFamily) Get(key []byte) ([]byte, error) {
+	v, _, err := cf.lookup(key, true)
+	return v, err
+}
+
+// Exists reports whether key is present and not expired.
+func (cf *ColumnFamily) Exists(key []byte) (bool, error) {
+	_, _, err := cf.lookup(key, false)
+	if err == engine.ErrNotFound { // the bare sentinel: a missing key, not a missing column family
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -16,18 +16,6 @@ import (
 // without a feed pays one comparison there, and its transaction one read
 // of a meta row (changelog.Feeds).
 
-// feed records op on key in the column family's feed, if it has one,
-// inside tx, unless the write before it failed (err, returned as is).
-func (cf *ColumnFamily) feed(ctx context.Context, tx *engine.Tx, err error, op changelog.Op, key, value []byte, expMs int64) error {
-	if err != nil || cf.m.Env.Feeds == nil {
-		return err
-	}
-	if op == changelog.OpPut && cf.m.Env.Seal.Load() != nil {
-		value = nil // an encrypted store's feed keeps no values: they would not be sealed
-	}
-	return cf.m.Env.Feeds.Record(ctx, tx, cf.m.Name, op, key, value, expMs)
-}
-
 // aloneHook, when set (by tests), runs in a lone Put or Delete between
 // its look at the feeds and its write.
 var aloneHook func()
@@ -81,7 +69,8 @@ func (cf *ColumnFamily) putFed(key, value []byte) error {
 		if err := cf.loadFeeds(ctx, tx); err != nil {
 			return err
 		}
-		_, err := cf.m.Upsert(ctx, c, cf.m.Writing(), key, value)
+		cd := cf.m.Codec(cf.m.Writing())
+		err := cd.Put(ctx, c, key, value)
 		return cf.feed(ctx, tx, err, changelog.OpPut, key, value, changelog.NoExpiry)
 	})
 	if err == nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
-	"github.com/snkv-go/snkv/internal/family"
 	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/snkv-go/snkv/internal/rowcodec"
 	"github.com/snkv-go/snkv/internal/scan"
@@ -99,13 +98,13 @@ type source struct {
 	nowMs   int64
 	expired [][]byte
 	closed  bool
-	scanned bool            // a scan has run: the snapshot is fixed
-	borrow  bool            // rows hand out keys and values in SQLite's memory
-	rows    *engine.Rows    // the scan open now, if any
-	cur     *scanRows       // the scanRows reading rows
-	snap    family.SnapSeal // the encryption state of the snapshot, once looked up (family.Family.DecodeOn)
-	first   scanRows        // the first scan's scanRows, allocated with the source
-	reused  bool            // first is taken
+	scanned bool              // a scan has run: the snapshot is fixed
+	borrow  bool              // rows hand out keys and values in SQLite's memory
+	rows    *engine.Rows      // the scan open now, if any
+	cur     *scanRows         // the scanRows reading rows
+	snap    rowcodec.Snapshot // the encryption state of the snapshot, once looked up (rowcodec.Codec.Open)
+	first   scanRows          // the first scan's scanRows, allocated with the source
+	reused  bool              // first is taken
 }
 
 // sealing is the encryption state the source's rows are read with: its
@@ -207,10 +206,11 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	} else {
 		r = new(scanRows)
 	}
-	*r = scanRows{src: s, st: &s.cf.db().Stats, rows: rows, crcCol: -1, ecrcCol: -1, strict: sh.Objects.V2, fastTTL: rows.FastKeyIndex()}
+	*r = scanRows{src: s, st: &s.cf.db().Stats, rows: rows, cols: &scanColsV1, fastTTL: rows.FastKeyIndex(), cd: s.cf.m.Codec(sh)}
 	if sh.Objects.Crc {
-		r.crcCol, r.ecrcCol = layout.ScanCrc, layout.ScanEcrc
+		r.cols = &scanCols
 	}
+	r.cd.Ctx, r.cd.Conn, r.cd.Snap = s.ctx, s.conn, &s.snap
 	s.cur = r
 	return r, nil
 }
@@ -221,6 +221,13 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 // and crc (NULL for a key without one, or a column family without TTL
 // tables).
 var scanFields = [...]int{engine.ViewKey, engine.ViewValue, engine.ViewExpiry, engine.ViewCrc, engine.ViewEcrc}
+
+// The columns of a scan statement (layout.Queries.Scan), in a table with
+// checksum columns and in one without.
+var (
+	scanCols   = rowcodec.Cols{Key: layout.ScanKey, Value: layout.ScanValue, Expiry: layout.ScanExpiry, Crc: layout.ScanCrc, Ecrc: layout.ScanEcrc}
+	scanColsV1 = rowcodec.Cols{Key: layout.ScanKey, Value: layout.ScanValue, Expiry: layout.ScanExpiry, Crc: -1, Ecrc: -1}
+)
 
 // Detach implements engine.Detacher: before the transaction the source
 // reads in writes, the open scan's remaining rows are copied and its
@@ -282,41 +289,21 @@ func (s *source) Close() error {
 }
 
 type scanRows struct {
-	src             *source
-	st              *engine.Counters // the store's counters
-	rows            *engine.Rows
-	crcCol, ecrcCol int  // -1: no checksum columns (format 1)
-	strict          bool // format 2: a NULL checksum is damage
-	fastTTL         bool // read below SQL with a key index: rows may have an expiry
-	key, value      []byte
-	err             error
+	src        *source
+	st         *engine.Counters // the store's counters
+	rows       *engine.Rows
+	cols       *rowcodec.Cols // where the statement has the row's columns
+	cd         rowcodec.Codec // reads and checks the rows
+	fastTTL    bool           // read below SQL with a key index: rows may have an expiry
+	key, value []byte
+	err        error
 
 	detached bool     // reading buf, not rows (see source.Detach)
 	buf      []bufRow // the rows not yet reached when detached
 	bufErr   error    // the error that ended the copy
 
-	read    uint64 // value bytes read, not yet added to the store's counter
-	block   []byte // the rest of the block copied rows are carved from
-	scratch []byte // a borrowed row's opened value (encrypted stores)
-	adBuf   []byte // the associated data of the row being opened
-}
-
-// scanBlock is the size of the blocks that copied rows of at most a
-// quarter of it are carved from: one allocation per block rather than per
-// row. A caller that keeps one row keeps its block alive.
-const scanBlock = 4096
-
-// alloc returns n bytes, capped at n, for a copied row.
-func (r *scanRows) alloc(n int) []byte {
-	if n > scanBlock/4 {
-		return make([]byte, n)
-	}
-	if cap(r.block)-len(r.block) < n {
-		r.block = make([]byte, 0, scanBlock)
-	}
-	i := len(r.block)
-	r.block = r.block[:i+n]
-	return r.block[i : i+n : i+n]
+	read uint64           // value bytes read, not yet added to the store's counter
+	bufs rowcodec.Buffers // the blocks copied rows are carved from, a borrowed row's opened value
 }
 
 // flushRead adds the value bytes read to the store's counter: once per
@@ -328,136 +315,26 @@ func (r *scanRows) flushRead() {
 	}
 }
 
-// checkRow checks the statement's current row (key type and length,
-// expiry, checksums) and returns its key and value (no value for an
-// expired key) and its expiry (-1: none). With copied set, the key and
-// value of a live row are copies carved from the scan's blocks, key then
-// value, and the checksum is computed over the copy in one pass; otherwise
-// they are in SQLite's memory, valid until the next step.
+// checkRow reads and checks the statement's current row (the codec's
+// Decode: key type and length, expiry, value, checksums) and returns its
+// key and value (no value for an expired key) and its expiry (-1: none).
+// With copied set, the key and value of a live row are copies carved from
+// the scan's blocks, key then value, and the checksum is computed over the
+// copy in one pass; otherwise they are in SQLite's memory, valid until the
+// next step.
 func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err error) {
-	st := r.st
-	var kv []byte // key and value adjacent in memory, when known
-	if k, kk, v, vk, joined, fast := r.rows.FastRow(); fast {
-		// Read from the B-trees: key and value come in one call, the
-		// expiry is read as with SQL when there is a key index (without
-		// one, it is NULL for every row).
-		if key, err = rowcodec.ScanKey(k, kk); err != nil {
-			return nil, nil, 0, err
-		}
-		exp = -1
-		if r.fastTTL {
-			if exp, err = rowcodec.ReadExpiry(r.rows, st, key, layout.ScanExpiry, r.ecrcCol, r.strict); err != nil {
-				return nil, nil, 0, err
-			}
-			if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
-				return key, nil, exp, nil
-			}
-		}
-		if vk != engine.KindBlob {
-			return nil, nil, 0, rowcodec.BadValueKind(key, vk)
-		}
-		value, kv = v, joined
-		if value == nil {
-			value = []byte{}
-		}
-	} else {
-		if key, err = rowcodec.CheckScanKey(r.rows, layout.ScanKey); err != nil {
-			return nil, nil, 0, err
-		}
-		if exp, err = rowcodec.ReadExpiry(r.rows, st, key, layout.ScanExpiry, r.ecrcCol, r.strict); err != nil {
-			return nil, nil, 0, err
-		}
-		if exp >= 0 && expiry.Expired(exp, r.src.nowMs) {
-			return key, nil, exp, nil
-		}
-		if value, err = rowcodec.RawValue(r.rows, key, layout.ScanValue); err != nil {
-			return nil, nil, 0, err
-		}
+	cd, m := &r.cd, r.src.cf.m
+	// The encryption state the rows are read with: the snapshot's, once
+	// looked up, or the one the store follows now (written only when it
+	// changed: the codec is on the heap).
+	if ss, sealed := r.src.sealing(), m.Sealed.Load(); ss != cd.Seal || sealed != cd.Sealed {
+		cd.Seal, cd.Sealed = ss, sealed
 	}
-	if r.crcCol >= 0 && r.src.sealing() != nil {
-		return r.openRow(copied, key, value, kv, exp)
-	}
-	var sum int64
+	mode := rowcodec.Borrow
 	if copied {
-		buf := r.alloc(len(key) + len(value))
-		n := len(key)
-		if kv != nil {
-			copy(buf, kv) // key and value in one copy
-		} else {
-			copy(buf, key)
-			copy(buf[n:], value)
-		}
-		// Each capped, so that appending to one never writes over
-		// another's bytes.
-		key, value = buf[:n:n], buf[n:]
-		if r.crcCol >= 0 {
-			sum = rowcodec.WithTTL(rowcodec.JoinedSum(n, buf), exp >= 0)
-		}
-	} else if r.crcCol >= 0 && kv != nil {
-		sum = rowcodec.WithTTL(rowcodec.JoinedSum(len(key), kv), exp >= 0) // one pass over both
-	} else if r.crcCol >= 0 {
-		sum = rowcodec.DataSum(key, value, exp >= 0)
+		mode = rowcodec.CopyRow
 	}
-	if kv != nil && r.crcCol >= 0 && sum != 0 {
-		// A row read below SQL: its checksum field directly.
-		if c, k := r.rows.FastCrc(); c == sum && k == engine.KindInt {
-			return key, value, exp, nil
-		}
-	}
-	if r.crcCol >= 0 && (sum == 0 || r.rows.Int(r.crcCol) != sum) {
-		// Unverified, damaged, or sealed: a snapshot of the store from
-		// before its encryption was removed (see decodeOn).
-		return r.openRow(copied, key, value, kv, exp)
-	}
-	return key, value, exp, nil
-}
-
-// openRow is the end of checkRow in an encrypted store: it checks the
-// row's checksum, which says how its value is stored, and opens a sealed
-// value into the scan's block (copied) or its scratch buffer (borrowed,
-// valid until the next step).
-func (r *scanRows) openRow(copied bool, key, stored, kv []byte, exp int64) ([]byte, []byte, int64, error) {
-	var sum, crc int64
-	var kind int
-	if kv != nil {
-		sum = rowcodec.WithTTL(rowcodec.JoinedSum(len(key), kv), exp >= 0)
-		crc, kind = r.rows.FastCrc()
-	} else {
-		sum = rowcodec.DataSum(key, stored, exp >= 0)
-		crc, kind = r.rows.IntKind(r.crcCol)
-	}
-	m, src := r.src.cf.m, r.src
-	if !copied {
-		v, opened, err := m.DecodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, r.scratch[:0], &r.adBuf)
-		if opened {
-			r.scratch = v
-		}
-		return key, v, exp, err
-	}
-	n := len(key)
-	// Room for the opened value, which is seal.Overhead bytes shorter than
-	// its sealed form; a value kept as it is stored (in the clear) gets a
-	// copy of its own.
-	room := len(stored)
-	if room >= seal.Overhead {
-		room -= seal.Overhead
-	}
-	buf := r.alloc(n + room)
-	copy(buf, key)
-	v, opened, err := m.DecodeOn(src.ctx, src.conn, &src.snap, r.st, key, stored, sum, crc, kind, r.strict, buf[n:n], &r.adBuf)
-	switch {
-	case err != nil:
-		return nil, nil, 0, err
-	case opened:
-		v = v[:len(v):len(v)]
-	default:
-		if room < len(stored) {
-			buf = r.alloc(n + len(stored))
-			copy(buf, key)
-		}
-		v = buf[n : n+copy(buf[n:], stored)]
-	}
-	return buf[:n:n], v, exp, nil
+	return cd.Decode(r.rows, r.cols, r.fastTTL, r.src.nowMs, nil, mode, &r.bufs)
 }
 
 // nextRow steps to the next row, from the statement (key and value in
@@ -504,7 +381,7 @@ func (r *scanRows) Next() bool {
 			continue
 		}
 		if r.detached {
-			value = family.NonNil(value) // nextRow returned copies
+			value = rowcodec.NonNil(value) // nextRow returned copies
 		}
 		// Otherwise borrowed (in SQLite's memory) or copied by checkRow.
 		r.key, r.value = key, value

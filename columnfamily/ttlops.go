@@ -20,7 +20,7 @@ func (cf *ColumnFamily) PutTTL(key, value []byte, d time.Duration) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := cf.m.Env.CheckKV(key, value); err != nil {
+	if err := rowcodec.CheckKV(key, value, cf.m.Env.MaxValueSize); err != nil {
 		return err
 	}
 	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
@@ -36,7 +36,7 @@ func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := cf.m.Env.CheckKV(key, value); err != nil {
+	if err := rowcodec.CheckKV(key, value, cf.m.Env.MaxValueSize); err != nil {
 		return err
 	}
 	exp, err := expiry.ExpiryFromTime(cf.nowMs(), at)
@@ -101,7 +101,7 @@ func (cf *ColumnFamily) Expire(key []byte, d time.Duration) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := family.CheckKey(key); err != nil {
+	if err := rowcodec.CheckKey(key); err != nil {
 		return err
 	}
 	exp, err := expiry.ExpiryFromTTL(cf.nowMs(), d)
@@ -117,7 +117,7 @@ func (cf *ColumnFamily) ExpireAt(key []byte, at time.Time) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := family.CheckKey(key); err != nil {
+	if err := rowcodec.CheckKey(key); err != nil {
 		return err
 	}
 	exp, err := expiry.ExpiryFromTime(cf.nowMs(), at)
@@ -133,7 +133,7 @@ func (cf *ColumnFamily) Persist(key []byte) error {
 	if err := cf.alive(); err != nil {
 		return err
 	}
-	if err := family.CheckKey(key); err != nil {
+	if err := rowcodec.CheckKey(key); err != nil {
 		return err
 	}
 	return cf.changeExpiry("persist", key, -1)

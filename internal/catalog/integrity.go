@@ -261,6 +261,7 @@ func checkRows(ctx context.Context, c *engine.Conn, t *layout.Objects, sealed bo
 		var badKeys []string // the first maxBadKeys keys of bad rows
 		var scratch, adBuf []byte
 		var scrap engine.Counters
+		cd := rowcodec.Codec{Objects: t, Seal: ss, Sealed: sealed, Stats: &scrap}
 		for rows.Next() {
 			rep.Rows++
 			if rows.Kind(0) != engine.KindBlob || rows.Kind(1) != engine.KindBlob {
@@ -284,7 +285,7 @@ func checkRows(ctx context.Context, c *engine.Conn, t *layout.Objects, sealed bo
 			}
 			v, err := rowcodec.CheckSumOf(check, kind, key, want, "", strict)
 			if err == nil && !keys && (sealedForm || ss != nil) {
-				out, opened, aerr := rowcodec.Decode(ss, sealed, t.Data, &scrap, key, val, want, crc, kind, strict, scratch[:0], &adBuf)
+				out, opened, aerr := cd.Open(&rowcodec.Row{Key: key, Stored: val}, want, crc, kind, scratch[:0], &adBuf)
 				if opened {
 					scratch = out // reused for the next row's value
 				}

@@ -270,7 +270,11 @@ func resealBatch(ctx context.Context, c *engine.Conn, m *family.Family, after []
 		return 0, 0, nil, nil, err
 	}
 	var todo []resealRow
-	ss := m.Env.Seal.Load()
+	cd := m.Codec(sh)
+	cd.Stats = new(engine.Counters) // a conversion counts nothing
+	// The form wanted: what Encode writes with the store's state.
+	want := cd
+	want.Seal = m.Env.Seal.Load()
 	for rows.Next() {
 		n++
 		key := bytes.Clone(rows.RawBytes(0))
@@ -285,9 +289,11 @@ func resealBatch(ctx context.Context, c *engine.Conn, m *family.Family, after []
 			exp = e
 		}
 		crc, kind := rows.IntKind(3)
-		sum := rowcodec.DataSum(key, stored, exp != nil)
-		if kind == engine.KindInt && (ss == nil || ss.Write == nil) && crc == sum ||
-			kind == engine.KindInt && ss != nil && ss.Write != nil && crc == sum^ss.Write.Flag() {
+		r := rowcodec.Row{Key: key, Stored: stored, Exp: -1}
+		if exp != nil {
+			r.Exp = 0 // only whether there is one counts for the checksum
+		}
+		if want.InForm(&r, crc, kind) {
 			continue // already in the form wanted
 		}
 		todo = append(todo, resealRow{key: key, stored: bytes.Clone(stored), crc: crc, kind: kind, exp: bytes.Clone(exp)})
@@ -295,14 +301,17 @@ func resealBatch(ctx context.Context, c *engine.Conn, m *family.Family, after []
 	if err := rows.Close(); err != nil {
 		return 0, 0, nil, nil, err
 	}
-	var st engine.Counters
 	for _, row := range todo {
 		hasTTL := row.exp != nil
-		sum := rowcodec.DataSum(row.key, row.stored, hasTTL)
+		r := rowcodec.Row{Key: row.key, Stored: row.stored, Exp: -1}
+		if hasTTL {
+			r.Exp = 0 // decoded below; only whether there is one counts here
+		}
+		sum := r.Sum()
 		value := row.stored
 		if !fromClear || row.kind != engine.KindInt || row.crc != sum {
 			var derr error
-			if value, _, derr = m.Decode(&st, row.key, row.stored, sum, row.crc, row.kind, true, nil, nil); derr != nil {
+			if value, _, derr = cd.Open(&r, sum, row.crc, row.kind, nil, nil); derr != nil {
 				if !errors.Is(derr, engine.ErrAuth) && !errors.Is(derr, engine.ErrCorrupt) {
 					return 0, 0, nil, nil, derr
 				}
@@ -319,9 +328,9 @@ func resealBatch(ctx context.Context, c *engine.Conn, m *family.Family, after []
 				continue
 			}
 		}
-		stored, wsum := m.Encode(c, sh, row.key, value, hasTTL)
+		stored, wsum := cd.Encode(c, row.key, value, hasTTL)
 		if !hasTTL {
-			_, err = family.WriteRow(ctx, c, sh, row.key, stored, wsum)
+			err = cd.Write(ctx, c, row.key, stored, wsum)
 		} else {
 			err = m.WriteRowTTL(ctx, c, sh, row.key, stored, wsum, expMs)
 		}

@@ -3,9 +3,9 @@
 // name and creation stamp, its layout and statements, whether it has TTL
 // tables, was dropped, is sealed); Env, what every column family of a store
 // shares (the engine, the clock, the value limit, the encryption state);
-// the limits and checks of names, keys and values; and the row writes that
-// the handles and the catalog's conversions both make, through the row
-// codec.
+// the limits and checks of names; the codec of a family's rows
+// (Family.Codec: package rowcodec owns the row); and the TTL writes that
+// the handles and the catalog's conversions both make.
 //
 // The public handle (columnfamily.ColumnFamily) holds a *Family; package
 // catalog creates and tracks them. NewHandle and BindHandle build handles

@@ -9,6 +9,7 @@ import (
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 	"github.com/snkv-go/snkv/internal/seal"
 )
 
@@ -19,12 +20,27 @@ type Env struct {
 	MaxValueSize int
 	Feeds        *changelog.Feeds // the change feed's recording (internal/changelog)
 	// Seal is the encryption state the row codec follows; nil for a store
-	// without encryption (see seal.go).
+	// without encryption.
 	Seal atomic.Pointer[seal.State]
 	// past holds every state Seal held with the header it went with, for
-	// reads whose snapshot began before a conversion ended (seal.go).
-	past snapHistory
+	// reads whose snapshot began before a conversion ended
+	// (internal/rowcodec/seal.go).
+	past rowcodec.History
 }
+
+// Follow makes the row codec follow st (nil: no encryption), whose header,
+// as stored in the file, is header: a read whose snapshot holds that header
+// reads with st even after the store has moved on.
+func (e *Env) Follow(st *seal.State, header []byte) {
+	if st != nil {
+		e.past.Add(header, st)
+	}
+	e.Seal.Store(st)
+}
+
+// Followed returns the state the store followed with encryption header
+// header, or nil if it never followed that header.
+func (e *Env) Followed(header []byte) *seal.State { return e.past.Get(header) }
 
 // Family is the state all handles of one column family (or hidden table)
 // share: a Registry of package catalog keeps one per name.
@@ -61,6 +77,23 @@ func New(env *Env, name string, stamp int64, crc, v2 bool) *Family {
 	f.SetShape(NewShape(name, crc, v2))
 	f.Sealed.Store(!layout.IsHidden(name))
 	return f
+}
+
+// Sealing returns the encryption state when the values of f are sealed:
+// an encrypted store and a sealed table. Otherwise nil.
+func (f *Family) Sealing() *seal.State {
+	if !f.Sealed.Load() {
+		return nil
+	}
+	return f.Env.Seal.Load()
+}
+
+// Codec returns the codec of f's rows in the layout sh (Writing or
+// Reading) with the encryption state the store follows now, counting in
+// the store's counters. A read sets its Ctx, Conn and Snap for the rare
+// read of an older snapshot.
+func (f *Family) Codec(sh *Shape) rowcodec.Codec {
+	return rowcodec.Codec{Objects: &sh.Objects, Upsert: sh.SQL.Upsert, Seal: f.Sealing(), Sealed: f.Sealed.Load(), Stats: &f.Env.DB.Stats, Past: &f.Env.past}
 }
 
 // SetShape makes sh the layout both writes and reads use.

@@ -63,33 +63,21 @@ func TestFoldName(t *testing.T) {
 	require.False(t, family.HasFoldedPrefix("sql", "sqlite_"))
 }
 
-func TestCheckKeyAndValue(t *testing.T) {
-	require.ErrorIs(t, family.CheckKey(nil), engine.ErrInvalidKey)
-	require.ErrorIs(t, family.CheckKey([]byte{}), engine.ErrInvalidKey)
-	require.NoError(t, family.CheckKey(make([]byte, family.MaxKeySize)))
-	require.ErrorIs(t, family.CheckKey(make([]byte, family.MaxKeySize+1)), engine.ErrKeyTooLarge)
-	env := &family.Env{MaxValueSize: 4}
-	require.NoError(t, env.CheckKV([]byte("k"), []byte("1234")))
-	require.ErrorIs(t, env.CheckKV([]byte("k"), []byte("12345")), engine.ErrValueTooLarge)
-	require.Equal(t, []byte{}, family.NonNil(nil))
+func TestCheckContext(t *testing.T) {
 	//lint:ignore SA1012 a nil context is what is checked
 	require.ErrorIs(t, family.CheckContext(nil), engine.ErrInvalidArgument)
 	require.NoError(t, family.CheckContext(context.Background()))
 }
 
-// A shape's checksum parameters follow its layout: none in a version-1
-// table, the data row's (with the TTL flag) and the key index row's in
-// format 2.
+// A shape's key index checksum parameter follows its layout: none in a
+// version-1 key index, the key index row's in format 2.
 func TestShapeSums(t *testing.T) {
 	k, v := []byte("k"), []byte("v")
 	v1 := family.NewShape("t", false, false)
-	require.Nil(t, v1.Sum(k, v, false))
 	require.Nil(t, v1.KeySum(k, v))
 	up := family.NewShape("t", true, false)
-	require.Equal(t, rowcodec.DataSum(k, v, true), up.Sum(k, v, true))
 	require.Nil(t, up.KeySum(k, v), "a version-1 key index has no checksum")
 	v2 := family.NewShape("t", true, true)
-	require.Equal(t, rowcodec.DataSum(k, v, false), v2.Sum(k, v, false))
 	require.Equal(t, rowcodec.RowSum(k, v), v2.KeySum(k, v))
 	o := layout.For("t", true, true)
 	require.Equal(t, o.Queries(), v2.SQL)
@@ -100,7 +88,7 @@ func TestShapeSums(t *testing.T) {
 func TestEnvUpdate(t *testing.T) {
 	env := openEnv(t)
 	ctx := context.Background()
-	sh := family.NewShape("t", true, true)
+	cd := family.New(env, "t", 1, true, true).Codec(family.NewShape("t", true, true))
 	count := func() int64 {
 		var n int64
 		require.NoError(t, env.DB.WithReader(ctx, func(c *engine.Conn) (err error) {
@@ -111,8 +99,7 @@ func TestEnvUpdate(t *testing.T) {
 	}
 	put := func(key string) func(context.Context, *engine.Tx) error {
 		return func(ctx context.Context, tx *engine.Tx) error {
-			_, err := family.WriteRow(ctx, tx.Conn(), sh, []byte(key), []byte("v"), sh.Sum([]byte(key), []byte("v"), false))
-			return err
+			return cd.Put(ctx, tx.Conn(), []byte(key), []byte("v"))
 		}
 	}
 	require.NoError(t, env.Update(ctx, nil, "put", put("a")))
@@ -160,7 +147,7 @@ func TestSwitchShape(t *testing.T) {
 	require.Same(t, v2, f.Reading())
 }
 
-// Encode and Decode are inverse, in the clear and sealed; a sealed value
+// The codec's Encode and Open are inverse, in the clear and sealed; a sealed value
 // is bound to its table and key, and a table kept in the clear refuses a
 // sealed value.
 func TestEncodeDecode(t *testing.T) {
@@ -173,9 +160,12 @@ func TestEncodeDecode(t *testing.T) {
 	require.NoError(t, err)
 	defer env.DB.ReleaseWriter(c)
 
-	stored, sum := f.Encode(c, sh, key, value, false)
+	cd := f.Codec(sh)
+	cd.Stats = &st
+	stored, sum := cd.Encode(c, key, value, false)
 	require.Equal(t, value, stored, "in the clear")
-	got, opened, err := f.Decode(&st, key, stored, rowcodec.DataSum(key, stored, false), sum.(int64), engine.KindInt, true, nil, nil)
+	row := rowcodec.Row{Key: key, Stored: stored, Exp: -1}
+	got, opened, err := cd.Open(&row, row.Sum(), sum.(int64), engine.KindInt, nil, nil)
 	require.NoError(t, err)
 	require.False(t, opened)
 	require.Equal(t, value, got)
@@ -188,19 +178,24 @@ func TestEncodeDecode(t *testing.T) {
 	require.Same(t, ss, env.Followed([]byte("header")))
 	require.Nil(t, env.Followed([]byte("other")))
 
-	stored, sum = f.Encode(c, sh, key, value, true)
+	cd = f.Codec(sh) // the state the store follows now
+	cd.Stats = &st
+	stored, sum = cd.Encode(c, key, value, true)
 	stored = bytes.Clone(stored) // Encode seals into the connection's scratch buffer
 	require.NotEqual(t, value, stored)
-	got, opened, err = f.Decode(&st, key, stored, rowcodec.DataSum(key, stored, true), sum.(int64), engine.KindInt, true, nil, nil)
+	row = rowcodec.Row{Key: key, Stored: stored, Exp: 0}
+	got, opened, err = cd.Open(&row, row.Sum(), sum.(int64), engine.KindInt, nil, nil)
 	require.NoError(t, err)
 	require.True(t, opened)
 	require.Equal(t, value, got)
-	_, _, err = f.Decode(&st, []byte("other key"), stored, rowcodec.DataSum([]byte("other key"), stored, true), sum.(int64), engine.KindInt, true, nil, nil)
+	other := rowcodec.Row{Key: []byte("other key"), Stored: stored, Exp: 0}
+	_, _, err = cd.Open(&other, other.Sum(), sum.(int64), engine.KindInt, nil, nil)
 	require.Error(t, err, "bound to its key")
 
 	clear := family.New(env, layout.HiddenTableName("x", "y"), 1, true, true)
 	require.False(t, clear.Sealed.Load(), "a hidden table is in the clear unless marked")
 	require.Nil(t, clear.Sealing())
-	_, _, err = clear.Decode(&st, key, stored, rowcodec.DataSum(key, stored, true), sum.(int64), engine.KindInt, true, nil, nil)
+	ccd := clear.Codec(sh)
+	_, _, err = ccd.Open(&row, row.Sum(), sum.(int64), engine.KindInt, nil, nil)
 	require.ErrorIs(t, err, engine.ErrAuth)
 }

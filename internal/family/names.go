@@ -55,42 +55,6 @@ func FoldName(name string) string {
 	return string(b)
 }
 
-// CheckKey checks a key: 1 to MaxKeySize bytes (ErrInvalidKey,
-// ErrKeyTooLarge).
-func CheckKey(key []byte) error {
-	switch {
-	case len(key) == 0:
-		return fmt.Errorf("%w: key is empty", engine.ErrInvalidKey)
-	case len(key) > MaxKeySize:
-		return fmt.Errorf("%w: key of %d bytes (at most %d)", engine.ErrKeyTooLarge, len(key), MaxKeySize)
-	}
-	return nil
-}
-
-// CheckValue checks a value against the store's limit (ErrValueTooLarge).
-func (e *Env) CheckValue(value []byte) error {
-	if len(value) > e.MaxValueSize {
-		return fmt.Errorf("%w: value of %d bytes (at most %d)", engine.ErrValueTooLarge, len(value), e.MaxValueSize)
-	}
-	return nil
-}
-
-// CheckKV checks a key and the value to store under it.
-func (e *Env) CheckKV(key, value []byte) error {
-	if err := CheckKey(key); err != nil {
-		return err
-	}
-	return e.CheckValue(value)
-}
-
-// NonNil makes a nil value an empty one: SQLite would store nil as NULL.
-func NonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
-
 // CheckNameBytes checks the rules every catalogued name follows (what
 // names what, for the error message): 1 to MaxNameLen bytes of valid UTF-8
 // without NUL.

@@ -37,16 +37,6 @@ func NewShape(name string, crc, v2 bool) *Shape {
 	return sh
 }
 
-// Sum is the bound checksum parameter of a write of key and value: the
-// row's CRC-32C, or nil (NULL) for a version-1 table, which has no column
-// for it (extra parameters are ignored).
-func (sh *Shape) Sum(key, value []byte, hasTTL bool) any {
-	if !sh.Objects.Crc {
-		return nil
-	}
-	return rowcodec.DataSum(key, value, hasTTL)
-}
-
 // KeySum is the checksum parameter of a key index row.
 func (sh *Shape) KeySum(key, exp []byte) any {
 	if !sh.Objects.V2 {

@@ -8,8 +8,10 @@ import (
 	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
-// The row writes the handles of a column family and the catalog's
-// conversions share. Each runs inside a write transaction on c.
+// The TTL writes the handles of a column family and the catalog's
+// conversions share: the TTL tables, a key's expiry, a row with one (a row
+// without one is rowcodec.Codec.Put's). Each runs inside a write
+// transaction on c.
 
 // EnsureTTL creates the column family's TTL tables inside the write
 // transaction tx if they do not exist yet. If tx does not commit, the
@@ -69,35 +71,17 @@ func (f *Family) WriteExpiry(ctx context.Context, c *engine.Conn, key []byte, ol
 	return err
 }
 
-// Upsert writes key's row, with no TTL, inside a write transaction that
-// has verified the column family: below the SQL layer when the engine can
-// (it writes the same bytes), else with the upsert statement. It reports
-// the rows changed, which is always 1.
-func (f *Family) Upsert(ctx context.Context, c *engine.Conn, sh *Shape, key, value []byte) (int64, error) {
-	stored, sum := f.Encode(c, sh, key, value, false)
-	return WriteRow(ctx, c, sh, key, stored, sum)
-}
-
-// WriteRow writes a data row, with no TTL, of stored value (Encode's) and
-// checksum sum (nil for a table without the column).
-func WriteRow(ctx context.Context, c *engine.Conn, sh *Shape, key, stored []byte, sum any) (int64, error) {
-	crc, _ := sum.(int64)
-	if ok, err := c.Upsert(&sh.Objects, key, stored, crc); ok || err != nil {
-		return 1, err
-	}
-	return c.Exec(ctx, sh.SQL.Upsert, key, stored, nil, nil, sum)
-}
-
 // PutExpiring writes the data row of key and its expiry expMs, inside a
 // write transaction that has already made sure the TTL tables exist.
 func (f *Family) PutExpiring(ctx context.Context, c *engine.Conn, key, value []byte, expMs int64) error {
 	sh := f.Writing()
-	stored, sum := f.Encode(c, sh, key, value, true)
+	cd := f.Codec(sh)
+	stored, sum := cd.Encode(c, key, value, true)
 	return f.WriteRowTTL(ctx, c, sh, key, stored, sum, expMs)
 }
 
-// WriteRowTTL writes a data row of stored value (Encode's, with hasTTL)
-// and checksum sum, and its expiry expMs.
+// WriteRowTTL writes a data row of stored value (rowcodec.Codec.Encode's,
+// with hasTTL) and checksum sum, and its expiry expMs.
 func (f *Family) WriteRowTTL(ctx context.Context, c *engine.Conn, sh *Shape, key, stored []byte, sum any, expMs int64) error {
 	if crc, ok := sum.(int64); ok && sh.Objects.V2 && engine.FastPath {
 		exp := expiry.Encode(expMs)

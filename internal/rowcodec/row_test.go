@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,4 +52,50 @@ func BenchmarkRowSum(b *testing.B) {
 			crc32.Update(0, castagnoli, page)
 		}
 	})
+}
+
+// The limits of a key and a value.
+func TestCheckKeyAndValue(t *testing.T) {
+	require.ErrorIs(t, CheckKey(nil), engine.ErrInvalidKey)
+	require.ErrorIs(t, CheckKey([]byte{}), engine.ErrInvalidKey)
+	require.NoError(t, CheckKey(make([]byte, layout.MaxKeySize)))
+	require.ErrorIs(t, CheckKey(make([]byte, layout.MaxKeySize+1)), engine.ErrKeyTooLarge)
+	require.NoError(t, CheckKV([]byte("k"), []byte("1234"), 4))
+	require.ErrorIs(t, CheckKV([]byte("k"), []byte("12345"), 4), engine.ErrValueTooLarge)
+	require.ErrorIs(t, CheckKV(nil, []byte("1"), 4), engine.ErrInvalidKey)
+	require.Equal(t, []byte{}, NonNil(nil))
+}
+
+// A codec's checksum follows the table's layout: none in a version-1
+// table, the data row's with the TTL flag otherwise; the row's own Sum is
+// the same checksum, in one pass when key and value lie side by side.
+func TestCodecEncodeSums(t *testing.T) {
+	k, v := []byte("k"), []byte("v")
+	v1 := layout.For("t", false, false)
+	stored, sum := (&Codec{Objects: &v1}).Encode(nil, k, nil, false)
+	require.Nil(t, sum)
+	require.Equal(t, []byte{}, stored, "a nil value is stored as an empty one")
+	for _, o := range []layout.Objects{layout.For("t", true, false), layout.For("t", true, true)} {
+		cd := &Codec{Objects: &o}
+		for _, ttl := range []bool{false, true} {
+			stored, sum := cd.Encode(nil, k, v, ttl)
+			require.Equal(t, v, stored)
+			require.Equal(t, DataSum(k, v, ttl), sum)
+			r := Row{Key: k, Stored: v, Exp: -1}
+			if ttl {
+				r.Exp = 5
+			}
+			require.Equal(t, sum, r.Sum())
+			kv := []byte("kv")
+			r.Key, r.Stored = kv[:1], kv[1:]
+			got, ok := r.joined()
+			require.True(t, ok)
+			require.Equal(t, kv, got)
+			require.Equal(t, sum, r.Sum())
+			r.Key = kv[:1:1]
+			_, ok = r.joined()
+			require.False(t, ok, "not within the key's capacity")
+			require.Equal(t, sum, r.Sum())
+		}
+	}
 }
