@@ -238,7 +238,7 @@ type powerCut struct {
 func TestPowerLossFeedAgreesWithData(t *testing.T) {
 	// A store takes perStore cuts (its feed, read whole after each, grows),
 	// then the run goes on with a new one.
-	cuts, perStore, maxOps := 48, 8, 6000
+	cuts, perStore, maxOps := 32, 4, 6000
 	if testing.Short() {
 		cuts, perStore, maxOps = 3, 3, 1500
 	}

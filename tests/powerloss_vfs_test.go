@@ -20,9 +20,9 @@ import (
 // for the power-loss suite's children. It registers as the default VFS
 // (before the store opens, so that the store's own WAL VFS wraps it in
 // turn), and for the database file, its -wal and a -journal it appends to a
-// log every write (with its bytes), truncation, sync (xSync: fsync or
-// fdatasync of that file) and deletion, in the order they happen, before
-// passing each on. The parent rebuilds from the log the files a power cut
+// log every write (with its bytes), truncation (a size hint that changes
+// the file's size included), sync (xSync: fsync or fdatasync of that file)
+// and deletion, in the order they happen. The parent rebuilds from the log the files a power cut
 // could leave (powerImage). The -shm file is not recorded: it is shared
 // memory, rebuilt by SQLite's recovery after a power cut, and removed from
 // every image.
@@ -102,7 +102,7 @@ func installPowerRecorder(logPath string, cut int64) error {
 	vv.FszOsFile = r.parSz + int32(unsafe.Sizeof(powerFile{}))
 	vv.FxOpen = funcPtr(powerOpen)
 	vv.FxDelete = funcPtr(powerDelete)
-	r.keep = append(r.keep, powerOpen, powerDelete, powerClose, powerWrite, powerTruncate, powerSync)
+	r.keep = append(r.keep, powerOpen, powerDelete, powerClose, powerWrite, powerTruncate, powerSync, powerFileControl)
 	if rc := sqlitelib.Xsqlite3_vfs_register(tls, v, 1); rc != sqlitelib.SQLITE_OK {
 		return fmt.Errorf("power recorder: register: rc %d", rc)
 	}
@@ -182,6 +182,7 @@ func powerOpen(tls *libc.TLS, _ uintptr, zName uintptr, file uintptr, flags int3
 		mm.FxWrite = funcPtr(powerWrite)
 		mm.FxTruncate = funcPtr(powerTruncate)
 		mm.FxSync = funcPtr(powerSync)
+		mm.FxFileControl = funcPtr(powerFileControl)
 		r.methods[f.FpMethods] = m
 	}
 	r.nextID++
@@ -242,6 +243,38 @@ func powerSync(tls *libc.TLS, file uintptr, flags int32) int32 {
 		return sqlitelib.SQLITE_IOERR_FSYNC
 	}
 	powerAfter()
+	return rc
+}
+
+// powerFileControl passes a file control on. A size hint may change the
+// file's size without a write (with memory mapping on, the unix VFS grows
+// the database file with ftruncate before a checkpoint writes its pages):
+// a change is logged as the truncation it is.
+func powerFileControl(tls *libc.TLS, file uintptr, op int32, arg uintptr) int32 {
+	m := powerInner(file)
+	x := fromPtr[func(*libc.TLS, uintptr, int32, uintptr) int32](m.FxFileControl)
+	if op != sqlitelib.SQLITE_FCNTL_SIZE_HINT {
+		return x(tls, file, op, arg)
+	}
+	size := fromPtr[func(*libc.TLS, uintptr, uintptr) int32](m.FxFileSize)
+	p := sqlitelib.Xsqlite3_malloc64(tls, 8)
+	if p == 0 {
+		return sqlitelib.SQLITE_NOMEM
+	}
+	defer sqlitelib.Xsqlite3_free(tls, p)
+	if rc := size(tls, file, p); rc != sqlitelib.SQLITE_OK {
+		return rc
+	}
+	before := *(*int64)(cmem(p))
+	rc := x(tls, file, op, arg)
+	if size(tls, file, p) == sqlitelib.SQLITE_OK {
+		if after := *(*int64)(cmem(p)); after != before {
+			if !powerLog(powerOpTruncate, powerName(file), after, nil) {
+				return sqlitelib.SQLITE_IOERR_TRUNCATE
+			}
+			powerAfter()
+		}
+	}
 	return rc
 }
 
