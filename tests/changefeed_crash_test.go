@@ -13,7 +13,8 @@ import (
 // The crash check of feed and data (issue #37): the crash suite's children
 // (TestCrashChild's loop: TTL writes, batches, transactions, expiries,
 // purges, column family churn, checkpoints) run on a store whose column
-// families have a feed that keeps values, and are killed with SIGKILL at
+// families, the churned one included, have a feed that keeps values, and
+// are killed with SIGKILL at
 // random moments, every other one with synchronous=FULL. After every kill:
 //   - the feed numbers its changes 1, 2, 3, … with no gap up to the
 //     position Now returns, and a transaction's changes are together;
