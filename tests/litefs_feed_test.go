@@ -23,9 +23,12 @@ const liteFeedCF = "feed"
 // read-only) tails the feed while LiteFS replicates. The replica receives
 // every change, in order, with no gap, and exactly the feed the primary
 // holds; a named consumer's position saved on the primary is read on the
-// replica, and one cannot be saved there (ErrReadOnly). It logs the tail
-// latency: from a commit's return on the primary to the change's arrival
-// in the replica's Next.
+// replica, and one cannot be saved there (ErrReadOnly). The tail runs
+// with the replica's store on the default options and with ReadHold -1;
+// for each it logs the tail latency (from a commit's return on the
+// primary, and from the replica's -pos reaching the transaction, to the
+// change's arrival in the replica's Next) and the CPU of an idle tail,
+// which must stay low (no poll of the log).
 func TestLiteFSFeed(t *testing.T) {
 	c := startLiteCluster(t)
 	ctx := context.Background()
