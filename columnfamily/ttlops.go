@@ -227,6 +227,11 @@ func (cf *ColumnFamily) PurgeExpiredN(ctx context.Context, max int) (int, error)
 		cf.tx.OnCommit(func() { cf.db().Stats.Purged.Add(uint64(n)) })
 		return n, nil
 	}
+	if cf.db().Config().ReadOnly {
+		// Refused whether or not anything has expired (the checks below
+		// may find nothing to delete and begin no write).
+		return 0, cf.errf(ctx, "purge expired", engine.ErrReadOnly)
+	}
 	if !cf.m.TTL.Load() {
 		// Another process may have given the column family a TTL since:
 		// unless nothing has committed since the last look.

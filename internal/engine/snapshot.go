@@ -125,7 +125,8 @@ func (db *DB) reusable(c *Conn) bool {
 
 // shmFor maps the WAL index of the file c is open on, once per DB. A store
 // that is not in WAL mode, or on a platform without the mapping
-// gets nil: its readers never keep a transaction open.
+// gets nil: its readers never keep a transaction open. Without ReadHold
+// the mapping is made all the same, for CommitMark.
 func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 	if m := db.shm.Load(); m != nil {
 		return m
@@ -138,7 +139,7 @@ func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 		return nil
 	}
 	func() {
-		if db.immutable || db.cfg.ReadHold <= 0 {
+		if db.immutable {
 			return // no -shm file to watch
 		}
 		rows, err := c.Query(ctx, "PRAGMA journal_mode")
@@ -203,6 +204,11 @@ func (db *DB) FreshenSnapshot(ctx context.Context, c *Conn) error {
 
 func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
 	m := db.shmFor(ctx, c)
+	if db.cfg.ReadHold <= 0 {
+		// No transaction is held: the mapping serves only CommitMark (a
+		// tailing change feed reader waits on it instead of polling).
+		m = nil
+	}
 	if m == nil && mode == ReadPoint {
 		return nil
 	}
