@@ -1,0 +1,49 @@
+package kvstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/snkv-go/snkv/kvstore"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOpenWhileAnotherCreates: a store file that is still all zeros, as
+// SQLite's unix VFS leaves it for an instant when it grows a new file
+// before writing its first page, is read again until its header appears,
+// not refused as corrupt (TestConcurrentCreation met it now and then).
+func TestOpenWhileAnotherCreates(t *testing.T) {
+	dir := t.TempDir()
+	made := filepath.Join(dir, "made.db")
+	s, err := kvstore.Open(made, kvstore.Options{})
+	require.NoError(t, err)
+	require.NoError(t, s.Put([]byte("k"), []byte("v")))
+	require.NoError(t, s.Close())
+	image, err := os.ReadFile(made)
+	require.NoError(t, err)
+
+	path := filepath.Join(dir, "new.db")
+	require.NoError(t, os.WriteFile(path, make([]byte, 4096), 0o600))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(20 * time.Millisecond)
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteAt(image, 0)
+			_ = f.Close()
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	db, err := kvstore.Open(path, kvstore.Options{})
+	<-done
+	require.NoError(t, err)
+	v, err := db.Get([]byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "v", string(v))
+	require.NoError(t, db.Close())
+}
