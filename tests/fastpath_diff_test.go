@@ -233,20 +233,9 @@ func TestFastPathScansReadWhatSQLReads(t *testing.T) {
 		}
 		return keys, values
 	}
-	bound := func() []byte {
-		if rng.IntN(5) == 0 {
-			return nil
-		}
-		return fmt.Appendf(nil, "%04d", rng.IntN(10000))
-	}
 	fastBefore := engine.FastScans()
 	for range 200 {
-		opts := kvstore.IterOptions{Reverse: rng.IntN(2) == 0, Borrow: rng.IntN(2) == 0}
-		if rng.IntN(4) == 0 {
-			opts.Prefix = fmt.Appendf(nil, "%02d", rng.IntN(100))
-		} else {
-			opts.Start, opts.End = bound(), bound()
-		}
+		opts := randomScan(rng)
 		fk, fv := read(opts, true)
 		sk, sv := read(opts, false)
 		require.Equal(t, sk, fk, "keys of %+v", opts)
@@ -255,35 +244,12 @@ func TestFastPathScansReadWhatSQLReads(t *testing.T) {
 	// Cursors: a seek, then steps both ways (each step past a turn
 	// repositions with an exclusive bound).
 	walk := func(fast bool, seek []byte, steps []bool) []string {
-		engine.SetFastPath(fast)
-		defer engine.SetFastPath(true)
-		c, err := db.Cursor(kvstore.IterOptions{})
+		out, err := walkCursor(t, db, fast, seek, steps)
 		require.NoError(t, err)
-		defer c.Close()
-		var out []string
-		ok := c.Seek(seek)
-		for _, next := range steps {
-			if !ok {
-				out = append(out, "-")
-				ok = c.First()
-				continue
-			}
-			out = append(out, string(c.Key())+"="+fmt.Sprint(len(c.Value())))
-			if next {
-				ok = c.Next()
-			} else {
-				ok = c.Prev()
-			}
-		}
-		require.NoError(t, c.Err())
 		return out
 	}
 	for range 100 {
-		seek := fmt.Appendf(nil, "%04d", rng.IntN(10000))
-		steps := make([]bool, 30)
-		for i := range steps {
-			steps[i] = rng.IntN(3) > 0
-		}
+		seek, steps := randomWalk(rng, 30)
 		require.Equal(t, walk(false, seek, steps), walk(true, seek, steps), "walk from %s", seek)
 	}
 	require.Greater(t, engine.FastScans(), fastBefore+100, "scans went through the fast path")

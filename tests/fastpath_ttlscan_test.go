@@ -167,34 +167,9 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 				}
 				return out
 			}
-			bound := func() []byte {
-				if rng.IntN(5) == 0 {
-					return nil
-				}
-				return fmt.Appendf(nil, "%04d", rng.IntN(10000))
-			}
 			walk := func(fast bool, seek []byte, steps []bool) []string {
-				engine.SetFastPath(fast)
-				defer engine.SetFastPath(true)
-				c, err := db.Cursor(kvstore.IterOptions{})
-				require.NoError(t, err)
-				defer c.Close()
-				var out []string
-				ok := c.Seek(seek)
-				for _, next := range steps {
-					if !ok {
-						out = append(out, "-")
-						ok = c.First()
-						continue
-					}
-					out = append(out, fmt.Sprintf("%x=%d", c.Key(), len(c.Value())))
-					if next {
-						ok = c.Next()
-					} else {
-						ok = c.Prev()
-					}
-				}
-				if err := c.Err(); err != nil {
+				out, err := walkCursor(t, db, fast, seek, steps)
+				if err != nil {
 					out = append(out, "error: "+err.Error())
 				}
 				return out
@@ -208,12 +183,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 				require.Equal(t, full, read(kvstore.IterOptions{}, true, 0), "round %d: a full scan", round)
 				require.Equal(t, reversed(full), read(kvstore.IterOptions{Reverse: true}, true, 0), "round %d: a full scan in reverse", round)
 				for range 80 {
-					opts := kvstore.IterOptions{Reverse: rng.IntN(2) == 0, Borrow: rng.IntN(2) == 0}
-					if rng.IntN(4) == 0 {
-						opts.Prefix = fmt.Appendf(nil, "%02d", rng.IntN(100))
-					} else {
-						opts.Start, opts.End = bound(), bound()
-					}
+					opts := randomScan(rng)
 					how := rng.IntN(3)
 					sqlSide := engine.FastScans()
 					want := read(opts, false, how)
@@ -221,11 +191,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 					require.Equal(t, want, read(opts, true, how), "round %d: %+v (%d)", round, opts, how)
 				}
 				for range 40 {
-					seek := fmt.Appendf(nil, "%04d", rng.IntN(10000))
-					steps := make([]bool, 25)
-					for i := range steps {
-						steps[i] = rng.IntN(3) > 0
-					}
+					seek, steps := randomWalk(rng, 25)
 					require.Equal(t, walk(false, seek, steps), walk(true, seek, steps), "round %d: walk from %s", round, seek)
 				}
 				if l.fast {
