@@ -428,6 +428,8 @@ func TestInvalidOptions(t *testing.T) {
 	}{
 		"journal":              {opts: kvstore.Options{Journal: 7}},
 		"sync":                 {opts: kvstore.Options{Sync: 9}},
+		"negative journal":     {opts: kvstore.Options{Journal: -1}},
+		"negative sync":        {opts: kvstore.Options{Sync: -1}},
 		"negative busy":        {opts: kvstore.Options{BusyTimeout: -time.Second}},
 		"negative cache":       {opts: kvstore.Options{CacheSize: -1}},
 		"page size odd":        {opts: kvstore.Options{PageSize: 1000}},
