@@ -74,6 +74,20 @@ func (f *ttlFixture) cf(t *testing.T, name string) *kvstore.ColumnFamily {
 	return cf
 }
 
+// checkEmptied asserts that cf has no row left in any of its three
+// tables and counts no key, that it takes TTL writes as before, and that
+// the store passes its integrity check.
+func (f *ttlFixture) checkEmptied(t *testing.T, cf *kvstore.ColumnFamily) {
+	t.Helper()
+	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, cf.Name()))
+	n, err := cf.Count()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.NoError(t, cf.PutTTL([]byte("again"), []byte("v"), time.Second))
+	ttlHas(t, cf, "again", time.Second)
+	f.check(t)
+}
+
 // check asserts that the store passes its integrity check (SQLite's, and
 // the agreement of every column family's three tables).
 func (f *ttlFixture) check(t *testing.T) {
