@@ -300,21 +300,9 @@ func TestFastPathPointReadsReadWhatSQLReads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 28))
 	var keys [][]byte
 	for i := range 400 {
-		k := fmt.Appendf(nil, "k%04d", i)
-		if i%37 == 0 {
-			k = append(k, bytes.Repeat([]byte{0xfe}, 1500+rng.IntN(1500))...) // a key that overflows
-		}
-		keys = append(keys, k)
+		keys = append(keys, overflowEvery(rng, fmt.Appendf(nil, "k%04d", i), i, 37, 0xfe, 1500))
 	}
-	value := func(i int) []byte {
-		switch i % 11 {
-		case 0:
-			return nil
-		case 1:
-			return bytes.Repeat([]byte{byte(i)}, 3000+rng.IntN(20000)) // overflow pages
-		}
-		return fmt.Appendf(nil, "value %d", i)
-	}
+	value := func(i int) []byte { return sizedValue(rng, i, 11, 20000) }
 	type layout struct {
 		name  string
 		open  func(t *testing.T) (*kvstore.Store, *kvstore.ManualClock)

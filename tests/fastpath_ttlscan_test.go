@@ -38,21 +38,9 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 2))
 	var keys [][]byte
 	for i := range 600 {
-		k := fmt.Appendf(nil, "%04d", i*7%10000)
-		if i%41 == 0 {
-			k = append(k, bytes.Repeat([]byte{0xfd}, 1500+rng.IntN(2500))...) // a key that overflows
-		}
-		keys = append(keys, k)
+		keys = append(keys, overflowEvery(rng, fmt.Appendf(nil, "%04d", i*7%10000), i, 41, 0xfd, 2500))
 	}
-	value := func(i int) []byte {
-		switch i % 13 {
-		case 0:
-			return nil
-		case 1:
-			return bytes.Repeat([]byte{byte(i)}, 3000+rng.IntN(12000)) // overflow pages
-		}
-		return fmt.Appendf(nil, "value %d", i)
-	}
+	value := func(i int) []byte { return sizedValue(rng, i, 13, 12000) }
 	// ttlOf is key i's TTL from start (0: none): some expire before the
 	// first round, some between the rounds, some never.
 	ttlOf := func(i int) time.Duration {

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
@@ -89,4 +90,25 @@ func walkCursor(t *testing.T, db *kvstore.Store, fast bool, seek []byte, steps [
 		}
 	}
 	return out, c.Err()
+}
+
+// overflowEvery returns key i, made longer than a page (1,500 bytes of
+// fill and up to spread more) when i is a multiple of every.
+func overflowEvery(rng *rand.Rand, key []byte, i, every int, fill byte, spread int) []byte {
+	if i%every == 0 {
+		key = append(key, bytes.Repeat([]byte{fill}, 1500+rng.IntN(spread))...)
+	}
+	return key
+}
+
+// sizedValue returns value i: none when i ≡ 0 mod every, one on overflow
+// pages (3,000 bytes and up to spread more) when i ≡ 1, else "value i".
+func sizedValue(rng *rand.Rand, i, every, spread int) []byte {
+	switch i % every {
+	case 0:
+		return nil
+	case 1:
+		return bytes.Repeat([]byte{byte(i)}, 3000+rng.IntN(spread))
+	}
+	return fmt.Appendf(nil, "value %d", i)
 }
