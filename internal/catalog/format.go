@@ -7,6 +7,7 @@ import (
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/family"
 	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
 // Format identifiers written into every store file.
@@ -160,19 +161,16 @@ func formatRow(ctx context.Context, c *engine.Conn) (int64, error) {
 	return v, nil
 }
 
-// kindName names a storage class as SQL's typeof does.
+// kindName names a storage class as SQL's typeof does, with its article
+// ("an INTEGER", "a REAL", "TEXT", "a BLOB", "NULL").
 func kindName(k int) string {
-	switch k {
+	switch name := rowcodec.KindName(k); k {
 	case engine.KindInt:
-		return "an INTEGER"
-	case engine.KindFloat:
-		return "a REAL"
-	case engine.KindText:
-		return "TEXT"
-	case engine.KindBlob:
-		return "a BLOB"
+		return "an " + name
+	case engine.KindFloat, engine.KindBlob:
+		return "a " + name
 	default:
-		return "NULL"
+		return name
 	}
 }
 
