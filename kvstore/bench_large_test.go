@@ -166,10 +166,7 @@ func onGoroutines(b *testing.B, g int, op func(i int) error) {
 
 func BenchmarkReadLarge(b *testing.B) {
 	d, s, db := largePair(b)
-	get := benchPrepare(b, db, baseGet)
-	exists := benchPrepare(b, db, baseExists)
-	scan := benchPrepare(b, db, baseScan)
-	prefix := benchPrepare(b, db, baseRange)
+	get, exists, scan, _, prefix := prepareReads(b, db)
 
 	for _, g := range []int{1, 2} {
 		gs := string(rune('0' + g))

@@ -224,6 +224,13 @@ func benchPrepare(b *testing.B, db *sql.DB, query string) *sql.Stmt {
 	return st
 }
 
+// prepareReads prepares the baseline's reads: a get, an exists, a scan
+// forward and one in reverse, and a range.
+func prepareReads(b *testing.B, db *sql.DB) (get, exists, scan, reverse, rng *sql.Stmt) {
+	return benchPrepare(b, db, baseGet), benchPrepare(b, db, baseExists), benchPrepare(b, db, baseScan),
+		benchPrepare(b, db, baseReverse), benchPrepare(b, db, baseRange)
+}
+
 func reportKeys(b *testing.B, keys int) {
 	b.ReportMetric(float64(keys)/b.Elapsed().Seconds(), "keys/s")
 }
@@ -324,11 +331,7 @@ func BenchmarkWrite(b *testing.B) {
 // BenchmarkRead compares point reads and scans over the same 100k keys.
 func BenchmarkRead(b *testing.B) {
 	d, s, db := benchPair(b)
-	get := benchPrepare(b, db, baseGet)
-	exists := benchPrepare(b, db, baseExists)
-	scan := benchPrepare(b, db, baseScan)
-	reverse := benchPrepare(b, db, baseReverse)
-	prefix := benchPrepare(b, db, baseRange)
+	get, exists, scan, reverse, prefix := prepareReads(b, db)
 
 	b.Run("Get/snkv", func(b *testing.B) {
 		b.ReportAllocs()
