@@ -54,7 +54,7 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 	if err != nil {
 		return h, err
 	}
-	enc, err := text(ctx, c, "PRAGMA encoding")
+	enc, err := c.QueryText(ctx, "PRAGMA encoding")
 	if err != nil {
 		return h, err
 	}
@@ -85,7 +85,7 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 	}
 	// Adopting: refuse before anything is written if a name snkv needs is
 	// taken.
-	clash, err := text(ctx, c, `SELECT name FROM sqlite_schema WHERE name = '`+family.DefaultName+`' COLLATE NOCASE OR lower(name) LIKE '\_\_snkv\_%' ESCAPE '\' ORDER BY name LIMIT 1`)
+	clash, err := c.QueryText(ctx, `SELECT name FROM sqlite_schema WHERE name = '`+family.DefaultName+`' COLLATE NOCASE OR lower(name) LIKE '\_\_snkv\_%' ESCAPE '\' ORDER BY name LIMIT 1`)
 	if err != nil {
 		return h, err
 	}
@@ -172,18 +172,6 @@ func kindName(k int) string {
 	default:
 		return name
 	}
-}
-
-func text(ctx context.Context, c *engine.Conn, q string, args ...any) (string, error) {
-	rows, err := c.Query(ctx, q, args...)
-	if err != nil {
-		return "", err
-	}
-	var s string
-	if rows.Next() {
-		s = string(rows.RawBytes(0))
-	}
-	return s, rows.Close()
 }
 
 // writeHeader makes a fresh file a format-2 store, inside the caller's
