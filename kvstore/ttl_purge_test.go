@@ -44,7 +44,6 @@ func TestPurgeExpiredEmpty(t *testing.T) {
 	total, err := f.db.PurgeExpiredAll(ctx)
 	require.NoError(t, err)
 	require.Zero(t, total)
-	f.check(t)
 }
 
 func TestPurgeExpiredSome(t *testing.T) {
@@ -80,7 +79,6 @@ func TestPurgeExpiredSome(t *testing.T) {
 		}
 	}
 	ttlPurge(t, cf, 0)
-	f.check(t)
 }
 
 func TestPurgeExpiredAll(t *testing.T) {
@@ -141,7 +139,6 @@ func TestPurgeExpiredOrder(t *testing.T) {
 	ttlPurge(t, cf, 1)
 	ttlGone(t, cf, "k09")
 	ttlGet(t, cf, "k08", "v")
-	f.check(t)
 }
 
 // 300 expired keys and 10 live ones: a purge crosses the 256-key batch
@@ -236,7 +233,6 @@ func TestPurgeExpiredN(t *testing.T) {
 	require.Zero(t, n)
 	ttlGet(t, cf, "perm", "p")
 	require.Equal(t, [3]int64{1, 0, 0}, ttlCounts(t, f.path, "bounded"))
-	f.check(t)
 }
 
 // PurgeExpired on a handle bound to a write transaction purges inside it
@@ -262,7 +258,6 @@ func TestPurgeExpiredInsideTransaction(t *testing.T) {
 	}))
 	require.Equal(t, [3]int64{290, 290, 290}, ttlCounts(t, f.path, ttlDef))
 	ttlPurge(t, f.db, 290)
-	f.check(t)
 }
 
 // ttlCancelClock is a manual clock that cancels a context on the n-th
@@ -383,7 +378,6 @@ func TestPurgeExpired100k(t *testing.T) {
 	require.EqualValues(t, live, count)
 	require.Equal(t, [3]int64{live, live, live}, ttlCounts(t, f.path, "big"))
 	ttlPurge(t, cf, 0)
-	f.check(t)
 }
 
 // ttlCountingClock is a manual clock that counts its readings.
