@@ -93,6 +93,25 @@ func (f *ttlFixture) checkEmptied(t *testing.T, cf *kvstore.ColumnFamily) {
 	ttlHas(t, cf, "again", time.Second)
 }
 
+// elsewhere runs fn on another store on the file, as another process
+// would, and closes it.
+func (f *ttlFixture) elsewhere(t *testing.T, fn func(other *kvstore.Store) error) {
+	t.Helper()
+	other, err := kvstore.Open(f.path, f.opts)
+	require.NoError(t, err)
+	require.NoError(t, errors.Join(fn(other), other.Close()))
+}
+
+// putTTLIn writes key (value "v") with ttl into column family cf of s,
+// creating cf if it does not exist.
+func putTTLIn(s *kvstore.Store, cf, key string, ttl time.Duration) error {
+	c, err := s.ColumnFamilyOrCreate(cf)
+	if err != nil {
+		return err
+	}
+	return c.PutTTL([]byte(key), []byte("v"), ttl)
+}
+
 // check asserts that the store passes its integrity check (SQLite's, and
 // the agreement of every column family's three tables).
 func (f *ttlFixture) check(t *testing.T) {

@@ -504,12 +504,7 @@ func TestPurgeNothingExpiredSeesLaterCommits(t *testing.T) {
 	}
 
 	// Another store (as another process would) writes an earlier expiry.
-	other, err := kvstore.Open(f.path, f.opts)
-	require.NoError(t, err)
-	ocf, err := other.OpenColumnFamily("c")
-	require.NoError(t, err)
-	require.NoError(t, ocf.PutTTL([]byte("soon"), []byte("v"), time.Hour))
-	require.NoError(t, other.Close())
+	f.elsewhere(t, func(other *kvstore.Store) error { return putTTLIn(other, "c", "soon", time.Hour) })
 	f.clk.Advance(2 * time.Hour)
 	ttlPurge(t, cf, 1)
 	ttlPurge(t, cf, 0)
@@ -550,15 +545,12 @@ func TestPurgeNothingExpiredSeesTTLGivenElsewhere(t *testing.T) {
 		require.Zero(t, n)
 	}
 
-	other, err := kvstore.Open(f.path, f.opts)
-	require.NoError(t, err)
-	ocf, err := other.OpenColumnFamily("plain")
-	require.NoError(t, err)
-	require.NoError(t, ocf.PutTTL([]byte("soon"), []byte("v"), time.Hour))
-	fresh, err := other.CreateColumnFamily("fresh")
-	require.NoError(t, err)
-	require.NoError(t, fresh.PutTTL([]byte("soon"), []byte("v"), time.Hour))
-	require.NoError(t, other.Close())
+	f.elsewhere(t, func(other *kvstore.Store) error {
+		if err := putTTLIn(other, "plain", "soon", time.Hour); err != nil {
+			return err
+		}
+		return putTTLIn(other, "fresh", "soon", time.Hour) // a new column family
+	})
 
 	f.clk.Advance(2 * time.Hour)
 	// The handle that looked before: its column family's horizon said
