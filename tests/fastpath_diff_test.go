@@ -27,7 +27,7 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	clk := kvstore.NewManualClock(time.Unix(1_800_000_000, 0))
+	clk := kvstore.NewManualClock(fastEpoch)
 	open := func(name string) *kvstore.Store {
 		db, err := kvstore.Open(filepath.Join(dir, name), kvstore.Options{Clock: clk})
 		require.NoError(t, err)
@@ -296,7 +296,6 @@ func TestFastPathPointReadsReadWhatSQLReads(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	start := time.Unix(1_800_000_000, 0)
 	rng := rand.New(rand.NewPCG(8, 28))
 	var keys [][]byte
 	for i := range 400 {
@@ -311,7 +310,7 @@ func TestFastPathPointReadsReadWhatSQLReads(t *testing.T) {
 		fresh bool // every key written here
 	}
 	newStore := func(t *testing.T, name string, opts kvstore.Options) (*kvstore.Store, *kvstore.ManualClock) {
-		clk := kvstore.NewManualClock(start)
+		clk := kvstore.NewManualClock(fastEpoch)
 		opts.Clock = clk
 		db, err := kvstore.Open(filepath.Join(dir, name), opts)
 		require.NoError(t, err)
@@ -327,13 +326,13 @@ func TestFastPathPointReadsReadWhatSQLReads(t *testing.T) {
 				}
 				r := v1fixture.Row{Key: k, Value: value(i)}
 				if withTTL && i%3 == 0 {
-					r.ExpMs = start.Add(time.Duration(i%7-3) * time.Minute).UnixMilli()
+					r.ExpMs = fastEpoch.Add(time.Duration(i%7-3) * time.Minute).UnixMilli()
 				}
 				rows = append(rows, r)
 			}
 			path := filepath.Join(dir, name)
-			require.NoError(t, v1fixture.Create(path, start.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
-			clk := kvstore.NewManualClock(start)
+			require.NoError(t, v1fixture.Create(path, fastEpoch.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
+			clk := kvstore.NewManualClock(fastEpoch)
 			db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = db.Close() })
@@ -534,7 +533,6 @@ func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	t0 := time.Unix(1_800_000_000, 0)
 	rng := rand.New(rand.NewPCG(37, 1))
 	type kv struct {
 		k   []byte
@@ -552,7 +550,7 @@ func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
 			// the fast path holds in memory at a time.
 			k = append(k, bytes.Repeat([]byte{byte(i)}, 1+rng.IntN(4096))...)
 		}
-		ttl := time.Duration(1+rng.IntN(3600)) * time.Second // expired at t0+2h
+		ttl := time.Duration(1+rng.IntN(3600)) * time.Second // expired at fastEpoch+2h
 		if i%4 == 0 {
 			ttl += 4 * time.Hour // still live
 		}
@@ -561,7 +559,7 @@ func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
 	for _, side := range []string{"fast", "sql"} {
 		for _, mode := range []string{"tx", "batches"} {
 			engine.SetFastPath(side == "fast")
-			clk := kvstore.NewManualClock(t0)
+			clk := kvstore.NewManualClock(fastEpoch)
 			path := filepath.Join(dir, side+"-"+mode+".db")
 			db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
 			require.NoError(t, err)
@@ -588,7 +586,7 @@ func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
 			require.NoError(t, raw.Close())
 			db, err = kvstore.Open(path, kvstore.Options{Clock: clk})
 			require.NoError(t, err)
-			clk.Set(t0.Add(2 * time.Hour))
+			clk.Set(fastEpoch.Add(2 * time.Hour))
 			before := engine.FastWrites()
 			var purged int
 			if mode == "tx" {

@@ -34,14 +34,13 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	start := time.Unix(1_800_000_000, 0)
 	rng := rand.New(rand.NewPCG(34, 2))
 	var keys [][]byte
 	for i := range 600 {
 		keys = append(keys, overflowEvery(rng, fmt.Appendf(nil, "%04d", i*7%10000), i, 41, 0xfd, 2500))
 	}
 	value := func(i int) []byte { return sizedValue(rng, i, 13, 12000) }
-	// ttlOf is key i's TTL from start (0: none): some expire before the
+	// ttlOf is key i's TTL from fastEpoch (0: none): some expire before the
 	// first round, some between the rounds, some never.
 	ttlOf := func(i int) time.Duration {
 		if i%3 != 0 {
@@ -59,7 +58,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 		opts   kvstore.Options
 	}
 	newStore := func(t *testing.T, name string, opts kvstore.Options) (*kvstore.Store, *kvstore.ManualClock, string) {
-		clk := kvstore.NewManualClock(start)
+		clk := kvstore.NewManualClock(fastEpoch)
 		opts.Clock = clk
 		path := filepath.Join(dir, name)
 		db, err := kvstore.Open(path, opts)
@@ -72,13 +71,13 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 			for i, k := range keys {
 				r := v1fixture.Row{Key: k, Value: value(i)}
 				if d := ttlOf(i); withTTL && d > 0 {
-					r.ExpMs = start.Add(d).UnixMilli()
+					r.ExpMs = fastEpoch.Add(d).UnixMilli()
 				}
 				rows = append(rows, r)
 			}
 			path := filepath.Join(dir, name)
-			require.NoError(t, v1fixture.Create(path, start.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
-			clk := kvstore.NewManualClock(start)
+			require.NoError(t, v1fixture.Create(path, fastEpoch.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
+			clk := kvstore.NewManualClock(fastEpoch)
 			db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
 			require.NoError(t, err)
 			if upgrade {
@@ -119,7 +118,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 			require.NoError(t, db.Close())
 			if l.opts.Encryption == nil {
 				// (An encrypted store refuses a value the shell wrote.)
-				writeForeignTTLRows(t, path, start, l.v2, l.ttl)
+				writeForeignTTLRows(t, path, fastEpoch, l.v2, l.ttl)
 			}
 			opts := l.opts
 			opts.Clock = clk
@@ -163,7 +162,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 				return out
 			}
 			for round, at := range []time.Duration{4 * time.Minute, 8 * time.Minute} {
-				clk.Set(start.Add(at))
+				clk.Set(fastEpoch.Add(at))
 				fastBefore := engine.FastScans()
 				full := read(kvstore.IterOptions{}, false, 0)
 				require.Greater(t, len(full), len(keys)/2)
@@ -257,11 +256,10 @@ func writeForeignTTLRows(t *testing.T, path string, start time.Time, v2, withTTL
 func TestFastPathTTLScanInWriteTxAcrossTTLWrites(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
-	start := time.Unix(1_800_000_000, 0)
 	run := func(fast bool) (seen, after []string) {
 		engine.SetFastPath(fast)
 		defer engine.SetFastPath(true)
-		clk := kvstore.NewManualClock(start)
+		clk := kvstore.NewManualClock(fastEpoch)
 		db, err := kvstore.Open(filepath.Join(t.TempDir(), "w.db"), kvstore.Options{Clock: clk})
 		require.NoError(t, err)
 		defer db.Close()

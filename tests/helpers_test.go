@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -112,3 +113,6 @@ func sizedValue(rng *rand.Rand, i, every, spread int) []byte {
 	}
 	return fmt.Appendf(nil, "value %d", i)
 }
+
+// fastEpoch is where the manual clocks of the fast-path tests start.
+var fastEpoch = time.Unix(1_800_000_000, 0)
