@@ -116,3 +116,11 @@ func sizedValue(rng *rand.Rand, i, every, spread int) []byte {
 
 // fastEpoch is where the manual clocks of the fast-path tests start.
 var fastEpoch = time.Unix(1_800_000_000, 0)
+
+// shortOr returns full, or short when the tests run with -short.
+func shortOr[T any](full, short T) T {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
