@@ -82,28 +82,25 @@ func BenchmarkCFCount(b *testing.B) {
 		cfStoresMu.Unlock()
 	})
 	for _, n := range cfCounts {
-		b.Run(fmt.Sprintf("PutTTL/cfs=%d", n), func(b *testing.B) {
-			db := openAt(b, copyStore(b, cfCountStore(b, dir, n)), kvstore.Options{})
-			key := make([]byte, 16)
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				copy(key, fmt.Appendf(key[:0], "%016d", i%1000))
-				if err := db.PutTTL(key, key, time.Hour); err != nil {
-					b.Fatal(err)
+		for _, w := range []struct {
+			name string
+			put  func(db *kvstore.Store, key []byte) error
+		}{
+			{"PutTTL", func(db *kvstore.Store, key []byte) error { return db.PutTTL(key, key, time.Hour) }},
+			{"Put", func(db *kvstore.Store, key []byte) error { return db.Put(key, key) }},
+		} {
+			b.Run(fmt.Sprintf("%s/cfs=%d", w.name, n), func(b *testing.B) {
+				db := openAt(b, copyStore(b, cfCountStore(b, dir, n)), kvstore.Options{})
+				key := make([]byte, 16)
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					copy(key, fmt.Appendf(key[:0], "%016d", i%1000))
+					if err := w.put(db, key); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
-		b.Run(fmt.Sprintf("Put/cfs=%d", n), func(b *testing.B) {
-			db := openAt(b, copyStore(b, cfCountStore(b, dir, n)), kvstore.Options{})
-			key := make([]byte, 16)
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				copy(key, fmt.Appendf(key[:0], "%016d", i%1000))
-				if err := db.Put(key, key); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+			})
+		}
 		// CreateColumnFamily is a schema change: SQLite parses the new
 		// objects and every other connection re-reads the schema.
 		b.Run(fmt.Sprintf("Create/cfs=%d", n), func(b *testing.B) {

@@ -53,18 +53,7 @@ func BenchmarkChecksum(b *testing.B) {
 	}
 	for _, name := range []string{"v2", "v1"} {
 		s := stores[name]
-		b.Run("BatchPut/"+name, func(b *testing.B) {
-			bufs := freshBufs(benchBatch)
-			b.ReportAllocs()
-			var batch kvstore.Batch
-			for i := 0; b.Loop(); i++ {
-				d.putBatch(&batch, i, bufs)
-				if err := s.Apply(ctx, &batch); err != nil {
-					b.Fatal(err)
-				}
-			}
-			reportKeys(b, b.N*benchBatch)
-		})
+		b.Run("BatchPut/"+name, func(b *testing.B) { benchBatchPut(b, d, s) })
 	}
 	for _, s := range stores {
 		_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)

@@ -166,10 +166,7 @@ func onGoroutines(b *testing.B, g int, op func(i int) error) {
 
 func BenchmarkReadLarge(b *testing.B) {
 	d, s, db := largePair(b)
-	get := benchPrepare(b, db, baseGet)
-	exists := benchPrepare(b, db, baseExists)
-	scan := benchPrepare(b, db, baseScan)
-	prefix := benchPrepare(b, db, baseRange)
+	get, exists, scan, _, prefix := prepareReads(b, db)
 
 	for _, g := range []int{1, 2} {
 		gs := string(rune('0' + g))
@@ -264,44 +261,40 @@ func BenchmarkReadLarge(b *testing.B) {
 			reportKeys(b, b.N*largeN)
 		})
 	}
-	for _, f := range []struct {
-		name   string
-		borrow bool
-	}{{"snkv", false}, {"snkv-borrow", true}} {
-		b.Run("PrefixScan/"+f.name, func(b *testing.B) {
-			b.ReportAllocs()
-			keys := 0
-			cpu := startCPU()
-			for i := 0; b.Loop(); i++ {
-				p, want := d.prefix(i)
-				n := 0
-				for _, err := range s.Scan(kvstore.IterOptions{Prefix: p, Borrow: f.borrow}) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					n++
+	// The prefix scans count a prefix's keys in the store (copied or
+	// borrowed) or with SQL (reading the rows into []byte, or raw).
+	countStore := func(borrow bool) func(*testing.B, []byte) int {
+		return func(b *testing.B, p []byte) int {
+			n := 0
+			for _, err := range s.Scan(kvstore.IterOptions{Prefix: p, Borrow: borrow}) {
+				if err != nil {
+					b.Fatal(err)
 				}
-				if n != want {
-					b.Fatalf("prefix scan gave %d keys, want %d", n, want)
-				}
-				keys += n
+				n++
 			}
-			cpu.report(b, b.N)
-			reportKeys(b, keys)
-		})
+			return n
+		}
+	}
+	countSQL := func(scan func(*testing.B, *sql.Stmt, ...any) int) func(*testing.B, []byte) int {
+		return func(b *testing.B, p []byte) int {
+			end := binary.BigEndian.AppendUint16(nil, binary.BigEndian.Uint16(p)+1)
+			return scan(b, prefix, p, end)
+		}
 	}
 	for _, f := range []struct {
-		name string
-		scan func(*testing.B, *sql.Stmt, ...any) int
-	}{{"baseline", scanSQL}, {"baseline-raw", scanSQLRaw}} {
+		name  string
+		count func(*testing.B, []byte) int
+	}{
+		{"snkv", countStore(false)}, {"snkv-borrow", countStore(true)},
+		{"baseline", countSQL(scanSQL)}, {"baseline-raw", countSQL(scanSQLRaw)},
+	} {
 		b.Run("PrefixScan/"+f.name, func(b *testing.B) {
 			b.ReportAllocs()
 			keys := 0
 			cpu := startCPU()
 			for i := 0; b.Loop(); i++ {
 				p, want := d.prefix(i)
-				end := binary.BigEndian.AppendUint16(nil, binary.BigEndian.Uint16(p)+1)
-				n := f.scan(b, prefix, p, end)
+				n := f.count(b, p)
 				if n != want {
 					b.Fatalf("prefix scan gave %d keys, want %d", n, want)
 				}

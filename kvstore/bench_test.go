@@ -224,6 +224,13 @@ func benchPrepare(b *testing.B, db *sql.DB, query string) *sql.Stmt {
 	return st
 }
 
+// prepareReads prepares the baseline's reads: a get, an exists, a scan
+// forward and one in reverse, and a range.
+func prepareReads(b *testing.B, db *sql.DB) (get, exists, scan, reverse, rng *sql.Stmt) {
+	return benchPrepare(b, db, baseGet), benchPrepare(b, db, baseExists), benchPrepare(b, db, baseScan),
+		benchPrepare(b, db, baseReverse), benchPrepare(b, db, baseRange)
+}
+
 func reportKeys(b *testing.B, keys int) {
 	b.ReportMetric(float64(keys)/b.Elapsed().Seconds(), "keys/s")
 }
@@ -297,19 +304,7 @@ func BenchmarkWrite(b *testing.B) {
 			}
 		}
 	})
-	b.Run("BatchPut/snkv", func(b *testing.B) {
-		bufs := freshBufs(benchBatch)
-		b.ReportAllocs()
-		ctx := context.Background()
-		var batch kvstore.Batch
-		for i := 0; b.Loop(); i++ {
-			d.putBatch(&batch, i, bufs)
-			if err := s.Apply(ctx, &batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-		reportKeys(b, b.N*benchBatch)
-	})
+	b.Run("BatchPut/snkv", func(b *testing.B) { benchBatchPut(b, d, s) })
 	b.Run("BatchPut/baseline", func(b *testing.B) {
 		buf := make([]byte, benchValueLen)
 		b.ReportAllocs()
@@ -336,11 +331,7 @@ func BenchmarkWrite(b *testing.B) {
 // BenchmarkRead compares point reads and scans over the same 100k keys.
 func BenchmarkRead(b *testing.B) {
 	d, s, db := benchPair(b)
-	get := benchPrepare(b, db, baseGet)
-	exists := benchPrepare(b, db, baseExists)
-	scan := benchPrepare(b, db, baseScan)
-	reverse := benchPrepare(b, db, baseReverse)
-	prefix := benchPrepare(b, db, baseRange)
+	get, exists, scan, reverse, prefix := prepareReads(b, db)
 
 	b.Run("Get/snkv", func(b *testing.B) {
 		b.ReportAllocs()
@@ -394,15 +385,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 	})
 	b.Run("Scan/snkv", func(b *testing.B) { benchFullScan(b, s.All) })
-	b.Run("Scan/baseline", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if n := scanSQL(b, scan); n != benchN {
-				b.Fatalf("scanned %d keys, want %d", n, benchN)
-			}
-		}
-		reportKeys(b, b.N*benchN)
-	})
+	b.Run("Scan/baseline", func(b *testing.B) { benchFullScanSQL(b, scan) })
 	// Prefix scans select the 100 keys that share their first 14 bytes.
 	prefixOf := func(i int) []byte { return d.key(i)[:benchPrefix] }
 	b.Run("PrefixScan/snkv", func(b *testing.B) {
@@ -453,15 +436,7 @@ func BenchmarkRead(b *testing.B) {
 		reportKeys(b, b.N*100)
 	})
 	b.Run("ReverseScan/snkv", func(b *testing.B) { benchFullScan(b, s.Backward) })
-	b.Run("ReverseScan/baseline", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if n := scanSQL(b, reverse); n != benchN {
-				b.Fatalf("scanned %d keys, want %d", n, benchN)
-			}
-		}
-		reportKeys(b, b.N*benchN)
-	})
+	b.Run("ReverseScan/baseline", func(b *testing.B) { benchFullScanSQL(b, reverse) })
 }
 
 // Names of the default column family's objects in the file (docs/format.md),
@@ -745,6 +720,32 @@ func BenchmarkTTLPurge(b *testing.B) {
 }
 
 // benchFullScan times complete iterations of every key, checking the count.
+// benchBatchPut applies batches of benchBatch fresh keys to s.
+func benchBatchPut(b *testing.B, d *benchData, s *kvstore.Store) {
+	bufs := freshBufs(benchBatch)
+	b.ReportAllocs()
+	ctx := context.Background()
+	var batch kvstore.Batch
+	for i := 0; b.Loop(); i++ {
+		d.putBatch(&batch, i, bufs)
+		if err := s.Apply(ctx, &batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportKeys(b, b.N*benchBatch)
+}
+
+// benchFullScanSQL is benchFullScan's baseline: st reads the benchN keys.
+func benchFullScanSQL(b *testing.B, st *sql.Stmt) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := scanSQL(b, st); n != benchN {
+			b.Fatalf("scanned %d keys, want %d", n, benchN)
+		}
+	}
+	reportKeys(b, b.N*benchN)
+}
+
 func benchFullScan(b *testing.B, seq func() iter.Seq2[kvstore.Entry, error]) {
 	b.ReportAllocs()
 	for b.Loop() {

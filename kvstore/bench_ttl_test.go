@@ -105,17 +105,35 @@ func BenchmarkTTLPaths(b *testing.B) {
 	})
 	_, err = s.Checkpoint(ctx, kvstore.CheckpointTruncate)
 	require.NoError(b, err)
-	for _, c := range cfs {
-		cpuRun(b, "get/"+c.name, func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				i++
-				v, err := c.cf.Get(d.key(i))
-				if err != nil || len(v) != benchValueLen {
-					b.Fatalf("get: %d bytes, %v", len(v), err)
-				}
+	// Point reads of one key: its value, and whether it exists.
+	for _, r := range []struct {
+		name string
+		read func(cf *kvstore.ColumnFamily, key []byte) error
+	}{
+		{"get", func(cf *kvstore.ColumnFamily, key []byte) error {
+			if v, err := cf.Get(key); err != nil || len(v) != benchValueLen {
+				return fmt.Errorf("get: %d bytes, %v", len(v), err)
 			}
-		})
+			return nil
+		}},
+		{"exists", func(cf *kvstore.ColumnFamily, key []byte) error {
+			if ok, err := cf.Exists(key); err != nil || !ok {
+				return fmt.Errorf("exists: %v, %v", ok, err)
+			}
+			return nil
+		}},
+	} {
+		for _, c := range cfs {
+			cpuRun(b, r.name+"/"+c.name, func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					i++
+					if err := r.read(c.cf, d.key(i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 	keys := make([][]byte, 100)
 	for _, c := range cfs {
@@ -132,18 +150,6 @@ func BenchmarkTTLPaths(b *testing.B) {
 				}
 			}
 			reportKeys(b, b.N*len(keys))
-		})
-	}
-	for _, c := range cfs {
-		cpuRun(b, "exists/"+c.name, func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				i++
-				ok, err := c.cf.Exists(d.key(i))
-				if err != nil || !ok {
-					b.Fatalf("exists: %v, %v", ok, err)
-				}
-			}
 		})
 	}
 	// A full scan copying each row, and one lending them (Borrow): the

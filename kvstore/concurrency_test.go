@@ -370,70 +370,67 @@ func testConcurrentColumnFamilies(t *testing.T, open func(testing.TB, kvstore.Op
 // transaction did too.
 func TestReadersNeverBlockTheWriter(t *testing.T) {
 	ctx := context.Background()
-	for _, kind := range storeKinds() {
-		t.Run(kind.name, func(t *testing.T) {
-			db := kind.open(t, kvstore.Options{BusyTimeout: 300 * time.Millisecond})
-			for i := range 3 {
-				require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), b("old")))
-			}
-			quick := func(what string, f func() error) {
-				t.Helper()
-				start := time.Now()
-				require.NoError(t, f(), what)
-				require.Less(t, time.Since(start), 200*time.Millisecond, "%s waited", what)
-			}
+	inEachKind(t, kvstore.Options{BusyTimeout: 300 * time.Millisecond}, func(t *testing.T, db *kvstore.Store) {
+		for i := range 3 {
+			require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), b("old")))
+		}
+		quick := func(what string, f func() error) {
+			t.Helper()
+			start := time.Now()
+			require.NoError(t, f(), what)
+			require.Less(t, time.Since(start), 200*time.Millisecond, "%s waited", what)
+		}
 
-			// A cursor positioned on its first key.
-			cur, err := db.Cursor(kvstore.IterOptions{})
-			require.NoError(t, err)
-			require.True(t, cur.First())
-			quick("put beside an open cursor", func() error { return db.Put(b("k0"), b("new")) })
-			require.True(t, cur.Next())
-			require.Equal(t, "old", string(cur.Value()), "the cursor keeps its snapshot")
-			require.NoError(t, cur.Close())
+		// A cursor positioned on its first key.
+		cur, err := db.Cursor(kvstore.IterOptions{})
+		require.NoError(t, err)
+		require.True(t, cur.First())
+		quick("put beside an open cursor", func() error { return db.Put(b("k0"), b("new")) })
+		require.True(t, cur.Next())
+		require.Equal(t, "old", string(cur.Value()), "the cursor keeps its snapshot")
+		require.NoError(t, cur.Close())
 
-			// Put while iterating.
-			n := 0
-			for e, err := range db.Prefix(b("k")) {
-				require.NoError(t, err)
-				quick("put inside a range loop", func() error { return db.Put(append(b("x"), e.Key...), e.Value) })
-				n++
-			}
-			require.Equal(t, 3, n)
+		// Put while iterating.
+		n := 0
+		for e, err := range db.Prefix(b("k")) {
+			require.NoError(t, err)
+			quick("put inside a range loop", func() error { return db.Put(append(b("x"), e.Key...), e.Value) })
+			n++
+		}
+		require.Equal(t, 3, n)
 
-			// A read transaction that has read.
-			rtx, err := db.Begin(ctx, false)
-			require.NoError(t, err)
-			v, err := rtx.Get(b("k1"))
-			require.NoError(t, err)
-			require.Equal(t, "old", string(v))
-			quick("update beside a read transaction", func() error {
-				return db.Update(ctx, func(tx *kvstore.Tx) error { return tx.Put(b("k1"), b("new")) })
-			})
-			v, err = rtx.Get(b("k1"))
-			require.NoError(t, err)
-			require.Equal(t, "old", string(v), "the read transaction keeps its snapshot")
-			require.NoError(t, rtx.Rollback())
-
-			// A write transaction that has written and not committed.
-			wtx, err := db.Begin(ctx, true)
-			require.NoError(t, err)
-			require.NoError(t, wtx.Put(b("k2"), b("new")))
-			quick("get beside a write transaction", func() error {
-				v, err := db.Get(b("k2"))
-				if err == nil && string(v) != "old" {
-					err = fmt.Errorf("read %q before the commit", v)
-				}
-				return err
-			})
-			quick("scan beside a write transaction", func() error {
-				_, err := db.Count()
-				return err
-			})
-			require.NoError(t, wtx.Commit())
-			v, err = db.Get(b("k2"))
-			require.NoError(t, err)
-			require.Equal(t, "new", string(v))
+		// A read transaction that has read.
+		rtx, err := db.Begin(ctx, false)
+		require.NoError(t, err)
+		v, err := rtx.Get(b("k1"))
+		require.NoError(t, err)
+		require.Equal(t, "old", string(v))
+		quick("update beside a read transaction", func() error {
+			return db.Update(ctx, func(tx *kvstore.Tx) error { return tx.Put(b("k1"), b("new")) })
 		})
-	}
+		v, err = rtx.Get(b("k1"))
+		require.NoError(t, err)
+		require.Equal(t, "old", string(v), "the read transaction keeps its snapshot")
+		require.NoError(t, rtx.Rollback())
+
+		// A write transaction that has written and not committed.
+		wtx, err := db.Begin(ctx, true)
+		require.NoError(t, err)
+		require.NoError(t, wtx.Put(b("k2"), b("new")))
+		quick("get beside a write transaction", func() error {
+			v, err := db.Get(b("k2"))
+			if err == nil && string(v) != "old" {
+				err = fmt.Errorf("read %q before the commit", v)
+			}
+			return err
+		})
+		quick("scan beside a write transaction", func() error {
+			_, err := db.Count()
+			return err
+		})
+		require.NoError(t, wtx.Commit())
+		v, err = db.Get(b("k2"))
+		require.NoError(t, err)
+		require.Equal(t, "new", string(v))
+	})
 }

@@ -40,38 +40,35 @@ func (m model) deleteRange(start, end []byte) int64 {
 // DeleteRange deletes exactly the keys of [start, end), open at a nil end,
 // and returns how many; a reversed range is refused.
 func TestDeleteRange(t *testing.T) {
-	for _, kind := range storeKinds() {
-		t.Run(kind.name, func(t *testing.T) {
-			db := kind.open(t, kvstore.Options{})
-			cf := db.Default()
-			m := rangeModel(t, cf)
-			ctx := context.Background()
-			for _, r := range []struct{ start, end []byte }{
-				{b("k010"), b("k020")},
-				{b("k005"), b("k012")}, // overlaps what is gone
-				{b("k050"), b("k050")}, // empty
-				{nil, []byte{}},        // an empty end bounds nothing
-				{nil, b("k003")},
-				{b("k095"), nil},
-				{b("k030"), iterator.PrefixEnd(b("k03"))}, // a prefix
-				{[]byte{}, b("k040")},
-				{nil, nil},
-			} {
-				want := m.deleteRange(r.start, r.end)
-				n, err := cf.DeleteRange(ctx, r.start, r.end)
-				require.NoError(t, err, "[%q, %q)", r.start, r.end)
-				require.Equal(t, want, n, "[%q, %q)", r.start, r.end)
-				require.Equal(t, m.sorted(), contents(t, cf), "[%q, %q)", r.start, r.end)
-			}
-			_, err := cf.DeleteRange(ctx, b("z"), b("a"))
-			require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
-			_, err = cf.DeleteRange(ctx, b("k090"), []byte{})
-			require.ErrorIs(t, err, kvstore.ErrInvalidArgument, "start after an empty end")
-			//lint:ignore SA1012 a nil context is refused, which is what is tested
-			_, err = cf.DeleteRange(nil, nil, nil) //nolint:staticcheck
-			require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
-		})
-	}
+	inEachKind(t, kvstore.Options{}, func(t *testing.T, db *kvstore.Store) {
+		cf := db.Default()
+		m := rangeModel(t, cf)
+		ctx := context.Background()
+		for _, r := range []struct{ start, end []byte }{
+			{b("k010"), b("k020")},
+			{b("k005"), b("k012")}, // overlaps what is gone
+			{b("k050"), b("k050")}, // empty
+			{nil, []byte{}},        // an empty end bounds nothing
+			{nil, b("k003")},
+			{b("k095"), nil},
+			{b("k030"), iterator.PrefixEnd(b("k03"))}, // a prefix
+			{[]byte{}, b("k040")},
+			{nil, nil},
+		} {
+			want := m.deleteRange(r.start, r.end)
+			n, err := cf.DeleteRange(ctx, r.start, r.end)
+			require.NoError(t, err, "[%q, %q)", r.start, r.end)
+			require.Equal(t, want, n, "[%q, %q)", r.start, r.end)
+			require.Equal(t, m.sorted(), contents(t, cf), "[%q, %q)", r.start, r.end)
+		}
+		_, err := cf.DeleteRange(ctx, b("z"), b("a"))
+		require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
+		_, err = cf.DeleteRange(ctx, b("k090"), []byte{})
+		require.ErrorIs(t, err, kvstore.ErrInvalidArgument, "start after an empty end")
+		//lint:ignore SA1012 a nil context is refused, which is what is tested
+		_, err = cf.DeleteRange(nil, nil, nil) //nolint:staticcheck
+		require.ErrorIs(t, err, kvstore.ErrInvalidArgument)
+	})
 }
 
 // The TTL state of the keys deleted goes with them: the counts, the TTL

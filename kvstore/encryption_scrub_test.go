@@ -5,11 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -109,30 +109,20 @@ func TestConversionEndDoesNotStallWriters(t *testing.T) {
 	cur := openCursor(t, s)
 	defer cur.Close()
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	var worst time.Duration
 	var writeErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			start := time.Now()
-			if err := other.Put(fmt.Appendf(nil, "w%06d", i), []byte("v")); err != nil && writeErr == nil {
-				writeErr = err
-			}
-			worst = max(worst, time.Since(start))
-			time.Sleep(time.Millisecond)
+	writer := testutil.NewLoops()
+	writer.Go(func(i int) bool {
+		start := time.Now()
+		if err := other.Put(fmt.Appendf(nil, "w%06d", i), []byte("v")); err != nil && writeErr == nil {
+			writeErr = err
 		}
-	}()
+		worst = max(worst, time.Since(start))
+		time.Sleep(time.Millisecond)
+		return true
+	})
 	err = s.Encrypt(context.Background(), *rawKey(1))
-	close(stop)
-	wg.Wait()
+	writer.Stop()
 	require.NoError(t, writeErr)
 	require.Less(t, worst, busy/4, "a write waited %v (busy timeout %v)", worst, busy)
 	require.ErrorIs(t, err, kvstore.ErrScrubPending, "the cursor is still open")
@@ -181,22 +171,19 @@ func TestPendingScrubDoesNotBlockTheNextConversion(t *testing.T) {
 func TestEncryptFinishesUnderSteadyReads(t *testing.T) {
 	skipSealedSuite(t)
 	s, path := markerStore(t, 3000, kvstore.Options{BusyTimeout: 2 * time.Second, UpgradeBatch: 500})
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
+	readers := testutil.NewLoops()
 	var reads, bad atomicCounter
 	for g := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; ctx.Err() == nil; i += 16 {
-				k := fmt.Appendf(nil, "k%05d", i%3000)
-				v, err := s.Get(k)
-				if err != nil || string(v) != fmt.Sprintf("PLAINTEXT-MARKER-%05d", i%3000) {
-					bad.add()
-				}
-				reads.add()
+		readers.Go(func(n int) bool {
+			i := g + 16*n
+			k := fmt.Appendf(nil, "k%05d", i%3000)
+			v, err := s.Get(k)
+			if err != nil || string(v) != fmt.Sprintf("PLAINTEXT-MARKER-%05d", i%3000) {
+				bad.add()
 			}
-		}()
+			reads.add()
+			return true
+		})
 	}
 	for reads.load() < 1000 {
 		time.Sleep(time.Millisecond)
@@ -204,8 +191,7 @@ func TestEncryptFinishesUnderSteadyReads(t *testing.T) {
 	err := s.Encrypt(context.Background(), *rawKey(1))
 	afterEncrypt := reads.load()
 	time.Sleep(20 * time.Millisecond)
-	stop()
-	wg.Wait()
+	readers.Stop()
 	require.NoError(t, err, "the scrub did not finish while reads went on")
 	require.Zero(t, markersLeft(t, path), "values in the clear left in the file")
 	require.Zero(t, bad.load(), "a read failed or returned a wrong value during the conversion")

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/snkv-go/snkv/internal/layer"
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -112,37 +112,28 @@ func TestReadsDuringConversions(t *testing.T) {
 	}
 	s := openTemp(t, kvstore.Options{UpgradeBatch: 40, BusyTimeout: 20 * time.Millisecond})
 	numbered(t, s, n)
-	stop := make(chan struct{})
+	readers := testutil.NewLoops()
 	var reads atomic.Int64
 	var firstErr atomic.Pointer[error]
 	fail := func(err error) { firstErr.CompareAndSwap(nil, &err) }
-	var wg sync.WaitGroup
 	for g := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 29))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
+		rng := rand.New(rand.NewPCG(uint64(g), 29))
+		readers.Go(func(int) bool {
+			i := rng.IntN(n)
+			if g%2 == 0 {
+				v, err := s.Get(fmt.Appendf(nil, "k%04d", i))
+				if err != nil || string(v) != fmt.Sprintf("value %d", i) {
+					fail(fmt.Errorf("get k%04d: %q, %w", i, v, err))
 				}
-				i := rng.IntN(n)
-				if g%2 == 0 {
-					v, err := s.Get(fmt.Appendf(nil, "k%04d", i))
-					if err != nil || string(v) != fmt.Sprintf("value %d", i) {
-						fail(fmt.Errorf("get k%04d: %q, %w", i, v, err))
-					}
-				} else {
-					vs, err := s.GetMany([][]byte{fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "k%04d", (i+7)%n)})
-					if err != nil || string(vs[0]) != fmt.Sprintf("value %d", i) {
-						fail(fmt.Errorf("get many k%04d: %w", i, err))
-					}
+			} else {
+				vs, err := s.GetMany([][]byte{fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "k%04d", (i+7)%n)})
+				if err != nil || string(vs[0]) != fmt.Sprintf("value %d", i) {
+					fail(fmt.Errorf("get many k%04d: %w", i, err))
 				}
-				reads.Add(1)
 			}
-		}()
+			reads.Add(1)
+			return true
+		})
 	}
 	for range cycles {
 		for _, step := range conversionSteps {
@@ -151,8 +142,7 @@ func TestReadsDuringConversions(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
+	readers.Stop()
 	if p := firstErr.Load(); p != nil {
 		t.Fatalf("a read failed during the conversions (%d reads): %v", reads.Load(), *p)
 	}

@@ -137,58 +137,55 @@ func TestColumnFamilyStateErrors(t *testing.T) {
 // store is closed, without panicking.
 func TestUseAfterClose(t *testing.T) {
 	ctx := context.Background()
-	for _, kind := range storeKinds() {
-		t.Run(kind.name, func(t *testing.T) {
-			db := kind.open(t, kvstore.Options{})
-			users, err := db.CreateColumnFamily("users")
-			require.NoError(t, err)
-			require.NoError(t, users.Put(b("k"), b("v")))
-			require.NoError(t, db.Close())
-			require.ErrorIs(t, db.Close(), kvstore.ErrClosed, "second Close")
+	inEachKind(t, kvstore.Options{}, func(t *testing.T, db *kvstore.Store) {
+		users, err := db.CreateColumnFamily("users")
+		require.NoError(t, err)
+		require.NoError(t, users.Put(b("k"), b("v")))
+		require.NoError(t, db.Close())
+		require.ErrorIs(t, db.Close(), kvstore.ErrClosed, "second Close")
 
-			dest := filepath.Join(t.TempDir(), "backup.db")
-			calls := map[string]func() error{
-				"Put":                  func() error { return db.Put(b("k"), b("v")) },
-				"Get":                  func() error { _, err := db.Get(b("k")); return err },
-				"Delete":               func() error { return db.Delete(b("k")) },
-				"Exists":               func() error { _, err := db.Exists(b("k")); return err },
-				"PutIfAbsent":          func() error { _, err := db.PutIfAbsent(b("k"), b("v")); return err },
-				"Count":                func() error { _, err := db.Count(); return err },
-				"Clear":                func() error { return db.Clear() },
-				"GetMany":              func() error { _, err := db.GetMany([][]byte{b("k")}); return err },
-				"PutTTL":               func() error { return db.PutTTL(b("k"), b("v"), time.Hour) },
-				"named Get":            func() error { _, err := users.Get(b("k")); return err },
-				"named Put":            func() error { return users.Put(b("k"), b("v")) },
-				"Apply":                func() error { var bt kvstore.Batch; bt.Put(b("k"), b("v")); return users.Apply(ctx, &bt) },
-				"Cursor":               func() error { _, err := db.Cursor(kvstore.IterOptions{}); return err },
-				"All":                  func() error { return firstErr(users.All()) },
-				"Scan":                 func() error { return firstErr(db.Scan(kvstore.IterOptions{Reverse: true})) },
-				"CreateColumnFamily":   func() error { _, err := db.CreateColumnFamily("new"); return err },
-				"OpenColumnFamily":     func() error { _, err := db.OpenColumnFamily("users"); return err },
-				"ColumnFamilyOrCreate": func() error { _, err := db.ColumnFamilyOrCreate("users"); return err },
-				"DropColumnFamily":     func() error { return db.DropColumnFamily("users") },
-				"ListColumnFamilies":   func() error { _, err := db.ListColumnFamilies(); return err },
-				"Update":               func() error { return db.Update(ctx, func(*kvstore.Tx) error { return nil }) },
-				"View":                 func() error { return db.View(ctx, func(*kvstore.Tx) error { return nil }) },
-				"Begin write":          func() error { _, err := db.Begin(ctx, true); return err },
-				"Begin read":           func() error { _, err := db.Begin(ctx, false); return err },
-				"Checkpoint":           func() error { _, err := db.Checkpoint(ctx, kvstore.CheckpointPassive); return err },
-				"IncrementalVacuum":    func() error { return db.IncrementalVacuum(ctx, 0) },
-				"Vacuum":               func() error { return db.Vacuum(ctx) },
-				"Backup":               func() error { return db.Backup(ctx, dest) },
-				"IntegrityCheck":       func() error { return db.IntegrityCheck(ctx) },
-				"Stats":                func() error { _, err := db.Stats(ctx); return err },
-				"PurgeExpiredAll":      func() error { _, err := db.PurgeExpiredAll(ctx); return err },
-			}
-			for name, call := range calls {
-				var err error
-				require.NotPanics(t, func() { err = call() }, name)
-				require.ErrorIs(t, err, kvstore.ErrClosed, name)
-			}
-			_, err = os.Stat(dest)
-			require.True(t, os.IsNotExist(err), "no backup is written by a closed store")
-		})
-	}
+		dest := filepath.Join(t.TempDir(), "backup.db")
+		calls := map[string]func() error{
+			"Put":                  func() error { return db.Put(b("k"), b("v")) },
+			"Get":                  func() error { _, err := db.Get(b("k")); return err },
+			"Delete":               func() error { return db.Delete(b("k")) },
+			"Exists":               func() error { _, err := db.Exists(b("k")); return err },
+			"PutIfAbsent":          func() error { _, err := db.PutIfAbsent(b("k"), b("v")); return err },
+			"Count":                func() error { _, err := db.Count(); return err },
+			"Clear":                func() error { return db.Clear() },
+			"GetMany":              func() error { _, err := db.GetMany([][]byte{b("k")}); return err },
+			"PutTTL":               func() error { return db.PutTTL(b("k"), b("v"), time.Hour) },
+			"named Get":            func() error { _, err := users.Get(b("k")); return err },
+			"named Put":            func() error { return users.Put(b("k"), b("v")) },
+			"Apply":                func() error { var bt kvstore.Batch; bt.Put(b("k"), b("v")); return users.Apply(ctx, &bt) },
+			"Cursor":               func() error { _, err := db.Cursor(kvstore.IterOptions{}); return err },
+			"All":                  func() error { return firstErr(users.All()) },
+			"Scan":                 func() error { return firstErr(db.Scan(kvstore.IterOptions{Reverse: true})) },
+			"CreateColumnFamily":   func() error { _, err := db.CreateColumnFamily("new"); return err },
+			"OpenColumnFamily":     func() error { _, err := db.OpenColumnFamily("users"); return err },
+			"ColumnFamilyOrCreate": func() error { _, err := db.ColumnFamilyOrCreate("users"); return err },
+			"DropColumnFamily":     func() error { return db.DropColumnFamily("users") },
+			"ListColumnFamilies":   func() error { _, err := db.ListColumnFamilies(); return err },
+			"Update":               func() error { return db.Update(ctx, func(*kvstore.Tx) error { return nil }) },
+			"View":                 func() error { return db.View(ctx, func(*kvstore.Tx) error { return nil }) },
+			"Begin write":          func() error { _, err := db.Begin(ctx, true); return err },
+			"Begin read":           func() error { _, err := db.Begin(ctx, false); return err },
+			"Checkpoint":           func() error { _, err := db.Checkpoint(ctx, kvstore.CheckpointPassive); return err },
+			"IncrementalVacuum":    func() error { return db.IncrementalVacuum(ctx, 0) },
+			"Vacuum":               func() error { return db.Vacuum(ctx) },
+			"Backup":               func() error { return db.Backup(ctx, dest) },
+			"IntegrityCheck":       func() error { return db.IntegrityCheck(ctx) },
+			"Stats":                func() error { _, err := db.Stats(ctx); return err },
+			"PurgeExpiredAll":      func() error { _, err := db.PurgeExpiredAll(ctx); return err },
+		}
+		for name, call := range calls {
+			var err error
+			require.NotPanics(t, func() { err = call() }, name)
+			require.ErrorIs(t, err, kvstore.ErrClosed, name)
+		}
+		_, err = os.Stat(dest)
+		require.True(t, os.IsNotExist(err), "no backup is written by a closed store")
+	})
 }
 
 // firstErr returns the first error an iteration yields, or nil.
@@ -428,6 +425,8 @@ func TestInvalidOptions(t *testing.T) {
 	}{
 		"journal":              {opts: kvstore.Options{Journal: 7}},
 		"sync":                 {opts: kvstore.Options{Sync: 9}},
+		"negative journal":     {opts: kvstore.Options{Journal: -1}},
+		"negative sync":        {opts: kvstore.Options{Sync: -1}},
 		"negative busy":        {opts: kvstore.Options{BusyTimeout: -time.Second}},
 		"negative cache":       {opts: kvstore.Options{CacheSize: -1}},
 		"page size odd":        {opts: kvstore.Options{PageSize: 1000}},

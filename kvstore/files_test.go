@@ -41,38 +41,35 @@ func TestBackupDestinationIsAlwaysAPath(t *testing.T) {
 		"b6%41.db",
 		"file:/b7.db", // b7.db in a directory named "file:"
 	}
-	for _, kind := range storeKinds() {
-		t.Run(kind.name, func(t *testing.T) {
-			db := kind.open(t, kvstore.Options{})
-			require.NoError(t, db.Put(b("k"), b("v")))
-			dir := t.TempDir()
-			t.Chdir(dir)
-			// Without the directory "file:", "file:/b7.db" names nothing
-			// that can be created: an error, never the root's /b7.db.
-			require.ErrorIs(t, db.Backup(context.Background(), "file:/b7.db"), kvstore.ErrCantOpen)
-			require.NoError(t, os.Mkdir("file:", 0o755))
-			for _, dest := range dests {
-				before := testutil.ListDir(t, dir)
-				require.NoError(t, db.Backup(context.Background(), dest), dest)
-				// Exactly one new entry: the first path component of dest.
-				first := dest
-				if i := indexSlash(dest); i >= 0 {
-					first = dest[:i]
-				}
-				require.Equal(t, sortedWith(before, first), testutil.ListDir(t, dir), dest)
-				st, err := os.Stat(dest)
-				require.NoError(t, err, dest)
-				require.True(t, st.Mode().IsRegular(), dest)
-				copyDB, err := kvstore.Open(dest, kvstore.Options{ReadOnly: true})
-				require.NoError(t, err, dest)
-				v, err := copyDB.Get(b("k"))
-				require.NoError(t, err, dest)
-				require.Equal(t, "v", string(v))
-				require.NoError(t, copyDB.IntegrityCheck(context.Background()))
-				require.NoError(t, copyDB.Close())
+	inEachKind(t, kvstore.Options{}, func(t *testing.T, db *kvstore.Store) {
+		require.NoError(t, db.Put(b("k"), b("v")))
+		dir := t.TempDir()
+		t.Chdir(dir)
+		// Without the directory "file:", "file:/b7.db" names nothing
+		// that can be created: an error, never the root's /b7.db.
+		require.ErrorIs(t, db.Backup(context.Background(), "file:/b7.db"), kvstore.ErrCantOpen)
+		require.NoError(t, os.Mkdir("file:", 0o755))
+		for _, dest := range dests {
+			before := testutil.ListDir(t, dir)
+			require.NoError(t, db.Backup(context.Background(), dest), dest)
+			// Exactly one new entry: the first path component of dest.
+			first := dest
+			if i := indexSlash(dest); i >= 0 {
+				first = dest[:i]
 			}
-		})
-	}
+			require.Equal(t, sortedWith(before, first), testutil.ListDir(t, dir), dest)
+			st, err := os.Stat(dest)
+			require.NoError(t, err, dest)
+			require.True(t, st.Mode().IsRegular(), dest)
+			copyDB, err := kvstore.Open(dest, kvstore.Options{ReadOnly: true})
+			require.NoError(t, err, dest)
+			v, err := copyDB.Get(b("k"))
+			require.NoError(t, err, dest)
+			require.Equal(t, "v", string(v))
+			require.NoError(t, copyDB.IntegrityCheck(context.Background()))
+			require.NoError(t, copyDB.Close())
+		}
+	})
 }
 
 func indexSlash(s string) int {

@@ -53,6 +53,15 @@ func storeKinds() []struct {
 	}
 }
 
+// inEachKind runs test, as a subtest named by the kind, on a new store of
+// each kind storeKinds lists, opened with opts.
+func inEachKind(t *testing.T, opts kvstore.Options, test func(t *testing.T, db *kvstore.Store)) {
+	t.Helper()
+	for _, kind := range storeKinds() {
+		t.Run(kind.name, func(t *testing.T) { test(t, kind.open(t, opts)) })
+	}
+}
+
 // kv is one expected key-value pair, as strings for readable diffs.
 type kv struct{ K, V string }
 

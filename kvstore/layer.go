@@ -40,33 +40,35 @@ func (s *Store) registeredLayers(ctx context.Context) ([]bridge.Kind, error) {
 
 // checkLayers runs the Check of every layer the store has tables of.
 func (s *Store) checkLayers(ctx context.Context) ([]string, error) {
-	ls, err := s.registeredLayers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, l := range ls {
+	return s.eachLayer(ctx, func(l bridge.Kind) ([]string, error) {
 		p, err := l.Check(ctx, s)
 		if err != nil {
-			return out, fmt.Errorf("%s tables: %w", l.Name, err)
+			return nil, err // what a failed check found is not reported
 		}
-		out = append(out, p...)
-	}
-	return out, nil
+		return p, nil
+	})
 }
 
 // repairLayers runs the Repair of every layer the store has tables of.
 func (s *Store) repairLayers(ctx context.Context) ([]string, error) {
+	return s.eachLayer(ctx, func(l bridge.Kind) ([]string, error) {
+		if l.Repair == nil {
+			return nil, nil
+		}
+		return l.Repair(ctx, s)
+	})
+}
+
+// eachLayer runs fn on every layer the store has tables of and returns the
+// lines fn returned, up to and with fn's first error.
+func (s *Store) eachLayer(ctx context.Context, fn func(bridge.Kind) ([]string, error)) ([]string, error) {
 	ls, err := s.registeredLayers(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, l := range ls {
-		if l.Repair == nil {
-			continue
-		}
-		p, err := l.Repair(ctx, s)
+		p, err := fn(l)
 		out = append(out, p...)
 		if err != nil {
 			return out, fmt.Errorf("%s tables: %w", l.Name, err)

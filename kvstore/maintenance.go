@@ -30,17 +30,17 @@ const (
 
 // String returns the mode's SQL name (PASSIVE, FULL, RESTART, TRUNCATE).
 func (m CheckpointMode) String() string {
-	switch m {
-	case CheckpointPassive:
-		return "PASSIVE"
-	case CheckpointFull:
-		return "FULL"
-	case CheckpointRestart:
-		return "RESTART"
-	case CheckpointTruncate:
-		return "TRUNCATE"
+	if m >= 0 && int(m) < len(checkpointModeNames) {
+		return checkpointModeNames[m]
 	}
 	return fmt.Sprintf("CheckpointMode(%d)", int(m))
+}
+
+var checkpointModeNames = [...]string{
+	CheckpointPassive:  "PASSIVE",
+	CheckpointFull:     "FULL",
+	CheckpointRestart:  "RESTART",
+	CheckpointTruncate: "TRUNCATE",
 }
 
 // CheckpointResult reports a checkpoint's work, in WAL frames (pages).

@@ -148,106 +148,100 @@ func TestVacuum(t *testing.T) {
 // consistent, openable store; one taken at rest equals the source.
 func TestBackup(t *testing.T) {
 	ctx := context.Background()
-	for _, kind := range storeKinds() {
-		t.Run(kind.name, func(t *testing.T) {
-			db := kind.open(t, kvstore.Options{})
-			users, err := db.CreateColumnFamily("users")
-			require.NoError(t, err)
-			fillValues(t, users, "u", 200, 300)
-			require.NoError(t, users.PutTTL(b("session"), b("s"), time.Hour))
-			live, err := db.CreateColumnFamily("live")
-			require.NoError(t, err)
+	inEachKind(t, kvstore.Options{}, func(t *testing.T, db *kvstore.Store) {
+		users, err := db.CreateColumnFamily("users")
+		require.NoError(t, err)
+		fillValues(t, users, "u", 200, 300)
+		require.NoError(t, users.PutTTL(b("session"), b("s"), time.Hour))
+		live, err := db.CreateColumnFamily("live")
+		require.NoError(t, err)
 
-			// The writer commits generation g as batchSize keys "g<g>/<j>".
-			const batchSize = 10
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			var writeErr error
-			started := make(chan struct{})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for g := 0; ; g++ {
-					var bt kvstore.Batch
-					for j := range batchSize {
-						bt.Put([]byte(fmt.Sprintf("g%05d/%d", g, j)), []byte(strconv.Itoa(g)))
-					}
-					if writeErr = live.Apply(ctx, &bt); writeErr != nil {
-						return
-					}
-					if g == 2 {
-						close(started)
-					}
-					select {
-					case <-stop:
-						return
-					default:
-					}
+		// The writer commits generation g as batchSize keys "g<g>/<j>".
+		const batchSize = 10
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var writeErr error
+		started := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := 0; ; g++ {
+				var bt kvstore.Batch
+				for j := range batchSize {
+					bt.Put([]byte(fmt.Sprintf("g%05d/%d", g, j)), []byte(strconv.Itoa(g)))
 				}
-			}()
-			<-started
-			dir := t.TempDir()
-			during := filepath.Join(dir, "during.db")
-			require.NoError(t, db.Backup(ctx, during))
-			close(stop)
-			wg.Wait()
-			require.NoError(t, writeErr)
-
-			copyDB := openAt(t, during, kvstore.Options{ReadOnly: true})
-			require.NoError(t, copyDB.IntegrityCheck(ctx))
-			names, err := copyDB.ListColumnFamilies()
-			require.NoError(t, err)
-			require.Equal(t, []string{"default", "live", "users"}, names)
-			cu, err := copyDB.OpenColumnFamily("users")
-			require.NoError(t, err)
-			require.Equal(t, contents(t, users), contents(t, cu))
-			cl, err := copyDB.OpenColumnFamily("live")
-			require.NoError(t, err)
-			got := contents(t, cl)
-			require.NotEmpty(t, got)
-			require.Zero(t, len(got)%batchSize, "whole batches only: %d keys", len(got))
-			for i, e := range got {
-				require.Equal(t, fmt.Sprintf("g%05d/%d", i/batchSize, i%batchSize), e.K, "generations are complete and contiguous")
-				require.Equal(t, strconv.Itoa(i/batchSize), e.V)
+				if writeErr = live.Apply(ctx, &bt); writeErr != nil {
+					return
+				}
+				if g == 2 {
+					close(started)
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
 			}
-			ttl, err := cu.TTL(b("session"))
-			require.NoError(t, err)
-			require.Positive(t, ttl, "TTL state is in the backup")
+		}()
+		<-started
+		dir := t.TempDir()
+		during := filepath.Join(dir, "during.db")
+		require.NoError(t, db.Backup(ctx, during))
+		close(stop)
+		wg.Wait()
+		require.NoError(t, writeErr)
 
-			at := filepath.Join(dir, "at-rest.db")
-			require.NoError(t, db.Backup(ctx, at))
-			rest := openAt(t, at, kvstore.Options{})
-			require.Equal(t, snapshotAll(t, db), snapshotAll(t, rest))
-			require.NoError(t, rest.Put(b("writable"), b("copy")), "a backup is an ordinary store")
+		copyDB := openAt(t, during, kvstore.Options{ReadOnly: true})
+		require.NoError(t, copyDB.IntegrityCheck(ctx))
+		names, err := copyDB.ListColumnFamilies()
+		require.NoError(t, err)
+		require.Equal(t, []string{"default", "live", "users"}, names)
+		cu, err := copyDB.OpenColumnFamily("users")
+		require.NoError(t, err)
+		require.Equal(t, contents(t, users), contents(t, cu))
+		cl, err := copyDB.OpenColumnFamily("live")
+		require.NoError(t, err)
+		got := contents(t, cl)
+		require.NotEmpty(t, got)
+		require.Zero(t, len(got)%batchSize, "whole batches only: %d keys", len(got))
+		for i, e := range got {
+			require.Equal(t, fmt.Sprintf("g%05d/%d", i/batchSize, i%batchSize), e.K, "generations are complete and contiguous")
+			require.Equal(t, strconv.Itoa(i/batchSize), e.V)
+		}
+		ttl, err := cu.TTL(b("session"))
+		require.NoError(t, err)
+		require.Positive(t, ttl, "TTL state is in the backup")
 
-			// An existing destination is refused and left alone.
-			existing := filepath.Join(dir, "existing")
-			require.NoError(t, os.WriteFile(existing, []byte("precious"), 0o644))
-			require.ErrorIs(t, db.Backup(ctx, existing), kvstore.ErrExists)
-			data, err := os.ReadFile(existing)
-			require.NoError(t, err)
-			require.Equal(t, []byte("precious"), data)
-		})
-	}
+		at := filepath.Join(dir, "at-rest.db")
+		require.NoError(t, db.Backup(ctx, at))
+		rest := openAt(t, at, kvstore.Options{})
+		require.Equal(t, snapshotAll(t, db), snapshotAll(t, rest))
+		require.NoError(t, rest.Put(b("writable"), b("copy")), "a backup is an ordinary store")
+
+		// An existing destination is refused and left alone.
+		existing := filepath.Join(dir, "existing")
+		require.NoError(t, os.WriteFile(existing, []byte("precious"), 0o644))
+		require.ErrorIs(t, db.Backup(ctx, existing), kvstore.ErrExists)
+		data, err := os.ReadFile(existing)
+		require.NoError(t, err)
+		require.Equal(t, []byte("precious"), data)
+	})
 }
 
 func TestIntegrityCheck(t *testing.T) {
 	ctx := context.Background()
-	for _, kind := range storeKinds() {
-		t.Run(kind.name, func(t *testing.T) {
-			db := kind.open(t, kvstore.Options{})
-			require.NoError(t, db.IntegrityCheck(ctx), "an empty store")
-			users, err := db.CreateColumnFamily("users")
-			require.NoError(t, err)
-			fillValues(t, users, "u", 100, 50)
-			require.NoError(t, users.PutTTL(b("t"), b("v"), time.Hour))
-			require.NoError(t, users.Delete(b("u00001")))
-			_, err = db.CreateColumnFamily("dropme")
-			require.NoError(t, err)
-			require.NoError(t, db.DropColumnFamily("dropme"))
-			require.NoError(t, db.IntegrityCheck(ctx))
-		})
-	}
+	inEachKind(t, kvstore.Options{}, func(t *testing.T, db *kvstore.Store) {
+		require.NoError(t, db.IntegrityCheck(ctx), "an empty store")
+		users, err := db.CreateColumnFamily("users")
+		require.NoError(t, err)
+		fillValues(t, users, "u", 100, 50)
+		require.NoError(t, users.PutTTL(b("t"), b("v"), time.Hour))
+		require.NoError(t, users.Delete(b("u00001")))
+		_, err = db.CreateColumnFamily("dropme")
+		require.NoError(t, err)
+		require.NoError(t, db.DropColumnFamily("dropme"))
+		require.NoError(t, db.IntegrityCheck(ctx))
+	})
 }
 
 // TestStats: the counters move by what each operation did.

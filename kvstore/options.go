@@ -257,6 +257,12 @@ const MaxBusyTimeout = time.Duration(math.MaxInt32) * time.Millisecond
 // MaxKeySize is the longest key, in bytes (64 KiB).
 const MaxKeySize = family.MaxKeySize
 
+// SQLite's names of the journal and sync modes.
+var (
+	journalPragmas = [...]string{JournalWAL: "WAL", JournalDelete: "DELETE"}
+	syncPragmas    = [...]string{SyncNormal: "NORMAL", SyncOff: "OFF", SyncFull: "FULL"}
+)
+
 func (o Options) config(path string) (engine.Config, error) {
 	bad := func(format string, a ...any) (engine.Config, error) {
 		return engine.Config{}, fmt.Errorf("%w: "+format, append([]any{engine.ErrInvalidOption}, a...)...)
@@ -272,24 +278,14 @@ func (o Options) config(path string) (engine.Config, error) {
 	if o.UpgradeBatch < 0 {
 		return bad("negative UpgradeBatch %d", o.UpgradeBatch)
 	}
-	switch o.Journal {
-	case JournalWAL:
-		cfg.Journal = "WAL"
-	case JournalDelete:
-		cfg.Journal = "DELETE"
-	default:
+	if o.Journal < 0 || int(o.Journal) >= len(journalPragmas) {
 		return bad("unknown journal mode %d", o.Journal)
 	}
-	switch o.Sync {
-	case SyncNormal:
-		cfg.Sync = "NORMAL"
-	case SyncOff:
-		cfg.Sync = "OFF"
-	case SyncFull:
-		cfg.Sync = "FULL"
-	default:
+	cfg.Journal = journalPragmas[o.Journal]
+	if o.Sync < 0 || int(o.Sync) >= len(syncPragmas) {
 		return bad("unknown sync mode %d", o.Sync)
 	}
+	cfg.Sync = syncPragmas[o.Sync]
 	switch {
 	case o.BusyTimeout < 0:
 		return bad("negative busy timeout %v", o.BusyTimeout)

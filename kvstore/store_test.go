@@ -20,16 +20,13 @@ import (
 // TestCRUD runs the point operations on the default and on a named column
 // family, in a file store and an in-memory one.
 func TestCRUD(t *testing.T) {
-	for _, kind := range storeKinds() {
-		t.Run(kind.name, func(t *testing.T) {
-			db := kind.open(t, kvstore.Options{})
-			users, err := db.CreateColumnFamily("users")
-			require.NoError(t, err)
-			for _, cf := range []*kvstore.ColumnFamily{db.Default(), users} {
-				t.Run(cf.Name(), func(t *testing.T) { testCRUD(t, cf) })
-			}
-		})
-	}
+	inEachKind(t, kvstore.Options{}, func(t *testing.T, db *kvstore.Store) {
+		users, err := db.CreateColumnFamily("users")
+		require.NoError(t, err)
+		for _, cf := range []*kvstore.ColumnFamily{db.Default(), users} {
+			t.Run(cf.Name(), func(t *testing.T) { testCRUD(t, cf) })
+		}
+	})
 }
 
 func testCRUD(t *testing.T, cf *kvstore.ColumnFamily) {
@@ -231,39 +228,36 @@ func TestValueSizeLimit(t *testing.T) {
 // TestEmptyValue: an empty (or nil) value reads back as an empty, non-nil
 // slice through every read path.
 func TestEmptyValue(t *testing.T) {
-	for _, kind := range storeKinds() {
-		t.Run(kind.name, func(t *testing.T) {
-			db := kind.open(t, kvstore.Options{})
-			require.NoError(t, db.Put(b("nil"), nil))
-			require.NoError(t, db.Put(b("empty"), []byte{}))
-			var bt kvstore.Batch
-			bt.Put(b("batch"), nil)
-			require.NoError(t, db.Apply(context.Background(), &bt))
-			_, err := db.PutIfAbsent(b("pia"), nil)
+	inEachKind(t, kvstore.Options{}, func(t *testing.T, db *kvstore.Store) {
+		require.NoError(t, db.Put(b("nil"), nil))
+		require.NoError(t, db.Put(b("empty"), []byte{}))
+		var bt kvstore.Batch
+		bt.Put(b("batch"), nil)
+		require.NoError(t, db.Apply(context.Background(), &bt))
+		_, err := db.PutIfAbsent(b("pia"), nil)
+		require.NoError(t, err)
+		for _, k := range []string{"nil", "empty", "batch", "pia"} {
+			v, err := db.Get(b(k))
 			require.NoError(t, err)
-			for _, k := range []string{"nil", "empty", "batch", "pia"} {
-				v, err := db.Get(b(k))
-				require.NoError(t, err)
-				require.NotNil(t, v, k)
-				require.Empty(t, v, k)
-			}
-			vs, err := db.GetMany([][]byte{b("nil"), b("missing")})
+			require.NotNil(t, v, k)
+			require.Empty(t, v, k)
+		}
+		vs, err := db.GetMany([][]byte{b("nil"), b("missing")})
+		require.NoError(t, err)
+		require.NotNil(t, vs[0])
+		require.Empty(t, vs[0])
+		require.Nil(t, vs[1])
+		for e, err := range db.All() {
 			require.NoError(t, err)
-			require.NotNil(t, vs[0])
-			require.Empty(t, vs[0])
-			require.Nil(t, vs[1])
-			for e, err := range db.All() {
-				require.NoError(t, err)
-				require.NotNil(t, e.Value, string(e.Key))
-				require.Empty(t, e.Value)
-			}
-			cur, err := db.Cursor(kvstore.IterOptions{})
-			require.NoError(t, err)
-			require.True(t, cur.First())
-			require.NotNil(t, cur.Value())
-			require.NoError(t, cur.Close())
-		})
-	}
+			require.NotNil(t, e.Value, string(e.Key))
+			require.Empty(t, e.Value)
+		}
+		cur, err := db.Cursor(kvstore.IterOptions{})
+		require.NoError(t, err)
+		require.True(t, cur.First())
+		require.NotNil(t, cur.Value())
+		require.NoError(t, cur.Close())
+	})
 }
 
 // TestSlicesBelongToCaller: neither the slices passed in nor the ones

@@ -36,7 +36,6 @@ func TestTTLBasicExpiry(t *testing.T) {
 	ok, err = db.Exists([]byte("session"))
 	require.NoError(t, err)
 	require.False(t, ok)
-	f.check(t)
 }
 
 func TestTTLPutMakesKeyPermanent(t *testing.T) {
@@ -56,7 +55,6 @@ func TestTTLPutMakesKeyPermanent(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "a stale index row would let purge delete a permanent key")
 	ttlGet(t, db.Default(), "k", "new")
-	f.check(t)
 }
 
 func TestTTLPutTTLAfterPutAppliesTTL(t *testing.T) {
@@ -75,7 +73,6 @@ func TestTTLPutTTLAfterPutAppliesTTL(t *testing.T) {
 
 	f.clk.Advance(30 * time.Second)
 	ttlGone(t, db.Default(), "k")
-	f.check(t)
 }
 
 func TestTTLChangeReplacesOldTTL(t *testing.T) {
@@ -105,7 +102,6 @@ func TestTTLChangeReplacesOldTTL(t *testing.T) {
 	f.clk.Advance(5 * time.Second)
 	ttlGone(t, cf, "k")
 	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, "sessions"))
-	f.check(t)
 }
 
 func TestTTLRemaining(t *testing.T) {
@@ -142,7 +138,6 @@ func TestTTLRemaining(t *testing.T) {
 		_, _, err = cf.GetTTL([]byte("missing"))
 		require.ErrorIs(t, err, kvstore.ErrNotFound)
 	}
-	f.check(t)
 }
 
 // A zero or negative TTL, and a zero or past expiry time, are errors that
@@ -202,7 +197,6 @@ func TestTTLInvalid(t *testing.T) {
 	ttlGone(t, f.db.Default(), "x")
 	ttlGet(t, f.db.Default(), "y", "v")
 	require.False(t, f.db.HasTTL())
-	f.check(t)
 }
 
 func TestTTLPutExpireAt(t *testing.T) {
@@ -217,7 +211,6 @@ func TestTTLPutExpireAt(t *testing.T) {
 	ttlGet(t, f.db.Default(), "k", "v")
 	f.clk.Set(at)
 	ttlGone(t, f.db.Default(), "k")
-	f.check(t)
 }
 
 func TestTTLReopenPersistence(t *testing.T) {
@@ -263,7 +256,6 @@ func TestTTLReopenPersistence(t *testing.T) {
 	ttlGone(t, cf, "b")
 	require.Equal(t, [3]int64{1, 0, 0}, ttlCounts(t, f.path, "sessions"))
 	require.Equal(t, [3]int64{1, -1, -1}, ttlCounts(t, f.path, "plain"))
-	f.check(t)
 }
 
 func TestExpireExpireAtPersist(t *testing.T) {
@@ -329,7 +321,6 @@ func TestExpireExpireAtPersist(t *testing.T) {
 		ttlGone(t, cf, "timed")
 		require.Equal(t, [3]int64{2, 0, 0}, ttlCounts(t, f.path, name))
 	}
-	f.check(t)
 }
 
 // PutIfAbsent counts an expired key as absent.
@@ -384,7 +375,6 @@ func TestTTLPutIfAbsentExpiredIsAbsent(t *testing.T) {
 	require.Equal(t, 1, n) // "fresh"
 	ttlGet(t, cf, "a", "new")
 	ttlGet(t, cf, "b", "new")
-	f.check(t)
 }
 
 // PutIfAbsent on a column family that never used TTL, and PutIfAbsentTTL as
@@ -406,7 +396,6 @@ func TestTTLPutIfAbsentFirstTTLWrite(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, wrote)
 	ttlGet(t, cf, "t", "v2")
-	f.check(t)
 }
 
 func TestTTLBatch(t *testing.T) {
@@ -459,7 +448,6 @@ func TestTTLBatch(t *testing.T) {
 	require.Empty(t, ttlHidden(t, f.path, "fresh"))
 	require.NoError(t, f.db.Update(ctx, func(tx *kvstore.Tx) error { return tx.CF(fresh).Apply(ctx, &batch) }))
 	ttlHas(t, fresh, "k", time.Minute)
-	f.check(t)
 }
 
 func TestTTLCountExcludesExpired(t *testing.T) {
@@ -477,7 +465,6 @@ func TestTTLCountExcludesExpired(t *testing.T) {
 	}
 	// Count neither deletes nor needs a purge first.
 	require.Equal(t, [3]int64{20, 10, 10}, ttlCounts(t, f.path, "c"))
-	f.check(t)
 }
 
 func TestTTLStatsCounters(t *testing.T) {

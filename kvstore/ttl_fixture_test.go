@@ -38,7 +38,8 @@ type ttlFixture struct {
 }
 
 // newTTLFixture opens a new file store whose clock only moves when the test
-// says so. The store is closed when the test ends.
+// says so. The store is checked (as check does) and closed when the test
+// ends.
 func newTTLFixture(t *testing.T) *ttlFixture {
 	t.Helper()
 	clk := kvstore.NewManualClock(ttlStart)
@@ -53,6 +54,11 @@ func (f *ttlFixture) open(t *testing.T) {
 	require.NoError(t, err)
 	f.db = db
 	t.Cleanup(func() {
+		// Every test ends with the integrity check of the store it left
+		// open (SQLite's, and the agreement of the tables).
+		if err := db.IntegrityCheck(context.Background()); err != nil && !errors.Is(err, kvstore.ErrClosed) {
+			t.Errorf("integrity check at the end: %v", err)
+		}
 		if err := db.Close(); err != nil && !errors.Is(err, kvstore.ErrClosed) {
 			t.Errorf("close: %v", err)
 		}
@@ -72,6 +78,38 @@ func (f *ttlFixture) cf(t *testing.T, name string) *kvstore.ColumnFamily {
 	cf, err := f.db.CreateColumnFamily(name)
 	require.NoError(t, err)
 	return cf
+}
+
+// checkEmptied asserts that cf has no row left in any of its three
+// tables and counts no key, that it takes TTL writes as before, and that
+// the store passes its integrity check.
+func (f *ttlFixture) checkEmptied(t *testing.T, cf *kvstore.ColumnFamily) {
+	t.Helper()
+	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, cf.Name()))
+	n, err := cf.Count()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.NoError(t, cf.PutTTL([]byte("again"), []byte("v"), time.Second))
+	ttlHas(t, cf, "again", time.Second)
+}
+
+// elsewhere runs fn on another store on the file, as another process
+// would, and closes it.
+func (f *ttlFixture) elsewhere(t *testing.T, fn func(other *kvstore.Store) error) {
+	t.Helper()
+	other, err := kvstore.Open(f.path, f.opts)
+	require.NoError(t, err)
+	require.NoError(t, errors.Join(fn(other), other.Close()))
+}
+
+// putTTLIn writes key (value "v") with ttl into column family cf of s,
+// creating cf if it does not exist.
+func putTTLIn(s *kvstore.Store, cf, key string, ttl time.Duration) error {
+	c, err := s.ColumnFamilyOrCreate(cf)
+	if err != nil {
+		return err
+	}
+	return c.PutTTL([]byte(key), []byte("v"), ttl)
 }
 
 // check asserts that the store passes its integrity check (SQLite's, and

@@ -44,7 +44,6 @@ func TestPurgeExpiredEmpty(t *testing.T) {
 	total, err := f.db.PurgeExpiredAll(ctx)
 	require.NoError(t, err)
 	require.Zero(t, total)
-	f.check(t)
 }
 
 func TestPurgeExpiredSome(t *testing.T) {
@@ -80,7 +79,6 @@ func TestPurgeExpiredSome(t *testing.T) {
 		}
 	}
 	ttlPurge(t, cf, 0)
-	f.check(t)
 }
 
 func TestPurgeExpiredAll(t *testing.T) {
@@ -91,14 +89,7 @@ func TestPurgeExpiredAll(t *testing.T) {
 	}
 	f.clk.Advance(50 * time.Second)
 	ttlPurge(t, cf, 50)
-	require.Equal(t, [3]int64{0, 0, 0}, ttlCounts(t, f.path, "all"))
-	c, err := cf.Count()
-	require.NoError(t, err)
-	require.Zero(t, c)
-	// The column family works on as before.
-	require.NoError(t, cf.PutTTL([]byte("new"), []byte("v"), time.Second))
-	ttlHas(t, cf, "new", time.Second)
-	f.check(t)
+	f.checkEmptied(t, cf)
 }
 
 // Purge walks the expiry index in expiry order, not key order, and stops at
@@ -148,7 +139,6 @@ func TestPurgeExpiredOrder(t *testing.T) {
 	ttlPurge(t, cf, 1)
 	ttlGone(t, cf, "k09")
 	ttlGet(t, cf, "k08", "v")
-	f.check(t)
 }
 
 // 300 expired keys and 10 live ones: a purge crosses the 256-key batch
@@ -243,7 +233,6 @@ func TestPurgeExpiredN(t *testing.T) {
 	require.Zero(t, n)
 	ttlGet(t, cf, "perm", "p")
 	require.Equal(t, [3]int64{1, 0, 0}, ttlCounts(t, f.path, "bounded"))
-	f.check(t)
 }
 
 // PurgeExpired on a handle bound to a write transaction purges inside it
@@ -269,7 +258,6 @@ func TestPurgeExpiredInsideTransaction(t *testing.T) {
 	}))
 	require.Equal(t, [3]int64{290, 290, 290}, ttlCounts(t, f.path, ttlDef))
 	ttlPurge(t, f.db, 290)
-	f.check(t)
 }
 
 // ttlCancelClock is a manual clock that cancels a context on the n-th
@@ -390,7 +378,6 @@ func TestPurgeExpired100k(t *testing.T) {
 	require.EqualValues(t, live, count)
 	require.Equal(t, [3]int64{live, live, live}, ttlCounts(t, f.path, "big"))
 	ttlPurge(t, cf, 0)
-	f.check(t)
 }
 
 // ttlCountingClock is a manual clock that counts its readings.
@@ -517,12 +504,7 @@ func TestPurgeNothingExpiredSeesLaterCommits(t *testing.T) {
 	}
 
 	// Another store (as another process would) writes an earlier expiry.
-	other, err := kvstore.Open(f.path, f.opts)
-	require.NoError(t, err)
-	ocf, err := other.OpenColumnFamily("c")
-	require.NoError(t, err)
-	require.NoError(t, ocf.PutTTL([]byte("soon"), []byte("v"), time.Hour))
-	require.NoError(t, other.Close())
+	f.elsewhere(t, func(other *kvstore.Store) error { return putTTLIn(other, "c", "soon", time.Hour) })
 	f.clk.Advance(2 * time.Hour)
 	ttlPurge(t, cf, 1)
 	ttlPurge(t, cf, 0)
@@ -563,15 +545,12 @@ func TestPurgeNothingExpiredSeesTTLGivenElsewhere(t *testing.T) {
 		require.Zero(t, n)
 	}
 
-	other, err := kvstore.Open(f.path, f.opts)
-	require.NoError(t, err)
-	ocf, err := other.OpenColumnFamily("plain")
-	require.NoError(t, err)
-	require.NoError(t, ocf.PutTTL([]byte("soon"), []byte("v"), time.Hour))
-	fresh, err := other.CreateColumnFamily("fresh")
-	require.NoError(t, err)
-	require.NoError(t, fresh.PutTTL([]byte("soon"), []byte("v"), time.Hour))
-	require.NoError(t, other.Close())
+	f.elsewhere(t, func(other *kvstore.Store) error {
+		if err := putTTLIn(other, "plain", "soon", time.Hour); err != nil {
+			return err
+		}
+		return putTTLIn(other, "fresh", "soon", time.Hour) // a new column family
+	})
 
 	f.clk.Advance(2 * time.Hour)
 	// The handle that looked before: its column family's horizon said

@@ -51,7 +51,6 @@ func TestTTLTransactionCommit(t *testing.T) {
 	ttlHas(t, cf, "d", time.Second)
 	f.clk.Advance(time.Second)
 	ttlGone(t, cf, "d")
-	f.check(t)
 }
 
 // The reference breaks every later TTL write when the first TTL write of a
@@ -120,7 +119,6 @@ func TestTTLTransactionRollback(t *testing.T) {
 	f.clk.Advance(time.Minute)
 	ttlGone(t, fresh, "d")
 	ttlGone(t, db.Default(), "e")
-	f.check(t)
 }
 
 func TestExpireInsideTransaction(t *testing.T) {
@@ -136,7 +134,6 @@ func TestExpireInsideTransaction(t *testing.T) {
 	}))
 	ttlHas(t, f.db.Default(), "k", 2*time.Minute)
 	require.Equal(t, [3]int64{1, 1, 1}, ttlKeyRows(t, f.path, ttlDef, "k"))
-	f.check(t)
 }
 
 // Writes inside View fail with ErrReadOnlyTx, write nothing, and leave the
@@ -190,7 +187,6 @@ func TestTTLWritesInsideViewFail(t *testing.T) {
 	ttlHas(t, f.db.Default(), "p", kvstore.NoTTL)
 	require.False(t, cf.HasTTL())
 	require.Empty(t, ttlHidden(t, f.path, "fresh"))
-	f.check(t)
 }
 
 // A function given to Update that ends its goroutine (runtime.Goexit, as
@@ -217,5 +213,4 @@ func TestTTLUpdateGoexitRollsBack(t *testing.T) {
 	require.Empty(t, ttlHidden(t, f.path, "fresh"))
 	require.NoError(t, cf.PutTTL([]byte("k2"), []byte("v"), time.Minute), "the writer is free")
 	ttlHas(t, cf, "k2", time.Minute)
-	f.check(t)
 }

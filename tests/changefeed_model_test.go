@@ -47,9 +47,7 @@ var modelConsumers = map[string]string{"all": "", "one": "w1/"}
 // TestChangeFeedModelChild is a writer or consumer of the model check; run
 // directly, it does nothing.
 func TestChangeFeedModelChild(t *testing.T) {
-	testutil.ChildOnly(t)
-	exitWithParent()
-	seed, _ := strconv.ParseUint(os.Getenv(modelEnvSeed), 10, 64)
+	seed := startChild(t, modelEnvSeed)
 	db, err := kvstore.Open(os.Getenv(modelEnvPath), kvstore.Options{BusyTimeout: time.Minute})
 	if err == nil {
 		role := os.Getenv(modelEnvRole)

@@ -49,10 +49,8 @@ var crashCFs = []string{kvstore.DefaultColumnFamily, "sessions", "cache"}
 // TestCrashChild is the body of the child process the crash tests start
 // and kill; run directly, it does nothing.
 func TestCrashChild(t *testing.T) {
-	testutil.ChildOnly(t)
+	seed := startChild(t, crashEnvSeed)
 	path := os.Getenv(crashEnvPath)
-	exitWithParent()
-	seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
 	startMs, _ := strconv.ParseInt(os.Getenv(crashEnvClock), 10, 64)
 	clk := kvstore.NewManualClock(time.UnixMilli(startMs))
 	var err error
@@ -66,6 +64,18 @@ func TestCrashChild(t *testing.T) {
 	}
 	fmt.Fprintf(os.Stderr, "crash child: %v\n", err)
 	os.Exit(3)
+}
+
+// startChild begins the body of a child process of a kill test: it skips
+// the test unless it runs as a child (testutil.ChildOnly), makes the
+// process exit with its parent, and returns the seed the parent gave in
+// the environment variable seedVar (0 if unset).
+func startChild(t *testing.T, seedVar string) uint64 {
+	t.Helper()
+	testutil.ChildOnly(t)
+	exitWithParent()
+	seed, _ := strconv.ParseUint(os.Getenv(seedVar), 10, 64)
+	return seed
 }
 
 // exitWithParent makes a child process exit when its stdin ends: when the

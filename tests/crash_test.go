@@ -230,12 +230,8 @@ func waitCommitted(maxDelay time.Duration) func(int, *rand.Rand, *testutil.Child
 // each with SIGKILL at a random moment, and checks after every kill that
 // the file is sound and every key's three rows agree.
 func TestCrashTTLKill(t *testing.T) {
-	kills := 20
-	maxDelay := 400 * time.Millisecond
-	if testing.Short() {
-		kills = 2
-		maxDelay = 50 * time.Millisecond
-	}
+	kills := shortOr(20, 2)
+	maxDelay := shortOr(400*time.Millisecond, 50*time.Millisecond)
 	lines, ttlKeys := crashKillLoop(t, kills, 1, func(i int, rng *rand.Rand, child *testutil.Child) {
 		if i%3 == 2 { // aim at a multi-batch purge
 			child.WaitFor("purge start")
@@ -262,12 +258,8 @@ func TestCrashTTLKill(t *testing.T) {
 // after every kill: sound file, hidden tables in step, and every reported
 // commit present.
 func TestCrashMixedSyncFull(t *testing.T) {
-	cycles := 200
-	maxDelay := 150 * time.Millisecond
-	if testing.Short() {
-		cycles = 3
-		maxDelay = 30 * time.Millisecond
-	}
+	cycles := shortOr(200, 3)
+	maxDelay := shortOr(150*time.Millisecond, 30*time.Millisecond)
 	crashKillLoop(t, cycles, 2, waitCommitted(maxDelay), crashEnvSync+"=full")
 }
 

@@ -27,7 +27,7 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	clk := kvstore.NewManualClock(time.Unix(1_800_000_000, 0))
+	clk := kvstore.NewManualClock(fastEpoch)
 	open := func(name string) *kvstore.Store {
 		db, err := kvstore.Open(filepath.Join(dir, name), kvstore.Options{Clock: clk})
 		require.NoError(t, err)
@@ -233,20 +233,9 @@ func TestFastPathScansReadWhatSQLReads(t *testing.T) {
 		}
 		return keys, values
 	}
-	bound := func() []byte {
-		if rng.IntN(5) == 0 {
-			return nil
-		}
-		return fmt.Appendf(nil, "%04d", rng.IntN(10000))
-	}
 	fastBefore := engine.FastScans()
 	for range 200 {
-		opts := kvstore.IterOptions{Reverse: rng.IntN(2) == 0, Borrow: rng.IntN(2) == 0}
-		if rng.IntN(4) == 0 {
-			opts.Prefix = fmt.Appendf(nil, "%02d", rng.IntN(100))
-		} else {
-			opts.Start, opts.End = bound(), bound()
-		}
+		opts := randomScan(rng)
 		fk, fv := read(opts, true)
 		sk, sv := read(opts, false)
 		require.Equal(t, sk, fk, "keys of %+v", opts)
@@ -255,35 +244,12 @@ func TestFastPathScansReadWhatSQLReads(t *testing.T) {
 	// Cursors: a seek, then steps both ways (each step past a turn
 	// repositions with an exclusive bound).
 	walk := func(fast bool, seek []byte, steps []bool) []string {
-		engine.SetFastPath(fast)
-		defer engine.SetFastPath(true)
-		c, err := db.Cursor(kvstore.IterOptions{})
+		out, err := walkCursor(t, db, fast, seek, steps)
 		require.NoError(t, err)
-		defer c.Close()
-		var out []string
-		ok := c.Seek(seek)
-		for _, next := range steps {
-			if !ok {
-				out = append(out, "-")
-				ok = c.First()
-				continue
-			}
-			out = append(out, string(c.Key())+"="+fmt.Sprint(len(c.Value())))
-			if next {
-				ok = c.Next()
-			} else {
-				ok = c.Prev()
-			}
-		}
-		require.NoError(t, c.Err())
 		return out
 	}
 	for range 100 {
-		seek := fmt.Appendf(nil, "%04d", rng.IntN(10000))
-		steps := make([]bool, 30)
-		for i := range steps {
-			steps[i] = rng.IntN(3) > 0
-		}
+		seek, steps := randomWalk(rng, 30)
 		require.Equal(t, walk(false, seek, steps), walk(true, seek, steps), "walk from %s", seek)
 	}
 	require.Greater(t, engine.FastScans(), fastBefore+100, "scans went through the fast path")
@@ -330,25 +296,12 @@ func TestFastPathPointReadsReadWhatSQLReads(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	start := time.Unix(1_800_000_000, 0)
 	rng := rand.New(rand.NewPCG(8, 28))
 	var keys [][]byte
 	for i := range 400 {
-		k := fmt.Appendf(nil, "k%04d", i)
-		if i%37 == 0 {
-			k = append(k, bytes.Repeat([]byte{0xfe}, 1500+rng.IntN(1500))...) // a key that overflows
-		}
-		keys = append(keys, k)
+		keys = append(keys, overflowEvery(rng, fmt.Appendf(nil, "k%04d", i), i, 37, 0xfe, 1500))
 	}
-	value := func(i int) []byte {
-		switch i % 11 {
-		case 0:
-			return nil
-		case 1:
-			return bytes.Repeat([]byte{byte(i)}, 3000+rng.IntN(20000)) // overflow pages
-		}
-		return fmt.Appendf(nil, "value %d", i)
-	}
+	value := func(i int) []byte { return sizedValue(rng, i, 11, 20000) }
 	type layout struct {
 		name  string
 		open  func(t *testing.T) (*kvstore.Store, *kvstore.ManualClock)
@@ -357,7 +310,7 @@ func TestFastPathPointReadsReadWhatSQLReads(t *testing.T) {
 		fresh bool // every key written here
 	}
 	newStore := func(t *testing.T, name string, opts kvstore.Options) (*kvstore.Store, *kvstore.ManualClock) {
-		clk := kvstore.NewManualClock(start)
+		clk := kvstore.NewManualClock(fastEpoch)
 		opts.Clock = clk
 		db, err := kvstore.Open(filepath.Join(dir, name), opts)
 		require.NoError(t, err)
@@ -373,13 +326,13 @@ func TestFastPathPointReadsReadWhatSQLReads(t *testing.T) {
 				}
 				r := v1fixture.Row{Key: k, Value: value(i)}
 				if withTTL && i%3 == 0 {
-					r.ExpMs = start.Add(time.Duration(i%7-3) * time.Minute).UnixMilli()
+					r.ExpMs = fastEpoch.Add(time.Duration(i%7-3) * time.Minute).UnixMilli()
 				}
 				rows = append(rows, r)
 			}
 			path := filepath.Join(dir, name)
-			require.NoError(t, v1fixture.Create(path, start.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
-			clk := kvstore.NewManualClock(start)
+			require.NoError(t, v1fixture.Create(path, fastEpoch.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
+			clk := kvstore.NewManualClock(fastEpoch)
 			db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = db.Close() })
@@ -580,7 +533,6 @@ func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	t0 := time.Unix(1_800_000_000, 0)
 	rng := rand.New(rand.NewPCG(37, 1))
 	type kv struct {
 		k   []byte
@@ -598,7 +550,7 @@ func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
 			// the fast path holds in memory at a time.
 			k = append(k, bytes.Repeat([]byte{byte(i)}, 1+rng.IntN(4096))...)
 		}
-		ttl := time.Duration(1+rng.IntN(3600)) * time.Second // expired at t0+2h
+		ttl := time.Duration(1+rng.IntN(3600)) * time.Second // expired at fastEpoch+2h
 		if i%4 == 0 {
 			ttl += 4 * time.Hour // still live
 		}
@@ -607,7 +559,7 @@ func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
 	for _, side := range []string{"fast", "sql"} {
 		for _, mode := range []string{"tx", "batches"} {
 			engine.SetFastPath(side == "fast")
-			clk := kvstore.NewManualClock(t0)
+			clk := kvstore.NewManualClock(fastEpoch)
 			path := filepath.Join(dir, side+"-"+mode+".db")
 			db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
 			require.NoError(t, err)
@@ -634,7 +586,7 @@ func TestFastPathLargePurgeDeletesWhatSQLDeletes(t *testing.T) {
 			require.NoError(t, raw.Close())
 			db, err = kvstore.Open(path, kvstore.Options{Clock: clk})
 			require.NoError(t, err)
-			clk.Set(t0.Add(2 * time.Hour))
+			clk.Set(fastEpoch.Add(2 * time.Hour))
 			before := engine.FastWrites()
 			var purged int
 			if mode == "tx" {

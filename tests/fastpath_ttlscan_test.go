@@ -34,26 +34,13 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	start := time.Unix(1_800_000_000, 0)
 	rng := rand.New(rand.NewPCG(34, 2))
 	var keys [][]byte
 	for i := range 600 {
-		k := fmt.Appendf(nil, "%04d", i*7%10000)
-		if i%41 == 0 {
-			k = append(k, bytes.Repeat([]byte{0xfd}, 1500+rng.IntN(2500))...) // a key that overflows
-		}
-		keys = append(keys, k)
+		keys = append(keys, overflowEvery(rng, fmt.Appendf(nil, "%04d", i*7%10000), i, 41, 0xfd, 2500))
 	}
-	value := func(i int) []byte {
-		switch i % 13 {
-		case 0:
-			return nil
-		case 1:
-			return bytes.Repeat([]byte{byte(i)}, 3000+rng.IntN(12000)) // overflow pages
-		}
-		return fmt.Appendf(nil, "value %d", i)
-	}
-	// ttlOf is key i's TTL from start (0: none): some expire before the
+	value := func(i int) []byte { return sizedValue(rng, i, 13, 12000) }
+	// ttlOf is key i's TTL from fastEpoch (0: none): some expire before the
 	// first round, some between the rounds, some never.
 	ttlOf := func(i int) time.Duration {
 		if i%3 != 0 {
@@ -71,7 +58,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 		opts   kvstore.Options
 	}
 	newStore := func(t *testing.T, name string, opts kvstore.Options) (*kvstore.Store, *kvstore.ManualClock, string) {
-		clk := kvstore.NewManualClock(start)
+		clk := kvstore.NewManualClock(fastEpoch)
 		opts.Clock = clk
 		path := filepath.Join(dir, name)
 		db, err := kvstore.Open(path, opts)
@@ -84,13 +71,13 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 			for i, k := range keys {
 				r := v1fixture.Row{Key: k, Value: value(i)}
 				if d := ttlOf(i); withTTL && d > 0 {
-					r.ExpMs = start.Add(d).UnixMilli()
+					r.ExpMs = fastEpoch.Add(d).UnixMilli()
 				}
 				rows = append(rows, r)
 			}
 			path := filepath.Join(dir, name)
-			require.NoError(t, v1fixture.Create(path, start.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
-			clk := kvstore.NewManualClock(start)
+			require.NoError(t, v1fixture.Create(path, fastEpoch.UnixMilli(), map[string][]v1fixture.Row{"default": rows}))
+			clk := kvstore.NewManualClock(fastEpoch)
 			db, err := kvstore.Open(path, kvstore.Options{Clock: clk})
 			require.NoError(t, err)
 			if upgrade {
@@ -131,7 +118,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 			require.NoError(t, db.Close())
 			if l.opts.Encryption == nil {
 				// (An encrypted store refuses a value the shell wrote.)
-				writeForeignTTLRows(t, path, start, l.v2, l.ttl)
+				writeForeignTTLRows(t, path, fastEpoch, l.v2, l.ttl)
 			}
 			opts := l.opts
 			opts.Clock = clk
@@ -167,40 +154,15 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 				}
 				return out
 			}
-			bound := func() []byte {
-				if rng.IntN(5) == 0 {
-					return nil
-				}
-				return fmt.Appendf(nil, "%04d", rng.IntN(10000))
-			}
 			walk := func(fast bool, seek []byte, steps []bool) []string {
-				engine.SetFastPath(fast)
-				defer engine.SetFastPath(true)
-				c, err := db.Cursor(kvstore.IterOptions{})
-				require.NoError(t, err)
-				defer c.Close()
-				var out []string
-				ok := c.Seek(seek)
-				for _, next := range steps {
-					if !ok {
-						out = append(out, "-")
-						ok = c.First()
-						continue
-					}
-					out = append(out, fmt.Sprintf("%x=%d", c.Key(), len(c.Value())))
-					if next {
-						ok = c.Next()
-					} else {
-						ok = c.Prev()
-					}
-				}
-				if err := c.Err(); err != nil {
+				out, err := walkCursor(t, db, fast, seek, steps)
+				if err != nil {
 					out = append(out, "error: "+err.Error())
 				}
 				return out
 			}
 			for round, at := range []time.Duration{4 * time.Minute, 8 * time.Minute} {
-				clk.Set(start.Add(at))
+				clk.Set(fastEpoch.Add(at))
 				fastBefore := engine.FastScans()
 				full := read(kvstore.IterOptions{}, false, 0)
 				require.Greater(t, len(full), len(keys)/2)
@@ -208,12 +170,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 				require.Equal(t, full, read(kvstore.IterOptions{}, true, 0), "round %d: a full scan", round)
 				require.Equal(t, reversed(full), read(kvstore.IterOptions{Reverse: true}, true, 0), "round %d: a full scan in reverse", round)
 				for range 80 {
-					opts := kvstore.IterOptions{Reverse: rng.IntN(2) == 0, Borrow: rng.IntN(2) == 0}
-					if rng.IntN(4) == 0 {
-						opts.Prefix = fmt.Appendf(nil, "%02d", rng.IntN(100))
-					} else {
-						opts.Start, opts.End = bound(), bound()
-					}
+					opts := randomScan(rng)
 					how := rng.IntN(3)
 					sqlSide := engine.FastScans()
 					want := read(opts, false, how)
@@ -221,11 +178,7 @@ func TestFastPathTTLScansReadWhatSQLReads(t *testing.T) {
 					require.Equal(t, want, read(opts, true, how), "round %d: %+v (%d)", round, opts, how)
 				}
 				for range 40 {
-					seek := fmt.Appendf(nil, "%04d", rng.IntN(10000))
-					steps := make([]bool, 25)
-					for i := range steps {
-						steps[i] = rng.IntN(3) > 0
-					}
+					seek, steps := randomWalk(rng, 25)
 					require.Equal(t, walk(false, seek, steps), walk(true, seek, steps), "round %d: walk from %s", round, seek)
 				}
 				if l.fast {
@@ -303,11 +256,10 @@ func writeForeignTTLRows(t *testing.T, path string, start time.Time, v2, withTTL
 func TestFastPathTTLScanInWriteTxAcrossTTLWrites(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
-	start := time.Unix(1_800_000_000, 0)
 	run := func(fast bool) (seen, after []string) {
 		engine.SetFastPath(fast)
 		defer engine.SetFastPath(true)
-		clk := kvstore.NewManualClock(start)
+		clk := kvstore.NewManualClock(fastEpoch)
 		db, err := kvstore.Open(filepath.Join(t.TempDir(), "w.db"), kvstore.Options{Clock: clk})
 		require.NoError(t, err)
 		defer db.Close()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -101,23 +102,16 @@ func testLiteFSHaltLockWrites(t *testing.T, reader bool, readHold time.Duration)
 	} else {
 		wg.Done()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := p.nextStep(ctx); err != nil {
-				t.Logf("primary write: %v", err)
-				continue
-			}
+	writer := testutil.NewLoops()
+	writer.Go(func(int) bool {
+		if _, err := p.nextStep(ctx); err != nil {
+			t.Logf("primary write: %v", err)
+		} else {
 			pAcks.Add(1)
 		}
-	}()
-	stopAll := sync.OnceFunc(func() { close(stop); wg.Wait() })
+		return true
+	})
+	stopAll := sync.OnceFunc(func() { close(stop); wg.Wait(); writer.Stop() })
 	defer stopAll() // also when a require below ends the test
 	var lat []time.Duration
 	start := time.Now()

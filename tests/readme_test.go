@@ -62,15 +62,7 @@ func TestREADMETablesListing(t *testing.T) {
 	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?mode=ro")
 	require.NoError(t, err)
 	defer raw.Close()
-	rows, err := raw.Query(`SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
-	require.NoError(t, err)
-	var want []string
-	for rows.Next() {
-		var n string
-		require.NoError(t, rows.Scan(&n))
-		want = append(want, n)
-	}
-	require.NoError(t, rows.Err())
+	want := queryStrings(t, raw, `SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 	require.Equal(t, want, listed)
 }
 

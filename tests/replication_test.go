@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -122,34 +123,26 @@ func TestReplicationLitestream(t *testing.T) {
 	var acked atomic.Int64
 	var mu sync.Mutex
 	ackAt := map[int]time.Time{}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 1; ; i++ {
-			select {
-			case <-done:
-				return
-			default:
+	writer := testutil.NewLoops()
+	writer.Go(func(n int) bool {
+		i := n + 1
+		err := db.Update(context.Background(), func(tx *kvstore.Tx) error {
+			if err := tx.Put(replKey(i), []byte(strconv.Itoa(i))); err != nil {
+				return err
 			}
-			err := db.Update(context.Background(), func(tx *kvstore.Tx) error {
-				if err := tx.Put(replKey(i), []byte(strconv.Itoa(i))); err != nil {
-					return err
-				}
-				return tx.CF(ttlCF).PutTTL(replKey(i), []byte("t"), time.Hour)
-			})
-			if err != nil {
-				t.Errorf("write %d: %v", i, err)
-				return
-			}
-			mu.Lock()
-			ackAt[i] = time.Now()
-			mu.Unlock()
-			acked.Store(int64(i))
-			time.Sleep(2 * time.Millisecond)
+			return tx.CF(ttlCF).PutTTL(replKey(i), []byte("t"), time.Hour)
+		})
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+			return false
 		}
-	}()
+		mu.Lock()
+		ackAt[i] = time.Now()
+		mu.Unlock()
+		acked.Store(int64(i))
+		time.Sleep(2 * time.Millisecond)
+		return true
+	})
 
 	// While writing: restore a few times and measure how far behind the
 	// replica is.
@@ -169,8 +162,7 @@ func TestReplicationLitestream(t *testing.T) {
 			t.Logf("restore while writing: %d of %d acknowledged writes, lag %v", got, before, lag.Round(time.Millisecond))
 		}
 	}
-	close(done)
-	wg.Wait()
+	writer.Stop()
 	final := int(acked.Load())
 
 	// Writes stopped: after a few sync intervals the replica holds every

@@ -40,10 +40,8 @@ const (
 
 // TestTimelogCrashChild is the body of TestTimelogCrashKill's children.
 func TestTimelogCrashChild(t *testing.T) {
-	testutil.ChildOnly(t)
+	seed := startChild(t, tlCrashEnvSeed)
 	path := os.Getenv(tlCrashEnvPath)
-	exitWithParent()
-	seed, _ := strconv.ParseUint(os.Getenv(tlCrashEnvSeed), 10, 64)
 	h, _ := strconv.ParseUint(os.Getenv(tlCrashEnvFirst), 10, 64)
 	err := func() error {
 		db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{}))
@@ -263,10 +261,8 @@ func loneValue(ts int64) []byte { return fmt.Appendf(nil, "lone@%d", ts) }
 // TestTimelogCrashValuesChild is the body of TestTimelogCrashValuesKill's
 // children.
 func TestTimelogCrashValuesChild(t *testing.T) {
-	testutil.ChildOnly(t)
+	seed := startChild(t, tlCrashEnvSeed)
 	path := os.Getenv(tlCrashEnvPath)
-	exitWithParent()
-	seed, _ := strconv.ParseUint(os.Getenv(tlCrashEnvSeed), 10, 64)
 	err := func() error {
 		db, err := kvstore.Open(path, tempstore.Options(kvstore.Options{MaxValueSize: tlCrashMaxValue}))
 		if err != nil {

@@ -3,11 +3,9 @@ package tests
 import (
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"slices"
@@ -104,14 +102,7 @@ func TestTimelogDocumentedShellQuery(t *testing.T) {
 func TestTimelogDocumentedShellQueryFixedPages(t *testing.T) {
 	testutil.SQLite3(t)
 	path := tempstore.Path(t, "v2.db")
-	f, err := os.Open("../timelog/testdata/v2-pages.db.gz")
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	raw, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, raw, 0o600))
+	require.NoError(t, os.WriteFile(path, testutil.ReadGzip(t, "../timelog/testdata/v2-pages.db.gz"), 0o600))
 
 	var stored []timelog.Record // in the order of their sequence numbers
 	var hidden int

@@ -64,15 +64,12 @@ func TestForceDropDamagedLog(t *testing.T) {
 // and the values table of a values log.
 func TestForceDropPartialAndValuesLog(t *testing.T) {
 	db, _ := openStore(t)
-	l, err := timelog.Open(context.Background(), db, "v", manual(timelog.Options{Values: true}))
-	require.NoError(t, err)
-	_, err = l.AppendValue(1, []byte("one"))
-	require.NoError(t, err)
+	l := oneValueLog(t, db, "one")
 	require.NoError(t, l.Close())
 	require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
 		return layer.DropHiddenTable(tx, "timelog", "v/meta")
 	}))
-	_, err = timelog.Open(context.Background(), db, "v", manual(timelog.Options{ReadOnly: true}))
+	_, err := timelog.Open(context.Background(), db, "v", manual(timelog.Options{ReadOnly: true}))
 	require.Error(t, err)
 
 	require.NoError(t, timelog.ForceDrop(ctx, db, "v"))

@@ -3,11 +3,13 @@ package timelog_test
 import (
 	"context"
 	"iter"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/testutil/tempstore"
 	"github.com/snkv-go/snkv/kvstore"
@@ -70,3 +72,30 @@ func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 // finds the store encrypted already; a writable one encrypts a fixture
 // made in the clear, as asked).
 func sealedOpts(o kvstore.Options) kvstore.Options { return tempstore.Options(o) }
+
+// hiddenRow is a row of one of a log's hidden tables, as the store holds it.
+type hiddenRow struct{ key, value []byte }
+
+// hiddenRows returns the rows of the log's hidden table name ("log/pages",
+// "log/values"), copied.
+func hiddenRows(t testing.TB, db *kvstore.Store, name string) []hiddenRow {
+	t.Helper()
+	cf, err := layer.OpenHiddenTable(ctx, db, "timelog", name)
+	require.NoError(t, err)
+	var rows []hiddenRow
+	for e, err := range cf.All() {
+		require.NoError(t, err)
+		rows = append(rows, hiddenRow{slices.Clone(e.Key), slices.Clone(e.Value)})
+	}
+	return rows
+}
+
+// oneValueLog opens the values log "v" of db (maintenance manual) and
+// appends value v at timestamp 1.
+func oneValueLog(t testing.TB, db *kvstore.Store, v string) *timelog.Log {
+	t.Helper()
+	l := openLog(t, db, "v", manual(timelog.Options{Values: true}))
+	_, err := l.AppendValue(1, []byte(v))
+	require.NoError(t, err)
+	return l
+}

@@ -160,6 +160,7 @@ func (o Options) config(maxValue int) (config, error) {
 		return config{}, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, a...)...)
 	}
 	c := config{Options: o}
+	var ok bool
 	switch {
 	case o.MemtableMaxBytes < 0:
 		return bad("negative MemtableMaxBytes %d", o.MemtableMaxBytes)
@@ -197,11 +198,8 @@ func (o Options) config(maxValue int) (config, error) {
 	if o.Maintenance != Background && o.Maintenance != Manual {
 		return bad("unknown maintenance mode %d", o.Maintenance)
 	}
-	switch {
-	case o.CompactOverlapPages < 0 || o.CompactOverlapPages == 1:
+	if c.CompactOverlapPages, ok = pageCount(o.CompactOverlapPages, 4); !ok {
 		return bad("CompactOverlapPages %d (at least 2)", o.CompactOverlapPages)
-	case o.CompactOverlapPages == 0:
-		c.CompactOverlapPages = 4
 	}
 	switch {
 	case math.IsNaN(o.CompactDeletedShare) || o.CompactDeletedShare < 0 || o.CompactDeletedShare > 1:
@@ -211,11 +209,8 @@ func (o Options) config(maxValue int) (config, error) {
 	default:
 		c.deletedFrac = o.CompactDeletedShare
 	}
-	switch {
-	case o.CompactMaxPages < 0 || o.CompactMaxPages == 1:
+	if c.CompactMaxPages, ok = pageCount(o.CompactMaxPages, 64); !ok {
 		return bad("CompactMaxPages %d (at least 2)", o.CompactMaxPages)
-	case o.CompactMaxPages == 0:
-		c.CompactMaxPages = 64
 	}
 	switch {
 	case o.MaintInterval < 0:
@@ -230,4 +225,16 @@ func (o Options) config(maxValue int) (config, error) {
 	}
 	c.memRecs = max(1, c.MemtableMaxBytes/recSize)
 	return c, nil
+}
+
+// pageCount checks a count of pages that must be at least 2: 0 gives def,
+// and false reports 1 or a negative count.
+func pageCount(n, def int) (int, bool) {
+	switch {
+	case n == 0:
+		return def, true
+	case n < 2:
+		return n, false
+	}
+	return n, true
 }

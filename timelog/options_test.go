@@ -127,3 +127,20 @@ func TestOptionsNaNDeletedShare(t *testing.T) {
 	_, err = timelog.Open(context.Background(), db, "n", timelog.Options{CompactDeletedShare: math.Inf(1)})
 	require.ErrorIs(t, err, timelog.ErrInvalidOption)
 }
+
+// TestOptionsPageCounts: a compaction page count of 1 or below zero is
+// refused; 0 takes the default, 2 and up are taken.
+func TestOptionsPageCounts(t *testing.T) {
+	db, _ := openStore(t)
+	for _, bad := range []timelog.Options{
+		{CompactOverlapPages: 1}, {CompactOverlapPages: -1},
+		{CompactMaxPages: 1}, {CompactMaxPages: -3},
+	} {
+		_, err := timelog.Open(context.Background(), db, "bad", bad)
+		require.ErrorIs(t, err, timelog.ErrInvalidOption, "%+v", bad)
+	}
+	for _, good := range []timelog.Options{{}, {CompactOverlapPages: 2, CompactMaxPages: 2}} {
+		l := openLog(t, db, "good", manual(good))
+		require.NoError(t, l.Close())
+	}
+}

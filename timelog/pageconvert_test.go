@@ -2,10 +2,8 @@ package timelog_test
 
 import (
 	"cmp"
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -226,15 +224,8 @@ func TestFixedPagesConvertedInBackground(t *testing.T) {
 // values "value i" at timestamp i mod 97, 50 records a page.
 func fixtureStore(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("testdata/v2-pages.db.gz")
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	b, err := io.ReadAll(zr)
-	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "v2.db")
-	require.NoError(t, os.WriteFile(path, b, 0o600))
+	require.NoError(t, os.WriteFile(path, testutil.ReadGzip(t, "testdata/v2-pages.db.gz"), 0o600))
 	return path
 }
 

@@ -19,7 +19,8 @@ import (
 )
 
 // pageRow is one row of a log's pages table.
-type pageRow struct{ key, value []byte }
+// pageRow is a row of a log's pages table.
+type pageRow = hiddenRow
 
 // flipStore writes a log "flip" of two overlapping flushes (so that
 // compaction has work) into a fresh store file, and returns the file, the
@@ -301,12 +302,5 @@ func TestMinMaxCheckTheirPage(t *testing.T) {
 // pageRows returns the rows of log's pages table, copied.
 func pageRows(t *testing.T, db *kvstore.Store, log string) []pageRow {
 	t.Helper()
-	pages, err := layer.OpenHiddenTable(ctx, db, "timelog", log+"/pages")
-	require.NoError(t, err)
-	var rows []pageRow
-	for e, err := range pages.All() {
-		require.NoError(t, err)
-		rows = append(rows, pageRow{key: slices.Clone(e.Key), value: slices.Clone(e.Value)})
-	}
-	return rows
+	return hiddenRows(t, db, log+"/pages")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/timelog"
 )
@@ -25,33 +26,19 @@ func TestSnapshotIsolationUnderMaintenance(t *testing.T) {
 		CompactOverlapPages: 2, MaintInterval: time.Millisecond, Busy: timelog.BusySilent,
 	})
 	var appended atomic.Uint64 // handles 1..appended are in the log
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		rng := rand.New(rand.NewPCG(1, 2))
-		for h := uint64(1); h <= 4000; h++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			require.NoError(t, l.Append(int64(rng.IntN(500)), h))
-			appended.Store(h)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-				l.Compact()
-			}
-		}
-	}()
+	loops := testutil.NewLoops()
+	rng := rand.New(rand.NewPCG(1, 2))
+	loops.Go(func(n int) bool {
+		h := uint64(n + 1)
+		require.NoError(t, l.Append(int64(rng.IntN(500)), h))
+		appended.Store(h)
+		return h < 4000
+	})
+	loops.Go(func(int) bool {
+		time.Sleep(5 * time.Millisecond)
+		l.Compact()
+		return true
+	})
 	n := 40
 	if testing.Short() {
 		n = 12
@@ -82,8 +69,7 @@ func TestSnapshotIsolationUnderMaintenance(t *testing.T) {
 		require.Equal(t, hs, sortedHandles(t, s), "the snapshot does not move")
 		require.NoError(t, s.Close())
 	}
-	close(stop)
-	wg.Wait()
+	loops.Stop()
 }
 
 func sortedHandles(t *testing.T, s *timelog.Snapshot) []uint64 {

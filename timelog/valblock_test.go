@@ -25,19 +25,10 @@ func smallStore(t *testing.T, maxValue int) *kvstore.Store {
 	return db
 }
 
-type valueRow struct{ key, value []byte }
-
 // valueRows returns the rows of the values table of log name.
-func valueRows(t testing.TB, db *kvstore.Store, name string) []valueRow {
+func valueRows(t testing.TB, db *kvstore.Store, name string) []hiddenRow {
 	t.Helper()
-	cf, err := layer.OpenHiddenTable(ctx, db, "timelog", name+"/values")
-	require.NoError(t, err)
-	var rows []valueRow
-	for e, err := range cf.All() {
-		require.NoError(t, err)
-		rows = append(rows, valueRow{slices.Clone(e.Key), slices.Clone(e.Value)})
-	}
-	return rows
+	return hiddenRows(t, db, name+"/values")
 }
 
 // checkValues reads every value of want through s, by range and by point

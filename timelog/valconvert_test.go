@@ -22,8 +22,8 @@ import (
 type oldLog struct {
 	want   map[uint64]string // the values by handle
 	gone   []uint64          // handles without a value (holes)
-	blocks []valueRow        // the value rows before the rewrite
-	old    []valueRow        // the value rows after it
+	blocks []hiddenRow       // the value rows before the rewrite
+	old    []hiddenRow       // the value rows after it
 }
 
 // writeOldLayout makes log name of db a values log as the layout before

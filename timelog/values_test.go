@@ -187,10 +187,7 @@ func TestValuesInTransaction(t *testing.T) {
 
 func TestValuesDropRemovesTable(t *testing.T) {
 	db, _ := openStore(t)
-	l, err := timelog.Open(context.Background(), db, "v", manual(timelog.Options{Values: true}))
-	require.NoError(t, err)
-	_, err = l.AppendValue(1, []byte("x"))
-	require.NoError(t, err)
+	l := oneValueLog(t, db, "x")
 	require.NoError(t, l.Flush(ctx))
 	require.NoError(t, l.Drop(ctx))
 	names, err := layer.ListHiddenTables(ctx, db, "timelog")

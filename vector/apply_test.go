@@ -3,10 +3,10 @@ package vector_test
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/vector"
 	"github.com/stretchr/testify/require"
@@ -32,44 +32,38 @@ func TestSearchSeesTransactionWhole(t *testing.T) {
 	if testing.Short() {
 		rounds = 60
 	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
+	searchers := testutil.NewLoops()
 	var seen atomic.Int64
 	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				hits, err := ix.Search(ctx, vec(0, 0), vector.Query{K: rounds*per + 10, Filter: func([]byte) bool { return true }})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				count := map[string]int{}
-				for _, h := range hits {
-					k := string(h.Key)
-					if i := strings.IndexByte(k, '-'); i > 0 {
-						k = k[:i]
-					}
-					count[k]++
-				}
-				for k, n := range count {
-					if (k == "anchor" && n != 1) || (k != "anchor" && n != per) {
-						t.Errorf("a search found %d vectors of %q", n, k)
-						stop.Store(true)
-						return
-					}
-				}
-				if count["anchor"] != 1 {
-					t.Errorf("a search did not find the anchor")
-					stop.Store(true)
-					return
-				}
-				seen.Add(1)
+		searchers.Go(func(int) bool {
+			hits, err := ix.Search(ctx, vec(0, 0), vector.Query{K: rounds*per + 10, Filter: func([]byte) bool { return true }})
+			if err != nil {
+				t.Error(err)
+				return false
 			}
-		}()
+			count := map[string]int{}
+			for _, h := range hits {
+				k := string(h.Key)
+				if i := strings.IndexByte(k, '-'); i > 0 {
+					k = k[:i]
+				}
+				count[k]++
+			}
+			for k, n := range count {
+				if (k == "anchor" && n != 1) || (k != "anchor" && n != per) {
+					t.Errorf("a search found %d vectors of %q", n, k)
+					return false
+				}
+			}
+			if count["anchor"] != 1 {
+				t.Errorf("a search did not find the anchor")
+				return false
+			}
+			seen.Add(1)
+			return true
+		})
 	}
-	for r := 0; r < rounds && !stop.Load(); r++ {
+	for r := 0; r < rounds && !t.Failed(); r++ { // a searcher that failed ends the test early
 		require.NoError(t, db.Update(ctx, func(tx *kvstore.Tx) error {
 			w := ix.In(tx)
 			for i := range per {
@@ -80,8 +74,7 @@ func TestSearchSeesTransactionWhole(t *testing.T) {
 			return w.Put([]byte("anchor"), vec(r, 99), vector.Put{})
 		}))
 	}
-	stop.Store(true)
-	wg.Wait()
+	searchers.Stop()
 	t.Logf("%d searches beside %d commits", seen.Load(), rounds)
 	n, err := ix.Count(ctx)
 	require.NoError(t, err)

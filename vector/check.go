@@ -53,17 +53,29 @@ func lookupOpen(s *kvstore.Store, name string) *Index {
 }
 
 func checkStore(ctx context.Context, s *kvstore.Store) ([]string, error) {
+	return eachIndex(ctx, s, func(name string) ([]string, error) {
+		p, _, err := checkIndex(ctx, s, name)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	})
+}
+
+// eachIndex runs fn on each index of s, in name order, and returns the
+// lines fn returned, up to fn's first error.
+func eachIndex(ctx context.Context, s *kvstore.Store, fn func(name string) ([]string, error)) ([]string, error) {
 	names, err := List(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, name := range names {
-		p, _, err := checkIndex(ctx, s, name)
+		lines, err := fn(name)
 		if err != nil {
 			return out, err
 		}
-		out = append(out, p...)
+		out = append(out, lines...)
 	}
 	return out, nil
 }
@@ -187,22 +199,14 @@ func checkIndex(ctx context.Context, s *kvstore.Store, name string) ([]string, [
 }
 
 func repairStore(ctx context.Context, s *kvstore.Store) ([]string, error) {
-	names, err := List(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, name := range names {
+	return eachIndex(ctx, s, func(name string) ([]string, error) {
 		_, bad, err := checkIndex(ctx, s, name)
 		if err != nil || len(bad) == 0 {
-			if err != nil {
-				return out, err
-			}
-			continue
+			return nil, err
 		}
 		t, err := openTables(ctx, s, name)
 		if err != nil {
-			return out, err
+			return nil, err
 		}
 		if err := s.Update(ctx, func(tx *kvstore.Tx) error {
 			for _, k := range bad {
@@ -212,7 +216,7 @@ func repairStore(ctx context.Context, s *kvstore.Store) ([]string, error) {
 			}
 			return nil
 		}); err != nil {
-			return out, err
+			return nil, err
 		}
 		if ix := lookupOpen(s, name); ix != nil {
 			err = ix.relinkRows(ctx, bad)
@@ -223,11 +227,10 @@ func repairStore(ctx context.Context, s *kvstore.Store) ([]string, error) {
 			}
 		}
 		if err != nil {
-			return out, err
+			return nil, err
 		}
-		out = append(out, fmt.Sprintf("vector index %q: rebuilt %d damaged graph rows", name, len(bad)))
-	}
-	return out, nil
+		return []string{fmt.Sprintf("vector index %q: rebuilt %d damaged graph rows", name, len(bad))}, nil
+	})
 }
 
 // relinkRows saves again the links of the nodes whose graph rows were

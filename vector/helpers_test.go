@@ -80,3 +80,12 @@ func hitKeys(hits []vector.Hit) []string {
 var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func mathFloat32bits(f float32) uint32 { return math.Float32bits(f) }
+
+// sized returns n, or underRace when the tests run with -race (several
+// times slower).
+func sized(n, underRace int) int {
+	if raceEnabled {
+		return underRace
+	}
+	return n
+}

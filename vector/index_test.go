@@ -143,10 +143,7 @@ func TestCommitVisibilityAndSnapshots(t *testing.T) {
 }
 
 func TestRecallAndReopen(t *testing.T) {
-	n := 3000
-	if raceEnabled {
-		n = 1000
-	}
+	n := sized(3000, 1000)
 	set := vectest.Generate(vectest.Clustered(n, 50, 32))
 	truth := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, nil)
 	db, path := tempStore(t, kvstore.Options{})

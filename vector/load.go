@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 
 	"github.com/snkv-go/snkv/internal/hnsw"
@@ -142,15 +143,9 @@ func (ix *Index) loadKeys(ctx context.Context, t tables, m *mem) error {
 	if m.applied, err = u64val(raw); err != nil {
 		return err
 	}
-	n := 0
-	for e, err := range t.keys.Scan(kvstore.IterOptions{Borrow: true}) {
+	for e, err := range scanAll(ctx, t.keys) {
 		if err != nil {
 			return err
-		}
-		if n++; n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
 		}
 		r, err := decodeKeyRowMeta(e.Value)
 		if err != nil {
@@ -229,15 +224,9 @@ func (ix *Index) loadVecs(ctx context.Context, t tables, g *hnsw.Graph, out *loa
 // loadGraph reads every graph row that decodes (the others are linked
 // again, and CheckIntegrity reports them).
 func (ix *Index) loadGraph(ctx context.Context, t tables, out *[]savedRow) error {
-	n := 0
-	for e, err := range t.graph.Scan(kvstore.IterOptions{Borrow: true}) {
+	for e, err := range scanAll(ctx, t.graph) {
 		if err != nil {
 			return err
-		}
-		if n++; n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
 		}
 		if len(e.Key) != 4 {
 			continue
@@ -311,4 +300,22 @@ func (ix *Index) readVector(t tables, node uint32, cache map[uint32][]byte) ([]f
 		return nil, fmt.Errorf("%w: vector block %d is short", ErrCorrupt, b)
 	}
 	return v, nil
+}
+
+// scanAll reads every row of cf, borrowed (valid until the next one), and
+// ends with ctx's error when ctx is done (looked at every 4,096 rows).
+func scanAll(ctx context.Context, cf *kvstore.ColumnFamily) iter.Seq2[kvstore.Entry, error] {
+	return func(yield func(kvstore.Entry, error) bool) {
+		n := 0
+		for e, err := range cf.Scan(kvstore.IterOptions{Borrow: true}) {
+			if err == nil {
+				if n++; n%4096 == 0 {
+					err = ctx.Err()
+				}
+			}
+			if !yield(e, err) || err != nil {
+				return
+			}
+		}
+	}
 }

@@ -21,16 +21,13 @@ const (
 
 // String returns the metric's name (l2, cosine, dot).
 func (m Metric) String() string {
-	switch m {
-	case L2:
-		return "l2"
-	case Cosine:
-		return "cosine"
-	case Dot:
-		return "dot"
+	if int(m) < len(metricNames) {
+		return metricNames[m]
 	}
 	return fmt.Sprintf("Metric(%d)", uint8(m))
 }
+
+var metricNames = [...]string{L2: "l2", Cosine: "cosine", Dot: "dot"}
 
 // Storage is how an index holds vectors in memory; the store always keeps
 // them as float32. It is fixed when the index is created.
@@ -45,16 +42,13 @@ const (
 
 // String returns the storage's name (f32, f16, int8).
 func (s Storage) String() string {
-	switch s {
-	case F32:
-		return "f32"
-	case F16:
-		return "f16"
-	case Int8:
-		return "int8"
+	if int(s) < len(storageNames) {
+		return storageNames[s]
 	}
 	return fmt.Sprintf("Storage(%d)", uint8(s))
 }
+
+var storageNames = [...]string{F32: "f32", F16: "f16", Int8: "int8"}
 
 // DefaultEfSearch is Options.EfSearch's default: the smallest candidate
 // list that keeps recall@10 at 0.95 or more, with a margin, on the hard

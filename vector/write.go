@@ -73,11 +73,8 @@ func (w *Tx) Put(key []byte, vec []float32, p Put) error {
 // packed row is written once.
 func (w *Tx) PutBatch(items []Item) error {
 	ix := w.ix
-	if err := ix.usable(w.ctxOr()); err != nil {
+	if err := w.writable("put"); err != nil {
 		return err
-	}
-	if !w.tx.Writable() {
-		return fmt.Errorf("vector: %q: put: %w", ix.name, kvstore.ErrReadOnlyTx)
 	}
 	now := ix.store.Clock().Now()
 	exp := make([]int64, len(items))
@@ -240,11 +237,8 @@ func (w *Tx) setCounters(seq, next uint64) error {
 // the vector's bytes in its packed row).
 func (w *Tx) Delete(key []byte) error {
 	ix := w.ix
-	if err := ix.usable(w.ctxOr()); err != nil {
+	if err := w.writable("delete"); err != nil {
 		return err
-	}
-	if !w.tx.Writable() {
-		return fmt.Errorf("vector: %q: delete: %w", ix.name, kvstore.ErrReadOnlyTx)
 	}
 	if err := ix.checkKey("delete", key); err != nil {
 		return err
@@ -406,4 +400,16 @@ func (ix *Index) view(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	return ix.store.View(ctx, func(tx *kvstore.Tx) error { return fn(ix.In(tx)) })
+}
+
+// writable reports why op cannot write through w: the index is closed or
+// its context done, or the transaction is read-only.
+func (w *Tx) writable(op string) error {
+	if err := w.ix.usable(w.ctxOr()); err != nil {
+		return err
+	}
+	if !w.tx.Writable() {
+		return fmt.Errorf("vector: %q: %s: %w", w.ix.name, op, kvstore.ErrReadOnlyTx)
+	}
+	return nil
 }

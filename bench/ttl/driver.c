@@ -43,6 +43,26 @@ static void sleep_ms(long ms) {
 	}
 }
 
+/*
+ * put_ttl_batches writes the keys prefix00000000 ... of n, with the
+ * benchmark's value, in transactions of batch; key i expires at
+ * exp + i % spread.
+ */
+static void put_ttl_batches(KVStore *kv, const char *prefix, long n, int64_t exp, long spread) {
+	char key[64], val[128];
+	long i;
+	for (i = 0; i < n; i++) {
+		if (i % batch == 0) {
+			if (i > 0) check(kvstore_commit(kv), "commit");
+			check(kvstore_begin(kv, 1), "begin");
+		}
+		snprintf(key, sizeof key, "%s%08ld", prefix, i);
+		snprintf(val, sizeof val, "value_%08ld_with_some_additional_data_to_make_it_realistic", i);
+		check(kvstore_put_ttl(kv, key, (int)strlen(key), val, (int)strlen(val), exp + i % spread), "put_ttl");
+	}
+	check(kvstore_commit(kv), "commit");
+}
+
 int main(void) {
 	const char *e = getenv("SNKV_BENCH_RECORDS");
 	long n = e && atol(e) > 0 ? atol(e) : 1000000;
@@ -63,16 +83,7 @@ int main(void) {
 
 	double t = now();
 	int64_t exp = kvstore_now_ms() + hour;
-	for (i = 0; i < n; i++) {
-		if (i % batch == 0) {
-			if (i > 0) check(kvstore_commit(kv), "commit");
-			check(kvstore_begin(kv, 1), "begin");
-		}
-		snprintf(key, sizeof key, "key_%08ld", i);
-		snprintf(val, sizeof val, "value_%08ld_with_some_additional_data_to_make_it_realistic", i);
-		check(kvstore_put_ttl(kv, key, (int)strlen(key), val, (int)strlen(val), exp), "put_ttl");
-	}
-	check(kvstore_commit(kv), "commit");
+	put_ttl_batches(kv, "key_", n, exp, 1);
 	report("put_ttl", t, n);
 
 	t = now();
@@ -111,16 +122,7 @@ int main(void) {
 	report("refresh", t, refreshes);
 
 	int64_t soon = kvstore_now_ms() + 1000;
-	for (i = 0; i < expiring; i++) {
-		if (i % batch == 0) {
-			if (i > 0) check(kvstore_commit(kv), "commit");
-			check(kvstore_begin(kv, 1), "begin");
-		}
-		snprintf(key, sizeof key, "exp_key_%08ld", i);
-		snprintf(val, sizeof val, "value_%08ld_with_some_additional_data_to_make_it_realistic", i);
-		check(kvstore_put_ttl(kv, key, (int)strlen(key), val, (int)strlen(val), soon + i % 1000), "put_ttl");
-	}
-	check(kvstore_commit(kv), "commit");
+	put_ttl_batches(kv, "exp_key_", expiring, soon, 1000);
 	int64_t wait = soon + 1000 - kvstore_now_ms();
 	if (wait > 0) sleep_ms((long)wait + 1);
 	int deleted = 0;

@@ -131,59 +131,50 @@ func TestKillEitherSideAndResume(t *testing.T) {
 	// The writers: puts, deletes, puts with a TTL (far off: nothing expires
 	// during the test), TTLs cleared, range deletes, rollbacks, and keys
 	// outside the prefix that the device does not push.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	var writes sync.Map
+	writers := testutil.NewLoops()
 	for w := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 37))
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				err := dev.Update(context.Background(), func(tx *kvstore.Tx) error {
-					c := tx.CF(items)
-					for range 1 + rng.IntN(5) {
-						key := fmt.Appendf(nil, "item:%02d", rng.IntN(40))
-						if rng.IntN(5) == 0 {
-							key = fmt.Appendf(nil, "other:%02d", rng.IntN(40))
-						}
-						var err error
-						switch op := rng.IntN(20); {
-						case op < 10:
-							err = c.Put(key, fmt.Appendf(nil, "w%d-%d", w, n))
-						case op < 13:
-							err = c.Delete(key)
-						case op < 16:
-							err = c.PutTTL(key, fmt.Appendf(nil, "ttl%d-%d", w, n), time.Hour)
-						case op < 17:
-							err = c.Persist(key)
-						case op < 18:
-							err = c.Expire(key, 2*time.Hour)
-						default:
-							lo := rng.IntN(40)
-							_, err = c.DeleteRange(context.Background(), fmt.Appendf(nil, "item:%02d", lo), fmt.Appendf(nil, "item:%02d", lo+3))
-						}
-						if err != nil && !errors.Is(err, kvstore.ErrNotFound) {
-							return err
-						}
+		rng := rand.New(rand.NewPCG(uint64(w), 37))
+		writers.Go(func(n int) bool {
+			err := dev.Update(context.Background(), func(tx *kvstore.Tx) error {
+				c := tx.CF(items)
+				for range 1 + rng.IntN(5) {
+					key := fmt.Appendf(nil, "item:%02d", rng.IntN(40))
+					if rng.IntN(5) == 0 {
+						key = fmt.Appendf(nil, "other:%02d", rng.IntN(40))
 					}
-					if rng.IntN(10) == 0 {
-						return errRollback
+					var err error
+					switch op := rng.IntN(20); {
+					case op < 10:
+						err = c.Put(key, fmt.Appendf(nil, "w%d-%d", w, n))
+					case op < 13:
+						err = c.Delete(key)
+					case op < 16:
+						err = c.PutTTL(key, fmt.Appendf(nil, "ttl%d-%d", w, n), time.Hour)
+					case op < 17:
+						err = c.Persist(key)
+					case op < 18:
+						err = c.Expire(key, 2*time.Hour)
+					default:
+						lo := rng.IntN(40)
+						_, err = c.DeleteRange(context.Background(), fmt.Appendf(nil, "item:%02d", lo), fmt.Appendf(nil, "item:%02d", lo+3))
 					}
-					return nil
-				})
-				if err != nil && !errors.Is(err, errRollback) {
-					writes.Store("error", err)
-					return
+					if err != nil && !errors.Is(err, kvstore.ErrNotFound) {
+						return err
+					}
 				}
-				time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
+				if rng.IntN(10) == 0 {
+					return errRollback
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errRollback) {
+				writes.Store("error", err)
+				return false
 			}
-		}()
+			time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
+			return true
+		})
 	}
 
 	// The killer: SIGKILL one side at a random point, restart it a little
@@ -203,8 +194,7 @@ func TestKillEitherSideAndResume(t *testing.T) {
 			devc = startRole(t, deviceArgs...)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	writers.Stop()
 	if err, bad := writes.Load("error"); bad {
 		require.NoError(t, err.(error), "a writer")
 	}

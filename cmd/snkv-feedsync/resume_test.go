@@ -14,31 +14,14 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/changefeed"
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
 
-// lockedBuffer collects a role's progress lines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // role is a role run in this process.
 type role struct {
-	out    lockedBuffer
+	out    testutil.SyncBuffer
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -166,7 +149,7 @@ func TestTrimmedPositionStartsAgainFromSnapshot(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = run(ctx, device, &lockedBuffer{})
+	err = run(ctx, device, &testutil.SyncBuffer{})
 	require.ErrorIs(t, err, changefeed.ErrCompacted)
 	require.ErrorIs(t, err, errStartAgain)
 	require.Contains(t, err.Error(), "oldest change held")
@@ -204,7 +187,7 @@ func TestServerThatLostItsStoreAsksForSnapshot(t *testing.T) {
 	putN(t, items, "b", 3)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := run(ctx, device, &lockedBuffer{})
+	err := run(ctx, device, &testutil.SyncBuffer{})
 	require.ErrorIs(t, err, errStartAgain)
 	require.Contains(t, err.Error(), "no position")
 
@@ -237,7 +220,7 @@ func TestDeviceRetriesUntilServerUp(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	for _, args := range [][]string{nil, {"client"}, {"server"}, {"device", "-store", "x.db"}, {"server", "-store", "x.db", "extra"}, {"device", "-nope"}} {
-		require.ErrorIs(t, run(ctx, args, &lockedBuffer{}), errUsage, "%q", args)
+		require.ErrorIs(t, run(ctx, args, &testutil.SyncBuffer{}), errUsage, "%q", args)
 	}
 	dir := t.TempDir()
 	srv, push := startServer(t, filepath.Join(dir, "server.db"))

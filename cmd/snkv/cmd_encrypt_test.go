@@ -9,6 +9,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// encryptWith encrypts the store at path with the password of pwFile
+// (with the cheap key derivation), which must succeed, and returns what
+// the command did.
+func encryptWith(t *testing.T, path, pwFile string) result {
+	t.Helper()
+	r := cli(t, nil, with([]string{"encrypt", path, "--password-file", pwFile}, cheapKDF...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	return r
+}
+
 // secretFile writes content to a new file of the test and returns its path.
 func secretFile(t *testing.T, content string) string {
 	t.Helper()
@@ -77,8 +87,7 @@ func TestEncryptWithPasswordFile(t *testing.T) {
 	const pw = "correct horse battery"
 	pwFile := secretFile(t, pw+"\r\nthe second line is not part of it\n")
 
-	r := cli(t, nil, with([]string{"encrypt", path, "--password-file", pwFile}, cheapKDF...)...)
-	require.Equal(t, 0, r.code, r.stderr)
+	r := encryptWith(t, path, pwFile)
 	require.Equal(t, path+": encrypted with a password (Argon2id, 1 pass, 8 KiB, 1 thread)\n", r.stdout)
 	requireNoLeak(t, r, pw)
 	requireSealed(t, path, marker)
@@ -155,8 +164,7 @@ func TestEncryptWithPasswordFile(t *testing.T) {
 func TestEncryptAgain(t *testing.T) {
 	path, _ := markedFixture(t)
 	pwFile := secretFile(t, "first\n")
-	r := cli(t, nil, with([]string{"encrypt", path, "--password-file", pwFile}, cheapKDF...)...)
-	require.Equal(t, 0, r.code, r.stderr)
+	r := encryptWith(t, path, pwFile)
 
 	r = cli(t, nil, "encrypt", path)
 	require.Equal(t, exitError, r.code)

@@ -246,11 +246,7 @@ func (im *importer) line(n int, b []byte) error {
 	if err := im.switchTo(rec.CF); err != nil {
 		return err
 	}
-	key, hasKey, err := field("key", rec.Key, rec.KeyB64)
-	if err != nil {
-		return err
-	}
-	value, hasValue, err := field("value", rec.Value, rec.ValueB64)
+	key, hasKey, value, hasValue, err := rec.bytes()
 	if err != nil {
 		return err
 	}

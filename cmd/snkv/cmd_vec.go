@@ -162,28 +162,29 @@ func pairs(list []string, flag string) (map[string]string, error) {
 	return m, nil
 }
 
+// parseVecKinds reads --metric and --storage by the names the vector
+// package gives its metrics and storages.
 func parseVecKinds(metric, storage string) (vector.Metric, vector.Storage, error) {
-	var m vector.Metric
-	var s vector.Storage
-	switch metric {
-	case "l2":
-	case "cosine":
-		m = vector.Cosine
-	case "dot":
-		m = vector.Dot
-	default:
+	m, ok := byName([]vector.Metric{vector.L2, vector.Cosine, vector.Dot}, metric)
+	if !ok {
 		return 0, 0, usagef("--metric %q: l2, cosine or dot", metric)
 	}
-	switch storage {
-	case "f32":
-	case "f16":
-		s = vector.F16
-	case "int8":
-		s = vector.Int8
-	default:
+	s, ok := byName([]vector.Storage{vector.F32, vector.F16, vector.Int8}, storage)
+	if !ok {
 		return 0, 0, usagef("--storage %q: f32, f16 or int8", storage)
 	}
 	return m, s, nil
+}
+
+// byName returns the element of all whose String is name.
+func byName[T fmt.Stringer](all []T, name string) (T, bool) {
+	for _, x := range all {
+		if x.String() == name {
+			return x, true
+		}
+	}
+	var zero T
+	return zero, false
 }
 
 func (a *app) vecStats(cmd *cobra.Command, db *kvstore.Store, names []string) error {

@@ -42,11 +42,8 @@ type vecFields struct {
 // vecLine is one line of a vector index in an export (and, without Vec,
 // a vector as vec get and vec search print it).
 type vecLine struct {
-	Vec      string  `json:"vec,omitempty"`
-	Key      *string `json:"key,omitempty"`
-	KeyB64   *string `json:"key_base64,omitempty"`
-	Value    *string `json:"value,omitempty"`
-	ValueB64 *string `json:"value_base64,omitempty"`
+	Vec string `json:"vec,omitempty"`
+	keyValue
 	vecFields
 	ExpireMs *int64 `json:"expire_ms,omitempty"`
 }
@@ -123,10 +120,11 @@ func (a *app) exportVectors(ctx context.Context, tx *kvstore.Tx, ixs []*vector.I
 // likewise (metaOut); an empty value and no expiry are left out.
 func entryLine(e vector.Entry) vecLine {
 	l := vecLine{vecFields: vecFields{Vector: e.Vector}}
-	l.Key, l.KeyB64 = textOrBase64(e.Key)
-	if len(e.Value) > 0 {
-		l.Value, l.ValueB64 = textOrBase64(e.Value)
+	value := e.Value
+	if len(value) == 0 {
+		value = nil
 	}
+	l.set(e.Key, value)
 	l.Meta, l.MetaB64 = metaOut(e.Meta)
 	if !e.ExpireAt.IsZero() {
 		ms := e.ExpireAt.UnixMilli()
@@ -189,11 +187,7 @@ func (im *importer) vecLine(l *importLine) error {
 	if l.CF != "" {
 		return errors.New(`a line with both "cf" and "vec"`)
 	}
-	key, hasKey, err := field("key", l.Key, l.KeyB64)
-	if err != nil {
-		return err
-	}
-	value, _, err := field("value", l.Value, l.ValueB64)
+	key, hasKey, value, _, err := l.bytes()
 	if err != nil {
 		return err
 	}

@@ -10,26 +10,18 @@ import (
 
 // change is the JSON line of one change of the feed.
 type change struct {
-	Seq      int64   `json:"seq"`
-	Tx       int64   `json:"tx"`
-	AtMs     int64   `json:"at_ms"`
-	CF       string  `json:"cf"`
-	Op       string  `json:"op"`
-	Key      *string `json:"key,omitempty"`
-	KeyB64   *string `json:"key_base64,omitempty"`
-	Value    *string `json:"value,omitempty"`
-	ValueB64 *string `json:"value_base64,omitempty"`
-	ExpireMs *int64  `json:"expire_ms,omitempty"`
+	Seq  int64  `json:"seq"`
+	Tx   int64  `json:"tx"`
+	AtMs int64  `json:"at_ms"`
+	CF   string `json:"cf"`
+	Op   string `json:"op"`
+	keyValue
+	ExpireMs *int64 `json:"expire_ms,omitempty"`
 }
 
 func newChange(c changefeed.Change) change {
 	ch := change{Seq: c.Seq, Tx: c.Tx, AtMs: c.At.UnixMilli(), CF: c.CF, Op: c.Op.String()}
-	if c.Key != nil {
-		ch.Key, ch.KeyB64 = textOrBase64(c.Key)
-	}
-	if c.Value != nil {
-		ch.Value, ch.ValueB64 = textOrBase64(c.Value)
-	}
+	ch.set(c.Key, c.Value)
 	if !c.Expiry.IsZero() {
 		ms := c.Expiry.UnixMilli()
 		ch.ExpireMs = &ms

@@ -5,10 +5,10 @@ package main
 import (
 	"bytes"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +18,7 @@ import (
 func TestWatchFollowsAndCtrlC(t *testing.T) {
 	path := feedFixture(t)
 	cmd := exec.Command(snkvBin, "watch", path, "--from", "now")
-	var out, stderr syncBuffer // the child writes them while the test reads
+	var out, stderr testutil.SyncBuffer // the child writes them while the test reads
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
@@ -36,23 +36,4 @@ func TestWatchFollowsAndCtrlC(t *testing.T) {
 	}
 	require.Equal(t, 0, interruptAndWait(t, cmd, done), string(stderr.Bytes()))
 	require.Empty(t, stderr.Bytes())
-}
-
-// syncBuffer is a bytes.Buffer a child process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// Bytes returns a copy of what was written so far.
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
 }

@@ -88,26 +88,38 @@ func (s *terminal) stderr() string {
 // off, then types password and Enter.
 func (s *terminal) answer(prompt, password string) {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if i := strings.Index(s.stderr()[s.seen:], prompt); i >= 0 {
-			tio, err := unix.IoctlGetTermios(int(s.tty.Fd()), unix.TCGETS)
-			require.NoError(s.t, err)
-			if tio.Lflag&unix.ECHO == 0 {
-				s.seen += i + len(prompt)
-				break
-			}
+	s.waitFor(fmt.Sprintf("prompt %q", prompt), func() bool {
+		i := strings.Index(s.stderr()[s.seen:], prompt)
+		if i < 0 {
+			return false
 		}
-		select {
-		case err := <-s.done:
-			s.t.Fatalf("the command ended (%v) before asking %q; stderr: %s", err, prompt, s.stderr())
-		default:
+		tio, err := unix.IoctlGetTermios(int(s.tty.Fd()), unix.TCGETS)
+		require.NoError(s.t, err)
+		if tio.Lflag&unix.ECHO != 0 {
+			return false
 		}
-		require.True(s.t, time.Now().Before(deadline), "no prompt %q; stderr: %q", prompt, s.stderr())
-		time.Sleep(5 * time.Millisecond)
-	}
+		s.seen += i + len(prompt)
+		return true
+	})
 	_, err := io.WriteString(s.master, password+"\n")
 	require.NoError(s.t, err)
+}
+
+// waitFor polls ready until it reports true, failing the test if the
+// command ends first or 30 seconds pass without what (named in the
+// failure).
+func (s *terminal) waitFor(what string, ready func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ready() {
+		select {
+		case err := <-s.done:
+			s.t.Fatalf("the command ended (%v) before its %s; stderr: %s", err, what, s.stderr())
+		default:
+		}
+		require.True(s.t, time.Now().Before(deadline), "no %s; stderr: %q", what, s.stderr())
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // wait waits for the command to end and returns what it printed and its

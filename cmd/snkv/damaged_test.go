@@ -135,8 +135,7 @@ func TestDamagedEncryptionHeaderRow(t *testing.T) {
 	path, _ := markedFixture(t)
 	const pw = "correct horse battery"
 	pwFile := secretFile(t, pw+"\n")
-	r := cli(t, nil, with([]string{"encrypt", path, "--password-file", pwFile}, cheapKDF...)...)
-	require.Equal(t, 0, r.code, r.stderr)
+	r := encryptWith(t, path, pwFile)
 	damage(t, path, `UPDATE __snkv_meta SET value = CAST(value AS TEXT) WHERE name = 'encryption'`)
 	for _, args := range [][]string{{"get", path, "marked"}, {"stats", path}} {
 		r = cli(t, nil, append(args, "--password-file", pwFile)...)

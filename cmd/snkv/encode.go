@@ -162,12 +162,9 @@ func jsonString(s string) ([]byte, error) {
 // without any key field only names a column family (an export writes one
 // for each empty column family, so that it survives a round trip).
 type record struct {
-	CF       string  `json:"cf"`
-	Key      *string `json:"key,omitempty"`
-	KeyB64   *string `json:"key_base64,omitempty"`
-	Value    *string `json:"value,omitempty"`
-	ValueB64 *string `json:"value_base64,omitempty"`
-	ExpireMs *int64  `json:"expire_ms,omitempty"`
+	CF string `json:"cf"`
+	keyValue
+	ExpireMs *int64 `json:"expire_ms,omitempty"`
 	// TTLMs is the time left in milliseconds, written by scan --with-ttl,
 	// get and ttl for people; import ignores it (expire_ms is exact).
 	TTLMs *int64 `json:"ttl_ms,omitempty"`
@@ -209,13 +206,42 @@ func jsonEscapedLen(b []byte) int {
 	return n
 }
 
+// keyValue is the key and the value of a JSON line (a record, a change,
+// a vector's line), each a string under "key"/"value" or standard base64
+// under "key_base64"/"value_base64" (see textOrBase64).
+type keyValue struct {
+	Key      *string `json:"key,omitempty"`
+	KeyB64   *string `json:"key_base64,omitempty"`
+	Value    *string `json:"value,omitempty"`
+	ValueB64 *string `json:"value_base64,omitempty"`
+}
+
+// set writes key and value, each as text or base64; a nil one is left out.
+func (kv *keyValue) set(key, value []byte) {
+	if key != nil {
+		kv.Key, kv.KeyB64 = textOrBase64(key)
+	}
+	if value != nil {
+		kv.Value, kv.ValueB64 = textOrBase64(value)
+	}
+}
+
+// bytes returns the key and the value of a line read back, and whether
+// each was there (see field).
+func (kv *keyValue) bytes() (key []byte, hasKey bool, value []byte, hasValue bool, err error) {
+	if key, hasKey, err = field("key", kv.Key, kv.KeyB64); err != nil {
+		return nil, false, nil, false, err
+	}
+	if value, hasValue, err = field("value", kv.Value, kv.ValueB64); err != nil {
+		return nil, false, nil, false, err
+	}
+	return key, hasKey, value, hasValue, nil
+}
+
 // newRecord builds the JSON record of a key (value nil: leave it out).
 func newRecord(cf string, key, value []byte) record {
 	r := record{CF: cf}
-	r.Key, r.KeyB64 = textOrBase64(key)
-	if value != nil {
-		r.Value, r.ValueB64 = textOrBase64(value)
-	}
+	r.set(key, value)
 	return r
 }
 

@@ -32,12 +32,7 @@ func asUser(t *testing.T, dir string, args ...string) result {
 func TestReadOnlyFile(t *testing.T) {
 	path := fixture(t)
 	dir := filepath.Dir(path)
-	// Let the unprivileged user reach and use the directory.
-	for d := dir; d != filepath.Dir(os.TempDir()) && d != "/"; d = filepath.Dir(d) {
-		if strings.HasPrefix(d, os.TempDir()) && d != os.TempDir() {
-			require.NoError(t, os.Chmod(d, 0o777))
-		}
-	}
+	openToAll(t, dir)
 	require.NoError(t, os.Chmod(path, 0o444))
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -154,4 +149,15 @@ func TestStaleReadOnlyShm(t *testing.T) {
 	require.NoError(t, os.Remove(shm))
 	r = asUser(t, dir, "put", path, "k", "v")
 	require.Equal(t, 0, r.code, r.stderr)
+}
+
+// openToAll lets the unprivileged user reach and use dir: it and the
+// directories above it up to the temporary directory become rwx for all.
+func openToAll(t *testing.T, dir string) {
+	t.Helper()
+	for d := dir; d != filepath.Dir(os.TempDir()) && d != "/"; d = filepath.Dir(d) {
+		if strings.HasPrefix(d, os.TempDir()) && d != os.TempDir() {
+			require.NoError(t, os.Chmod(d, 0o777))
+		}
+	}
 }

@@ -3,12 +3,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -16,22 +16,11 @@ import (
 // waitEcho waits until the terminal has shown the shell's prompt n times.
 func (s *terminal) waitPrompt(n int) {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	s.waitFor(fmt.Sprintf("prompt %d", n), func() bool {
 		s.mu.Lock()
-		got := strings.Count(s.echoed.String(), "snkv> ")
-		s.mu.Unlock()
-		if got >= n {
-			return
-		}
-		select {
-		case err := <-s.done:
-			s.t.Fatalf("the shell ended (%v) before its prompt %d; stderr: %s", err, n, s.stderr())
-		default:
-		}
-		require.True(s.t, time.Now().Before(deadline), "no prompt %d; stderr: %q", n, s.stderr())
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer s.mu.Unlock()
+		return strings.Count(s.echoed.String(), "snkv> ") >= n
+	})
 }
 
 // typeLines types each line once the prompt for it is shown (the first

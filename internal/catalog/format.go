@@ -7,6 +7,7 @@ import (
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/family"
 	"github.com/snkv-go/snkv/internal/layout"
+	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
 // Format identifiers written into every store file.
@@ -53,7 +54,7 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 	if err != nil {
 		return h, err
 	}
-	enc, err := text(ctx, c, "PRAGMA encoding")
+	enc, err := c.QueryText(ctx, "PRAGMA encoding")
 	if err != nil {
 		return h, err
 	}
@@ -84,7 +85,7 @@ func readHeader(ctx context.Context, c *engine.Conn, adopt, readOnly bool) (head
 	}
 	// Adopting: refuse before anything is written if a name snkv needs is
 	// taken.
-	clash, err := text(ctx, c, `SELECT name FROM sqlite_schema WHERE name = '`+family.DefaultName+`' COLLATE NOCASE OR lower(name) LIKE '\_\_snkv\_%' ESCAPE '\' ORDER BY name LIMIT 1`)
+	clash, err := c.QueryText(ctx, `SELECT name FROM sqlite_schema WHERE name = '`+family.DefaultName+`' COLLATE NOCASE OR lower(name) LIKE '\_\_snkv\_%' ESCAPE '\' ORDER BY name LIMIT 1`)
 	if err != nil {
 		return h, err
 	}
@@ -160,32 +161,17 @@ func formatRow(ctx context.Context, c *engine.Conn) (int64, error) {
 	return v, nil
 }
 
-// kindName names a storage class as SQL's typeof does.
+// kindName names a storage class as SQL's typeof does, with its article
+// ("an INTEGER", "a REAL", "TEXT", "a BLOB", "NULL").
 func kindName(k int) string {
-	switch k {
+	switch name := rowcodec.KindName(k); k {
 	case engine.KindInt:
-		return "an INTEGER"
-	case engine.KindFloat:
-		return "a REAL"
-	case engine.KindText:
-		return "TEXT"
-	case engine.KindBlob:
-		return "a BLOB"
+		return "an " + name
+	case engine.KindFloat, engine.KindBlob:
+		return "a " + name
 	default:
-		return "NULL"
+		return name
 	}
-}
-
-func text(ctx context.Context, c *engine.Conn, q string, args ...any) (string, error) {
-	rows, err := c.Query(ctx, q, args...)
-	if err != nil {
-		return "", err
-	}
-	var s string
-	if rows.Next() {
-		s = string(rows.RawBytes(0))
-	}
-	return s, rows.Close()
 }
 
 // writeHeader makes a fresh file a format-2 store, inside the caller's

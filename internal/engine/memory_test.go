@@ -35,7 +35,7 @@ func TestMemoryStoreIsAPrivateWALFile(t *testing.T) {
 	require.NotNil(t, db.ckpt)
 	withWriter(t, db, func(c *Conn) {
 		require.NoError(t, db.SetJournalMode(ctx, c))
-		mode, err := text(ctx, c, "PRAGMA journal_mode")
+		mode, err := c.QueryText(ctx, "PRAGMA journal_mode")
 		require.NoError(t, err)
 		require.Equal(t, "wal", mode)
 		sync, err := c.QueryInt(ctx, "PRAGMA synchronous")
@@ -62,19 +62,6 @@ func TestMemoryStoreRemovedByLastReader(t *testing.T) {
 	require.DirExists(t, db.memDir)
 	db.ReleaseReader(r)
 	require.NoDirExists(t, db.memDir)
-}
-
-// text returns the first column of the first row of q as text.
-func text(ctx context.Context, c *Conn, q string) (string, error) {
-	rows, err := c.Query(ctx, q)
-	if err != nil {
-		return "", err
-	}
-	var s string
-	if rows.Next() {
-		s = string(rows.Bytes(0))
-	}
-	return s, rows.Close()
 }
 
 // The first in-memory open of a process removes the directories that

@@ -292,6 +292,20 @@ func (c *Conn) Control(ctx context.Context, stmt string) error {
 	return err
 }
 
+// QueryText runs a cached statement and returns the first column of its
+// first row as text ("" when there is no row).
+func (c *Conn) QueryText(ctx context.Context, query string, args ...any) (string, error) {
+	rows, err := c.Query(ctx, query, args...)
+	if err != nil {
+		return "", err
+	}
+	var s string
+	if rows.Next() {
+		s = string(rows.RawBytes(0))
+	}
+	return s, rows.Close()
+}
+
 // Query runs a cached statement. The Rows must be closed; until then the
 // cached statement is taken, and a second Query of the same SQL on this
 // connection (a nested iteration) runs on a statement of its own.

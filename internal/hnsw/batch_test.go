@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/internal/vectest"
 	"github.com/stretchr/testify/require"
 )
@@ -41,10 +42,7 @@ func ids(lo, hi int) []uint32 {
 // A batch linked on several goroutines is as good a graph as one built an
 // insert at a time.
 func TestInsertBatchParallelRecall(t *testing.T) {
-	n := 6000
-	if raceEnabled {
-		n = 1500
-	}
+	n := sized(6000, 1500)
 	set := vectest.Generate(vectest.Clustered(n, 100, 32))
 	truth := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, nil)
 	serial := build(t, set, Config{Dim: 32, Metric: Cosine, Seed: 1})
@@ -66,10 +64,7 @@ func TestInsertBatchParallelRecall(t *testing.T) {
 // Searches run while a batch is being linked and never return a staged
 // node; after Publish the whole batch is found. Run with -race.
 func TestSearchBesideLinking(t *testing.T) {
-	n := 3000
-	if raceEnabled {
-		n = 1200
-	}
+	n := sized(3000, 1200)
 	set := vectest.Generate(vectest.Clustered(n, 40, 24))
 	g, err := New(Config{Dim: 24, Metric: Cosine, Seed: 2})
 	require.NoError(t, err)
@@ -82,32 +77,27 @@ func TestSearchBesideLinking(t *testing.T) {
 	_, ok := g.Node(uint32(half))
 	require.False(t, ok, "a staged node is not given to persist")
 
-	var stop atomic.Bool
-	var wg sync.WaitGroup
+	searchers := testutil.NewLoops()
 	var searches atomic.Int64
 	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; !stop.Load(); i++ {
-				res, err := g.Search(set.Base[half+i%half], SearchOptions{K: 10, Ef: 32})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, r := range res {
-					if int(r.ID) >= half {
-						t.Errorf("search returned staged node %d", r.ID)
-						return
-					}
-				}
-				searches.Add(1)
+		searchers.Go(func(i int) bool {
+			res, err := g.Search(set.Base[half+i%half], SearchOptions{K: 10, Ef: 32})
+			if err != nil {
+				t.Error(err)
+				return false
 			}
-		}()
+			for _, r := range res {
+				if int(r.ID) >= half {
+					t.Errorf("search returned staged node %d", r.ID)
+					return false
+				}
+			}
+			searches.Add(1)
+			return true
+		})
 	}
 	b.Link(2)
-	stop.Store(true)
-	wg.Wait()
+	searchers.Stop()
 	t.Logf("%d searches beside the linking", searches.Load())
 	b.Publish()
 	require.Equal(t, n, g.Live())
@@ -126,10 +116,7 @@ func TestSearchBesideLinking(t *testing.T) {
 // Inserts from several goroutines at once (hnswlib's concurrent insert)
 // build a sound graph. Run with -race.
 func TestConcurrentInserts(t *testing.T) {
-	n := 2000
-	if raceEnabled {
-		n = 800
-	}
+	n := sized(2000, 800)
 	set := vectest.Generate(vectest.Clustered(n, 50, 16))
 	truth := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, nil)
 	g, err := New(Config{Dim: 16, Metric: Cosine, Seed: 3})
@@ -224,10 +211,7 @@ func unreachable(g *Graph) int {
 // such node unreachable, one graph in a hundred).
 func TestBatchesLeaveNoNodeUnreachable(t *testing.T) {
 	set := vectest.Generate(vectest.Clustered(600, 0, 16))
-	graphs := 60
-	if raceEnabled {
-		graphs = 8
-	}
+	graphs := sized(60, 8)
 	seeds := []int{230, 289, 400, 511, 538}
 	for i := range graphs {
 		seeds = append(seeds, i)

@@ -41,10 +41,7 @@ func TestConfigAndBadInput(t *testing.T) {
 func TestMetricsAndStorages(t *testing.T) {
 	for _, m := range []Metric{L2, Cosine, Dot} {
 		for _, st := range []Storage{F32, F16, I8} {
-			n := 2000
-			if raceEnabled {
-				n = 600 // nine graphs: keep -race within a minute
-			}
+			n := sized(2000, 600) // nine graphs: keep -race within a minute
 			g, set, truth := small(t, n, Config{Metric: m, Storage: st, Seed: 3})
 			r := recallOf(t, g, set, truth, SearchOptions{K: 10, Ef: 64})
 			want := 0.97
@@ -86,11 +83,7 @@ func TestF16RoundTrip(t *testing.T) {
 
 func TestDeleteRepairAndReuse(t *testing.T) {
 	g, set, _ := small(t, 3000, Config{Seed: 5})
-	dead := map[uint32]bool{}
-	for id := uint32(0); id < 3000; id += 3 {
-		require.True(t, g.Delete(id))
-		dead[id] = true
-	}
+	dead := deleteEvery(t, g, 0, 3000, 3)
 	require.False(t, g.Delete(0), "a second delete finds no node")
 	require.Equal(t, 2000, g.Live())
 	require.Equal(t, 1000, g.Tombstones())
@@ -284,4 +277,25 @@ func TestCosineNormalisesSubnormalAndHugeVectors(t *testing.T) {
 			require.InDelta(t, 1-math.Sqrt(0.5), r.Dist, 2e-2, "storage %d: %v", st, res)
 		}
 	}
+}
+
+// sized returns n, or underRace when the tests run with -race (several
+// times slower).
+func sized(n, underRace int) int {
+	if raceEnabled {
+		return underRace
+	}
+	return n
+}
+
+// deleteEvery deletes the nodes from, from+step, … below to, each of which
+// must be there, and returns them.
+func deleteEvery(t *testing.T, g *Graph, from, to, step uint32) map[uint32]bool {
+	t.Helper()
+	dead := map[uint32]bool{}
+	for id := from; id < to; id += step {
+		require.True(t, g.Delete(id))
+		dead[id] = true
+	}
+	return dead
 }

@@ -26,11 +26,7 @@ func requireNoLinkTo(t *testing.T, g *Graph, dead map[uint32]bool) {
 
 func TestRepairStepWorksInSlices(t *testing.T) {
 	g, set, _ := small(t, 3000, Config{Seed: 5})
-	dead := map[uint32]bool{}
-	for id := uint32(0); id < 3000; id += 3 {
-		require.True(t, g.Delete(id))
-		dead[id] = true
-	}
+	dead := deleteEvery(t, g, 0, 3000, 3)
 	alive := func(id int) bool { return !dead[uint32(id)] }
 	truth := vectest.Truth(set.Base, set.Queries, 10, vectest.Cosine, alive)
 	steps := 0
@@ -65,11 +61,7 @@ func TestRepairStepWorksInSlices(t *testing.T) {
 
 func TestRepairStepBeginsAgainAfterAChange(t *testing.T) {
 	g, _, _ := small(t, 2000, Config{Seed: 9})
-	dead := map[uint32]bool{}
-	for id := uint32(0); id < 1000; id += 2 {
-		require.True(t, g.Delete(id))
-		dead[id] = true
-	}
+	dead := deleteEvery(t, g, 0, 1000, 2)
 	for range 5 {
 		_, done := g.RepairStep(time.Nanosecond)
 		require.False(t, done)

@@ -81,33 +81,27 @@ func (o Spec) Range() (lo, hi Bound, empty bool) {
 	return lo, hi, isEmpty(lo, hi)
 }
 
-func maxLower(a, b Bound) Bound {
-	if a.Key == nil {
-		return b
-	}
-	if b.Key == nil {
-		return a
-	}
-	switch c := bytes.Compare(a.Key, b.Key); {
-	case c > 0:
-		return a
-	case c < 0:
-		return b
-	}
-	return Bound{Key: a.Key, Inclusive: a.Inclusive && b.Inclusive}
-}
+// maxLower returns the tighter of two lower bounds.
+func maxLower(a, b Bound) Bound { return tighter(a, b, 1) }
 
-func minUpper(a, b Bound) Bound {
+// minUpper returns the tighter of two upper bounds.
+func minUpper(a, b Bound) Bound { return tighter(a, b, -1) }
+
+// tighter returns the tighter of two bounds on the same side: the one
+// whose key compares to the other's as want says (1: the larger, for lower
+// bounds; -1: the smaller, for upper bounds), or on the same key the
+// exclusive one. A bound with a nil key is none.
+func tighter(a, b Bound, want int) Bound {
 	if a.Key == nil {
 		return b
 	}
 	if b.Key == nil {
 		return a
 	}
-	switch c := bytes.Compare(a.Key, b.Key); {
-	case c < 0:
+	switch bytes.Compare(a.Key, b.Key) {
+	case want:
 		return a
-	case c > 0:
+	case -want:
 		return b
 	}
 	return Bound{Key: a.Key, Inclusive: a.Inclusive && b.Inclusive}

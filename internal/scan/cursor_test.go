@@ -166,6 +166,10 @@ func TestOptionsRange(t *testing.T) {
 			lo: scan.Bound{Key: []byte("b"), Inclusive: true}, hi: scan.Bound{Key: []byte("c")}},
 		{name: "start and end narrow prefix", opts: scan.Spec{Prefix: []byte("b"), Start: []byte("bb"), End: []byte("bc")},
 			lo: scan.Bound{Key: []byte("bb"), Inclusive: true}, hi: scan.Bound{Key: []byte("bc")}},
+		{name: "start and end on the prefix's own bounds", opts: scan.Spec{Prefix: []byte("b"), Start: []byte("b"), End: []byte("c")},
+			lo: scan.Bound{Key: []byte("b"), Inclusive: true}, hi: scan.Bound{Key: []byte("c")}},
+		{name: "end before the prefix's end", opts: scan.Spec{Prefix: []byte("b"), End: []byte("bz")},
+			lo: scan.Bound{Key: []byte("b"), Inclusive: true}, hi: scan.Bound{Key: []byte("bz")}},
 		{name: "start past prefix", opts: scan.Spec{Prefix: []byte("b"), Start: []byte("c")},
 			lo: scan.Bound{Key: []byte("c"), Inclusive: true}, hi: scan.Bound{Key: []byte("c")}, empty: true},
 	}

@@ -10,12 +10,7 @@ import (
 // BenchmarkOpen100 opens a sealed 100-byte value: the floor of what
 // encryption adds to every read.
 func BenchmarkOpen100(b *testing.B) {
-	kr, _ := Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
-	st, _ := kr.State()
-	k := st.Write
-	v := bytes.Repeat([]byte("v"), 100)
-	key := []byte("0123456789abcdef")
-	s := k.Seal(nil, "default", key, v)
+	_, k, key, _, s := benchSealed(100)
 	buf := make([]byte, 0, 200)
 	for b.Loop() {
 		if _, err := k.Open(buf[:0], "default", key, s); err != nil {
@@ -27,11 +22,7 @@ func BenchmarkOpen100(b *testing.B) {
 // BenchmarkSeal100 seals a 100-byte value: the floor of what encryption
 // adds to every write.
 func BenchmarkSeal100(b *testing.B) {
-	kr, _ := Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
-	st, _ := kr.State()
-	k := st.Write
-	v := bytes.Repeat([]byte("v"), 100)
-	key := []byte("0123456789abcdef")
+	_, k, key, v, _ := benchSealed(100)
 	buf := make([]byte, 0, 200)
 	for b.Loop() {
 		k.Seal(buf[:0], "default", key, v)
@@ -42,13 +33,8 @@ func BenchmarkSeal100(b *testing.B) {
 // before it kept each nonce prefix's subkey: chacha20poly1305.NewX, which
 // runs HChaCha20 for every value.
 func BenchmarkOpen100NewX(b *testing.B) {
-	kr, _ := Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
-	st, _ := kr.State()
-	k := st.Write
+	kr, k, key, _, s := benchSealed(100)
 	x, _ := chacha20poly1305.NewX(kr.cur)
-	v := bytes.Repeat([]byte("v"), 100)
-	key := []byte("0123456789abcdef")
-	s := k.Seal(nil, "default", key, v)
 	ad := k.AD(nil, "default", key)[nonceRoom:]
 	buf := make([]byte, 0, 200)
 	for b.Loop() {
@@ -60,12 +46,7 @@ func BenchmarkOpen100NewX(b *testing.B) {
 
 // BenchmarkOpen1K opens a sealed 1 KiB value.
 func BenchmarkOpen1K(b *testing.B) {
-	kr, _ := Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
-	st, _ := kr.State()
-	k := st.Write
-	v := bytes.Repeat([]byte("v"), 1024)
-	key := []byte("0123456789abcdef")
-	s := k.Seal(nil, "default", key, v)
+	_, k, key, _, s := benchSealed(1024)
 	ad := k.AD(nil, "default", key)
 	buf := make([]byte, 0, 1100)
 	for b.Loop() {
@@ -78,12 +59,21 @@ func BenchmarkOpen1K(b *testing.B) {
 // BenchmarkAD builds the associated data of a value (with the room of its
 // nonce): what every open and seal adds before the cipher.
 func BenchmarkAD(b *testing.B) {
-	kr, _ := Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
-	st, _ := kr.State()
-	k := st.Write
-	key := []byte("0123456789abcdef")
+	_, k, key, _, _ := benchSealed(0)
 	buf := make([]byte, 0, 128)
 	for b.Loop() {
 		buf = k.AD(buf[:0], "default", key)
 	}
+}
+
+// benchSealed returns the inputs of the benchmarks: a new key ring, its
+// write key, a 16-byte key, a value of n bytes and that value sealed for
+// the key in the default column family.
+func benchSealed(n int) (kr *Keyring, k *Key, key, v, sealed []byte) {
+	kr, _ = Create(Secret{Key: bytes.Repeat([]byte{1}, KeySize)})
+	st, _ := kr.State()
+	k = st.Write
+	key = []byte("0123456789abcdef")
+	v = bytes.Repeat([]byte("v"), n)
+	return kr, k, key, v, k.Seal(nil, "default", key, v)
 }

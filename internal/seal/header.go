@@ -27,18 +27,13 @@ const (
 )
 
 func (j Job) String() string {
-	switch j {
-	case JobNone:
-		return "none"
-	case JobEncrypt:
-		return "encrypt"
-	case JobRekey:
-		return "re-key"
-	case JobDecrypt:
-		return "decrypt"
+	if int(j) < len(jobNames) {
+		return jobNames[j]
 	}
 	return fmt.Sprintf("job %d", uint8(j))
 }
+
+var jobNames = [...]string{JobNone: "none", JobEncrypt: "encrypt", JobRekey: "re-key", JobDecrypt: "decrypt"}
 
 // Slot kinds.
 const (

@@ -93,7 +93,7 @@ type Child struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr syncBuffer
+	stderr SyncBuffer
 	done   chan struct{} // closed when stdout is at its end
 
 	mu     sync.Mutex
@@ -248,20 +248,30 @@ func (c *Child) Lines() []string {
 // Stderr returns what the child has written to stderr so far.
 func (c *Child) Stderr() string { return c.stderr.String() }
 
-// syncBuffer is a bytes.Buffer safe for one writer and any readers.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for one writer (a child process, a
+// goroutine) and any readers. The zero value is ready to use.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+// String returns what was written so far.
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Bytes returns a copy of what was written so far.
+func (b *SyncBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
 }

@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"slices"
 	"testing"
@@ -21,4 +23,18 @@ func ListDir(t testing.TB, dir string) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// ReadGzip returns the contents of the gzip file at path (a compressed
+// fixture under testdata).
+func ReadGzip(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	b, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	return b
 }

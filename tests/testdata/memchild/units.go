@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -117,21 +118,7 @@ func seed(path string, opts kvstore.Options, n uint64, withLog bool) (err error)
 // a reader connection already open, not the connection's.
 func unit(kind, dir string, opts kvstore.Options) (Unit, error) {
 	if kind == unitStore {
-		var stores []*kvstore.Store
-		u, err := measure(kind, func() error {
-			for i := range unitCount {
-				s, err := kvstore.Open(storePath(dir, i), opts)
-				if err != nil {
-					return err
-				}
-				stores = append(stores, s)
-			}
-			return nil
-		})
-		for _, s := range stores {
-			err = errors.Join(err, s.Close())
-		}
-		return u, err
+		return measureOpen(kind, func(i int) (*kvstore.Store, error) { return kvstore.Open(storePath(dir, i), opts) })
 	}
 	if _, ok := unitNames[kind]; !ok {
 		return Unit{}, fmt.Errorf("unknown unit %q", kind)
@@ -225,19 +212,26 @@ func readerUnit(kind string, st *kvstore.Store) (Unit, error) {
 	if err != nil {
 		return Unit{}, err
 	}
-	var snaps []*timelog.Snapshot
+	u, err := measureOpen(kind, func(int) (*timelog.Snapshot, error) { return log.Snapshot() })
+	return u, errors.Join(err, log.Close())
+}
+
+// measureOpen measures the opening of unitCount things of a kind with
+// open (given 0, 1, …), and closes them after.
+func measureOpen[T io.Closer](kind string, open func(i int) (T, error)) (Unit, error) {
+	var opened []T
 	u, err := measure(kind, func() error {
-		for range unitCount {
-			s, err := log.Snapshot()
+		for i := range unitCount {
+			x, err := open(i)
 			if err != nil {
 				return err
 			}
-			snaps = append(snaps, s)
+			opened = append(opened, x)
 		}
 		return nil
 	})
-	for _, s := range snaps {
-		err = errors.Join(err, s.Close())
+	for _, x := range opened {
+		err = errors.Join(err, x.Close())
 	}
-	return u, errors.Join(err, log.Close())
+	return u, err
 }
