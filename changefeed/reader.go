@@ -164,7 +164,10 @@ func (r *Reader) fill(ctx context.Context) (int64, error) {
 			return err
 		}
 		chs, next, err = changelog.ReadFiltered(ctx, c, from, changelog.Filter(r.opts.Filter), r.opts.Batch)
-		return err
+		if err != nil {
+			return err
+		}
+		return r.fs.OpenValues(chs)
 	}()
 	r.db.ReleaseSnapshot(c)
 	if err != nil {
