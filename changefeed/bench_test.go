@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -388,6 +391,129 @@ func BenchmarkTrimSteady(b *testing.B) {
 				}
 			}
 			reportCPU(b, testutil.CPUTime()-cpu0)
+		})
+	}
+}
+
+// BenchmarkWritersWithReaders measures a writer's rate (lone Puts of
+// 100-byte values, each its own transaction) with 0 and with 100 Readers
+// of the same store tailing it in this process, each a goroutine looping
+// on Next: puts/s, wall time. The readers' cost to writers is the drop.
+func BenchmarkWritersWithReaders(b *testing.B) {
+	for _, n := range []int{0, 100} {
+		b.Run(fmt.Sprintf("readers=%d", n), func(b *testing.B) {
+			s := benchStore(b, true, false)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			from, err := changefeed.Now(ctx, s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var read atomic.Int64
+			var wg sync.WaitGroup
+			for range n {
+				r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						if _, err := r.Next(ctx); err != nil {
+							return
+						}
+						read.Add(1)
+					}
+				}()
+			}
+			val := make([]byte, 100)
+			cpu0 := testutil.CPUTime()
+			i := 0
+			for b.Loop() {
+				if err := s.Put(benchKey(i), val); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "puts/s")
+			reportCPU(b, testutil.CPUTime()-cpu0)
+			cancel()
+			wg.Wait()
+			if n > 0 {
+				b.ReportMetric(float64(read.Load())/float64(n*b.N), "read-fraction")
+			}
+		})
+	}
+}
+
+// BenchmarkTailLatencyUnderLoad measures the time from a Put's return to
+// a tailing Reader's Next returning its change while a writer commits
+// steadily: one Put every 500 µs (2,000 commits/s, each measured), on the
+// reader's store handle (woken by the commit hook) or on another handle of
+// the file (as another process: the reader polls). p50 and p99.
+func BenchmarkTailLatencyUnderLoad(b *testing.B) {
+	for _, other := range []bool{false, true} {
+		b.Run(map[bool]string{false: "same-handle", true: "other-handle"}[other], func(b *testing.B) {
+			s := benchStore(b, true, false)
+			w := s
+			if other {
+				var err error
+				if w, err = kvstore.Open(s.Path(), kvstore.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			now, err := changefeed.Now(ctx, s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := b.N
+			returned := make([]atomic.Int64, n) // UnixNano of each Put's return
+			lat := make([]time.Duration, 0, n)
+			done := make(chan error, 1)
+			go func() {
+				for len(lat) < n {
+					c, err := r.Next(ctx)
+					if err != nil {
+						done <- err
+						return
+					}
+					at := time.Now()
+					i := int(binary.BigEndian.Uint64(c.Key[4:]))
+					for returned[i].Load() == 0 { // the hook may wake it before Put returns
+						runtime.Gosched()
+					}
+					lat = append(lat, max(at.Sub(time.Unix(0, returned[i].Load())), 0))
+				}
+				done <- nil
+			}()
+			val := make([]byte, 100)
+			tick := time.NewTicker(500 * time.Microsecond)
+			defer tick.Stop()
+			b.ResetTimer()
+			for i := range n {
+				<-tick.C
+				key := binary.BigEndian.AppendUint64([]byte("lat:"), uint64(i))
+				if err := w.Put(key, val); err != nil {
+					b.Fatal(err)
+				}
+				returned[i].Store(time.Now().UnixNano())
+			}
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
 		})
 	}
 }
