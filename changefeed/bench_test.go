@@ -517,3 +517,88 @@ func BenchmarkTailLatencyUnderLoad(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExpiryEvents measures how late expiry events arrive with the
+// background purge on, on a store of 1M keys with a TTL: 980,000 expire in
+// an hour, 20,000 during the run, their deadlines spread evenly over 10 s
+// (2,000 a second). A Reader tails the feed (turned on after the fill) and
+// notes, for each expired event, how long after the key's deadline Next
+// returned it: p50, p99 and max, for each purge interval (the store's
+// system clock). One op is one whole run (about 20 s):
+//
+//	go test -run '^$' -bench ExpiryEvents -benchtime 1x ./changefeed
+func BenchmarkExpiryEvents(b *testing.B) {
+	const total, soon, spread = 1_000_000, 20_000, 10 * time.Second
+	for _, every := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond} {
+		b.Run(fmt.Sprintf("purge=%v", every), func(b *testing.B) {
+			for b.Loop() {
+				expiryRun(b, every, total, soon, spread)
+			}
+		})
+	}
+}
+
+func expiryRun(b *testing.B, every time.Duration, total, soon int, spread time.Duration) {
+	s, err := kvstore.Open(filepath.Join(b.TempDir(), "ttl.db"), kvstore.Options{PurgeInterval: every})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	val := make([]byte, 20)
+	put := func(from, to int, at func(j int) time.Time) {
+		tx, err := s.Begin(ctx, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := from; j < to; j++ {
+			if err := tx.PutExpireAt(benchKey(j), val, at(j)); err != nil {
+				_ = tx.Rollback()
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	later := time.Now().Add(time.Hour)
+	for i := soon; i < total; i += 10_000 {
+		put(i, min(i+10_000, total), func(int) time.Time { return later })
+	}
+	// The keys that expire during the run go last, in one transaction.
+	start := time.Now().Add(2 * time.Second)
+	put(0, soon, func(j int) time.Time { return start.Add(time.Duration(j) * spread / time.Duration(soon)) })
+	if err := changefeed.Enable(ctx, s, "default", changefeed.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	now, err := changefeed.Now(ctx, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	late := make([]time.Duration, 0, soon)
+	removed := make([]time.Duration, 0, soon)
+	wctx, wcancel := context.WithTimeout(ctx, time.Until(start)+spread+30*time.Second)
+	defer wcancel()
+	for len(late) < soon {
+		c, err := r.Next(wctx)
+		if err != nil {
+			b.Fatalf("after %d expiry events: %v", len(late), err)
+		}
+		if c.Op != changefeed.OpExpired {
+			continue
+		}
+		late = append(late, time.Since(c.Expiry))
+		removed = append(removed, c.At.Sub(c.Expiry))
+	}
+	slices.Sort(late)
+	slices.Sort(removed)
+	b.ReportMetric(float64(late[len(late)/2].Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(late[len(late)*99/100].Milliseconds()), "p99-ms")
+	b.ReportMetric(float64(late[len(late)-1].Milliseconds()), "max-ms")
+	b.ReportMetric(float64(removed[len(removed)*99/100].Milliseconds()), "removed-p99-ms")
+}
