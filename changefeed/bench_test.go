@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -390,4 +393,212 @@ func BenchmarkTrimSteady(b *testing.B) {
 			reportCPU(b, testutil.CPUTime()-cpu0)
 		})
 	}
+}
+
+// BenchmarkWritersWithReaders measures a writer's rate (lone Puts of
+// 100-byte values, each its own transaction) with 0 and with 100 Readers
+// of the same store tailing it in this process, each a goroutine looping
+// on Next: puts/s, wall time. The readers' cost to writers is the drop.
+func BenchmarkWritersWithReaders(b *testing.B) {
+	for _, n := range []int{0, 100} {
+		b.Run(fmt.Sprintf("readers=%d", n), func(b *testing.B) {
+			s := benchStore(b, true, false)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			from, err := changefeed.Now(ctx, s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var read atomic.Int64
+			var wg sync.WaitGroup
+			for range n {
+				r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						if _, err := r.Next(ctx); err != nil {
+							return
+						}
+						read.Add(1)
+					}
+				}()
+			}
+			val := make([]byte, 100)
+			cpu0 := testutil.CPUTime()
+			i := 0
+			for b.Loop() {
+				if err := s.Put(benchKey(i), val); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "puts/s")
+			reportCPU(b, testutil.CPUTime()-cpu0)
+			cancel()
+			wg.Wait()
+			if n > 0 {
+				b.ReportMetric(float64(read.Load())/float64(n*b.N), "read-fraction")
+			}
+		})
+	}
+}
+
+// BenchmarkTailLatencyUnderLoad measures the time from a Put's return to
+// a tailing Reader's Next returning its change while a writer commits
+// steadily: one Put every 500 µs (2,000 commits/s, each measured), on the
+// reader's store handle (woken by the commit hook) or on another handle of
+// the file (as another process: the reader polls). p50 and p99.
+func BenchmarkTailLatencyUnderLoad(b *testing.B) {
+	for _, other := range []bool{false, true} {
+		b.Run(map[bool]string{false: "same-handle", true: "other-handle"}[other], func(b *testing.B) {
+			s := benchStore(b, true, false)
+			w := s
+			if other {
+				var err error
+				if w, err = kvstore.Open(s.Path(), kvstore.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			now, err := changefeed.Now(ctx, s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := b.N
+			returned := make([]atomic.Int64, n) // UnixNano of each Put's return
+			lat := make([]time.Duration, 0, n)
+			done := make(chan error, 1)
+			go func() {
+				for len(lat) < n {
+					c, err := r.Next(ctx)
+					if err != nil {
+						done <- err
+						return
+					}
+					at := time.Now()
+					i := int(binary.BigEndian.Uint64(c.Key[4:]))
+					for returned[i].Load() == 0 { // the hook may wake it before Put returns
+						runtime.Gosched()
+					}
+					lat = append(lat, max(at.Sub(time.Unix(0, returned[i].Load())), 0))
+				}
+				done <- nil
+			}()
+			val := make([]byte, 100)
+			tick := time.NewTicker(500 * time.Microsecond)
+			defer tick.Stop()
+			b.ResetTimer()
+			for i := range n {
+				<-tick.C
+				key := binary.BigEndian.AppendUint64([]byte("lat:"), uint64(i))
+				if err := w.Put(key, val); err != nil {
+					b.Fatal(err)
+				}
+				returned[i].Store(time.Now().UnixNano())
+			}
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
+		})
+	}
+}
+
+// BenchmarkExpiryEvents measures how late expiry events arrive with the
+// background purge on, on a store of 1M keys with a TTL: 980,000 expire in
+// an hour, 20,000 during the run, their deadlines spread evenly over 10 s
+// (2,000 a second). A Reader tails the feed (turned on after the fill) and
+// notes, for each expired event, how long after the key's deadline Next
+// returned it: p50, p99 and max, for each purge interval (the store's
+// system clock). One op is one whole run (about 20 s):
+//
+//	go test -run '^$' -bench ExpiryEvents -benchtime 1x ./changefeed
+func BenchmarkExpiryEvents(b *testing.B) {
+	const total, soon, spread = 1_000_000, 20_000, 10 * time.Second
+	for _, every := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond} {
+		b.Run(fmt.Sprintf("purge=%v", every), func(b *testing.B) {
+			for b.Loop() {
+				expiryRun(b, every, total, soon, spread)
+			}
+		})
+	}
+}
+
+func expiryRun(b *testing.B, every time.Duration, total, soon int, spread time.Duration) {
+	s, err := kvstore.Open(filepath.Join(b.TempDir(), "ttl.db"), kvstore.Options{PurgeInterval: every})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	val := make([]byte, 20)
+	put := func(from, to int, at func(j int) time.Time) {
+		tx, err := s.Begin(ctx, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := from; j < to; j++ {
+			if err := tx.PutExpireAt(benchKey(j), val, at(j)); err != nil {
+				_ = tx.Rollback()
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	later := time.Now().Add(time.Hour)
+	for i := soon; i < total; i += 10_000 {
+		put(i, min(i+10_000, total), func(int) time.Time { return later })
+	}
+	// The keys that expire during the run go last, in one transaction.
+	start := time.Now().Add(2 * time.Second)
+	put(0, soon, func(j int) time.Time { return start.Add(time.Duration(j) * spread / time.Duration(soon)) })
+	if err := changefeed.Enable(ctx, s, "default", changefeed.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	now, err := changefeed.Now(ctx, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	late := make([]time.Duration, 0, soon)
+	removed := make([]time.Duration, 0, soon)
+	wctx, wcancel := context.WithTimeout(ctx, time.Until(start)+spread+30*time.Second)
+	defer wcancel()
+	for len(late) < soon {
+		c, err := r.Next(wctx)
+		if err != nil {
+			b.Fatalf("after %d expiry events: %v", len(late), err)
+		}
+		if c.Op != changefeed.OpExpired {
+			continue
+		}
+		late = append(late, time.Since(c.Expiry))
+		removed = append(removed, c.At.Sub(c.Expiry))
+	}
+	slices.Sort(late)
+	slices.Sort(removed)
+	b.ReportMetric(float64(late[len(late)/2].Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(late[len(late)*99/100].Milliseconds()), "p99-ms")
+	b.ReportMetric(float64(late[len(late)-1].Milliseconds()), "max-ms")
+	b.ReportMetric(float64(removed[len(removed)*99/100].Milliseconds()), "removed-p99-ms")
 }

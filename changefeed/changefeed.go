@@ -95,9 +95,9 @@ type Position struct {
 // and the whole history.
 type Options struct {
 	// KeepValues records a put's value with its change; without it a
-	// consumer reads the current value from the store. Refused in an
-	// encrypted store (ErrInvalidOption), whose feed never keeps values:
-	// they would not be sealed.
+	// consumer reads the current value from the store. In an encrypted
+	// store each kept value is sealed as the store seals a row's value,
+	// bound to the column family and the key, and a Reader opens it.
 	KeepValues bool
 	// MaxCount, MaxAge and MaxBytes are the retention Trim applies: keep
 	// at most MaxCount of the latest changes, the changes younger than
@@ -147,9 +147,6 @@ func Enable(ctx context.Context, store *kvstore.Store, cf string, opts Options) 
 	_, fs, err := layer.Engine(ctx, store)
 	if err != nil {
 		return wrap("enable", err)
-	}
-	if opts.KeepValues && store.Encrypted() {
-		return wrap("enable", fmt.Errorf("%w: KeepValues in an encrypted store (the feed's values would not be sealed)", kvstore.ErrInvalidOption))
 	}
 	h, err := store.OpenColumnFamily(cf)
 	if err != nil {

@@ -335,34 +335,6 @@ func TestExpiryIsRecordedWithItsDeadline(t *testing.T) {
 	require.Equal(t, t0.Add(10*time.Second), c.At.UTC())
 }
 
-// An encrypted store's feed keeps no values: they would not be sealed.
-func TestEncryptedStoreKeepsNoValues(t *testing.T) {
-	s, err := kvstore.Open(filepath.Join(t.TempDir(), "enc.db"), kvstore.Options{
-		Encryption: &kvstore.Encryption{Key: make([]byte, 32)},
-	})
-	require.NoError(t, err)
-	defer s.Close()
-	ctx := context.Background()
-	require.ErrorIs(t, changefeed.Enable(ctx, s, "default", changefeed.Options{KeepValues: true}), kvstore.ErrInvalidOption)
-	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
-	require.NoError(t, s.Put([]byte("k"), []byte("secret")))
-	require.Equal(t, []ev{{"put", "default", "k", "", -1}}, readAll(t, s, changefeed.Filter{}))
-}
-
-// A store encrypted after its feed was told to keep values keeps none from
-// then on.
-func TestFeedOfAStoreEncryptedLaterKeepsNoValues(t *testing.T) {
-	s, _, _ := openStore(t)
-	ctx := context.Background()
-	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{KeepValues: true}))
-	require.NoError(t, s.Put([]byte("a"), []byte("clear")))
-	require.NoError(t, s.Encrypt(ctx, kvstore.Encryption{Key: make([]byte, 32)}))
-	require.NoError(t, s.Put([]byte("b"), []byte("secret")))
-	require.Equal(t, []ev{{"put", "default", "a", "clear", -1}, {"put", "default", "b", "", -1}}, readAll(t, s, changefeed.Filter{}))
-	// The feed's tables are not the store's rows: the integrity check passes.
-	require.NoError(t, s.IntegrityCheck(ctx))
-}
-
 // A range delete reaches the readers of every prefix its range overlaps,
 // and Clear is a range delete of everything.
 func TestRangeDeletesReachOverlappingPrefixes(t *testing.T) {

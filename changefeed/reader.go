@@ -148,7 +148,8 @@ func (r *Reader) fill(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	err = func() error {
-		ep, err := changelog.Epoch(ctx, c)
+		pos := changelog.Position{Epoch: r.pos.Epoch, Seq: from}
+		chs, next, err = changelog.ReadPage(ctx, c, &pos, changelog.Filter(r.opts.Filter), r.opts.Batch)
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
 			if r.pos.Epoch != nil {
@@ -158,13 +159,8 @@ func (r *Reader) fill(ctx context.Context) (int64, error) {
 		case err != nil:
 			return err
 		}
-		if r.pos.Epoch == nil {
-			r.pos.Epoch = ep
-		} else if err := changelog.CheckEpoch(ctx, c, r.pos); err != nil {
-			return err
-		}
-		chs, next, err = changelog.ReadFiltered(ctx, c, from, changelog.Filter(r.opts.Filter), r.opts.Batch)
-		return err
+		r.pos.Epoch = pos.Epoch
+		return r.fs.OpenValues(chs)
 	}()
 	r.db.ReleaseSnapshot(c)
 	if err != nil {

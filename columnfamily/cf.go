@@ -410,9 +410,6 @@ func (cf *ColumnFamily) feed(ctx context.Context, tx *engine.Tx, err error, op c
 	if err != nil || cf.m.Env.Feeds == nil {
 		return err
 	}
-	if op == changelog.OpPut && cf.m.Env.Seal.Load() != nil {
-		value = nil // an encrypted store's feed keeps no values: they would not be sealed
-	}
 	return cf.m.Env.Feeds.Record(ctx, tx, cf.m.Name, op, key, value, expMs)
 }
 

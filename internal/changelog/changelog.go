@@ -48,6 +48,12 @@ const (
 	OpExpired     Op = 6 // key removed by expiry; expiry_ms is its deadline, at_ms when it was removed
 	OpCreateCF    Op = 7 // the column family was created (key NULL)
 	OpDropCF      Op = 8 // the column family was dropped (key NULL)
+	// OpSealedPut is a put whose kept value is sealed (an encrypted store):
+	// value is the data key's generation parity (one byte), then the
+	// sealed value (internal/seal: nonce, ciphertext, tag), bound to the
+	// column family and the key (SealTable). Readers see it as OpPut with
+	// the value opened (Feeds.OpenValues).
+	OpSealedPut Op = 9
 )
 
 // String names the op as the feed's JSON lines do.
@@ -71,6 +77,8 @@ func (o Op) String() string {
 		return "create_cf"
 	case OpDropCF:
 		return "drop_cf"
+	case OpSealedPut:
+		return "sealed_put"
 	}
 	return fmt.Sprintf("op(%d)", int64(o))
 }

@@ -94,3 +94,51 @@ func TestRowsBelowSQLAreTheInsertsRows(t *testing.T) {
 		}
 	}
 }
+
+// Rows appended below SQL straight onto the last leaf (btree's appendCell)
+// roll back with their transaction, follow trims of the log's front and SQL
+// statements run between them, as the INSERT's rows do: the same rows both
+// ways, and an intact file.
+func TestRowsBelowSQLAcrossRollbacksAndTrims(t *testing.T) {
+	ctx := context.Background()
+	record := func(db *engine.DB, r *Recorder) {
+		for i := range 6 {
+			tx := begin(t, db)
+			put := func(n int) {
+				key := []byte(fmt.Sprintf("key:%d:%d", i, n))
+				_, err := r.Record(ctx, tx, "users", OpPut, key, bytes.Repeat([]byte{byte(n)}, n%300), NoExpiry)
+				require.NoError(t, err)
+			}
+			for n := range 700 {
+				put(n)
+				if n%97 == 0 { // a statement between two appends closes the cursor
+					_, err := Read(ctx, tx.Conn(), 1, 1)
+					require.NoError(t, err)
+				}
+			}
+			if i == 2 { // all but the last row: the last leaf keeps free blocks
+				_, err := Trim(ctx, tx.Conn(), 1_000_000, 1_000_000)
+				require.NoError(t, err)
+				for n := 700; n < 800; n++ {
+					put(n)
+				}
+			}
+			if i%2 == 1 {
+				require.NoError(t, tx.Rollback())
+				continue
+			}
+			require.NoError(t, tx.Commit())
+		}
+	}
+	sqlDB, fastDB := testDB(t), testDB(t)
+	setup(t, sqlDB)
+	setup(t, fastDB)
+	record(sqlDB, &Recorder{Now: func() int64 { return 5 }, SQLOnly: true})
+	record(fastDB, &Recorder{Now: func() int64 { return 5 }})
+	want, got := dumpLog(t, sqlDB), dumpLog(t, fastDB)
+	require.Len(t, got, 1+1+100+700)
+	require.Equal(t, len(want), len(got))
+	for i := 1; i < len(want); i++ {
+		require.Equal(t, want[i], got[i], "row %d", i)
+	}
+}

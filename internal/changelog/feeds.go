@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/seal"
 )
 
 // FeedsTable lists the column families whose changes are recorded, with
@@ -59,6 +60,11 @@ type Config struct {
 type Feeds struct {
 	Rec    Recorder
 	Notify Notifier
+	// Seal returns the store's encryption state now (nil, or a nil
+	// result: the store is in the clear). A kept value is sealed under its
+	// Write key, as the store seals a row's value, and opened on reading
+	// (OpenValues).
+	Seal func() *seal.State
 
 	tx   *engine.Tx // the write transaction the cache was checked in
 	none bool       // no feed at all (the common case: one comparison)
@@ -228,8 +234,15 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 	}
 	if op == OpPut && !conf.KeepValues {
 		value = nil
-	} else if op == OpPut && value == nil {
-		value = []byte{}
+	} else if op == OpPut {
+		if value == nil {
+			value = []byte{}
+		}
+		if st := fs.sealing(); st != nil && st.Write != nil {
+			k := st.Write
+			value = k.Seal(append(make([]byte, 0, 1+len(value)+seal.Overhead), k.Gen()), SealTable(cf), key, value)
+			op = OpSealedPut
+		}
 	}
 	if _, err := fs.Rec.Record(ctx, tx, cf, op, key, value, expiryMs); err != nil {
 		return err
@@ -301,5 +314,48 @@ func (fs *Feeds) bump(ctx context.Context, tx *engine.Tx) error {
 	// A rollback takes the new generation back, and another transaction
 	// may reach the same number with other feeds: load them again then.
 	tx.OnRollback(func() { fs.gen = -1 })
+	return nil
+}
+
+func (fs *Feeds) sealing() *seal.State {
+	if fs.Seal == nil {
+		return nil
+	}
+	return fs.Seal()
+}
+
+// SealTable is the table name a kept value of column family cf is sealed
+// under (the associated data binds it, with the key, to the change log and
+// the column family).
+func SealTable(cf string) string { return Table + "/" + cf }
+
+// OpenValues opens, in place, the sealed values of the changes chs read
+// from the log: each OpSealedPut becomes an OpPut with its value. A value
+// that does not open under the store's keys (another store's, moved to
+// another change, or sealed under a data key the store has retired) fails
+// with engine.ErrAuth.
+func (fs *Feeds) OpenValues(chs []Change) error {
+	for i := range chs {
+		ch := &chs[i]
+		if ch.Op != OpSealedPut {
+			continue
+		}
+		st := fs.sealing()
+		if st == nil || len(ch.Value) < 1 {
+			return fmt.Errorf("changelog: change %d: a sealed value in a store in the clear: %w", ch.Seq, engine.ErrAuth)
+		}
+		k := st.KeyOf(ch.Value[0])
+		if k == nil {
+			return fmt.Errorf("changelog: change %d: no key of the generation its value was sealed under: %w", ch.Seq, engine.ErrAuth)
+		}
+		v, err := k.Open(nil, SealTable(ch.CF), ch.Key, ch.Value[1:])
+		if err != nil {
+			return fmt.Errorf("changelog: change %d: %w", ch.Seq, engine.ErrAuth)
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		ch.Op, ch.Value = OpPut, v
+	}
 	return nil
 }

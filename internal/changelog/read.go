@@ -1,6 +1,7 @@
 package changelog
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"errors"
@@ -64,15 +65,52 @@ ORDER BY seq LIMIT ?5`
 // still moves forward). A from older than the oldest retained change,
 // once the log has been trimmed, fails with a *CompactedError.
 func ReadFiltered(ctx context.Context, c *engine.Conn, from int64, f Filter, limit int) ([]Change, int64, error) {
-	if from < 1 {
-		from = 1
-	}
 	if limit <= 0 {
 		return nil, from, fmt.Errorf("changelog: read limit %d: %w", limit, engine.ErrInvalidArgument)
 	}
 	oldest, last, err := Bounds(ctx, c)
 	if err != nil {
 		return nil, from, err
+	}
+	return readFiltered(ctx, c, from, f, limit, oldest, last)
+}
+
+// headSQL reads the epoch and the bounds in one statement: three seeks.
+const headSQL = `SELECT (SELECT key FROM "__snkv_changelog" WHERE seq = 0), (SELECT min(seq) FROM "__snkv_changelog" WHERE seq > 0), (SELECT max(seq) FROM "__snkv_changelog" WHERE seq > 0)`
+
+// ReadPage is ReadFiltered from pos.Seq for a reader holding position pos,
+// with the epoch checked in the same statement that reads the bounds: a
+// pos without an epoch takes the store's (it is set in pos), one of
+// another epoch fails with ErrEpoch. A store without a change log fails
+// with engine.ErrNotFound.
+func ReadPage(ctx context.Context, c *engine.Conn, pos *Position, f Filter, limit int) ([]Change, int64, error) {
+	if limit <= 0 {
+		return nil, pos.Seq, fmt.Errorf("changelog: read limit %d: %w", limit, engine.ErrInvalidArgument)
+	}
+	dest := make([]driver.Value, 3)
+	if err := c.QueryRow(ctx, headSQL, dest); err != nil {
+		if engine.NoSuchTable(err) {
+			return nil, pos.Seq, engine.ErrNotFound
+		}
+		return nil, pos.Seq, fmt.Errorf("changelog: read: %w", err)
+	}
+	ep, ok := dest[0].([]byte)
+	if !ok || len(ep) != EpochLen {
+		return nil, pos.Seq, fmt.Errorf("changelog: header row: %w", engine.ErrCorrupt)
+	}
+	if pos.Epoch == nil {
+		pos.Epoch = bytes.Clone(ep)
+	} else if !bytes.Equal(ep, pos.Epoch) {
+		return nil, pos.Seq, fmt.Errorf("changelog: position %d: %w", pos.Seq, ErrEpoch)
+	}
+	oldest, _ := dest[1].(int64)
+	last, _ := dest[2].(int64)
+	return readFiltered(ctx, c, pos.Seq, f, limit, oldest, last)
+}
+
+func readFiltered(ctx context.Context, c *engine.Conn, from int64, f Filter, limit int, oldest, last int64) ([]Change, int64, error) {
+	if from < 1 {
+		from = 1
 	}
 	if oldest > 1 && from < oldest {
 		return nil, from, &CompactedError{From: from, Oldest: oldest}
