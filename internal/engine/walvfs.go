@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -39,6 +40,10 @@ const (
 
 // walVFSName is the name walVFS registers under.
 const walVFSName = "snkv-wal"
+
+// walMapParam is the URI parameter of a store opened through walVFS
+// that maps its WAL files for reads: the bytes mapped.
+const walMapParam = "snkv_walmap"
 
 // walFile is the state walVFS keeps for a WAL file, in SQLite's memory
 // right after the default VFS's own sqlite3_file.
@@ -272,3 +277,12 @@ func walClose(tls *libc.TLS, file uintptr) int32 {
 // cfunc returns the Go function f as a C function pointer of
 // modernc.org/libc (a pointer to the function value).
 func cfunc[F any](f F) uintptr { return *(*uintptr)(unsafe.Pointer(&f)) }
+
+// walMapDSN returns the URI parameter that maps a store's WAL files for
+// reads, mmap bytes each ("" for none).
+func walMapDSN(mmap int64) string {
+	if mmap <= 0 {
+		return ""
+	}
+	return "&" + walMapParam + "=" + strconv.FormatInt(mmap, 10)
+}
