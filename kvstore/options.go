@@ -118,7 +118,8 @@ type Options struct {
 	// (a 26 MB store read by 4 readers: 182 MB instead of 59 MB, while the
 	// proportional set size grew by about the file size and anonymous
 	// memory fell); virtual address space is up to MmapSize per open
-	// connection. Where mapping is not supported SQLite silently reads as
+	// connection, and on Linux as much again for the WAL, which each
+	// connection maps the same way for its reads. Where mapping is not supported SQLite silently reads as
 	// without it. An I/O error on a mapped page (a failing disk, a file
 	// truncated by another program) faults the process instead of failing
 	// the read: turn it off for files on unreliable or network storage.

@@ -30,6 +30,26 @@ import (
 // that overwrote frames (walRewriteChecksums), comes right after a read of
 // the same frame: a header written there is never held, so no commit ever
 // leaves part of itself in this process's memory.
+//
+// Reads of a WAL from a mapping.
+//
+// SQLite maps the database file (mmap_size) but reads every page it takes
+// from the WAL with a system call: a reader whose snapshot includes a
+// large commit not yet copied into the database file, the writer reading
+// back the pages a large transaction spilled, and the checkpoint copying
+// frames into the database file read a page each so. A store opened with
+// memory-mapped reads (Config.MmapSize) passes walMapParam, and walVFS
+// maps each of its WAL files, read-only and shared, for MmapSize bytes
+// whatever the file's size (walmap_linux.go): a read of bytes inside the
+// mapping is a copy from it; past it, the file's own read.
+//
+// On Linux a shared mapping shows every write to the file at once, this
+// process's or another's, and a truncated file's pages past its end are
+// simply absent. SQLite never reads a WAL past its end (it reads frames
+// below its snapshot's last, and a checkpoint truncates the file only when
+// no reader reads those): a read that faults there all the same (a page
+// past the end) is caught and left to the file's own read, which reports
+// it short, as before. Nothing is written through the mapping.
 
 // walFrameHeader is the size of a WAL frame header (WAL_FRAME_HDRSIZE) and
 // walHeaderSize that of the WAL header, which precedes the first frame.
@@ -42,7 +62,7 @@ const (
 const walVFSName = "snkv-wal"
 
 // walMapParam is the URI parameter of a store opened through walVFS
-// that maps its WAL files for reads: the bytes mapped.
+// that maps its WAL files for reads: the bytes mapped (see walRead).
 const walMapParam = "snkv_walmap"
 
 // walFile is the state walVFS keeps for a WAL file, in SQLite's memory
@@ -53,17 +73,20 @@ type walFile struct {
 	bufLen  int32   // bytes allocated at buf
 	held    int32   // 1: buf holds the header of the frame at heldOff
 	heldOff int64
-	readOff int64 // the offset of the last operation, when it was a read
-	read    int32 // 1: the last operation was a read (at readOff)
+	readOff int64   // the offset of the last operation, when it was a read
+	read    int32   // 1: the last operation was a read (at readOff)
+	mapBase uintptr // the file mapped for reads (0: none; see walMapOpen)
+	mapLen  int64
 }
 
 var (
-	walVFSOnce sync.Once
-	walVFSOK   bool
-	walParent  uintptr // the default VFS
-	walParSz   int32   // its szOsFile, rounded up to 8
-	walMethods uintptr // the io methods walVFS gives WAL files
-	walInner   uintptr // the default VFS's io methods they wrap
+	walVFSOnce   sync.Once
+	walVFSOK     bool
+	walParent    uintptr // the default VFS
+	walParSz     int32   // its szOsFile, rounded up to 8
+	walMethods   uintptr // the io methods walVFS gives WAL files
+	walInner     uintptr // the default VFS's io methods they wrap
+	walMapParamC uintptr // walMapParam as a C string
 )
 
 // walVFS registers walVFS once and returns its name ("" if it could not
@@ -81,13 +104,17 @@ func walVFS() string {
 		v := sqlite3.Xsqlite3_malloc64(tls, uint64(sz))
 		name := sqlite3.Xsqlite3_malloc64(tls, uint64(len(walVFSName)+1))
 		m := sqlite3.Xsqlite3_malloc64(tls, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
-		if v == 0 || name == 0 || m == 0 {
+		param := sqlite3.Xsqlite3_malloc64(tls, uint64(len(walMapParam)+1))
+		if v == 0 || name == 0 || m == 0 || param == 0 {
 			sqlite3.Xsqlite3_free(tls, v)
 			sqlite3.Xsqlite3_free(tls, name)
 			sqlite3.Xsqlite3_free(tls, m)
+			sqlite3.Xsqlite3_free(tls, param)
 			return
 		}
 		copy(unsafe.Slice((*byte)(cptr(name)), len(walVFSName)+1), walVFSName+"\x00")
+		copy(unsafe.Slice((*byte)(cptr(param)), len(walMapParam)+1), walMapParam+"\x00")
+		walMapParamC = param
 		walParent = parent
 		walParSz = (pv.FszOsFile + 7) &^ 7
 		vv := (*sqlite3.Tsqlite3_vfs)(cptr(v))
@@ -115,7 +142,7 @@ var walMethodsMu sync.Mutex
 // walWrites counts, for tests, the frames walVFS wrote in one write
 // (merged) and the header-only writes that follow a read of the same
 // frame, which it never holds (rewrites).
-var walWrites struct{ merged, rewrites atomic.Uint64 }
+var walWrites struct{ merged, rewrites, mapped atomic.Uint64 }
 
 // walOpen is walVFS's xOpen: the default VFS opens the file, and a WAL
 // file gets walVFS's methods.
@@ -146,6 +173,13 @@ func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, file uintptr, flags int32,
 	}
 	w := walState(file)
 	*w = walFile{inner: f.FpMethods}
+	if walMapSupported {
+		if n := sqlite3.Xsqlite3_uri_int64(tls, zName, walMapParamC, 0); n > 0 {
+			if w.mapBase = walMapOpen(file, n); w.mapBase != 0 {
+				w.mapLen = n
+			}
+		}
+	}
 	f.FpMethods = walMethods
 	return rc
 }
@@ -218,10 +252,13 @@ func walRead(tls *libc.TLS, file, buf uintptr, n int32, off int64) int32 {
 	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	x := *(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxRead}))
-	rc := x(tls, file, buf, n, off)
 	w.read, w.readOff = 1, off
-	return rc
+	if w.mapBase != 0 && off >= 0 && n > 0 && off+int64(n) <= w.mapLen && walMapRead(w.mapBase, buf, n, off) {
+		walWrites.mapped.Add(1)
+		return sqlite3.SQLITE_OK
+	}
+	x := *(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxRead}))
+	return x(tls, file, buf, n, off)
 }
 
 func walTruncate(tls *libc.TLS, file uintptr, size int64) int32 {
@@ -270,6 +307,9 @@ func walClose(tls *libc.TLS, file uintptr) int32 {
 	if w.buf != 0 {
 		sqlite3.Xsqlite3_free(tls, w.buf)
 	}
+	if w.mapBase != 0 {
+		walMapClose(w.mapBase, w.mapLen)
+	}
 	*w = walFile{}
 	return rc
 }
@@ -281,7 +321,7 @@ func cfunc[F any](f F) uintptr { return *(*uintptr)(unsafe.Pointer(&f)) }
 // walMapDSN returns the URI parameter that maps a store's WAL files for
 // reads, mmap bytes each ("" for none).
 func walMapDSN(mmap int64) string {
-	if mmap <= 0 {
+	if !walMapSupported || mmap <= 0 {
 		return ""
 	}
 	return "&" + walMapParam + "=" + strconv.FormatInt(mmap, 10)
