@@ -30,12 +30,26 @@ func copyStore(t *testing.T, path, dir string) string {
 // every commit, through the checksums of every frame, the frames of a
 // transaction that spilled its cache and wrote some pages again (whose
 // checksums SQLite rewrites at the commit) included.
+//
+// With the WAL mapped, frames are written in batches of up to walBatch
+// bytes and the rewritten checksums with their pages (from the mapping):
+// a copy taken after each commit still recovers it.
 func TestWALVFSOneWriteAFrame(t *testing.T) {
+	t.Run("unmapped", func(t *testing.T) { testWALVFSWrites(t, 0) })
+	t.Run("mapped", func(t *testing.T) {
+		if !walMapSupported {
+			t.Skip("WAL files are not mapped on this platform")
+		}
+		testWALVFSWrites(t, 1<<20)
+	})
+}
+
+func testWALVFSWrites(t *testing.T, mmap int64) {
 	require.NotEmpty(t, walVFS(), "the VFS registers")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "w.db")
 	db, err := Open(Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second,
-		CacheKiB: 64, AutoCheckpoint: -1, MaxReaders: 2})
+		CacheKiB: 64, AutoCheckpoint: -1, MaxReaders: 2, MmapSize: mmap})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	ctx := context.Background()
@@ -44,6 +58,7 @@ func TestWALVFSOneWriteAFrame(t *testing.T) {
 		require.NoError(t, c.ExecScript(ctx, "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)"))
 	})
 	merged, rewrites := walWrites.merged.Load(), walWrites.rewrites.Load()
+	batches, held := walWrites.batches.Load(), walWrites.heldRewrites.Load()
 
 	// One transaction far larger than the 16-page cache, writing its
 	// first pages again after they were spilled, then a small one.
@@ -69,6 +84,12 @@ func TestWALVFSOneWriteAFrame(t *testing.T) {
 	require.NoError(t, tx.Commit())
 	require.Greater(t, walWrites.merged.Load()-merged, uint64(200), "frames written in one write each (the table has 230 pages)")
 	require.Greater(t, walWrites.rewrites.Load()-rewrites, uint64(0), "the commit rewrote checksums of frames it overwrote")
+	if mmap > 0 {
+		require.Greater(t, walWrites.batches.Load()-batches, uint64(10), "frames written in batches")
+		require.Greater(t, walWrites.heldRewrites.Load()-held, uint64(0), "rewritten checksums written in batches")
+	} else {
+		require.Equal(t, held, walWrites.heldRewrites.Load(), "without the mapping, a rewritten header is written alone")
+	}
 	recovered(t, copyStore(t, path, t.TempDir()), want)
 
 	tx, err = db.Begin(ctx, true)
