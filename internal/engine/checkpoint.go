@@ -96,7 +96,10 @@ type checkpointer struct {
 	last atomic.Pointer[passEnd]
 	// tailed is set when a commit of the current WAL cycle copied a
 	// pass's tail itself; the writer's WAL hook only uses it.
-	tailed  bool
+	tailed bool
+	// due is set when the writer's next transaction must copy the WAL
+	// first (settle). Only the writer's holder uses it.
+	due     bool
 	started atomic.Bool   // the goroutine runs (it starts at the first kick)
 	done    chan struct{} // closed when the goroutine has returned
 	// mu is held by a pass. Lock order: the writer, then mu.
@@ -260,6 +263,22 @@ func (k *checkpointer) catchUp(tls *libc.TLS, conn uintptr) {
 	}
 	k.stats.WriterPasses.Add(1)
 	k.passive(tls, conn)
+}
+
+// settle runs before the writer c begins a transaction: when a copy is
+// due, it waits for the pass in progress and copies the rest of the WAL on
+// c, so that the transaction restarts the WAL. The caller holds the writer.
+func (k *checkpointer) settle(c *Conn) {
+	if k == nil || !k.due {
+		return
+	}
+	k.due = false
+	if !k.writerHasMu {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+	}
+	k.stats.WriterPasses.Add(1)
+	k.passive(c.tls, c.db)
 }
 
 func (k *checkpointer) run() {
