@@ -92,11 +92,11 @@ type Options struct {
 	// wakes the store's checkpointer, a goroutine that copies the WAL into
 	// the file on a connection of its own while writes go on (commits no
 	// longer checkpoint themselves); 0 means 1000 (SQLite's default), -1
-	// turns automatic checkpoints off (call Checkpoint yourself). A commit
-	// that leaves the WAL at 7/4 of its size when the checkpointer was
+	// turns automatic checkpoints off (call Checkpoint yourself). Once a
+	// commit leaves the WAL at 7/4 of its size when the checkpointer was
 	// woken (or of WALAutoCheckpoint, if more) before the WAL has
-	// restarted copies the rest itself, so the WAL stays bounded under a
-	// steady stream of commits.
+	// restarted, the next write transaction copies the rest before it
+	// begins, so the WAL stays bounded under a steady stream of commits.
 	WALAutoCheckpoint int
 	// MaxReaders caps the read connections; 0 means max(8, 4×GOMAXPROCS).
 	// Each open Cursor or read transaction holds one. Connections open on
