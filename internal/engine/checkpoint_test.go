@@ -454,3 +454,35 @@ func TestCheckpointOnOneCPUWaitsForTheWriter(t *testing.T) {
 	require.NoError(t, tx.Commit())
 	waitComplete(t, db, 1)
 }
+
+// On one CPU a pass also waits for the store's reads to pause (none in
+// progress, none begun for a millisecond), and for no longer than
+// idleWait when they never do.
+func TestCheckpointOnOneCPUWaitsForIdleReads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	db, _ := ckptDB(t, 100)
+	stats := db.CheckpointStats()
+	ctx := context.Background()
+	// A read in progress all along; its snapshot, taken at its first
+	// statement, holds the commit below, so a pass can copy the whole WAL.
+	c, err := db.AcquireSnapshot(ctx, ReadMulti)
+	require.NoError(t, err)
+	putRows(t, db, 0, 400, 1000) // wakes a pass
+	n, err := c.QueryInt(ctx, "SELECT count(*) FROM t")
+	require.NoError(t, err)
+	require.Equal(t, int64(400), n)
+	start := time.Now()
+	for time.Since(start) < idleWait/2 {
+		time.Sleep(time.Millisecond)
+		require.Zero(t, stats.Passes.Load(), "a pass ran during a read after %v", time.Since(start))
+	}
+	waitComplete(t, db, 1) // once idleWait is over
+	require.GreaterOrEqual(t, time.Since(start), idleWait/2)
+	db.ReleaseSnapshot(c)
+
+	// With reads paused, a pass runs at once.
+	putRows(t, db, 400, 400, 1000)
+	start = time.Now()
+	waitComplete(t, db, 2)
+	t.Logf("second pass after %v", time.Since(start))
+}
