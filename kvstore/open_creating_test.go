@@ -2,7 +2,6 @@ package kvstore_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,16 +14,14 @@ import (
 // before writing its first page, is read again until its header appears,
 // not refused as corrupt (TestConcurrentCreation met it now and then).
 func TestOpenWhileAnotherCreates(t *testing.T) {
-	dir := t.TempDir()
-	made := filepath.Join(dir, "made.db")
-	s, err := kvstore.Open(made, kvstore.Options{})
-	require.NoError(t, err)
-	require.NoError(t, s.Put([]byte("k"), []byte("v")))
-	require.NoError(t, s.Close())
+	made := tempPath(t)
+	src := openAt(t, made, kvstore.Options{})
+	require.NoError(t, src.Put([]byte("k"), []byte("v")))
+	require.NoError(t, src.Close())
 	image, err := os.ReadFile(made)
 	require.NoError(t, err)
 
-	path := filepath.Join(dir, "new.db")
+	path := tempPath(t)
 	require.NoError(t, os.WriteFile(path, make([]byte, 4096), 0o600))
 	done := make(chan struct{})
 	go func() {
@@ -41,7 +38,7 @@ func TestOpenWhileAnotherCreates(t *testing.T) {
 	}()
 	db, err := kvstore.Open(path, kvstore.Options{})
 	<-done
-	require.NoError(t, err)
+	require.NoError(t, err, "a file still being created is not corrupt")
 	v, err := db.Get([]byte("k"))
 	require.NoError(t, err)
 	require.Equal(t, "v", string(v))

@@ -304,15 +304,7 @@ func modelRun(t *testing.T, seed uint64, span time.Duration) {
 	require.NoError(t, err)
 	rd, err := changefeed.NewReader(ctx, db, changefeed.Position{}, changefeed.ReaderOptions{Filter: changefeed.Filter{CF: modelCF}})
 	require.NoError(t, err)
-	var feed []changefeed.Change
-	for {
-		page, err := rd.Read(ctx)
-		require.NoError(t, err)
-		if len(page) == 0 {
-			break
-		}
-		feed = append(feed, page...)
-	}
+	feed := readFeed(t, rd, "model")
 	require.NoError(t, rd.Close())
 	require.NotEmpty(t, feed)
 	t.Logf("%d kills, %d changes", kills, len(feed))

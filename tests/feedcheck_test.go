@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/snkv-go/snkv/changefeed"
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -82,15 +84,7 @@ func feedCrashReplay(t *testing.T, path, label string) []changefeed.Change {
 	r, err := changefeed.NewReader(ctx, db, changefeed.Position{}, changefeed.ReaderOptions{})
 	require.NoError(t, err)
 	defer r.Close()
-	var all []changefeed.Change
-	for {
-		page, err := r.Read(ctx)
-		require.NoError(t, err, "%s: read the feed", label)
-		if len(page) == 0 {
-			break
-		}
-		all = append(all, page...)
-	}
+	all := readFeed(t, r, label)
 	txs := map[int64]bool{}
 	for i, c := range all {
 		require.EqualValues(t, i+1, c.Seq, "%s: the feed has no gap", label)
@@ -175,4 +169,31 @@ func feedCrashExplain(t *testing.T, path, cf string, held, replayed map[string]s
 		}
 	}
 	t.Logf("%s: rows held and replayed differ at %q", cf, keys)
+}
+
+// readFeed reads r page by page until it is at the end of the feed and
+// returns every change it read.
+func readFeed(t *testing.T, r *changefeed.Reader, label string) []changefeed.Change {
+	t.Helper()
+	var all []changefeed.Change
+	for {
+		page, err := r.Read(context.Background())
+		require.NoError(t, err, "%s: read the feed", label)
+		if len(page) == 0 {
+			return all
+		}
+		all = append(all, page...)
+	}
+}
+
+// idleTailShare waits d in r.Next with nothing committing and returns the
+// share of a core the process used meanwhile (an idle tail's cost).
+func idleTailShare(t *testing.T, r *changefeed.Reader, d time.Duration) float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cpu := testutil.CPUTime()
+	_, err := r.Next(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	return (testutil.CPUTime() - cpu).Seconds() / d.Seconds()
 }

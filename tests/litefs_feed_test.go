@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/snkv-go/snkv/changefeed"
-	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -222,15 +221,7 @@ func liteFeedTail(t *testing.T, c *liteCluster, p *kvstore.Store, pcf *kvstore.C
 	pr, err := changefeed.NewReader(ctx, p, from, changefeed.ReaderOptions{})
 	require.NoError(t, err)
 	defer pr.Close()
-	var primary []changefeed.Change
-	for {
-		page, err := pr.Read(ctx)
-		require.NoError(t, err)
-		if len(page) == 0 {
-			break
-		}
-		primary = append(primary, page...)
-	}
+	primary := readFeed(t, pr, name)
 	require.Equal(t, primary, got, "%s: the replica's feed is the primary's", name)
 	require.Equal(t, primary[len(primary)-1].Seq+1, reader.Position().Seq)
 
@@ -246,13 +237,7 @@ func liteFeedTail(t *testing.T, c *liteCluster, p *kvstore.Store, pcf *kvstore.C
 
 	// Idle: nothing commits; the reader waits. The process's CPU over the
 	// wait is the idle tail's cost (the primary's store is open and idle).
-	const idle = 2 * time.Second
-	ictx, icancel := context.WithTimeout(ctx, idle)
-	defer icancel()
-	cpu := testutil.CPUTime()
-	_, err = reader.Next(ictx)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	share := (testutil.CPUTime() - cpu).Seconds() / idle.Seconds()
+	share := idleTailShare(t, reader, 2*time.Second)
 	t.Logf("%s: an idle tail on the replica used %.2f%% of a core", name, 100*share)
 	// About 1% measured (with -race too); a reader that read the log at
 	// every poll instead of waiting on the commit mark used 4.9%.

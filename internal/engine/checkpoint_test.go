@@ -81,11 +81,7 @@ func TestCheckpointOffTheCommit(t *testing.T) {
 
 	// The checkpointer is held up: the commit must not wait for it.
 	k.mu.Lock()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		putRows(t, db, 0, 400, 1000)
-	}()
+	done := putRowsAsync(t, db, 0, 400, 1000)
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -122,15 +118,7 @@ func TestCheckpointBoundsWALUnderSteadyCommits(t *testing.T) {
 	const threshold = 200
 	db, path := ckptDB(t, threshold)
 	var top int64
-	restarts, last := 0, int64(0)
-	for i := range 3000 {
-		putRows(t, db, i%500, 1, 100)
-		f := db.ckpt.frames.Load()
-		if f < last {
-			restarts++
-		}
-		last, top = f, max(top, f)
-	}
+	restarts := steadyCommits(t, db, 3000, func(frames int64) { top = max(top, frames) })
 	require.Less(t, top, int64(threshold*7/4+10), "the WAL outgrew the bound")
 	require.Greater(t, restarts, 3, "the WAL never restarted")
 	require.Less(t, fileSize(t, path+"-wal"), int64((threshold*7/4+10)*(4096+24)))
@@ -146,15 +134,7 @@ func TestCheckpointBoundsWALUnderSteadyCommits(t *testing.T) {
 func TestCheckpointPassesPerCycle(t *testing.T) {
 	const threshold = 200
 	db, _ := ckptDBSync(t, threshold, "FULL")
-	restarts, last := 0, int64(0)
-	for i := range 1500 {
-		putRows(t, db, i%500, 1, 100)
-		f := db.ckpt.frames.Load()
-		if f < last {
-			restarts++
-		}
-		last = f
-	}
+	restarts := steadyCommits(t, db, 1500, func(int64) {})
 	st := db.CheckpointStats()
 	passes := st.Passes.Load()
 	require.Greater(t, restarts, 3, "the WAL never restarted")
@@ -168,10 +148,7 @@ func TestCheckpointPassesPerCycle(t *testing.T) {
 // writer's next transaction waits for the checkpointer before it begins,
 // copies the WAL itself, and restarts it.
 func TestCheckpointCommitCatchesUp(t *testing.T) {
-	db, _ := ckptDB(t, 100)
-	k := db.ckpt
-	k.mu.Lock()
-	putRows(t, db, 0, 400, 1000) // wakes the checkpointer, which waits
+	db, k := heldPass(t)
 	woke := k.frames.Load()
 	require.GreaterOrEqual(t, woke, int64(100))
 	committed := make(chan struct{})
@@ -191,11 +168,7 @@ func TestCheckpointCommitCatchesUp(t *testing.T) {
 	require.GreaterOrEqual(t, past, woke*7/4)
 	require.Zero(t, k.stats.WriterPasses.Load(), "a commit copied the WAL")
 
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		putRows(t, db, 9000, 1, 100)
-	}()
+	done := putRowsAsync(t, db, 9000, 1, 100)
 	select {
 	case <-done:
 		k.mu.Unlock()
@@ -222,10 +195,7 @@ func cacheUsed(c *Conn) int64 {
 // transaction after the copy: with the file mapped, those pages are never
 // read from the cache again.
 func TestReaderDropsWALPagesAfterCheckpoint(t *testing.T) {
-	db, _ := ckptDB(t, 100)
-	k := db.ckpt
-	k.mu.Lock()
-	putRows(t, db, 0, 400, 1000)
+	db, k := heldPass(t)
 	c, err := db.AcquireSnapshot(context.Background(), ReadMulti)
 	require.NoError(t, err)
 	rows, err := c.Query(context.Background(), "SELECT v FROM t")
@@ -249,10 +219,7 @@ func TestReaderDropsWALPagesAfterCheckpoint(t *testing.T) {
 // file did not is not reused once the checkpointer has copied them: a new
 // one reads the file alone.
 func TestHeldReadEndsAfterCheckpoint(t *testing.T) {
-	db, _ := ckptDB(t, 100)
-	k := db.ckpt
-	k.mu.Lock()
-	putRows(t, db, 0, 400, 1000)
+	db, k := heldPass(t)
 	readV(t, db, 1) // begins a read transaction on the WAL
 	held := db.Stats.HeldReads.Load()
 	readV(t, db, 1)
@@ -381,11 +348,8 @@ func TestCheckpointConnection(t *testing.T) {
 // keep the writer's next transaction from restarting the WAL (which a
 // later commit would otherwise have to copy whole, catchUp).
 func TestWALRestartsPastIdleHeldReaders(t *testing.T) {
-	db, _ := ckptDB(t, 100)
-	k := db.ckpt
-	k.mu.Lock()
-	putRows(t, db, 0, 400, 1000) // wakes a pass, held up
-	readV(t, db, 1)              // a held transaction on the WAL not yet copied, idle in the pool
+	db, k := heldPass(t)
+	readV(t, db, 1) // a held transaction on the WAL not yet copied, idle in the pool
 	k.mu.Unlock()
 	waitComplete(t, db, 1)
 	frames, backfilled := walFrames(t, db)
@@ -398,10 +362,7 @@ func TestWALRestartsPastIdleHeldReaders(t *testing.T) {
 // Commits made while a pass runs wake none; the checkpointer copies them
 // after it, without waiting for another commit.
 func TestCheckpointCopiesCommitsMadeDuringAPass(t *testing.T) {
-	db, _ := ckptDB(t, 100)
-	k := db.ckpt
-	k.mu.Lock()
-	putRows(t, db, 0, 400, 1000) // wakes a pass, held up
+	db, k := heldPass(t)
 	first := k.frames.Load()
 	// A reader keeps the WAL from restarting at the next commit, as a
 	// commit made during the pass finds it (not yet all copied); it goes
@@ -485,4 +446,44 @@ func TestCheckpointOnOneCPUWaitsForIdleReads(t *testing.T) {
 	start = time.Now()
 	waitComplete(t, db, 2)
 	t.Logf("second pass after %v", time.Since(start))
+}
+
+// putRowsAsync runs putRows(t, db, args…) on a goroutine of its own and
+// returns a channel closed when it returns.
+func putRowsAsync(t *testing.T, db *DB, from, n, size int) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		putRows(t, db, from, n, size)
+	}()
+	return done
+}
+
+// steadyCommits makes n one-row commits of 100 bytes (over 500 keys),
+// calls seen with the WAL's frame count after each, and returns how many
+// times the WAL restarted from its start.
+func steadyCommits(t *testing.T, db *DB, n int, seen func(frames int64)) int {
+	restarts, last := 0, int64(0)
+	for i := range n {
+		putRows(t, db, i%500, 1, 100)
+		f := db.ckpt.frames.Load()
+		if f < last {
+			restarts++
+		}
+		last = f
+		seen(f)
+	}
+	return restarts
+}
+
+// heldPass returns a store (threshold 100 pages) whose checkpointer was
+// woken by a commit of 400 pages and is held up (k.mu locked: the test
+// unlocks it to let the pass run).
+func heldPass(t *testing.T) (*DB, *checkpointer) {
+	t.Helper()
+	db, _ := ckptDB(t, 100)
+	k := db.ckpt
+	k.mu.Lock()
+	putRows(t, db, 0, 400, 1000)
+	return db, k
 }

@@ -44,19 +44,29 @@ func TestWALVFSOneWriteAFrame(t *testing.T) {
 	})
 }
 
-func testWALVFSWrites(t *testing.T, mmap int64) {
-	require.NotEmpty(t, walVFS(), "the VFS registers")
-	dir := t.TempDir()
-	path := filepath.Join(dir, "w.db")
+// openWALTable opens a WAL store at path with a small cache, no automatic
+// checkpoint and mmap bytes mapped (WAL files too), and creates its table
+// t (k INTEGER PRIMARY KEY, v BLOB); the store closes when the test ends.
+func openWALTable(t *testing.T, path string, mmap int64) *DB {
+	t.Helper()
 	db, err := Open(Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second,
 		CacheKiB: 64, AutoCheckpoint: -1, MaxReaders: 2, MmapSize: mmap})
 	require.NoError(t, err)
-	defer func() { require.NoError(t, db.Close()) }()
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	ctx := context.Background()
 	withWriter(t, db, func(c *Conn) {
 		require.NoError(t, db.SetJournalMode(ctx, c))
 		require.NoError(t, c.ExecScript(ctx, "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)"))
 	})
+	return db
+}
+
+func testWALVFSWrites(t *testing.T, mmap int64) {
+	require.NotEmpty(t, walVFS(), "the VFS registers")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.db")
+	db := openWALTable(t, path, mmap)
+	ctx := context.Background()
 	merged, rewrites := walWrites.merged.Load(), walWrites.rewrites.Load()
 	batches, held := walWrites.batches.Load(), walWrites.heldRewrites.Load()
 
@@ -116,16 +126,7 @@ func recovered(t *testing.T, path string, want map[int64]int64) {
 	check := string(rows.Bytes(0))
 	require.NoError(t, rows.Close())
 	require.Equal(t, "ok", check)
-	n, err := c.QueryInt(ctx, "SELECT count(*) FROM t")
-	require.NoError(t, err)
-	require.Equal(t, int64(len(want)), n, "every committed row recovered from the WAL")
-	var total int64
-	for _, l := range want {
-		total += l
-	}
-	sum, err := c.QueryInt(ctx, "SELECT sum(length(v)) FROM t")
-	require.NoError(t, err)
-	require.Equal(t, total, sum)
+	requireRows(t, c, want, "every committed row recovered from the WAL")
 }
 
 // A store with memory-mapped reads maps its WAL files too: the writer
@@ -141,15 +142,8 @@ func TestWALVFSMappedReads(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "m.db")
 	const mapped = 512 << 10 // less than the WAL below: its tail is read from the file
-	db, err := Open(Config{Path: path, Journal: "WAL", Sync: "NORMAL", BusyTimeout: 5 * time.Second,
-		CacheKiB: 64, AutoCheckpoint: -1, MaxReaders: 2, MmapSize: mapped})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, db.Close()) }()
+	db := openWALTable(t, path, mapped)
 	ctx := context.Background()
-	withWriter(t, db, func(c *Conn) {
-		require.NoError(t, db.SetJournalMode(ctx, c))
-		require.NoError(t, c.ExecScript(ctx, "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)"))
-	})
 	rng := rand.New(rand.NewPCG(3, 3))
 	want := map[int64]int64{}
 	write := func(rows int, span int64) {
@@ -167,16 +161,7 @@ func TestWALVFSMappedReads(t *testing.T) {
 		c, err := db.AcquireSnapshot(ctx, ReadMulti)
 		require.NoError(t, err)
 		defer db.ReleaseSnapshot(c)
-		n, err := c.QueryInt(ctx, "SELECT count(*) FROM t")
-		require.NoError(t, err)
-		require.Equal(t, int64(len(want)), n)
-		var total int64
-		for _, l := range want {
-			total += l
-		}
-		sum, err := c.QueryInt(ctx, "SELECT sum(length(v)) FROM t")
-		require.NoError(t, err)
-		require.Equal(t, total, sum)
+		requireRows(t, c, want, "the rows read through the mapping")
 		rows, err := c.Query(ctx, "PRAGMA integrity_check")
 		require.NoError(t, err)
 		require.True(t, rows.Next())
@@ -203,4 +188,21 @@ func TestWALVFSMappedReads(t *testing.T) {
 	check()
 	write(200, 100)
 	check()
+}
+
+// requireRows checks that table t read through c holds as many rows as
+// want and values of want's total length (want: key → value length).
+func requireRows(t *testing.T, c *Conn, want map[int64]int64, msg string) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := c.QueryInt(ctx, "SELECT count(*) FROM t")
+	require.NoError(t, err)
+	require.Equal(t, int64(len(want)), n, msg)
+	var total int64
+	for _, l := range want {
+		total += l
+	}
+	sum, err := c.QueryInt(ctx, "SELECT sum(length(v)) FROM t")
+	require.NoError(t, err)
+	require.Equal(t, total, sum, msg)
 }
