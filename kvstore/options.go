@@ -92,11 +92,11 @@ type Options struct {
 	// wakes the store's checkpointer, a goroutine that copies the WAL into
 	// the file on a connection of its own while writes go on (commits no
 	// longer checkpoint themselves); 0 means 1000 (SQLite's default), -1
-	// turns automatic checkpoints off (call Checkpoint yourself). A commit
-	// that leaves the WAL at 7/4 of its size when the checkpointer was
+	// turns automatic checkpoints off (call Checkpoint yourself). Once a
+	// commit leaves the WAL at 7/4 of its size when the checkpointer was
 	// woken (or of WALAutoCheckpoint, if more) before the WAL has
-	// restarted copies the rest itself, so the WAL stays bounded under a
-	// steady stream of commits.
+	// restarted, the next write transaction copies the rest before it
+	// begins, so the WAL stays bounded under a steady stream of commits.
 	WALAutoCheckpoint int
 	// MaxReaders caps the read connections; 0 means max(8, 4×GOMAXPROCS).
 	// Each open Cursor or read transaction holds one. Connections open on
@@ -118,7 +118,8 @@ type Options struct {
 	// (a 26 MB store read by 4 readers: 182 MB instead of 59 MB, while the
 	// proportional set size grew by about the file size and anonymous
 	// memory fell); virtual address space is up to MmapSize per open
-	// connection. Where mapping is not supported SQLite silently reads as
+	// connection, and on Linux as much again for the WAL, which each
+	// connection maps the same way for its reads. Where mapping is not supported SQLite silently reads as
 	// without it. An I/O error on a mapped page (a failing disk, a file
 	// truncated by another program) faults the process instead of failing
 	// the read: turn it off for files on unreliable or network storage.

@@ -164,8 +164,9 @@ func TestCheckpointPassesPerCycle(t *testing.T) {
 }
 
 // With the checkpointer held up, the commit that takes the WAL past 7/4 of
-// its size at the commit that woke the checkpointer waits for it, then
-// copies the WAL itself.
+// its size at the commit that woke the checkpointer returns at once; the
+// writer's next transaction waits for the checkpointer before it begins,
+// copies the WAL itself, and restarts it.
 func TestCheckpointCommitCatchesUp(t *testing.T) {
 	db, _ := ckptDB(t, 100)
 	k := db.ckpt
@@ -173,28 +174,39 @@ func TestCheckpointCommitCatchesUp(t *testing.T) {
 	putRows(t, db, 0, 400, 1000) // wakes the checkpointer, which waits
 	woke := k.frames.Load()
 	require.GreaterOrEqual(t, woke, int64(100))
-	var last int64
-	done := make(chan struct{})
+	committed := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(committed)
 		for i := 1; k.frames.Load() < woke*7/4; i++ {
-			last = k.frames.Load()
 			putRows(t, db, i*100, 100, 1000)
 		}
 	}()
 	select {
+	case <-committed:
+	case <-time.After(10 * time.Second):
+		k.mu.Unlock()
+		t.Fatal("a commit waited for the checkpointer")
+	}
+	past := k.frames.Load()
+	require.GreaterOrEqual(t, past, woke*7/4)
+	require.Zero(t, k.stats.WriterPasses.Load(), "a commit copied the WAL")
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		putRows(t, db, 9000, 1, 100)
+	}()
+	select {
 	case <-done:
 		k.mu.Unlock()
-		t.Fatal("no commit waited for the checkpointer")
+		t.Fatal("the next transaction did not wait for the checkpointer")
 	case <-time.After(300 * time.Millisecond):
 	}
 	require.Zero(t, k.stats.Passes.Load())
 	k.mu.Unlock()
 	<-done
-	require.Less(t, last, woke*7/4, "a commit past the bound did not wait")
-	require.Equal(t, uint64(1), k.stats.WriterPasses.Load(), "the waiting commit did not copy the WAL")
-	frames, backfilled := walFrames(t, db)
-	require.Equal(t, frames, backfilled)
+	require.Equal(t, uint64(1), k.stats.WriterPasses.Load(), "the next transaction did not copy the WAL")
+	require.Less(t, k.frames.Load(), past, "the transaction after the copy did not restart the WAL")
 }
 
 // cacheUsed returns the bytes of c's page cache (SQLITE_DBSTATUS_CACHE_USED).
@@ -441,4 +453,36 @@ func TestCheckpointOnOneCPUWaitsForTheWriter(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
 	waitComplete(t, db, 1)
+}
+
+// On one CPU a pass also waits for the store's reads to pause (none in
+// progress, none begun for a millisecond), and for no longer than
+// idleWait when they never do.
+func TestCheckpointOnOneCPUWaitsForIdleReads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	db, _ := ckptDB(t, 100)
+	stats := db.CheckpointStats()
+	ctx := context.Background()
+	// A read in progress all along; its snapshot, taken at its first
+	// statement, holds the commit below, so a pass can copy the whole WAL.
+	c, err := db.AcquireSnapshot(ctx, ReadMulti)
+	require.NoError(t, err)
+	putRows(t, db, 0, 400, 1000) // wakes a pass
+	n, err := c.QueryInt(ctx, "SELECT count(*) FROM t")
+	require.NoError(t, err)
+	require.Equal(t, int64(400), n)
+	start := time.Now()
+	for time.Since(start) < idleWait/2 {
+		time.Sleep(time.Millisecond)
+		require.Zero(t, stats.Passes.Load(), "a pass ran during a read after %v", time.Since(start))
+	}
+	waitComplete(t, db, 1) // once idleWait is over
+	require.GreaterOrEqual(t, time.Since(start), idleWait/2)
+	db.ReleaseSnapshot(c)
+
+	// With reads paused, a pass runs at once.
+	putRows(t, db, 400, 400, 1000)
+	start = time.Now()
+	waitComplete(t, db, 2)
+	t.Logf("second pass after %v", time.Since(start))
 }

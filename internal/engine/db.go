@@ -115,6 +115,7 @@ func (db *DB) checkWriter(c *Conn) (*Conn, error) {
 		}
 		c = fixed
 	}
+	db.ckpt.settle(c) // a commit left the WAL past its bound (checkpoint.go)
 	return c, nil
 }
 

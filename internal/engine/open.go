@@ -83,8 +83,8 @@ func (db *DB) open() error {
 	if v := memoryVFS(); db.memDir != "" && v != "" {
 		dsn += "?vfs=" + v
 	} else if v := walVFS(); db.memDir == "" && !cfg.ReadOnly && v != "" {
-		// One write a WAL frame (walvfs.go).
-		dsn += "?vfs=" + v
+		// One write a WAL frame, reads of the WAL from a mapping (walvfs.go).
+		dsn += "?vfs=" + v + walMapDSN(cfg.MmapSize)
 	}
 	db.dsn = dsn
 	db.companions = existingCompanions(cfg.Path)

@@ -168,6 +168,7 @@ func (db *DB) shmFor(ctx context.Context, c *Conn) *shmView {
 // none can be held). Give it back with ReleaseSnapshot. (AcquireReader
 // returns a reader outside any transaction.)
 func (db *DB) AcquireSnapshot(ctx context.Context, mode ReadMode) (*Conn, error) {
+	db.ckpt.noteRead()
 	c, err := db.takeReader(ctx)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -9,26 +10,57 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// One write a WAL frame.
+// WAL frames in batches.
 //
 // SQLite appends each frame to the WAL with two writes: its 24-byte header,
 // then the page right after it (walWriteOneFrame). Each is a system call,
 // and a transaction that changes thousands of pages (10,000 random updates,
 // 5,000 random deletes, a bulk load, each spill of a full cache) made twice
 // as many as it has frames. Stores on files open through walVFS, a VFS that
-// is the default one except for WAL files, where it holds a frame header
-// back and writes it together with the page that SQLite writes next at the
-// offset just past it: the same bytes at the same offsets, in one write.
+// is the default one except for WAL files, where it holds frames back and
+// writes them together: the same bytes at the same offsets, one write for
+// up to walBatch bytes of consecutive frames (16 frames of 4 KiB pages).
 //
-// Nothing else changes. A held header is written before any other
-// operation on the file (a read, a sync, a truncation, its size, a file
-// control, its close) and before any other write; only walWriteOneFrame
-// follows a header with its page, so a header waits for one call at most,
-// the same window as between SQLite's two writes. SQLite's other
-// header-only write, the rewrite of a frame's checksums in a transaction
-// that overwrote frames (walRewriteChecksums), comes right after a read of
-// the same frame: a header written there is never held, so no commit ever
-// leaves part of itself in this process's memory.
+// No commit leaves any of itself in this process's memory. The frame that
+// ends a commit says so in its header (the database's size after the
+// commit, 0 in every other frame): once its page is held, every frame held
+// is written at once, before SQLite goes on to publish the commit in the
+// WAL index. Frames held before that belong to a transaction nobody else
+// can see yet, and they are written before any other operation on the file
+// that could see them (a read of the bytes held, a sync, a truncation, its
+// size, a file control, its close) and before any write elsewhere, so the
+// file SQLite reads is always the one it wrote. A process killed with
+// frames held loses only frames of a transaction that had not committed.
+//
+// A transaction that overwrote frames it had spilled rewrites the
+// checksums of every frame from the first it overwrote at its commit
+// (walRewriteChecksums), reading each frame and writing its 24-byte header
+// back: thousands of header-only writes after 10,000 random updates. With
+// the WAL mapped (below), each rewritten header is held with its frame's
+// page taken from the mapping (the bytes just read, unchanged on the file),
+// so consecutive frames again go out in one write; the commit frame is the
+// last rewritten, and its batch is written at once. Without the mapping
+// each rewritten header is written alone, as SQLite writes it.
+//
+// Reads of a WAL from a mapping.
+//
+// SQLite maps the database file (mmap_size) but reads every page it takes
+// from the WAL with a system call: a reader whose snapshot includes a
+// large commit not yet copied into the database file, the writer reading
+// back the pages a large transaction spilled, and the checkpoint copying
+// frames into the database file read a page each so. A store opened with
+// memory-mapped reads (Config.MmapSize) passes walMapParam, and walVFS
+// maps each of its WAL files, read-only and shared, for MmapSize bytes
+// whatever the file's size (walmap_linux.go): a read of bytes inside the
+// mapping is a copy from it; past it, the file's own read.
+//
+// On Linux a shared mapping shows every write to the file at once, this
+// process's or another's, and a truncated file's pages past its end are
+// simply absent. SQLite never reads a WAL past its end (it reads frames
+// below its snapshot's last, and a checkpoint truncates the file only when
+// no reader reads those): a read that faults there all the same (a page
+// past the end) is caught and left to the file's own read, which reports
+// it short, as before. Nothing is written through the mapping.
 
 // walFrameHeader is the size of a WAL frame header (WAL_FRAME_HDRSIZE) and
 // walHeaderSize that of the WAL header, which precedes the first frame.
@@ -40,25 +72,40 @@ const (
 // walVFSName is the name walVFS registers under.
 const walVFSName = "snkv-wal"
 
+// walMapParam is the URI parameter of a store opened through walVFS
+// that maps its WAL files for reads: the bytes mapped (see walRead).
+const walMapParam = "snkv_walmap"
+
 // walFile is the state walVFS keeps for a WAL file, in SQLite's memory
 // right after the default VFS's own sqlite3_file.
 type walFile struct {
 	inner   uintptr // the default VFS's methods for this file
-	buf     uintptr // a held header, then room for the page that follows it
+	buf     uintptr // frames held back: a header, its page, the next header, ...
 	bufLen  int32   // bytes allocated at buf
-	held    int32   // 1: buf holds the header of the frame at heldOff
+	held    int32   // bytes held at buf (0: none), to be written at heldOff
 	heldOff int64
-	readOff int64 // the offset of the last operation, when it was a read
-	read    int32 // 1: the last operation was a read (at readOff)
+	// commit is 1 when the last header held is a commit frame's: its page
+	// goes out at once, with every frame held before it.
+	commit  int32
+	readOff int64   // the offset of the last operation, when it was a read
+	read    int32   // 1: the last operation was a read (at readOff)
+	readN   int32   // its length
+	mapBase uintptr // the file mapped for reads (0: none; see walMapOpen)
+	mapLen  int64
 }
 
+// walBatch is the most bytes of frames walVFS holds back (16 frames of
+// 4 KiB pages); the buffer shrinks back to one frame at each commit.
+const walBatch = 16 * (walFrameHeader + 4096)
+
 var (
-	walVFSOnce sync.Once
-	walVFSOK   bool
-	walParent  uintptr // the default VFS
-	walParSz   int32   // its szOsFile, rounded up to 8
-	walMethods uintptr // the io methods walVFS gives WAL files
-	walInner   uintptr // the default VFS's io methods they wrap
+	walVFSOnce   sync.Once
+	walVFSOK     bool
+	walParent    uintptr // the default VFS
+	walParSz     int32   // its szOsFile, rounded up to 8
+	walMethods   uintptr // the io methods walVFS gives WAL files
+	walInner     uintptr // the default VFS's io methods they wrap
+	walMapParamC uintptr // walMapParam as a C string
 )
 
 // walVFS registers walVFS once and returns its name ("" if it could not
@@ -76,13 +123,17 @@ func walVFS() string {
 		v := sqlite3.Xsqlite3_malloc64(tls, uint64(sz))
 		name := sqlite3.Xsqlite3_malloc64(tls, uint64(len(walVFSName)+1))
 		m := sqlite3.Xsqlite3_malloc64(tls, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
-		if v == 0 || name == 0 || m == 0 {
+		param := sqlite3.Xsqlite3_malloc64(tls, uint64(len(walMapParam)+1))
+		if v == 0 || name == 0 || m == 0 || param == 0 {
 			sqlite3.Xsqlite3_free(tls, v)
 			sqlite3.Xsqlite3_free(tls, name)
 			sqlite3.Xsqlite3_free(tls, m)
+			sqlite3.Xsqlite3_free(tls, param)
 			return
 		}
 		copy(unsafe.Slice((*byte)(cptr(name)), len(walVFSName)+1), walVFSName+"\x00")
+		copy(unsafe.Slice((*byte)(cptr(param)), len(walMapParam)+1), walMapParam+"\x00")
+		walMapParamC = param
 		walParent = parent
 		walParSz = (pv.FszOsFile + 7) &^ 7
 		vv := (*sqlite3.Tsqlite3_vfs)(cptr(v))
@@ -110,7 +161,7 @@ var walMethodsMu sync.Mutex
 // walWrites counts, for tests, the frames walVFS wrote in one write
 // (merged) and the header-only writes that follow a read of the same
 // frame, which it never holds (rewrites).
-var walWrites struct{ merged, rewrites atomic.Uint64 }
+var walWrites struct{ merged, rewrites, mapped, batches, heldRewrites atomic.Uint64 }
 
 // walOpen is walVFS's xOpen: the default VFS opens the file, and a WAL
 // file gets walVFS's methods.
@@ -141,6 +192,13 @@ func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, file uintptr, flags int32,
 	}
 	w := walState(file)
 	*w = walFile{inner: f.FpMethods}
+	if walMapSupported {
+		if n := sqlite3.Xsqlite3_uri_int64(tls, zName, walMapParamC, 0); n > 0 {
+			if w.mapBase = walMapOpen(file, n); w.mapBase != 0 {
+				w.mapLen = n
+			}
+		}
+	}
 	f.FpMethods = walMethods
 	return rc
 }
@@ -157,24 +215,30 @@ func (w *walFile) write(tls *libc.TLS, file, buf uintptr, n int32, off int64) in
 	return x(tls, file, buf, n, off)
 }
 
-// flush writes the held header, if any.
+// flush writes the frames held, if any.
 func (w *walFile) flush(tls *libc.TLS, file uintptr) int32 {
 	w.read = 0
 	if w.held == 0 {
 		return sqlite3.SQLITE_OK
 	}
-	w.held = 0
-	return w.write(tls, file, w.buf, walFrameHeader, w.heldOff)
+	n := w.held
+	w.held, w.commit = 0, 0
+	if n > 2*(walFrameHeader+512) {
+		walWrites.batches.Add(1) // more than one frame (of pages of 512 bytes or more)
+	}
+	return w.write(tls, file, w.buf, n, w.heldOff)
 }
 
-// room makes buf hold at least n bytes, keeping its first walFrameHeader;
-// it reports false when memory is short.
+// room makes buf hold at least n bytes, keeping the bytes held; it reports
+// false when memory is short.
 func (w *walFile) room(tls *libc.TLS, n int32) bool {
 	if n <= w.bufLen {
 		return true
 	}
 	if w.bufLen == 0 {
 		n = max(n, walFrameHeader+4096) // a header and the default page size
+	} else {
+		n = max(n, walBatch) // a second frame: room for a batch at once
 	}
 	p := sqlite3.Xsqlite3_realloc64(tls, w.buf, uint64(n))
 	if p == 0 {
@@ -184,39 +248,126 @@ func (w *walFile) room(tls *libc.TLS, n int32) bool {
 	return true
 }
 
+// shrink gives back what buf holds past one frame of n-byte pages, once
+// nothing is held: a large transaction's batch does not outlive it.
+func (w *walFile) shrink(tls *libc.TLS, n int32) {
+	keep := walFrameHeader + max(n, 4096)
+	if w.held != 0 || w.bufLen <= keep {
+		return
+	}
+	if p := sqlite3.Xsqlite3_realloc64(tls, w.buf, uint64(keep)); p != 0 {
+		w.buf, w.bufLen = p, keep
+	}
+}
+
 func walWrite(tls *libc.TLS, file, buf uintptr, n int32, off int64) int32 {
 	w := walState(file)
-	if w.held != 0 && off == w.heldOff+walFrameHeader && n > 0 && w.room(tls, walFrameHeader+n) {
-		// The page of the held header: both in one write.
-		libc.Xmemcpy(tls, w.buf+walFrameHeader, buf, libc.Tsize_t(n))
-		w.held, w.read = 0, 0
-		walWrites.merged.Add(1)
-		return w.write(tls, file, w.buf, walFrameHeader+n, w.heldOff)
-	}
-	rewrite := w.read != 0 && w.readOff == off // walRewriteChecksums: never held
+	rewrite := w.read != 0 && w.readOff == off // walRewriteChecksums
 	if rewrite {
 		walWrites.rewrites.Add(1)
+		if n == walFrameHeader {
+			if ok, rc := w.holdRewrite(tls, file, buf, off); ok || rc != sqlite3.SQLITE_OK {
+				return rc
+			}
+		}
+	} else if w.held != 0 && off == w.heldOff+int64(w.held) && n > 0 &&
+		(w.held+n <= walBatch || w.held == walFrameHeader) && w.room(tls, w.held+n) {
+		// The next bytes of the frames held: a page after its header, or
+		// the next frame's header.
+		libc.Xmemcpy(tls, w.buf+uintptr(w.held), buf, libc.Tsize_t(n))
+		w.held, w.read = w.held+n, 0
+		if n == walFrameHeader {
+			w.commit = walCommitFrame(buf)
+			return sqlite3.SQLITE_OK
+		}
+		walWrites.merged.Add(1)
+		if w.commit == 0 && w.held+walFrameHeader+n <= walBatch {
+			return sqlite3.SQLITE_OK // room for another frame
+		}
+		commit := w.commit != 0
+		rc := w.flush(tls, file)
+		if commit {
+			w.shrink(tls, n)
+		}
+		return rc
 	}
+	commit := w.commit != 0 // a commit frame's page that did not fit the batch
 	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
 	if n == walFrameHeader && off >= walHeaderSize && !rewrite && w.room(tls, walFrameHeader) {
 		libc.Xmemcpy(tls, w.buf, buf, walFrameHeader)
-		w.held, w.heldOff = 1, off
+		w.held, w.heldOff, w.commit = walFrameHeader, off, walCommitFrame(buf)
 		return sqlite3.SQLITE_OK
 	}
-	return w.write(tls, file, buf, n, off)
+	rc := w.write(tls, file, buf, n, off)
+	if commit {
+		w.shrink(tls, n)
+	}
+	return rc
+}
+
+// holdRewrite holds the header hdr that walRewriteChecksums rewrites at
+// off, with the frame's page from the mapping (the file's bytes, which it
+// has just read): the rewritten frames of a commit go out in batches,
+// contiguous with the frames held before them, and the batch that holds
+// the commit frame (the last one rewritten) goes out at once. It reports
+// false, holding nothing more, where it cannot (no mapping there, memory
+// short): the header is then written alone; rc is the error of a batch
+// it wrote.
+func (w *walFile) holdRewrite(tls *libc.TLS, file, hdr uintptr, off int64) (ok bool, rc int32) {
+	page := w.readN - walFrameHeader
+	if w.mapBase == 0 || page <= 0 || off+int64(walFrameHeader+page) > w.mapLen {
+		return false, sqlite3.SQLITE_OK
+	}
+	frame := walFrameHeader + page
+	if w.held == 0 || off != w.heldOff+int64(w.held) || w.held+frame > walBatch {
+		if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
+			return false, rc
+		}
+		w.heldOff = off
+	}
+	if !w.room(tls, w.held+frame) || !walMapRead(w.mapBase, w.buf+uintptr(w.held+walFrameHeader), page, off+walFrameHeader) {
+		return false, sqlite3.SQLITE_OK // the header is written after what is held
+	}
+	libc.Xmemcpy(tls, w.buf+uintptr(w.held), hdr, walFrameHeader)
+	w.held, w.read = w.held+frame, 0
+	walWrites.heldRewrites.Add(1)
+	if commit := walCommitFrame(hdr) != 0; commit || w.held+frame > walBatch {
+		rc := w.flush(tls, file)
+		if commit {
+			w.shrink(tls, page)
+		}
+		return true, rc
+	}
+	return true, sqlite3.SQLITE_OK
+}
+
+// walCommitFrame returns 1 if the frame header at h is a commit frame's
+// (its second field, the database size after the commit, is not 0).
+func walCommitFrame(h uintptr) int32 {
+	if *(*uint32)(cptr(h + 4)) != 0 {
+		return 1
+	}
+	return 0
 }
 
 func walRead(tls *libc.TLS, file, buf uintptr, n int32, off int64) int32 {
 	w := walState(file)
-	if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
-		return rc
+	if w.held != 0 && off < w.heldOff+int64(w.held) && off+int64(n) > w.heldOff {
+		// Bytes held: written first. A read elsewhere leaves them held
+		// (walRewriteChecksums reads each frame before rewriting it).
+		if rc := w.flush(tls, file); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	w.read, w.readOff, w.readN = 1, off, n
+	if w.mapBase != 0 && off >= 0 && n > 0 && off+int64(n) <= w.mapLen && walMapRead(w.mapBase, buf, n, off) {
+		walWrites.mapped.Add(1)
+		return sqlite3.SQLITE_OK
 	}
 	x := *(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&struct{ uintptr }{w.methods().FxRead}))
-	rc := x(tls, file, buf, n, off)
-	w.read, w.readOff = 1, off
-	return rc
+	return x(tls, file, buf, n, off)
 }
 
 func walTruncate(tls *libc.TLS, file uintptr, size int64) int32 {
@@ -265,6 +416,9 @@ func walClose(tls *libc.TLS, file uintptr) int32 {
 	if w.buf != 0 {
 		sqlite3.Xsqlite3_free(tls, w.buf)
 	}
+	if w.mapBase != 0 {
+		walMapClose(w.mapBase, w.mapLen)
+	}
 	*w = walFile{}
 	return rc
 }
@@ -272,3 +426,12 @@ func walClose(tls *libc.TLS, file uintptr) int32 {
 // cfunc returns the Go function f as a C function pointer of
 // modernc.org/libc (a pointer to the function value).
 func cfunc[F any](f F) uintptr { return *(*uintptr)(unsafe.Pointer(&f)) }
+
+// walMapDSN returns the URI parameter that maps a store's WAL files for
+// reads, mmap bytes each ("" for none).
+func walMapDSN(mmap int64) string {
+	if !walMapSupported || mmap <= 0 {
+		return ""
+	}
+	return "&" + walMapParam + "=" + strconv.FormatInt(mmap, 10)
+}
