@@ -94,12 +94,14 @@ var (
 // by a process that had the store open before the conversion). Reading
 // them fails as it did before, CheckIntegrity names them, and a row left
 // by Encrypt stays in the clear until it is deleted or written again. The
-// conversion itself is complete. It matches ErrCorrupt.
+// conversion itself is complete. A change feed's kept value no key opens
+// is left and counted the same way, named "change log". It matches
+// ErrCorrupt.
 type BadRowsError struct {
 	// Rows is the number of rows left as they were.
 	Rows int64
 	// Problems names them, as IntegrityReport.Problems does (at most 100
-	// per column family, then a count).
+	// per column family, and for the change log, then a count).
 	Problems []string
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/changefeed"
 	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -55,6 +56,12 @@ func TestSealChild(t *testing.T) {
 	for {
 		s, enc, err := openAnySecret(path, 25)
 		require.NoError(t, err)
+		if enc != nil {
+			// A value kept sealed under the store's key, for the next
+			// conversion to convert: a put of a value the key has already.
+			i := rand.IntN(25)
+			require.NoError(t, s.Put(fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, "value %d", i)))
+		}
 		switch enc {
 		case nil:
 			err = s.Encrypt(ctx, *sealKeyA)
@@ -70,10 +77,13 @@ func TestSealChild(t *testing.T) {
 }
 
 // sealContent fills a store for the conversion test: two column families,
-// one with TTLs, and a time series' values would be the same path.
+// one with TTLs, and a time series' values would be the same path; the
+// default one has a feed that keeps its values, which the conversions
+// convert too.
 func sealContent(t *testing.T, path string, n int) {
 	s, err := kvstore.Open(path, kvstore.Options{})
 	require.NoError(t, err)
+	require.NoError(t, changefeed.Enable(context.Background(), s, "default", changefeed.Options{KeepValues: true}))
 	users, err := s.CreateColumnFamily("users")
 	require.NoError(t, err)
 	require.NoError(t, s.Update(context.Background(), func(tx *kvstore.Tx) error {
@@ -90,8 +100,30 @@ func sealContent(t *testing.T, path string, n int) {
 	require.NoError(t, s.Close())
 }
 
-// checkSealContent checks every value (and that the TTLs survived).
+// checkSealContent checks every value (and that the TTLs survived), and
+// every value the feed kept.
 func checkSealContent(t *testing.T, s *kvstore.Store, n int) {
+	r, err := changefeed.NewReader(context.Background(), s, changefeed.Position{}, changefeed.ReaderOptions{})
+	require.NoError(t, err)
+	kept := 0
+	for {
+		chs, err := r.Read(context.Background())
+		require.NoError(t, err)
+		if len(chs) == 0 {
+			break
+		}
+		for _, c := range chs {
+			if c.Op == changefeed.OpPut {
+				var i int
+				_, err := fmt.Sscanf(string(c.Key), "k%05d", &i)
+				require.NoError(t, err)
+				require.Equal(t, fmt.Sprintf("value %d", i), string(c.Value), "change %d", c.Seq)
+				kept++
+			}
+		}
+	}
+	require.NoError(t, r.Close())
+	require.GreaterOrEqual(t, kept, n)
 	i := 0
 	for e, err := range s.All() {
 		require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
@@ -179,7 +180,53 @@ func (r *Registry) Reseal(ctx context.Context, batch int, progress func(int64)) 
 			return rep, err
 		}
 	}
-	return rep, nil
+	base := rep.Converted
+	err = r.resealLog(ctx, batch, &rep, func(n int64) {
+		if progress != nil {
+			progress(base + n)
+		}
+	})
+	return rep, err
+}
+
+// resealLog is Reseal of the change log's kept values (a feed with
+// KeepValues seals them as the rows are sealed), adding what it did to
+// rep: in transactions that each read at most batch changes, resumed, as
+// the tables are, by running it again.
+func (r *Registry) resealLog(ctx context.Context, batch int, rep *ResealReport, progress func(int64)) error {
+	var after, total, bad int64
+	defer func() {
+		if bad > maxAuthLines {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("change log: %d more kept values could not be read", bad-maxAuthLines))
+		}
+	}()
+	for {
+		var n, done int
+		var skipped []error
+		err := r.env.Update(ctx, nil, "convert the change log's kept values", func(ctx context.Context, tx *engine.Tx) error {
+			var err error
+			n, done, after, skipped, err = changelog.ResealBatch(ctx, tx.Conn(), r.env.Seal.Load(), after, batch)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		total += int64(done)
+		rep.Converted += int64(done)
+		for _, e := range skipped {
+			bad++
+			rep.Bad++
+			if bad <= maxAuthLines {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("change log: %v", e))
+			}
+		}
+		if progress != nil && done > 0 {
+			progress(total)
+		}
+		if n < batch {
+			return nil
+		}
+	}
 }
 
 // resealTable is Reseal of one table (a catalog name), adding what it did

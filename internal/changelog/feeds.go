@@ -340,20 +340,9 @@ func (fs *Feeds) OpenValues(chs []Change) error {
 		if ch.Op != OpSealedPut {
 			continue
 		}
-		st := fs.sealing()
-		if st == nil || len(ch.Value) < 1 {
-			return fmt.Errorf("changelog: change %d: a sealed value in a store in the clear: %w", ch.Seq, engine.ErrAuth)
-		}
-		k := st.KeyOf(ch.Value[0])
-		if k == nil {
-			return fmt.Errorf("changelog: change %d: no key of the generation its value was sealed under: %w", ch.Seq, engine.ErrAuth)
-		}
-		v, err := k.Open(nil, SealTable(ch.CF), ch.Key, ch.Value[1:])
+		v, err := openKept(fs.sealing(), ch.Seq, ch.CF, ch.Key, ch.Value)
 		if err != nil {
-			return fmt.Errorf("changelog: change %d: %w", ch.Seq, engine.ErrAuth)
-		}
-		if v == nil {
-			v = []byte{}
+			return err
 		}
 		ch.Op, ch.Value = OpPut, v
 	}
