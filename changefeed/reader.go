@@ -1,6 +1,7 @@
 package changefeed
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -138,6 +139,22 @@ func (r *Reader) fill(ctx context.Context) (int64, error) {
 	from := r.pos.Seq
 	if from < 1 {
 		from = 1
+	}
+	// The readers of this process share the latest changes: after a
+	// commit one of them reads them through SQL, the others copy them.
+	cr, err := r.fs.Pages.Read(ctx, r.db, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch)
+	if err != nil {
+		return 0, err
+	}
+	if cr.OK {
+		if r.pos.Epoch == nil {
+			r.pos.Epoch = bytes.Clone(cr.Epoch)
+		}
+		r.buf, r.bufNext = cr.Chs, cr.Next
+		if len(cr.Chs) == 0 {
+			r.pos.Seq = cr.Next
+		}
+		return cr.Next - from, nil
 	}
 	next := from
 	// A snapshot, not a bare reader: it maps the WAL index whose header
