@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/scan"
@@ -38,18 +39,26 @@ const (
 // before (a backlog); a store without a mapped WAL index has no commit
 // mark and its readers always read through SQL.
 type PageCache struct {
+	// cur is the window, published whole: a reader that finds its mark
+	// still the file's serves from it without a lock. Its changes are
+	// never written once published (the next window appends past its
+	// end), so readers copy from it while a refresh builds the next.
+	cur     atomic.Pointer[window]
 	mu      sync.Mutex
-	valid   bool              // mark, noLog, epoch, oldest, last, base, win are set
-	mark    engine.CommitMark // the file's mark before the read that filled the window
-	noLog   bool              // the store had no change log at mark
-	epoch   []byte
-	oldest  int64    // the log's oldest change (0: none)
-	last    int64    // the log's last change (0: none)
-	base    int64    // the sequence of win[0] (last+1 when win is empty)
-	win     []Change // base..last
-	bytes   int      // the keys' and values' bytes in win
-	fills   uint64   // refreshes begun
-	filling chan struct{}
+	fills   uint64        // refreshes begun
+	filling chan struct{} // closed when the refresh under way ends
+}
+
+// window is one state of a PageCache.
+type window struct {
+	mark   engine.CommitMark // the file's mark before the read that filled it
+	noLog  bool              // the store had no change log at mark
+	epoch  []byte
+	oldest int64    // the log's oldest change (0: none)
+	last   int64    // the log's last change (0: none)
+	base   int64    // the sequence of win[0] (last+1 when win is empty)
+	win    []Change // base..last
+	bytes  int      // the keys' and values' bytes in win
 }
 
 // CacheRead is what a read from the cache returns: OK false when the
@@ -75,11 +84,15 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 	if !ok {
 		return CacheRead{}, nil
 	}
+	if w := pc.cur.Load(); w != nil && w.mark == mark {
+		return w.serve(pos.Epoch, from, f, limit)
+	}
 	pc.mu.Lock()
 	arrived := pc.fills // a refresh begun after this saw the file as of now or later
 	for {
-		if pc.valid && pc.mark == mark {
-			return pc.serveLocked(pos.Epoch, from, f, limit)
+		if w := pc.cur.Load(); w != nil && w.mark == mark {
+			pc.mu.Unlock()
+			return w.serve(pos.Epoch, from, f, limit)
 		}
 		if pc.filling != nil {
 			ch := pc.filling
@@ -90,10 +103,11 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 				return CacheRead{}, ctx.Err()
 			}
 			pc.mu.Lock()
-			if pc.valid && pc.fills > arrived {
+			if w := pc.cur.Load(); w != nil && pc.fills > arrived {
 				// The refresh that ended began after this call did: its
 				// window is as new as the file was when the call began.
-				return pc.serveLocked(pos.Epoch, from, f, limit)
+				pc.mu.Unlock()
+				return w.serve(pos.Epoch, from, f, limit)
 			}
 			if mark, ok = db.CommitMark(); !ok {
 				pc.mu.Unlock()
@@ -104,40 +118,39 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 		pc.fills++
 		done := make(chan struct{})
 		pc.filling = done
+		prev := pc.cur.Load()
 		pc.mu.Unlock()
-		err := pc.refresh(ctx, db, open, from)
+		w, err := refresh(ctx, db, open, prev, from)
 		pc.mu.Lock()
 		pc.filling = nil
 		close(done)
+		pc.cur.Store(w) // nil on an error
+		pc.mu.Unlock()
 		if err != nil {
 			// The reader reads its own page, which reports the error if
 			// its page has it.
-			pc.valid = false
-			pc.mu.Unlock()
 			return CacheRead{}, nil
 		}
-		return pc.serveLocked(pos.Epoch, from, f, limit)
+		return w.serve(pos.Epoch, from, f, limit)
 	}
 }
 
-// serveLocked answers a read from the window, with pc.mu held; it
-// unlocks it.
-func (pc *PageCache) serveLocked(epoch []byte, from int64, f Filter, limit int) (CacheRead, error) {
-	defer pc.mu.Unlock()
-	if pc.noLog || from < pc.base {
+// serve answers a read from the window.
+func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead, error) {
+	if w.noLog || from < w.base {
 		return CacheRead{}, nil
 	}
-	if epoch != nil && !bytes.Equal(epoch, pc.epoch) {
+	if epoch != nil && !bytes.Equal(epoch, w.epoch) {
 		return CacheRead{}, fmt.Errorf("changelog: position %d: %w", from, ErrEpoch)
 	}
-	if pc.oldest > 1 && from < pc.oldest {
-		return CacheRead{}, &CompactedError{From: from, Oldest: pc.oldest}
+	if w.oldest > 1 && from < w.oldest {
+		return CacheRead{}, &CompactedError{From: from, Oldest: w.oldest}
 	}
-	out := CacheRead{OK: true, Next: max(from, pc.last+1), Epoch: pc.epoch}
-	if from > pc.last {
+	out := CacheRead{OK: true, Next: max(from, w.last+1), Epoch: w.epoch}
+	if from > w.last {
 		return out, nil
 	}
-	win := pc.win[from-pc.base:]
+	win := w.win[from-w.base:]
 	var pfx, end []byte
 	if len(f.Prefix) > 0 {
 		pfx, end = f.Prefix, scan.PrefixEnd(f.Prefix)
@@ -181,44 +194,43 @@ func (pc *PageCache) serveLocked(epoch []byte, from int64, f Filter, limit int) 
 }
 
 // refresh reads, in one read transaction, the epoch, the log's bounds and
-// the changes after the window's last, and makes them the window, tagged
+// the changes after prev's last, and returns the window they make, tagged
 // with the commit mark read before. from is the refreshing reader's
-// position: a new window starts there (within the bounds' last
-// PageCacheChanges), so that the first refresh reads no more than the
-// readers need.
-func (pc *PageCache) refresh(ctx context.Context, db *engine.DB, open func([]Change) error, from int64) error {
+// position: a new window starts there (within the last PageCacheChanges
+// changes), so that the first refresh reads no more than the readers need.
+func refresh(ctx context.Context, db *engine.DB, open func([]Change) error, prev *window, from int64) (*window, error) {
 	mark, ok := db.CommitMark()
 	if !ok {
-		return errors.New("changelog: no commit mark")
+		return nil, errors.New("changelog: no commit mark")
 	}
 	c, err := db.AcquireSnapshot(ctx, engine.ReadPinned)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer db.ReleaseSnapshot(c)
 	dest := make([]driver.Value, 3)
 	if err := c.QueryRow(ctx, headSQL, dest); err != nil {
 		if !engine.NoSuchTable(err) {
-			return fmt.Errorf("changelog: read: %w", err)
+			return nil, fmt.Errorf("changelog: read: %w", err)
 		}
-		pc.mu.Lock()
-		pc.valid, pc.mark, pc.noLog = true, mark, true
-		pc.epoch, pc.win, pc.bytes = nil, nil, 0
-		pc.mu.Unlock()
-		return nil
+		return &window{mark: mark, noLog: true}, nil
 	}
 	ep, ok := dest[0].([]byte)
 	if !ok || len(ep) != EpochLen {
-		return fmt.Errorf("changelog: header row: %w", engine.ErrCorrupt)
+		return nil, fmt.Errorf("changelog: header row: %w", engine.ErrCorrupt)
 	}
 	oldest, _ := dest[1].(int64)
 	last, _ := dest[2].(int64)
 
-	// Only the refreshing goroutine writes the window (pc.filling), so
-	// reading it here without the lock is safe; readers serve from it
-	// under the lock, and appends never overwrite what they copy.
-	keep := pc.valid && !pc.noLog && bytes.Equal(ep, pc.epoch)
-	start := pc.last + 1
+	same := prev != nil && !prev.noLog && bytes.Equal(ep, prev.epoch)
+	if same {
+		ep = prev.epoch
+	}
+	keep := same
+	start := int64(0)
+	if keep {
+		start = prev.last + 1
+	}
 	if !keep || start < oldest || last-start+1 > PageCacheChanges {
 		// A new window: the reader's position, within the last
 		// PageCacheChanges changes and the retained log.
@@ -228,40 +240,32 @@ func (pc *PageCache) refresh(ctx context.Context, db *engine.DB, open func([]Cha
 	var chs []Change
 	if start <= last {
 		if chs, err = Read(ctx, c, start, int(last-start+1)); err != nil {
-			return err
+			return nil, err
 		}
 		if len(chs) > 0 && chs[len(chs)-1].Seq > last {
-			return errors.New("changelog: read outside its read transaction")
+			return nil, errors.New("changelog: read outside its read transaction")
 		}
 		if err := open(chs); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	win, size, base := pc.win, pc.bytes, pc.base
-	if !keep {
-		win, size, base = nil, 0, start
-		if pc.valid && !pc.noLog && bytes.Equal(ep, pc.epoch) {
-			ep = pc.epoch // the same epoch: keep the slice readers compare with
-		}
-	} else {
-		ep = pc.epoch
+	w := &window{mark: mark, epoch: ep, oldest: oldest, last: last, base: start}
+	if keep {
+		w.win, w.bytes, w.base = prev.win, prev.bytes, prev.base
 	}
 	for i := range chs {
-		size += len(chs[i].Key) + len(chs[i].Value)
+		w.bytes += len(chs[i].Key) + len(chs[i].Value)
 	}
-	win = append(win, chs...) // past the len readers copy from: no overlap
-	pc.mu.Lock()
+	// Past prev's end: no reader of prev reads there. Once the backing
+	// array is full, append moves the window to a new one.
+	w.win = append(w.win, chs...)
 	drop := 0
-	for drop < len(win) && (len(win)-drop > PageCacheChanges || size > PageCacheBytes) {
-		size -= len(win[drop].Key) + len(win[drop].Value)
-		win[drop] = Change{} // let the bytes go
+	for drop < len(w.win) && (len(w.win)-drop > PageCacheChanges || w.bytes > PageCacheBytes) {
+		w.bytes -= len(w.win[drop].Key) + len(w.win[drop].Value)
 		drop++
 	}
-	pc.valid, pc.mark, pc.noLog = true, mark, false
-	pc.epoch, pc.oldest, pc.last = ep, oldest, last
-	pc.win, pc.bytes, pc.base = win[drop:], size, base+int64(drop)
-	pc.mu.Unlock()
-	return nil
+	w.win, w.base = w.win[drop:], w.base+int64(drop)
+	return w, nil
 }
 
 // Match reports whether f selects c, as the filtered read's SQL does; pfx

@@ -51,9 +51,8 @@ func TestFilterMatchIsTheSQLFilter(t *testing.T) {
 		for _, f := range filters {
 			want, _, err := ReadFiltered(ctx, c, 1, f, 1000)
 			require.NoError(t, err)
-			pc := &PageCache{valid: true, base: 1, last: int64(len(all)), win: all, epoch: make([]byte, EpochLen)}
-			pc.mu.Lock()
-			got, err := pc.serveLocked(nil, 1, f, 1000)
+			w := &window{base: 1, last: int64(len(all)), win: all, epoch: make([]byte, EpochLen)}
+			got, err := w.serve(nil, 1, f, 1000)
 			require.NoError(t, err)
 			require.True(t, got.OK)
 			require.Equal(t, seqs(want), seqs(got.Chs), fmt.Sprintf("filter %q %q", f.CF, f.Prefix))
@@ -70,33 +69,28 @@ func TestPageCacheLimitAndCopies(t *testing.T) {
 	for i := range 10 {
 		win = append(win, Change{Seq: int64(i + 5), CF: "x", Op: OpPut, Key: []byte{byte('a' + i%2)}, Value: []byte("v"), ExpiryMs: NoExpiry})
 	}
-	pc := &PageCache{valid: true, base: 5, last: 14, win: win, epoch: make([]byte, EpochLen)}
-	pc.mu.Lock()
-	got, err := pc.serveLocked(nil, 6, Filter{Prefix: []byte("a")}, 2)
+	pc := &window{base: 5, last: 14, win: win, epoch: make([]byte, EpochLen)}
+	got, err := pc.serve(nil, 6, Filter{Prefix: []byte("a")}, 2)
 	require.NoError(t, err)
 	require.Equal(t, []int64{7, 9}, seqs(got.Chs))
 	require.Equal(t, int64(10), got.Next)
 	got.Chs[0].Key[0] = 'z'
 	require.Equal(t, byte('a'), win[2].Key[0])
 
-	pc.mu.Lock()
-	got, err = pc.serveLocked(nil, 4, Filter{}, 2)
+	got, err = pc.serve(nil, 4, Filter{}, 2)
 	require.NoError(t, err)
 	require.False(t, got.OK, "before the window: read through SQL")
 
-	pc.mu.Lock()
-	got, err = pc.serveLocked(nil, 15, Filter{}, 2)
+	got, err = pc.serve(nil, 15, Filter{}, 2)
 	require.NoError(t, err)
 	require.True(t, got.OK)
 	require.Empty(t, got.Chs)
 	require.Equal(t, int64(15), got.Next)
 
-	pc.mu.Lock()
-	_, err = pc.serveLocked([]byte("another epoch...."), 6, Filter{}, 2)
+	_, err = pc.serve([]byte("another epoch...."), 6, Filter{}, 2)
 	require.ErrorIs(t, err, ErrEpoch)
 
 	pc.oldest = 8
-	pc.mu.Lock()
-	_, err = pc.serveLocked(nil, 6, Filter{}, 2)
+	_, err = pc.serve(nil, 6, Filter{}, 2)
 	require.ErrorIs(t, err, ErrCompacted)
 }
