@@ -86,7 +86,10 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 		if r.closed.Load() {
 			return Change{}, wrap("next", ErrClosed)
 		}
-		wake := r.fs.Notify.Changed() // before the read: a commit after it closes this channel
+		// Before the read: a commit after it closes wake, and a window
+		// published after it closes pub.
+		wake := r.fs.Notify.Changed()
+		pub := r.fs.Pages.Published()
 		mark, markOK := r.db.CommitMark()
 		n, err := r.fill(ctx)
 		if err != nil {
@@ -95,7 +98,16 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 		if n > 0 || len(r.buf) > 0 {
 			continue
 		}
-		if err := changelog.Wait(ctx, r.db, &r.fs.Notify, wake, mark, markOK, r.opts.Poll); err != nil {
+		// One waiting reader (the leader) is woken by the commit; its
+		// next read refreshes the shared window, which wakes the others.
+		// Each still polls the commit mark, for other processes' commits.
+		if r.fs.Pages.Lead() {
+			err = changelog.Wait(ctx, r.db, &r.fs.Notify, wake, mark, markOK, r.opts.Poll)
+			r.fs.Pages.Unlead(err != nil)
+		} else {
+			err = changelog.Wait(ctx, r.db, &r.fs.Notify, pub, mark, markOK, r.opts.Poll)
+		}
+		if err != nil {
 			return Change{}, wrap("next", err)
 		}
 	}

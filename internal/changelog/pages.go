@@ -47,6 +47,62 @@ type PageCache struct {
 	mu      sync.Mutex
 	fills   uint64        // refreshes begun
 	filling chan struct{} // closed when the refresh under way ends
+	// pub is closed when a new window is published (or Wake is called):
+	// the waiting readers but one (the leader, woken by the commit)
+	// wait on it, so that a commit wakes one reader, which refreshes the
+	// window, and then the others, which copy from it.
+	pub    chan struct{}
+	leader bool
+}
+
+// Published returns a channel closed when the next window is published,
+// or at Wake.
+func (pc *PageCache) Published() <-chan struct{} {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.pub == nil {
+		pc.pub = make(chan struct{})
+	}
+	return pc.pub
+}
+
+// Wake closes the channel Published returned.
+func (pc *PageCache) Wake() {
+	pc.mu.Lock()
+	pc.wakeLocked()
+	pc.mu.Unlock()
+}
+
+func (pc *PageCache) wakeLocked() {
+	if pc.pub != nil {
+		close(pc.pub)
+		pc.pub = nil
+	}
+}
+
+// Lead makes the caller the waiting reader that commits wake, unless
+// another is: it reports whether it is. The leader calls Unlead when its
+// wait ends, then reads (which refreshes the window after a commit and so
+// wakes the others); wake: the leader will not read (its wait failed), so
+// the others are woken now and one of them leads.
+func (pc *PageCache) Lead() bool {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.leader {
+		return false
+	}
+	pc.leader = true
+	return true
+}
+
+// Unlead ends the caller's lead (see Lead).
+func (pc *PageCache) Unlead(wake bool) {
+	pc.mu.Lock()
+	pc.leader = false
+	if wake {
+		pc.wakeLocked()
+	}
+	pc.mu.Unlock()
 }
 
 // window is one state of a PageCache.
@@ -82,6 +138,9 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 	from := max(pos.Seq, 1)
 	mark, ok := db.CommitMark()
 	if !ok {
+		// No window without a mark: the readers waiting for one are
+		// woken (one of them leads), as a refresh would have.
+		pc.Wake()
 		return CacheRead{}, nil
 	}
 	if w := pc.cur.Load(); w != nil && w.mark == mark {
@@ -110,6 +169,7 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 				return w.serve(pos.Epoch, from, f, limit)
 			}
 			if mark, ok = db.CommitMark(); !ok {
+				pc.wakeLocked()
 				pc.mu.Unlock()
 				return CacheRead{}, nil
 			}
@@ -125,6 +185,7 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 		pc.filling = nil
 		close(done)
 		pc.cur.Store(w) // nil on an error
+		pc.wakeLocked()
 		pc.mu.Unlock()
 		if err != nil {
 			// The reader reads its own page, which reports the error if
