@@ -257,8 +257,9 @@ func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead
 // refresh reads, in one read transaction, the epoch, the log's bounds and
 // the changes after prev's last, and returns the window they make, tagged
 // with the commit mark read before. from is the refreshing reader's
-// position: a new window starts there (within the last PageCacheChanges
-// changes), so that the first refresh reads no more than the readers need.
+// position: a new window starts there when it is within the last
+// PageCacheChanges changes (else at the head, empty), so that a refresh
+// reads no more than the readers need.
 func refresh(ctx context.Context, db *engine.DB, open func([]Change) error, prev *window, from int64) (*window, error) {
 	mark, ok := db.CommitMark()
 	if !ok {
@@ -293,10 +294,15 @@ func refresh(ctx context.Context, db *engine.DB, open func([]Change) error, prev
 		start = prev.last + 1
 	}
 	if !keep || start < oldest || last-start+1 > PageCacheChanges {
-		// A new window: the reader's position, within the last
-		// PageCacheChanges changes and the retained log.
+		// A new window, from the reader's position if it is within the
+		// last PageCacheChanges changes; else empty, at the head: a
+		// reader of a backlog reads its pages through SQL, with its
+		// filter in the query, and reads nothing more for the window.
 		keep = false
-		start = min(max(from, last-PageCacheChanges+1, oldest, 1), last+1)
+		start = last + 1
+		if from >= max(last-PageCacheChanges+1, oldest, 1) {
+			start = min(from, last+1)
+		}
 	}
 	var chs []Change
 	if start <= last {
