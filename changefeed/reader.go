@@ -1,6 +1,7 @@
 package changefeed
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -85,7 +86,10 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 		if r.closed.Load() {
 			return Change{}, wrap("next", ErrClosed)
 		}
-		wake := r.fs.Notify.Changed() // before the read: a commit after it closes this channel
+		// Before the read: a commit after it closes wake, and a window
+		// published after it closes pub.
+		wake := r.fs.Notify.Changed()
+		pub := r.fs.Pages.Published()
 		mark, markOK := r.db.CommitMark()
 		n, err := r.fill(ctx)
 		if err != nil {
@@ -94,7 +98,16 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 		if n > 0 || len(r.buf) > 0 {
 			continue
 		}
-		if err := changelog.Wait(ctx, r.db, &r.fs.Notify, wake, mark, markOK, r.opts.Poll); err != nil {
+		// One waiting reader (the leader) is woken by the commit; its
+		// next read refreshes the shared window, which wakes the others.
+		// Each still polls the commit mark, for other processes' commits.
+		if r.fs.Pages.Lead() {
+			err = changelog.Wait(ctx, r.db, &r.fs.Notify, wake, mark, markOK, r.opts.Poll)
+			r.fs.Pages.Unlead(err != nil)
+		} else {
+			err = changelog.Wait(ctx, r.db, &r.fs.Notify, pub, mark, markOK, r.opts.Poll)
+		}
+		if err != nil {
 			return Change{}, wrap("next", err)
 		}
 	}
@@ -138,6 +151,22 @@ func (r *Reader) fill(ctx context.Context) (int64, error) {
 	from := r.pos.Seq
 	if from < 1 {
 		from = 1
+	}
+	// The readers of this process share the latest changes: after a
+	// commit one of them reads them through SQL, the others copy them.
+	cr, err := r.fs.Pages.Read(ctx, r.db, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch)
+	if err != nil {
+		return 0, err
+	}
+	if cr.OK {
+		if r.pos.Epoch == nil {
+			r.pos.Epoch = bytes.Clone(cr.Epoch)
+		}
+		r.buf, r.bufNext = cr.Chs, cr.Next
+		if len(cr.Chs) == 0 {
+			r.pos.Seq = cr.Next
+		}
+		return cr.Next - from, nil
 	}
 	next := from
 	// A snapshot, not a bare reader: it maps the WAL index whose header

@@ -60,6 +60,9 @@ type Config struct {
 type Feeds struct {
 	Rec    Recorder
 	Notify Notifier
+	// Pages is the latest changes as this process's readers read them
+	// (shared by them; its own lock).
+	Pages PageCache
 	// Seal returns the store's encryption state now (nil, or a nil
 	// result: the store is in the clear). A kept value is sealed under its
 	// Write key, as the store seals a row's value, and opened on reading

@@ -1,0 +1,356 @@
+package changelog
+
+import (
+	"bytes"
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/scan"
+)
+
+// The bounds of a PageCache's window: at most this many of the latest
+// changes, and at most about this many bytes of their keys and values.
+const (
+	PageCacheChanges = 4096
+	PageCacheBytes   = 4 << 20
+)
+
+// PageCache holds the latest committed changes of one store, as the
+// readers of one process read them, so that after a commit one reader
+// reads the new changes through SQL and every other reader copies them.
+//
+// The window is contiguous: every change from base to last, decoded and
+// unfiltered, values opened. It is tagged with the store's commit mark
+// (engine.DB.CommitMark) read before the read transaction that filled it:
+// while the file's mark is still that one, nothing has committed since,
+// so the window, the epoch and the log's bounds it holds are the file's
+// (a trim or a reset in another process moves the mark too). When the
+// mark has moved, one reader refreshes the window (the others wait for
+// it): it reads the changes after last, and the epoch and the bounds,
+// in one read transaction. The log is append-only (a trim deletes the
+// oldest rows, never changes one), so a change read once stays true.
+//
+// A reader whose position is before the window reads through SQL as
+// before (a backlog); a store without a mapped WAL index has no commit
+// mark and its readers always read through SQL.
+type PageCache struct {
+	// cur is the window, published whole: a reader that finds its mark
+	// still the file's serves from it without a lock. Its changes are
+	// never written once published (the next window appends past its
+	// end), so readers copy from it while a refresh builds the next.
+	cur     atomic.Pointer[window]
+	mu      sync.Mutex
+	fills   uint64        // refreshes begun
+	filling chan struct{} // closed when the refresh under way ends
+	// pub is closed when a new window is published (or Wake is called):
+	// the waiting readers but one (the leader, woken by the commit)
+	// wait on it, so that a commit wakes one reader, which refreshes the
+	// window, and then the others, which copy from it.
+	pub    chan struct{}
+	leader bool
+}
+
+// Published returns a channel closed when the next window is published,
+// or at Wake.
+func (pc *PageCache) Published() <-chan struct{} {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.pub == nil {
+		pc.pub = make(chan struct{})
+	}
+	return pc.pub
+}
+
+// Wake closes the channel Published returned.
+func (pc *PageCache) Wake() {
+	pc.mu.Lock()
+	pc.wakeLocked()
+	pc.mu.Unlock()
+}
+
+func (pc *PageCache) wakeLocked() {
+	if pc.pub != nil {
+		close(pc.pub)
+		pc.pub = nil
+	}
+}
+
+// Lead makes the caller the waiting reader that commits wake, unless
+// another is: it reports whether it is. The leader calls Unlead when its
+// wait ends, then reads (which refreshes the window after a commit and so
+// wakes the others); wake: the leader will not read (its wait failed), so
+// the others are woken now and one of them leads.
+func (pc *PageCache) Lead() bool {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.leader {
+		return false
+	}
+	pc.leader = true
+	return true
+}
+
+// Unlead ends the caller's lead (see Lead).
+func (pc *PageCache) Unlead(wake bool) {
+	pc.mu.Lock()
+	pc.leader = false
+	if wake {
+		pc.wakeLocked()
+	}
+	pc.mu.Unlock()
+}
+
+// window is one state of a PageCache.
+type window struct {
+	mark   engine.CommitMark // the file's mark before the read that filled it
+	noLog  bool              // the store had no change log at mark
+	epoch  []byte
+	oldest int64    // the log's oldest change (0: none)
+	last   int64    // the log's last change (0: none)
+	base   int64    // the sequence of win[0] (last+1 when win is empty)
+	win    []Change // base..last
+	bytes  int      // the keys' and values' bytes in win
+}
+
+// CacheRead is what a read from the cache returns: OK false when the
+// cache cannot serve it (the reader reads through SQL), else the changes
+// that pass the filter, each with its own copy of its key and value, and
+// the sequence to read from next, with the store's epoch.
+type CacheRead struct {
+	OK    bool
+	Chs   []Change
+	Next  int64
+	Epoch []byte
+}
+
+// Read serves a reader at pos (pos.Epoch nil: any epoch) from the
+// window: up to limit changes that pass f, refreshing the window first
+// (once for all readers waiting) when something has committed since it
+// was filled. A position of another epoch fails with ErrEpoch, one before
+// the log's oldest change with a *CompactedError, both checked against
+// the log as of now. open opens sealed values (Feeds.OpenValues).
+func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change) error, pos Position, f Filter, limit int) (CacheRead, error) {
+	from := max(pos.Seq, 1)
+	mark, ok := db.CommitMark()
+	if !ok {
+		// No window without a mark: the readers waiting for one are
+		// woken (one of them leads), as a refresh would have.
+		pc.Wake()
+		return CacheRead{}, nil
+	}
+	if w := pc.cur.Load(); w != nil && w.mark == mark {
+		return w.serve(pos.Epoch, from, f, limit)
+	}
+	pc.mu.Lock()
+	arrived := pc.fills // a refresh begun after this saw the file as of now or later
+	for {
+		if w := pc.cur.Load(); w != nil && w.mark == mark {
+			pc.mu.Unlock()
+			return w.serve(pos.Epoch, from, f, limit)
+		}
+		if pc.filling != nil {
+			ch := pc.filling
+			pc.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return CacheRead{}, ctx.Err()
+			}
+			pc.mu.Lock()
+			if w := pc.cur.Load(); w != nil && pc.fills > arrived {
+				// The refresh that ended began after this call did: its
+				// window is as new as the file was when the call began.
+				pc.mu.Unlock()
+				return w.serve(pos.Epoch, from, f, limit)
+			}
+			if mark, ok = db.CommitMark(); !ok {
+				pc.wakeLocked()
+				pc.mu.Unlock()
+				return CacheRead{}, nil
+			}
+			continue
+		}
+		pc.fills++
+		done := make(chan struct{})
+		pc.filling = done
+		prev := pc.cur.Load()
+		pc.mu.Unlock()
+		w, err := refresh(ctx, db, open, prev, from)
+		pc.mu.Lock()
+		pc.filling = nil
+		close(done)
+		pc.cur.Store(w) // nil on an error
+		pc.wakeLocked()
+		pc.mu.Unlock()
+		if err != nil {
+			// The reader reads its own page, which reports the error if
+			// its page has it.
+			return CacheRead{}, nil
+		}
+		return w.serve(pos.Epoch, from, f, limit)
+	}
+}
+
+// serve answers a read from the window.
+func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead, error) {
+	if w.noLog || from < w.base {
+		return CacheRead{}, nil
+	}
+	if epoch != nil && !bytes.Equal(epoch, w.epoch) {
+		return CacheRead{}, fmt.Errorf("changelog: position %d: %w", from, ErrEpoch)
+	}
+	if w.oldest > 1 && from < w.oldest {
+		return CacheRead{}, &CompactedError{From: from, Oldest: w.oldest}
+	}
+	out := CacheRead{OK: true, Next: max(from, w.last+1), Epoch: w.epoch}
+	if from > w.last {
+		return out, nil
+	}
+	win := w.win[from-w.base:]
+	var pfx, end []byte
+	if len(f.Prefix) > 0 {
+		pfx, end = f.Prefix, scan.PrefixEnd(f.Prefix)
+	}
+	n, size := 0, 0
+	for i := range win {
+		if f.Match(&win[i], pfx, end) {
+			n++
+			size += len(win[i].Key) + len(win[i].Value)
+			if n == limit {
+				out.Next = win[i].Seq + 1
+				win = win[:i+1]
+				break
+			}
+		}
+	}
+	if n == 0 {
+		return out, nil
+	}
+	// One allocation for the keys and values of the page: a reader may
+	// keep or change them without touching another's.
+	arena := make([]byte, 0, size)
+	out.Chs = make([]Change, 0, n)
+	for i := range win {
+		c := &win[i]
+		if !f.Match(c, pfx, end) {
+			continue
+		}
+		ch := *c
+		if c.Key != nil {
+			arena = append(arena, c.Key...)
+			ch.Key = arena[len(arena)-len(c.Key) : len(arena) : len(arena)]
+		}
+		if c.Value != nil {
+			arena = append(arena, c.Value...)
+			ch.Value = arena[len(arena)-len(c.Value) : len(arena) : len(arena)]
+		}
+		out.Chs = append(out.Chs, ch)
+	}
+	return out, nil
+}
+
+// refresh reads, in one read transaction, the epoch, the log's bounds and
+// the changes after prev's last, and returns the window they make, tagged
+// with the commit mark read before. from is the refreshing reader's
+// position: a new window starts there when it is within the last
+// PageCacheChanges changes (else at the head, empty), so that a refresh
+// reads no more than the readers need.
+func refresh(ctx context.Context, db *engine.DB, open func([]Change) error, prev *window, from int64) (*window, error) {
+	mark, ok := db.CommitMark()
+	if !ok {
+		return nil, errors.New("changelog: no commit mark")
+	}
+	c, err := db.AcquireSnapshot(ctx, engine.ReadPinned)
+	if err != nil {
+		return nil, err
+	}
+	defer db.ReleaseSnapshot(c)
+	dest := make([]driver.Value, 3)
+	if err := c.QueryRow(ctx, headSQL, dest); err != nil {
+		if !engine.NoSuchTable(err) {
+			return nil, fmt.Errorf("changelog: read: %w", err)
+		}
+		return &window{mark: mark, noLog: true}, nil
+	}
+	ep, ok := dest[0].([]byte)
+	if !ok || len(ep) != EpochLen {
+		return nil, fmt.Errorf("changelog: header row: %w", engine.ErrCorrupt)
+	}
+	oldest, _ := dest[1].(int64)
+	last, _ := dest[2].(int64)
+
+	same := prev != nil && !prev.noLog && bytes.Equal(ep, prev.epoch)
+	if same {
+		ep = prev.epoch
+	}
+	keep := same
+	start := int64(0)
+	if keep {
+		start = prev.last + 1
+	}
+	if !keep || start < oldest || last-start+1 > PageCacheChanges {
+		// A new window, from the reader's position if it is within the
+		// last PageCacheChanges changes; else empty, at the head: a
+		// reader of a backlog reads its pages through SQL, with its
+		// filter in the query, and reads nothing more for the window.
+		keep = false
+		start = last + 1
+		if from >= max(last-PageCacheChanges+1, oldest, 1) {
+			start = min(from, last+1)
+		}
+	}
+	var chs []Change
+	if start <= last {
+		if chs, err = Read(ctx, c, start, int(last-start+1)); err != nil {
+			return nil, err
+		}
+		if len(chs) > 0 && chs[len(chs)-1].Seq > last {
+			return nil, errors.New("changelog: read outside its read transaction")
+		}
+		if err := open(chs); err != nil {
+			return nil, err
+		}
+	}
+	w := &window{mark: mark, epoch: ep, oldest: oldest, last: last, base: start}
+	if keep {
+		w.win, w.bytes, w.base = prev.win, prev.bytes, prev.base
+	}
+	for i := range chs {
+		w.bytes += len(chs[i].Key) + len(chs[i].Value)
+	}
+	// Past prev's end: no reader of prev reads there. Once the backing
+	// array is full, append moves the window to a new one.
+	w.win = append(w.win, chs...)
+	drop := 0
+	for drop < len(w.win) && (len(w.win)-drop > PageCacheChanges || w.bytes > PageCacheBytes) {
+		w.bytes -= len(w.win[drop].Key) + len(w.win[drop].Value)
+		drop++
+	}
+	w.win, w.base = w.win[drop:], w.base+int64(drop)
+	return w, nil
+}
+
+// Match reports whether f selects c, as the filtered read's SQL does; pfx
+// and end are f.Prefix and scan.PrefixEnd(f.Prefix) (both nil without a
+// prefix).
+func (f Filter) Match(c *Change, pfx, end []byte) bool {
+	if f.CF != "" && c.CF != f.CF {
+		return false
+	}
+	if pfx == nil {
+		return true
+	}
+	if c.Key == nil {
+		return false // a column family event
+	}
+	below := end == nil || bytes.Compare(c.Key, end) < 0
+	if bytes.Compare(c.Key, pfx) >= 0 && below {
+		return true
+	}
+	return c.Op == OpDeleteRange && below && (c.Value == nil || bytes.Compare(c.Value, pfx) > 0)
+}
