@@ -99,15 +99,7 @@ func BenchmarkTxDelete1000(b *testing.B) {
 			s := benchStore(b, m.feed, false)
 			ctx := context.Background()
 			val := make([]byte, 100)
-			fill := func() {
-				var bt kvstore.Batch
-				for j := range benchTx {
-					bt.Put(benchKey(j), val)
-				}
-				if err := s.Apply(ctx, &bt); err != nil {
-					b.Fatal(err)
-				}
-			}
+			fill := func() { putBenchKeys(b, s, val) }
 			b.ReportAllocs()
 			var cpu time.Duration
 			for i := 0; b.Loop(); i++ {
@@ -166,20 +158,13 @@ func BenchmarkDelete(b *testing.B) {
 	}{{"feed=off", false, false}, {"feed=on", true, false}, {"feed=off/missing", false, true}} {
 		b.Run(m.name, func(b *testing.B) {
 			s := benchStore(b, m.feed, false)
-			ctx := context.Background()
 			val := make([]byte, 100)
 			b.ReportAllocs()
 			var cpu time.Duration
 			for i := 0; b.Loop(); i++ {
 				if i%benchTx == 0 && !m.missing {
 					b.StopTimer()
-					var bt kvstore.Batch
-					for j := range benchTx {
-						bt.Put(benchKey(j), val)
-					}
-					if err := s.Apply(ctx, &bt); err != nil {
-						b.Fatal(err)
-					}
+					putBenchKeys(b, s, val)
 					b.StartTimer()
 				}
 				cpu0 := testutil.CPUTime()
@@ -245,6 +230,13 @@ func BenchmarkReadBacklog(b *testing.B) {
 // another handle of the same file (as another process would be: the reader
 // finds the commit by polling the WAL index every 2 ms).
 func BenchmarkTailLatency(b *testing.B) {
+	onBothHandles(b, tailLatency)
+}
+
+// onBothHandles runs bench as two sub-benchmarks on a store with a feed:
+// the writer w on the reader's handle s (same-handle), and on another
+// handle of the same file (other-handle, as another process would be).
+func onBothHandles(b *testing.B, bench func(b *testing.B, s, w *kvstore.Store)) {
 	for _, other := range []bool{false, true} {
 		b.Run(map[bool]string{false: "same-handle", true: "other-handle"}[other], func(b *testing.B) {
 			s := benchStore(b, true, false)
@@ -256,7 +248,7 @@ func BenchmarkTailLatency(b *testing.B) {
 				}
 				defer w.Close()
 			}
-			tailLatency(b, s, w)
+			bench(b, s, w)
 		})
 	}
 }
@@ -264,14 +256,7 @@ func BenchmarkTailLatency(b *testing.B) {
 func tailLatency(b *testing.B, s, w *kvstore.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	now, err := changefeed.Now(ctx, s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := readerAtNow(ctx, b, s)
 	got := make(chan time.Time, 1)
 	go func() {
 		for {
@@ -453,69 +438,51 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 // reader's store handle (woken by the commit hook) or on another handle of
 // the file (as another process: the reader polls). p50 and p99.
 func BenchmarkTailLatencyUnderLoad(b *testing.B) {
-	for _, other := range []bool{false, true} {
-		b.Run(map[bool]string{false: "same-handle", true: "other-handle"}[other], func(b *testing.B) {
-			s := benchStore(b, true, false)
-			w := s
-			if other {
-				var err error
-				if w, err = kvstore.Open(s.Path(), kvstore.Options{}); err != nil {
-					b.Fatal(err)
+	onBothHandles(b, func(b *testing.B, s, w *kvstore.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r := readerAtNow(ctx, b, s)
+		n := b.N
+		returned := make([]atomic.Int64, n) // UnixNano of each Put's return
+		lat := make([]time.Duration, 0, n)
+		done := make(chan error, 1)
+		go func() {
+			for len(lat) < n {
+				c, err := r.Next(ctx)
+				if err != nil {
+					done <- err
+					return
 				}
-				defer w.Close()
+				at := time.Now()
+				i := int(binary.BigEndian.Uint64(c.Key[4:]))
+				for returned[i].Load() == 0 { // the hook may wake it before Put returns
+					runtime.Gosched()
+				}
+				lat = append(lat, max(at.Sub(time.Unix(0, returned[i].Load())), 0))
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			now, err := changefeed.Now(ctx, s)
-			if err != nil {
+			done <- nil
+		}()
+		val := make([]byte, 100)
+		tick := time.NewTicker(500 * time.Microsecond)
+		defer tick.Stop()
+		b.ResetTimer()
+		for i := range n {
+			<-tick.C
+			key := binary.BigEndian.AppendUint64([]byte("lat:"), uint64(i))
+			if err := w.Put(key, val); err != nil {
 				b.Fatal(err)
 			}
-			r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			n := b.N
-			returned := make([]atomic.Int64, n) // UnixNano of each Put's return
-			lat := make([]time.Duration, 0, n)
-			done := make(chan error, 1)
-			go func() {
-				for len(lat) < n {
-					c, err := r.Next(ctx)
-					if err != nil {
-						done <- err
-						return
-					}
-					at := time.Now()
-					i := int(binary.BigEndian.Uint64(c.Key[4:]))
-					for returned[i].Load() == 0 { // the hook may wake it before Put returns
-						runtime.Gosched()
-					}
-					lat = append(lat, max(at.Sub(time.Unix(0, returned[i].Load())), 0))
-				}
-				done <- nil
-			}()
-			val := make([]byte, 100)
-			tick := time.NewTicker(500 * time.Microsecond)
-			defer tick.Stop()
-			b.ResetTimer()
-			for i := range n {
-				<-tick.C
-				key := binary.BigEndian.AppendUint64([]byte("lat:"), uint64(i))
-				if err := w.Put(key, val); err != nil {
-					b.Fatal(err)
-				}
-				returned[i].Store(time.Now().UnixNano())
-			}
-			if err := <-done; err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-			b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
-		})
-	}
+			returned[i].Store(time.Now().UnixNano())
+		}
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
+	})
 }
 
 // BenchmarkExpiryEvents measures how late expiry events arrive with the
@@ -572,14 +539,7 @@ func expiryRun(b *testing.B, every time.Duration, total, soon int, spread time.D
 	if err := changefeed.Enable(ctx, s, "default", changefeed.Options{}); err != nil {
 		b.Fatal(err)
 	}
-	now, err := changefeed.Now(ctx, s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := readerAtNow(ctx, b, s)
 	late := make([]time.Duration, 0, soon)
 	removed := make([]time.Duration, 0, soon)
 	wctx, wcancel := context.WithTimeout(ctx, time.Until(start)+spread+30*time.Second)
@@ -601,4 +561,28 @@ func expiryRun(b *testing.B, every time.Duration, total, soon int, spread time.D
 	b.ReportMetric(float64(late[len(late)*99/100].Milliseconds()), "p99-ms")
 	b.ReportMetric(float64(late[len(late)-1].Milliseconds()), "max-ms")
 	b.ReportMetric(float64(removed[len(removed)*99/100].Milliseconds()), "removed-p99-ms")
+}
+
+// putBenchKeys puts val under the benchTx keys benchKey(0…) in one batch.
+func putBenchKeys(b *testing.B, s *kvstore.Store, val []byte) {
+	var bt kvstore.Batch
+	for j := range benchTx {
+		bt.Put(benchKey(j), val)
+	}
+	if err := s.Apply(context.Background(), &bt); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// readerAtNow returns a Reader of s's whole feed from its current end.
+func readerAtNow(ctx context.Context, b *testing.B, s *kvstore.Store) *changefeed.Reader {
+	now, err := changefeed.Now(ctx, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := changefeed.NewReader(ctx, s, now, changefeed.ReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
 }

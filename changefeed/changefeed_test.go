@@ -246,10 +246,7 @@ func TestConsumerCommitsWithItsWritesAndTrimRespectsIt(t *testing.T) {
 
 	// A position of another history is refused.
 	bad := changefeed.Position{Epoch: make([]byte, 16), Seq: 4}
-	r3, err := changefeed.NewReader(ctx, s, bad, changefeed.ReaderOptions{})
-	require.NoError(t, err)
-	_, err = r3.Read(ctx)
-	require.ErrorIs(t, err, changefeed.ErrEpoch)
+	requireReadFails(t, s, bad, changefeed.ErrEpoch)
 }
 
 func TestSnapshotThenChanges(t *testing.T) {
@@ -369,4 +366,16 @@ func TestConsumerUpdatedIsTheStoresClock(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 1)
 	require.True(t, t0.Add(90*time.Minute).Equal(all[0].Updated), "updated %v", all[0].Updated)
+}
+
+// requireReadFails checks that a Reader of s from pos fails its first Read
+// with target.
+func requireReadFails(t *testing.T, s *kvstore.Store, pos changefeed.Position, target error) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := changefeed.NewReader(ctx, s, pos, changefeed.ReaderOptions{})
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = r.Read(ctx)
+	require.ErrorIs(t, err, target)
 }

@@ -5,13 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/snkv-go/snkv/changefeed"
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/snkv-go/snkv/ttl"
 )
@@ -27,15 +27,7 @@ func encrypted(pass string) *kvstore.Encryption {
 // files would read them.
 func rawFiles(t *testing.T, path string) []byte {
 	t.Helper()
-	var all []byte
-	for _, p := range []string{path, path + "-wal"} {
-		b, err := os.ReadFile(p)
-		if err != nil && !os.IsNotExist(err) {
-			require.NoError(t, err)
-		}
-		all = append(all, b...)
-	}
-	return all
+	return testutil.StoreBytes(t, path)
 }
 
 const secretMark = "kept-value-in-the-clear"
@@ -101,10 +93,7 @@ func TestSealedValueMovedToAnotherChangeFailsAuth(t *testing.T) {
 	s, err = kvstore.Open(path, kvstore.Options{Encryption: enc})
 	require.NoError(t, err)
 	defer s.Close()
-	r, err := changefeed.NewReader(ctx, s, changefeed.Position{}, changefeed.ReaderOptions{})
-	require.NoError(t, err)
-	_, err = r.Read(ctx)
-	require.ErrorIs(t, err, kvstore.ErrAuth)
+	requireReadFails(t, s, changefeed.Position{}, kvstore.ErrAuth)
 }
 
 // A store encrypted after its feed was told to keep values: Encrypt seals

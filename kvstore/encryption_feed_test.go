@@ -6,12 +6,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/snkv-go/snkv/changefeed"
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 )
 
@@ -53,17 +53,7 @@ func TestInterruptedConversionsConvertTheKeptValues(t *testing.T) {
 		require.NoError(t, s.Put([]byte(k), []byte(v)))
 		want = append(want, k+"="+v)
 	}
-	inClear := func() bool {
-		var all []byte
-		for _, p := range []string{path, path + "-wal"} {
-			b, err := os.ReadFile(p)
-			if err != nil && !os.IsNotExist(err) {
-				require.NoError(t, err)
-			}
-			all = append(all, b...)
-		}
-		return bytes.Contains(all, []byte("kept-secret-"))
-	}
+	inClear := func() bool { return bytes.Contains(testutil.StoreBytes(t, path), []byte("kept-secret-")) }
 
 	check := func(what string) {
 		t.Helper()

@@ -106,20 +106,13 @@ func checkSealContent(t *testing.T, s *kvstore.Store, n int) {
 	r, err := changefeed.NewReader(context.Background(), s, changefeed.Position{}, changefeed.ReaderOptions{})
 	require.NoError(t, err)
 	kept := 0
-	for {
-		chs, err := r.Read(context.Background())
-		require.NoError(t, err)
-		if len(chs) == 0 {
-			break
-		}
-		for _, c := range chs {
-			if c.Op == changefeed.OpPut {
-				var i int
-				_, err := fmt.Sscanf(string(c.Key), "k%05d", &i)
-				require.NoError(t, err)
-				require.Equal(t, fmt.Sprintf("value %d", i), string(c.Value), "change %d", c.Seq)
-				kept++
-			}
+	for _, c := range readFeed(t, r, "sealed content") {
+		if c.Op == changefeed.OpPut {
+			var i int
+			_, err := fmt.Sscanf(string(c.Key), "k%05d", &i)
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprintf("value %d", i), string(c.Value), "change %d", c.Seq)
+			kept++
 		}
 	}
 	require.NoError(t, r.Close())

@@ -153,18 +153,11 @@ func feedCrashExplain(t *testing.T, path, cf string, held, replayed map[string]s
 	r, err := changefeed.NewReader(context.Background(), db, changefeed.Position{}, changefeed.ReaderOptions{Filter: changefeed.Filter{CF: cf}})
 	require.NoError(t, err)
 	defer r.Close()
-	for {
-		page, err := r.Read(context.Background())
-		require.NoError(t, err)
-		if len(page) == 0 {
-			break
-		}
-		for _, c := range page {
-			for _, k := range keys {
-				if string(c.Key) == k || c.Op == changefeed.OpDeleteRange {
-					t.Logf("%s: seq %d tx %d at %v %s %q %q exp %v", cf, c.Seq, c.Tx, c.At.UnixMilli(), c.Op, c.Key, c.Value, c.Expiry.UnixMilli())
-					break
-				}
+	for _, c := range readFeed(t, r, cf) {
+		for _, k := range keys {
+			if string(c.Key) == k || c.Op == changefeed.OpDeleteRange {
+				t.Logf("%s: seq %d tx %d at %v %s %q %q exp %v", cf, c.Seq, c.Tx, c.At.UnixMilli(), c.Op, c.Key, c.Value, c.Expiry.UnixMilli())
+				break
 			}
 		}
 	}

@@ -194,39 +194,12 @@ func (r *Registry) Reseal(ctx context.Context, batch int, progress func(int64)) 
 // rep: in transactions that each read at most batch changes, resumed, as
 // the tables are, by running it again.
 func (r *Registry) resealLog(ctx context.Context, batch int, rep *ResealReport, progress func(int64)) error {
-	var after, total, bad int64
-	defer func() {
-		if bad > maxAuthLines {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("change log: %d more kept values could not be read", bad-maxAuthLines))
-		}
-	}()
-	for {
-		var n, done int
-		var skipped []error
-		err := r.env.Update(ctx, nil, "convert the change log's kept values", func(ctx context.Context, tx *engine.Tx) error {
-			var err error
+	var after int64
+	return r.resealBatches(ctx, "change log", "kept values", "convert the change log's kept values", batch, rep, progress,
+		func(ctx context.Context, tx *engine.Tx) (n, done int, skipped []error, err error) {
 			n, done, after, skipped, err = changelog.ResealBatch(ctx, tx.Conn(), r.env.Seal.Load(), after, batch)
-			return err
+			return n, done, skipped, err
 		})
-		if err != nil {
-			return err
-		}
-		total += int64(done)
-		rep.Converted += int64(done)
-		for _, e := range skipped {
-			bad++
-			rep.Bad++
-			if bad <= maxAuthLines {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("change log: %v", e))
-			}
-		}
-		if progress != nil && done > 0 {
-			progress(total)
-		}
-		if n < batch {
-			return nil
-		}
-	}
 }
 
 // resealTable is Reseal of one table (a catalog name), adding what it did
@@ -234,27 +207,42 @@ func (r *Registry) resealLog(ctx context.Context, batch int, rep *ResealReport, 
 // the table has just been made sealed (SealHidden).
 func (r *Registry) resealTable(ctx context.Context, name string, batch int, fromClear bool, rep *ResealReport, progress func(int64)) error {
 	var after []byte
+	return r.resealBatches(ctx, fmt.Sprintf("column family %q", name), "rows", "convert values of "+name, batch, rep, progress,
+		func(ctx context.Context, tx *engine.Tx) (n, done int, skipped []error, err error) {
+			c := tx.Conn()
+			stamp, ok, err := catalogStamp(ctx, c, name)
+			if err != nil || !ok {
+				// Dropped since Reseal listed it: nothing left to convert.
+				return 0, 0, nil, err
+			}
+			m, err := r.familyFor(ctx, c, name, stamp)
+			if err != nil || !m.Sealed.Load() {
+				return 0, 0, nil, err
+			}
+			n, done, after, skipped, err = resealBatch(ctx, c, m, after, batch, fromClear)
+			return n, done, skipped, err
+		})
+}
+
+// resealBatches runs step, one write transaction (named op) each, until
+// a step reads fewer than batch entries, and adds to rep what the steps
+// converted and the entries they could not read (what: the thing
+// converted, items: its entries, for the report's lines); progress gets
+// the running total.
+func (r *Registry) resealBatches(ctx context.Context, what, items, op string, batch int, rep *ResealReport, progress func(int64),
+	step func(ctx context.Context, tx *engine.Tx) (n, done int, skipped []error, err error)) error {
 	var total, bad int64
 	defer func() {
 		if bad > maxAuthLines {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %d more rows could not be read", name, bad-maxAuthLines))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d more %s could not be read", what, bad-maxAuthLines, items))
 		}
 	}()
 	for {
 		var n, done int
 		var skipped []error
-		err := r.env.Update(ctx, nil, "convert values of "+name, func(ctx context.Context, tx *engine.Tx) error {
-			c := tx.Conn()
-			stamp, ok, err := catalogStamp(ctx, c, name)
-			if err != nil || !ok {
-				// Dropped since Reseal listed it: nothing left to convert.
-				return err
-			}
-			m, err := r.familyFor(ctx, c, name, stamp)
-			if err != nil || !m.Sealed.Load() {
-				return err
-			}
-			n, done, after, skipped, err = resealBatch(ctx, c, m, after, batch, fromClear)
+		err := r.env.Update(ctx, nil, op, func(ctx context.Context, tx *engine.Tx) error {
+			var err error
+			n, done, skipped, err = step(ctx, tx)
 			return err
 		})
 		if err != nil {
@@ -266,7 +254,7 @@ func (r *Registry) resealTable(ctx context.Context, name string, batch int, from
 			bad++
 			rep.Bad++
 			if bad <= maxAuthLines {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", name, e))
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", what, e))
 			}
 		}
 		if progress != nil && done > 0 {

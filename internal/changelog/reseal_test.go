@@ -14,6 +14,19 @@ import (
 
 // resealAll runs ResealBatch to the end of the log in transactions of
 // batch changes and returns the values rewritten and the values skipped.
+// resealEvery converts the log to kr's current state in batches of batch,
+// checks that it converted want kept values and skipped none, and returns
+// the state.
+func resealEvery(t *testing.T, db *engine.DB, kr *seal.Keyring, batch, want int) *seal.State {
+	t.Helper()
+	st, err := kr.State()
+	require.NoError(t, err)
+	done, skipped := resealAll(t, db, st, batch)
+	require.Equal(t, want, done)
+	require.Empty(t, skipped)
+	return st
+}
+
 func resealAll(t *testing.T, db *engine.DB, st *seal.State, batch int) (done int, skipped []error) {
 	t.Helper()
 	var after int64
@@ -93,11 +106,7 @@ func TestResealBatchConvertsKeptValuesOnly(t *testing.T) {
 
 	// Encrypt (the job a new keyring starts with): its state writes
 	// sealed and reads both forms.
-	st, err := kr.State()
-	require.NoError(t, err)
-	done, skipped = resealAll(t, db, st, 4)
-	require.Equal(t, 7, done)
-	require.Empty(t, skipped)
+	st := resealEvery(t, db, kr, 4, 7)
 	require.Equal(t, want(OpSealedPut), form())
 	require.Equal(t, clear, opened(st))
 	done, _ = resealAll(t, db, st, 4)
@@ -107,11 +116,7 @@ func TestResealBatchConvertsKeptValuesOnly(t *testing.T) {
 
 	// Rekey: sealed again under the next data key.
 	require.NoError(t, kr.BeginRekey(seal.Secret{Key: bytes.Repeat([]byte{8}, seal.KeySize)}))
-	during, err := kr.State()
-	require.NoError(t, err)
-	done, skipped = resealAll(t, db, during, 3)
-	require.Equal(t, 7, done)
-	require.Empty(t, skipped)
+	resealEvery(t, db, kr, 3, 7)
 	_, err = kr.Finish()
 	require.NoError(t, err)
 	after, err := kr.State()
@@ -122,11 +127,7 @@ func TestResealBatchConvertsKeptValuesOnly(t *testing.T) {
 
 	// Decrypt: back to the clear, byte for byte as recorded.
 	require.NoError(t, kr.BeginDecrypt())
-	dec, err := kr.State()
-	require.NoError(t, err)
-	done, skipped = resealAll(t, db, dec, 5)
-	require.Equal(t, 7, done)
-	require.Empty(t, skipped)
+	resealEvery(t, db, kr, 5, 7)
 	require.Equal(t, want(OpPut), form())
 	require.Equal(t, clear, readAll(t, db))
 	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {

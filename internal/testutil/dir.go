@@ -38,3 +38,19 @@ func ReadGzip(t testing.TB, path string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// StoreBytes returns the bytes of the store file at path and of its WAL,
+// one after the other, as anyone holding the files reads them (a missing
+// WAL reads as empty): what a test searches for a value left in the clear.
+func StoreBytes(t testing.TB, path string) []byte {
+	t.Helper()
+	var all []byte
+	for _, p := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(p)
+		if err != nil && !os.IsNotExist(err) {
+			require.NoError(t, err)
+		}
+		all = append(all, b...)
+	}
+	return all
+}
