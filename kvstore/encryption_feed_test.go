@@ -42,6 +42,7 @@ func feedValues(ctx context.Context, s *kvstore.Store) ([]string, error) {
 // feed then returns every value as written, under the last key alone,
 // and the file holds none of them in the clear.
 func TestInterruptedConversionsConvertTheKeptValues(t *testing.T) {
+	skipSealedSuite(t)
 	ctx := context.Background()
 	path := tempPath(t)
 	s, err := kvstore.Open(path, kvstore.Options{UpgradeBatch: 5})
