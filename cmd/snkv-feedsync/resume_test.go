@@ -149,8 +149,9 @@ func TestTrimmedPositionStartsAgainFromSnapshot(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = run(ctx, device, &testutil.SyncBuffer{})
-	require.ErrorIs(t, err, changefeed.ErrCompacted)
+	var out testutil.SyncBuffer
+	err = run(ctx, device, &out)
+	require.ErrorIs(t, err, changefeed.ErrCompacted, "the device said:\n%s", out.String())
 	require.ErrorIs(t, err, errStartAgain)
 	require.Contains(t, err.Error(), "oldest change held")
 	require.Contains(t, err.Error(), "-resnapshot")
@@ -187,8 +188,9 @@ func TestServerThatLostItsStoreAsksForSnapshot(t *testing.T) {
 	putN(t, items, "b", 3)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := run(ctx, device, &testutil.SyncBuffer{})
-	require.ErrorIs(t, err, errStartAgain)
+	var out testutil.SyncBuffer
+	err := run(ctx, device, &out)
+	require.ErrorIs(t, err, errStartAgain, "the device said:\n%s", out.String())
 	require.Contains(t, err.Error(), "no position")
 
 	d = goRun(append(device, "-resnapshot")...)
