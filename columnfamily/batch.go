@@ -129,7 +129,12 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 				return err
 			}
 		}
-		for _, i := range keyOrder(b.ops) {
+		order := keyOrder(b.ops)
+		for j := range b.ops {
+			i := j
+			if order != nil {
+				i = order[j]
+			}
 			op := b.ops[i]
 			var err error
 			switch op.kind {
@@ -177,19 +182,12 @@ func (cf *ColumnFamily) Apply(ctx context.Context, b *Batch) error {
 const sortMin = 64
 
 // keyOrder returns the indexes of ops in the order Apply writes them: by
-// key, operations on the same key in the order they were added. A batch
-// already in key order (an append, a small batch) is written as it is.
+// key, operations on the same key in the order they were added; nil when
+// the batch is written as it was added (a small batch, or one already in
+// key order: an append), which costs no allocation.
 func keyOrder(ops []batchOp) []int {
-	order := make([]int, len(ops))
-	sorted := true
-	for i := range order {
-		order[i] = i
-		if i > 0 && sorted && bytes.Compare(ops[i-1].key, ops[i].key) > 0 {
-			sorted = false
-		}
-	}
-	if sorted || len(ops) < sortMin {
-		return order
+	if len(ops) < sortMin || slices.IsSortedFunc(ops, func(a, b batchOp) int { return bytes.Compare(a.key, b.key) }) {
+		return nil
 	}
 	// Sort (first eight bytes, index) pairs: most comparisons end on the
 	// word, without following a key; equal words compare the keys, and
@@ -199,6 +197,7 @@ func keyOrder(ops []batchOp) []int {
 		i    int
 	}
 	es := make([]entry, len(ops))
+	order := make([]int, len(ops))
 	for i, op := range ops {
 		var w [8]byte
 		copy(w[:], op.key)
