@@ -176,7 +176,9 @@ func (d *device) send(ctx context.Context, b *batch) (changefeed.Position, error
 		st, err := d.post(ctx, body)
 		if err == nil {
 			pos := changefeed.Position{Epoch: st.Epoch, Seq: st.Seq}
-			if err := d.db.Update(ctx, func(tx *kvstore.Tx) error {
+			// The server has applied the push: its position is saved even
+			// when the device is being stopped.
+			if err := d.db.Update(context.WithoutCancel(ctx), func(tx *kvstore.Tx) error {
 				return changefeed.Commit(tx, d.opts.Name, pos)
 			}); err != nil {
 				return pos, err

@@ -78,7 +78,7 @@ func fetchState(t *testing.T, push, source string) (state, bool) {
 }
 
 // waitCaughtUp waits until the server at push has applied dev's feed to
-// its end.
+// its end and the device has saved the position the server reached.
 func waitCaughtUp(t *testing.T, dev *kvstore.Store, push string) state {
 	t.Helper()
 	var st state
@@ -89,12 +89,15 @@ func waitCaughtUp(t *testing.T, dev *kvstore.Store, push string) state {
 		require.NoError(t, err)
 		var ok bool
 		st, ok = fetchState(t, push, "feedsync")
-		return ok && bytes.Equal(st.Epoch, end.Epoch) && st.Seq >= end.Seq
+		if !ok || !bytes.Equal(st.Epoch, end.Epoch) || st.Seq < end.Seq {
+			return false
+		}
+		saved, err := changefeed.Load(context.Background(), dev, "feedsync")
+		return err == nil && saved.Seq == st.Seq
 	}, 20*time.Second, 5*time.Millisecond, "the server catches up")
 	return st
 }
 
-// putN puts n keys under prefix in cf, each in its own transaction.
 // newDevice opens the device store device.db in dir, closed when the test
 // ends, with its column family "items".
 func newDevice(t *testing.T, dir string) (*kvstore.Store, *kvstore.ColumnFamily) {
@@ -115,6 +118,7 @@ func startPair(t *testing.T, dir string) (*role, string, []string) {
 	return srv, push, []string{"device", "-store", filepath.Join(dir, "device.db"), "-push", push, "-cf", "items"}
 }
 
+// putN puts n keys under prefix in cf, each in its own transaction.
 func putN(t *testing.T, cf *kvstore.ColumnFamily, prefix string, n int) {
 	t.Helper()
 	for i := range n {
