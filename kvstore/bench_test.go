@@ -385,6 +385,12 @@ func BenchmarkRead(b *testing.B) {
 		}
 	})
 	b.Run("Scan/snkv", func(b *testing.B) { benchFullScan(b, s.All) })
+	// The same scan lending its rows: what the copy costs is the difference.
+	b.Run("ScanBorrow/snkv", func(b *testing.B) {
+		benchFullScan(b, func() iter.Seq2[kvstore.Entry, error] {
+			return s.Scan(kvstore.IterOptions{Borrow: true})
+		})
+	})
 	b.Run("Scan/baseline", func(b *testing.B) { benchFullScanSQL(b, scan) })
 	// Prefix scans select the 100 keys that share their first 14 bytes.
 	prefixOf := func(i int) []byte { return d.key(i)[:benchPrefix] }
@@ -419,6 +425,20 @@ func BenchmarkRead(b *testing.B) {
 			}
 			if n != 1 {
 				b.Fatalf("prefix scan of a whole key gave %d keys, want 1", n)
+			}
+		}
+		cpu.report(b, b.N)
+	})
+	// A prefix that no key has: the set-up and end of an iteration alone.
+	b.Run("PrefixNone/snkv", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := startCPU()
+		for i := 0; b.Loop(); i++ {
+			for _, err := range s.Prefix(d.misses[i%benchN]) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Fatal("a prefix no key has gave a key")
 			}
 		}
 		cpu.report(b, b.N)
@@ -738,16 +758,19 @@ func benchBatchPut(b *testing.B, d *benchData, s *kvstore.Store) {
 // benchFullScanSQL is benchFullScan's baseline: st reads the benchN keys.
 func benchFullScanSQL(b *testing.B, st *sql.Stmt) {
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		if n := scanSQL(b, st); n != benchN {
 			b.Fatalf("scanned %d keys, want %d", n, benchN)
 		}
 	}
 	reportKeys(b, b.N*benchN)
+	cpu.report(b, b.N*benchN) // per key: cpu-ns/op is per row
 }
 
 func benchFullScan(b *testing.B, seq func() iter.Seq2[kvstore.Entry, error]) {
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		n := 0
 		for _, err := range seq() {
@@ -761,4 +784,5 @@ func benchFullScan(b *testing.B, seq func() iter.Seq2[kvstore.Entry, error]) {
 		}
 	}
 	reportKeys(b, b.N*benchN)
+	cpu.report(b, b.N*benchN) // per key: cpu-ns/op is per row
 }
