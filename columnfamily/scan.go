@@ -394,16 +394,26 @@ func (r *scanRows) nextRow(copied bool) (key, value []byte, exp int64, ok bool, 
 // Next implements scan.Rows: it steps to the next live key, noting the
 // expired ones it skips.
 func (r *scanRows) Next() bool {
+	var ok bool
+	r.key, r.value, ok = r.Step()
+	return ok
+}
+
+// Step implements scan.Stepper: Next, returning the row rather than
+// keeping it (Key and Value are not set), so that a loop's step stores no
+// pointer on the heap (under the collector, each such store costs a write
+// barrier).
+func (r *scanRows) Step() (key, value []byte, ok bool) {
 	if r.src.closed {
 		// The transaction ended under the cursor.
 		r.err = r.src.closedErr()
-		return false
+		return nil, nil, false
 	}
 	for {
 		key, value, exp, ok, err := r.nextRow(!r.src.borrow)
 		if err != nil {
 			r.err = r.src.cf.errf(r.src.ctx, "iterate", err)
-			return false
+			return nil, nil, false
 		}
 		if !ok {
 			break
@@ -418,13 +428,11 @@ func (r *scanRows) Next() bool {
 			value = rowcodec.NonNil(value) // nextRow returned copies
 		}
 		// Otherwise borrowed (in SQLite's memory) or copied by checkRow.
-		r.key, r.value = key, value
-		r.read += uint64(len(r.value))
-		return true
+		r.read += uint64(len(value))
+		return key, value, true
 	}
-	r.key, r.value = nil, nil
 	r.flushRead()
-	return false
+	return nil, nil, false
 }
 
 // Key implements scan.Rows.

@@ -31,6 +31,14 @@ type Rows interface {
 	Close() error
 }
 
+// Stepper is a Rows that can also step without keeping the row: Step is
+// Next, Key and Value in one call, the row not kept for Key and Value
+// (which are then undefined until the next Next), for a loop that hands
+// each row on at once (Run).
+type Stepper interface {
+	Step() (key, value []byte, ok bool)
+}
+
 // ErrClosed is reported by a Cursor used after Close, and by any call on a
 // nil *Cursor (iterator.ErrClosedCursor is this value).
 var ErrClosed = errors.New("snkv: cursor is closed")
@@ -352,8 +360,32 @@ func Run[E ~struct{ Key, Value []byte }](c *Cursor, yield func(E, error) bool) {
 			_ = c.Close()
 		}
 	}()
-	for ok := c.First(); ok; ok = c.Next() {
-		if !yield(E{Key: c.Key(), Value: c.Value()}, nil) {
+	ok := c.First()
+	if ok {
+		if !yield(E{Key: c.key, Value: c.val}, nil) {
+			return
+		}
+		if st, isStepper := c.rows.(Stepper); isStepper {
+			// The rest of the range from the open scan, each row straight
+			// to the loop (see Stepper): the cursor is off its row meanwhile.
+			c.valid, c.key, c.val = false, nil, nil
+			for {
+				k, v, more := st.Step()
+				if !more {
+					break
+				}
+				if !yield(E{Key: k, Value: v}, nil) {
+					return
+				}
+			}
+			if err := c.rows.Err(); err != nil {
+				c.fail(err)
+			}
+			ok = false
+		}
+	}
+	for ok = ok && c.Next(); ok; ok = c.Next() {
+		if !yield(E{Key: c.key, Value: c.val}, nil) {
 			return
 		}
 	}
