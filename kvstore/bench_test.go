@@ -396,6 +396,7 @@ func BenchmarkRead(b *testing.B) {
 	prefixOf := func(i int) []byte { return d.key(i)[:benchPrefix] }
 	b.Run("PrefixScan/snkv", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := startCPU()
 		for i := 0; b.Loop(); i++ {
 			n := 0
 			for _, err := range s.Prefix(prefixOf(i)) {
@@ -409,6 +410,7 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 		reportKeys(b, b.N*100)
+		cpu.report(b, b.N)
 	})
 	// A prefix that is a whole key selects that key alone: the time is
 	// almost all the set-up and end of an iteration.
