@@ -24,7 +24,8 @@
 // prefix: 200,000 16-byte keys in groups of 100 that share their first 8
 // bytes (a random group number; the other 8 random), loaded in random
 // order as get loads, then prefix scans of random groups (each visits 100
-// keys), every key and value copied as scan copies. sql is database/sql with
+// keys), every key and value copied as scan copies, and for the engines
+// that lend rows the same lent (prefix-borrow). sql is database/sql with
 // modernc.org/sqlite, the driver snkv runs on, with prepared statements:
 // for purge, a data table and an expiry index, as a program would lay out
 // TTLs on SQLite by hand.
@@ -124,19 +125,10 @@ func main() {
 			ps[i] = ks[rng.IntN(len(ks))][:groupPrefix]
 		}
 		startProfile()
-		n := 0
-		start, cpu := time.Now(), cpuTime()
-		for _, p := range ps {
-			m, err := sc.prefix(p)
-			check(err)
-			n += m
+		timePrefixes("prefix", ps, func(p []byte) (int, error) { return sc.prefix(p, false) })
+		if _, ok := sc.(borrowScanner); ok {
+			timePrefixes("prefix-borrow", ps, func(p []byte) (int, error) { return sc.prefix(p, true) })
 		}
-		d, c := time.Since(start), cpuTime()-cpu
-		if want := len(ps) * groupSize; n != want {
-			fail("prefix scans visited %d keys, want %d", n, want)
-		}
-		report("prefix-scans/s", 0, float64(len(ps))/d.Seconds())
-		report("prefix-scans/cpu-s", 0, float64(len(ps))/c.Seconds())
 	case "bulk", "ttlbulk":
 		val := make([]byte, valueSize)
 		startProfile()
@@ -253,6 +245,24 @@ func groupedKeys(n int) [][]byte {
 	}
 	rng.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
 	return ks
+}
+
+// timePrefixes runs a prefix scan of each of ps, each visiting groupSize
+// keys, and reports scans/s, by the clock and per CPU second.
+func timePrefixes(name string, ps [][]byte, scan func(p []byte) (int, error)) {
+	n := 0
+	start, cpu := time.Now(), cpuTime()
+	for _, p := range ps {
+		m, err := scan(p)
+		check(err)
+		n += m
+	}
+	d, c := time.Since(start), cpuTime()-cpu
+	if want := len(ps) * groupSize; n != want {
+		fail("prefix scans visited %d keys, want %d", n, want)
+	}
+	report(name+"-scans/s", 0, float64(len(ps))/d.Seconds())
+	report(name+"-scans/cpu-s", 0, float64(len(ps))/c.Seconds())
 }
 
 // timeScans runs *scans full scans of n keys each and reports keys/s, by

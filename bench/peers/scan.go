@@ -13,10 +13,10 @@ import (
 // scanner is an engine that iterates in key order. scan(false) visits
 // every key, each key and value copied into memory the caller owns, and
 // returns how many it visited; prefix does the same for the keys that
-// start with p.
+// start with p (copied, or with borrow lent, for a borrowScanner).
 type scanner interface {
 	scan(borrow bool) (int, error)
-	prefix(p []byte) (int, error)
+	prefix(p []byte, borrow bool) (int, error)
 }
 
 // borrowScanner is a scanner that can also lend its rows: scan(true)
@@ -54,9 +54,9 @@ func (s *snkv) scan(borrow bool) (int, error) {
 	return n, nil
 }
 
-func (s *snkv) prefix(p []byte) (int, error) {
+func (s *snkv) prefix(p []byte, borrow bool) (int, error) {
 	n := 0
-	for e, err := range s.db.Prefix(p) {
+	for e, err := range s.db.Scan(kvstore.IterOptions{Prefix: p, Borrow: borrow}) {
 		if err != nil {
 			return n, err
 		}
@@ -85,11 +85,14 @@ func (s *boltStore) scan(borrow bool) (n int, err error) {
 	return n, err
 }
 
-func (s *boltStore) prefix(p []byte) (n int, err error) {
+func (s *boltStore) prefix(p []byte, borrow bool) (n int, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-			keep(bytes.Clone(k), bytes.Clone(v))
+			if !borrow {
+				k, v = bytes.Clone(k), bytes.Clone(v)
+			}
+			keep(k, v)
 			n++
 		}
 		return nil
@@ -110,7 +113,7 @@ func (s *buntStore) scan(bool) (n int, err error) {
 	return n, err
 }
 
-func (s *buntStore) prefix(p []byte) (n int, err error) {
+func (s *buntStore) prefix(p []byte, _ bool) (n int, err error) {
 	ps := string(p)
 	err = s.db.View(func(tx *buntdb.Tx) error {
 		return tx.AscendGreaterOrEqual("", ps, func(k, v string) bool {
@@ -146,14 +149,14 @@ func (s *badgerStore) scan(borrow bool) (n int, err error) {
 	return n, err
 }
 
-func (s *badgerStore) prefix(p []byte) (n int, err error) {
+func (s *badgerStore) prefix(p []byte, borrow bool) (n int, err error) {
 	err = s.db.View(func(tx *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = p
 		it := tx.NewIterator(opts)
 		defer it.Close()
 		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
-			m, err := badgerRow(it.Item(), false)
+			m, err := badgerRow(it.Item(), borrow)
 			if err != nil {
 				return err
 			}
@@ -188,16 +191,20 @@ func (s *sqlStore) scan(borrow bool) (int, error) {
 	return sqlRows[[]byte](s.all)
 }
 
-func (s *sqlStore) prefix(p []byte) (int, error) {
+func (s *sqlStore) prefix(p []byte, borrow bool) (int, error) {
 	end := bytes.Clone(p)
 	for len(end) > 0 && end[len(end)-1] == 0xff {
 		end = end[:len(end)-1]
 	}
-	if len(end) == 0 {
-		return sqlRows[[]byte](s.from, p)
+	st, args := s.from, []any{p}
+	if len(end) > 0 {
+		end[len(end)-1]++
+		st, args = s.rng, []any{p, end}
 	}
-	end[len(end)-1]++
-	return sqlRows[[]byte](s.rng, p, end)
+	if borrow {
+		return sqlRows[sql.RawBytes](st, args...)
+	}
+	return sqlRows[[]byte](st, args...)
 }
 
 // sqlRows reads every row of st into two T and returns how many it read.
