@@ -4,7 +4,8 @@ package rowcodec
 // when it is read and encoded when it is written. Every read (a point
 // read, a scan) goes through Decode (the expiry, the raw value, then the
 // checksum and the seal); the integrity check and a re-seal, which count
-// or skip a bad row rather than fail, through Row.Sum and Open;
+// or skip a bad row rather than fail, through Check (check.go), which runs
+// Decode;
 // every write stores what Encode returns, with Put below SQL or through
 // the table's upsert statement.
 
