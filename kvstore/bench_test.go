@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver for the baseline
@@ -286,7 +287,7 @@ func BenchmarkWrite(b *testing.B) {
 	d, s, db := benchPair(b)
 	upsert := benchPrepare(b, db, baseUpsert)
 
-	b.Run("Put/snkv", func(b *testing.B) {
+	b.Run("Put/snkv", withCPU(func(b *testing.B) {
 		buf := make([]byte, benchValueLen)
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
@@ -294,7 +295,7 @@ func BenchmarkWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	})
+	}))
 	b.Run("Put/baseline", func(b *testing.B) {
 		buf := make([]byte, benchValueLen)
 		b.ReportAllocs()
@@ -304,7 +305,7 @@ func BenchmarkWrite(b *testing.B) {
 			}
 		}
 	})
-	b.Run("BatchPut/snkv", func(b *testing.B) { benchBatchPut(b, d, s) })
+	b.Run("BatchPut/snkv", withCPU(func(b *testing.B) { benchBatchPut(b, d, s) }))
 	b.Run("BatchPut/baseline", func(b *testing.B) {
 		buf := make([]byte, benchValueLen)
 		b.ReportAllocs()
@@ -333,14 +334,14 @@ func BenchmarkRead(b *testing.B) {
 	d, s, db := benchPair(b)
 	get, exists, scan, reverse, prefix := prepareReads(b, db)
 
-	b.Run("Get/snkv", func(b *testing.B) {
+	b.Run("Get/snkv", withCPU(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if _, err := s.Get(d.key(i)); err != nil {
 				b.Fatal(err)
 			}
 		}
-	})
+	}))
 	b.Run("Get/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		var v []byte
@@ -350,14 +351,14 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
-	b.Run("GetMiss/snkv", func(b *testing.B) {
+	b.Run("GetMiss/snkv", withCPU(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if _, err := s.Get(d.misses[i%benchN]); !errors.Is(err, kvstore.ErrNotFound) {
 				b.Fatal(err)
 			}
 		}
-	})
+	}))
 	b.Run("GetMiss/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		var v []byte
@@ -367,14 +368,14 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
-	b.Run("Exists/snkv", func(b *testing.B) {
+	b.Run("Exists/snkv", withCPU(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if ok, err := s.Exists(d.key(i)); err != nil || !ok {
 				b.Fatal(ok, err)
 			}
 		}
-	})
+	}))
 	b.Run("Exists/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		var one int
@@ -384,11 +385,11 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
-	b.Run("Scan/snkv", func(b *testing.B) { benchFullScan(b, s.All) })
+	b.Run("Scan/snkv", withCPU(func(b *testing.B) { benchFullScan(b, s.All) }))
 	b.Run("Scan/baseline", func(b *testing.B) { benchFullScanSQL(b, scan) })
 	// Prefix scans select the 100 keys that share their first 14 bytes.
 	prefixOf := func(i int) []byte { return d.key(i)[:benchPrefix] }
-	b.Run("PrefixScan/snkv", func(b *testing.B) {
+	b.Run("PrefixScan/snkv", withCPU(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			n := 0
@@ -403,10 +404,10 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 		reportKeys(b, b.N*100)
-	})
+	}))
 	// A prefix that is a whole key selects that key alone: the time is
 	// almost all the set-up and end of an iteration.
-	b.Run("PrefixOne/snkv", func(b *testing.B) {
+	b.Run("PrefixOne/snkv", withCPU(func(b *testing.B) {
 		b.ReportAllocs()
 		cpu := startCPU()
 		for i := 0; b.Loop(); i++ {
@@ -422,7 +423,7 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 		cpu.report(b, b.N)
-	})
+	}))
 	b.Run("PrefixScan/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
@@ -435,7 +436,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 		reportKeys(b, b.N*100)
 	})
-	b.Run("ReverseScan/snkv", func(b *testing.B) { benchFullScan(b, s.Backward) })
+	b.Run("ReverseScan/snkv", withCPU(func(b *testing.B) { benchFullScan(b, s.Backward) }))
 	b.Run("ReverseScan/baseline", func(b *testing.B) { benchFullScanSQL(b, reverse) })
 }
 
@@ -761,4 +762,17 @@ func benchFullScan(b *testing.B, seq func() iter.Seq2[kvstore.Entry, error]) {
 		}
 	}
 	reportKeys(b, b.N*benchN)
+}
+
+// withCPU is the sub-benchmark fn, reporting as well the process's CPU
+// time per operation (cpu-ns/op): on a machine shared with other work the
+// steadier figure, where wall time mostly measures the wait.
+func withCPU(fn func(b *testing.B)) func(b *testing.B) {
+	return func(b *testing.B) {
+		c := testutil.CPUTime()
+		fn(b)
+		if d := testutil.CPUTime() - c; d > 0 && c > 0 {
+			b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
 }
