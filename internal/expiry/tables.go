@@ -97,6 +97,15 @@ func Check(ctx context.Context, c *engine.Conn, t *layout.Objects) ([]string, er
 			check{"expiry index rows without a matching key index row",
 				`SELECT count(*) FROM ` + t.Quoted.Expiry + ` AS e WHERE NOT EXISTS (SELECT 1 FROM ` + t.Quoted.Keys + ` AS k WHERE k.key = substr(e.key, 9) AND k.expire_ms = substr(e.key, 1, 8))`})
 	}
+	if t.V2 && t.Crc {
+		withCopy, err := HasCopy(ctx, c, t)
+		if err != nil {
+			return nil, err
+		}
+		if withCopy {
+			checks = append(checks, check{"data rows whose expiry copy is not their key index row", copyMismatchSQL(t)})
+		}
+	}
 	var problems []string
 	for _, ch := range checks {
 		rows, err := c.Query(ctx, ch.sql)

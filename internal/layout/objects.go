@@ -77,6 +77,9 @@ type Names struct {
 	// triggers that remove a key's TTL rows when its data row is written
 	// or deleted, at OnInsert, OnUpdate and OnDelete.
 	TTLTriggers [3]string
+	// CopyTriggers are the triggers that keep the data table's expiry copy
+	// absent or true (CopyTriggersSQL), at CopyKeysInsert … CopyDataUpdate.
+	CopyTriggers [nCopyTriggers]string
 }
 
 // Objects names the SQL objects of one column family (or hidden table) and
@@ -120,6 +123,10 @@ func For(name string, crc, v2 bool) Objects {
 	}
 	for i, t := range n.TTLTriggers {
 		q.TTLTriggers[i] = Quote(t)
+	}
+	for i, p := range copyPrefixes {
+		n.CopyTriggers[i] = p + name
+		q.CopyTriggers[i] = Quote(n.CopyTriggers[i])
 	}
 	return Objects{Names: n, Quoted: q, Crc: crc, V2: v2}
 }
