@@ -117,6 +117,7 @@ func objectProblems(o schemaObjects, t *layout.Objects) []string {
 		add("only one of its TTL tables exists (key index %v, expiry index %v)", keys, exp)
 	}
 	want := expectedSQL(t, keys || exp)
+	expiry.ExpectCopy(want, t, o.sql[family.FoldName(t.Data)], keys || exp)
 	names := make([]string, 0, len(want))
 	for n := range want {
 		names = append(names, n)

@@ -135,6 +135,11 @@ func repairCF(ctx context.Context, c *engine.Conn, o schemaObjects, name string,
 				return nil, err
 			}
 		}
+		if fixed, err := expiry.RepairCopy(ctx, c, t, func(n string) string { return o.sql[family.FoldName(n)] }); err != nil {
+			return nil, err
+		} else if fixed {
+			done = append(done, fmt.Sprintf("column family %q: TTL expiry copies cleared and their triggers recreated", name))
+		}
 		if v2 {
 			// Index rows the data no longer backs (left by the damage).
 			n, err := c.Exec(ctx, `DELETE FROM `+t.Quoted.Keys+` WHERE NOT EXISTS (SELECT 1 FROM `+t.Quoted.Data+` AS d WHERE d.key = `+t.Quoted.Keys+`.key)`)
