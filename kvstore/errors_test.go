@@ -346,7 +346,8 @@ func TestOpenBadPaths(t *testing.T) {
 		db := openAt(t, path, kvstore.Options{})
 		require.NoError(t, db.Put(b("k"), b("v")))
 		require.NoError(t, db.Close())
-		rawExec(t, path, `UPDATE "__snkv_meta" SET value = 3 WHERE name = 'format'`, `PRAGMA user_version = 3`)
+		// Format 3 (the TTL expiry copy) is the newest this library reads.
+		rawExec(t, path, `UPDATE "__snkv_meta" SET value = 4 WHERE name = 'format'`, `PRAGMA user_version = 4`)
 		before, err := os.ReadFile(path)
 		require.NoError(t, err)
 		for _, opts := range []kvstore.Options{{}, {ReadOnly: true}, {Adopt: true}} {

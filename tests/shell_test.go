@@ -118,6 +118,8 @@ func TestShellListsTables(t *testing.T) {
 	require.NotContains(t, got, "__snkv_ttl_k__users")
 	require.NotContains(t, got, "__snkv_ttl_e__users")
 	require.Equal(t, []string{"__snkv_crc__default", "__snkv_crc__sessions", "__snkv_crc__users",
+		// the triggers that keep the expiry copy true
+		"__snkv_ttl_cd__sessions", "__snkv_ttl_ci__sessions", "__snkv_ttl_cu__sessions", "__snkv_ttl_cw__sessions", "__snkv_ttl_cx__sessions",
 		"__snkv_ttl_td__sessions", "__snkv_ttl_ti__sessions", "__snkv_ttl_tu__sessions"},
 		shell(t, f.path, `SELECT name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name;`))
 	require.Equal(t, []string{"default", "sessions", "users"},
@@ -185,8 +187,8 @@ func TestShellHeader(t *testing.T) {
 	got := shell(t, f.path, "PRAGMA application_id;\nPRAGMA user_version;\nPRAGMA auto_vacuum;\nPRAGMA journal_mode;")
 	require.Equal(t, []string{
 		strconv.Itoa(catalog.ApplicationID),
-		strconv.Itoa(catalog.FormatVersion),
-		"2", // INCREMENTAL
+		strconv.Itoa(catalog.BaseFormat), // no column family has used TTL yet
+		"2",                              // INCREMENTAL
 		"wal",
 	}, got)
 	require.Equal(t, "snkv", string(be64(catalog.ApplicationID)[4:]))

@@ -94,12 +94,18 @@ func (c *Conn) seekOn(cur, keyInfo uintptr, fields ...[]byte) (found bool, res i
 // straight in C memory, replacing the row whose first keyFields fields (1:
 // a; 2: a and b) are equal.
 func (c *Conn) putRow(i int, a, b []byte, crc int64, withCrc bool, keyFields int) int32 {
-	n := RecordSize(a, b, crc, withCrc)
+	return c.putRowTail(i, a, b, crc, withCrc, keyFields, nil)
+}
+
+// putRowTail is putRow of a record with a fourth field, tail as a BLOB,
+// when tail is not nil (a data row's expiry copy).
+func (c *Conn) putRowTail(i int, a, b []byte, crc int64, withCrc bool, keyFields int, tail []byte) int32 {
+	n := recordSize(a, b, crc, withCrc, tail)
 	p, rc := c.grow(&c.buf, n)
 	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	off := PutRecord(bytesAt(p, n), a, b, crc, withCrc)
+	off := putRecord(bytesAt(p, n), a, b, crc, withCrc, tail)
 	c.setMem(0, p+uintptr(off), len(a))
 	if keyFields == 2 {
 		c.setMem(1, p+uintptr(off+len(a)), len(b))

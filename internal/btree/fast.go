@@ -64,6 +64,7 @@ type Conn struct {
 	keyInfo1, keyInfo2     uintptr // one key field (data, keys), two (expiry)
 	buf, kbuf              cbuf
 	oldExp                 [8]byte
+	copyBuf                [layout.CopyLen]byte // the expiry copy PutTTL writes
 	// A point read's row (Lookup): the view's five columns, and a buffer
 	// for a key index row that spills to overflow pages (buf holds a data
 	// row's).
@@ -102,6 +103,7 @@ type Conn struct {
 type resolved struct {
 	ok                 bool // the fast path may read and write it
 	ttl                bool // its TTL tables and triggers exist
+	copy               bool // its data table has the expiry copy and its triggers (layout.CopyColumn)
 	data, keys, expiry sqlite3.TPgno
 }
 

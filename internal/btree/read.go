@@ -3,6 +3,8 @@
 package btree
 
 import (
+	"encoding/binary"
+
 	"github.com/snkv-go/snkv/internal/layout"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -57,6 +59,45 @@ func (c *Conn) Lookup(t *layout.Objects, key []byte, withValue bool) (row *ViewR
 	}
 	v := &c.view
 	v[ViewKey], v[ViewValue], v[ViewCrc] = Field{Kind: KindBlob, Bytes: key}, Field{Kind: KindNull}, Field{Kind: KindNull}
+	var rec []byte
+	if r.copy {
+		// The data row may carry a copy of the key index row: then the
+		// key index is not read. Without the value (Exists), only a row
+		// that lies whole on its page is looked at: one on overflow pages
+		// would be read whole for its last 12 bytes.
+		if withValue {
+			if rec, rc = c.row(curData); rc != sqlite3.SQLITE_OK {
+				return nil, true, false, fresh, c.readEnd(rc)
+			}
+		} else {
+			rec, _ = localRow(c.cur[curData])
+		}
+	}
+	if rec != nil {
+		var f [4]Field // key, value, crc, copy
+		if !ParseRecord(rec, f[:]) {
+			return nil, true, false, fresh, c.readEnd(sqlite3.SQLITE_CORRUPT)
+		}
+		switch f[3].Kind {
+		case KindNull:
+		case KindBlob:
+			exp, ecrc, ok := splitCopy(f[3].Bytes)
+			if !ok {
+				return nil, true, false, fresh, c.readEnd(sqlite3.SQLITE_CORRUPT)
+			}
+			if withValue {
+				v[ViewValue], v[ViewCrc] = f[1], f[2]
+			}
+			v[ViewExpiry], v[ViewEcrc] = Field{Kind: KindBlob, Bytes: exp}, Field{Kind: KindInt, Int: ecrc}
+			return v, true, true, fresh, nil
+		default:
+			return nil, true, false, fresh, c.readEnd(sqlite3.SQLITE_CORRUPT)
+		}
+		if withValue {
+			v[ViewValue], v[ViewCrc] = f[1], f[2]
+			withValue = false // read above
+		}
+	}
 	if withValue {
 		var rec []byte
 		if rec, rc = c.row(curData); rc != sqlite3.SQLITE_OK {
@@ -102,4 +143,22 @@ func (c *Conn) readEnd(rc int32) error {
 		return &Error{Code: int(rc)}
 	}
 	return nil
+}
+
+// splitCopy splits a data row's expiry copy (layout.CopyColumn) into the
+// expiry and the key index row's checksum, as that row's crc column holds
+// it (a signed 32-bit integer). ok is false for a copy of the wrong length.
+func splitCopy(b []byte) (exp []byte, ecrc int64, ok bool) {
+	if len(b) != layout.CopyLen {
+		return nil, 0, false
+	}
+	return b[:8:8], int64(int32(binary.BigEndian.Uint32(b[8:]))), true
+}
+
+// joinCopy writes into dst (layout.CopyLen bytes) the expiry copy of a key
+// index row of expiry exp (8 bytes) and checksum ecrc.
+func joinCopy(dst, exp []byte, ecrc int64) []byte {
+	copy(dst, exp)
+	binary.BigEndian.PutUint32(dst[8:], uint32(ecrc))
+	return dst[:layout.CopyLen]
 }

@@ -27,8 +27,14 @@ func intSerial(v int64) (serial uint64, size int) {
 
 // RecordSize returns the length of the record of (key, value, crc).
 func RecordSize(key, value []byte, crc int64, withCrc bool) int {
-	h, _ := header(len(key), len(value), crc, withCrc)
-	n := h + len(key) + len(value)
+	return recordSize(key, value, crc, withCrc, nil)
+}
+
+// recordSize is RecordSize of a record with, when tail is not nil, a
+// fourth field: tail as a BLOB (a data row's expiry copy).
+func recordSize(key, value []byte, crc int64, withCrc bool, tail []byte) int {
+	h, _ := header(len(key), len(value), crc, withCrc, tail)
+	n := h + len(key) + len(value) + len(tail)
 	if withCrc {
 		_, size := intSerial(crc)
 		n += size
@@ -37,13 +43,17 @@ func RecordSize(key, value []byte, crc int64, withCrc bool) int {
 }
 
 // header returns the record header's size and the serial types of its
-// fields.
-func header(nKey, nValue int, crc int64, withCrc bool) (int, [3]uint64) {
-	t := [3]uint64{uint64(nKey)*2 + 12, uint64(nValue)*2 + 12}
+// fields (a fourth when tail is not nil, which needs withCrc).
+func header(nKey, nValue int, crc int64, withCrc bool, tail []byte) (int, [4]uint64) {
+	t := [4]uint64{uint64(nKey)*2 + 12, uint64(nValue)*2 + 12}
 	nHdr := varintLen(t[0]) + varintLen(t[1])
 	if withCrc {
 		t[2], _ = intSerial(crc)
 		nHdr += varintLen(t[2])
+	}
+	if tail != nil {
+		t[3] = uint64(len(tail))*2 + 12
+		nHdr += varintLen(t[3])
 	}
 	if nHdr <= 126 {
 		return nHdr + 1, t
@@ -63,12 +73,21 @@ func header(nKey, nValue int, crc int64, withCrc bool) (int, [3]uint64) {
 // SQLite has created since 3.3): the header size, one serial type per
 // column, then the column bodies. It returns where the key starts.
 func PutRecord(dst, key, value []byte, crc int64, withCrc bool) (keyOff int) {
-	nHdr, t := header(len(key), len(value), crc, withCrc)
+	return putRecord(dst, key, value, crc, withCrc, nil)
+}
+
+// putRecord is PutRecord of a record with, when tail is not nil, a fourth
+// field, tail as a BLOB (recordSize).
+func putRecord(dst, key, value []byte, crc int64, withCrc bool, tail []byte) (keyOff int) {
+	nHdr, t := header(len(key), len(value), crc, withCrc, tail)
 	i := putVarint(dst, uint64(nHdr))
 	i += putVarint(dst[i:], t[0])
 	i += putVarint(dst[i:], t[1])
 	if withCrc {
 		i += putVarint(dst[i:], t[2])
+	}
+	if tail != nil {
+		i += putVarint(dst[i:], t[3])
 	}
 	keyOff = i
 	i += copy(dst[i:], key)
@@ -80,6 +99,7 @@ func PutRecord(dst, key, value []byte, crc int64, withCrc bool) (keyOff int) {
 			i++
 		}
 	}
+	copy(dst[i:], tail)
 	return keyOff
 }
 

@@ -140,13 +140,22 @@ func (c *Conn) resolveFresh(t *layout.Objects) (resolved, bool) {
 	if t.Crc {
 		cols = 3
 	}
-	root, trig := shape(c.findTable(t.Data), cols)
-	nTTL, foreign := 0, false
+	dataTab := c.findTable(t.Data)
+	root, trig := shape(dataTab, cols)
+	withCopy := false
+	if root == 0 && t.Crc && t.V2 {
+		// A format-2 table with the expiry copy column.
+		root, trig = shape(dataTab, cols+1)
+		withCopy = root != 0
+	}
+	nTTL, nCopy, foreign := 0, 0, false
 	for _, name := range trig {
 		switch name {
 		case t.CrcTrigger:
 		case t.TTLTriggers[0], t.TTLTriggers[1], t.TTLTriggers[2]:
 			nTTL++
+		case t.CopyTriggers[layout.CopyDataInsert], t.CopyTriggers[layout.CopyDataUpdate]:
+			nCopy++
 		default:
 			foreign = true
 		}
@@ -154,13 +163,19 @@ func (c *Conn) resolveFresh(t *layout.Objects) (resolved, bool) {
 	keys, expiry := c.findTable(t.Keys), c.findTable(t.Expiry)
 	switch {
 	case root == 0 || foreign:
-	case keys == 0 && expiry == 0 && nTTL == 0:
+	case keys == 0 && expiry == 0 && nTTL == 0 && !withCopy && nCopy == 0:
 		r = resolved{ok: true, data: root}
 	case keys != 0 && expiry != 0 && nTTL == 3 && t.V2 && t.Crc:
 		kroot, ktrig := shape(keys, 3)
 		eroot, etrig := shape(expiry, 2)
-		if kroot != 0 && eroot != 0 && len(ktrig) == 0 && len(etrig) == 0 {
+		if kroot == 0 || eroot == 0 || len(etrig) != 0 {
+			break
+		}
+		switch {
+		case !withCopy && nCopy == 0 && len(ktrig) == 0:
 			r = resolved{ok: true, ttl: true, data: root, keys: kroot, expiry: eroot}
+		case withCopy && nCopy == 2 && copyKeyTriggers(t, ktrig):
+			r = resolved{ok: true, ttl: true, copy: true, data: root, keys: kroot, expiry: eroot}
 		}
 	}
 	if c.tables == nil {
@@ -169,6 +184,22 @@ func (c *Conn) resolveFresh(t *layout.Objects) (resolved, bool) {
 	c.tables[t.Data] = r
 	c.last, c.lastR = t, r
 	return r, true
+}
+
+// copyKeyTriggers reports whether trig, the triggers of t's key index, are
+// exactly the three that clear the expiry copy.
+func copyKeyTriggers(t *layout.Objects, trig []string) bool {
+	if len(trig) != 3 {
+		return false
+	}
+	for _, name := range trig {
+		switch name {
+		case t.CopyTriggers[layout.CopyKeysInsert], t.CopyTriggers[layout.CopyKeysUpdate], t.CopyTriggers[layout.CopyKeysDelete]:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // begin checks that a write may go below SQL now and resolves t.

@@ -144,7 +144,13 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 		rc = c.dropTTL(bt, r, key, false)
 	}
 	if rc == sqlite3.SQLITE_OK {
-		rc = c.upsertData(t, key, value, crc)
+		if r.copy && len(exp) == 8 {
+			// The data row carries a copy of the key index row written
+			// below, in the same transaction.
+			rc = c.putRowTail(curData, key, value, crc, true, 1, joinCopy(c.copyBuf[:], exp, keyCrc))
+		} else {
+			rc = c.upsertData(t, key, value, crc)
+		}
 	}
 	if rc == sqlite3.SQLITE_OK {
 		rc = c.putRow(curKeys, key, exp, keyCrc, true, 1) // (key, expire_ms, crc)

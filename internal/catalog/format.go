@@ -15,10 +15,17 @@ const (
 	// ApplicationID is the value of PRAGMA application_id in an snkv file
 	// ("snkv" in ASCII).
 	ApplicationID = 0x736e6b76
-	// FormatVersion is the format this library writes and the newest it
-	// can read. Version-1 files are read and written as they are until
-	// Upgrade converts them.
-	FormatVersion = 2
+	// FormatVersion is the newest format this library reads: format 2
+	// with the TTL expiry copy (layout.CopyFormat). A file becomes format 3
+	// in the transaction that first gives a column family its expiry copy,
+	// so that a library that reads only format 2 (which would not know to
+	// keep the copies true, nor to check them) refuses it with ErrVersion.
+	// Version-1 files are read and written as they are until Upgrade
+	// converts them.
+	FormatVersion = layout.CopyFormat
+	// BaseFormat is the format of a new store and of a store Upgrade
+	// converted from version 1: format 2, until a column family uses TTL.
+	BaseFormat = 2
 )
 
 var (
@@ -181,9 +188,9 @@ func kindName(k int) string {
 func writeHeader(ctx context.Context, c *engine.Conn, h header, nowMs int64) error {
 	q := []string{fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)}
 	if h.objects == 0 {
-		q = append(q, fmt.Sprintf("PRAGMA user_version = %d", FormatVersion))
+		q = append(q, fmt.Sprintf("PRAGMA user_version = %d", BaseFormat))
 	}
-	q = append(q, layout.CatalogSQL, layout.MetaSQL, fmt.Sprintf(`INSERT INTO "__snkv_meta" (name, value) VALUES ('format', %d)`, FormatVersion))
+	q = append(q, layout.CatalogSQL, layout.MetaSQL, fmt.Sprintf(`INSERT INTO "__snkv_meta" (name, value) VALUES ('format', %d)`, BaseFormat))
 	for _, s := range q {
 		if err := c.ExecScript(ctx, s); err != nil {
 			return err

@@ -45,7 +45,7 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 	err := r.env.Update(ctx, nil, "upgrade", func(ctx context.Context, tx *engine.Tx) error {
 		c := tx.Conn()
 		ver, err := fileFormat(ctx, c, 0)
-		if err != nil || ver >= FormatVersion {
+		if err != nil || ver >= BaseFormat {
 			done = err == nil
 			if done {
 				tx.OnCommit(func() { r.v2.Store(true) })
@@ -94,14 +94,14 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 			return err
 		}
 		if uv == 1 {
-			if err := c.ExecScript(ctx, fmt.Sprintf("PRAGMA user_version = %d", FormatVersion)); err != nil {
+			if err := c.ExecScript(ctx, fmt.Sprintf("PRAGMA user_version = %d", BaseFormat)); err != nil {
 				return err
 			}
 		}
 		if err := rewriteSchema(ctx, c, layout.CatalogTable, layout.CatalogSQL); err != nil {
 			return err
 		}
-		if _, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES ('format', ?1)`, int64(FormatVersion)); err != nil {
+		if _, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES ('format', ?1)`, int64(BaseFormat)); err != nil {
 			return err
 		}
 		tx.OnCommit(func() { r.v2.Store(true) })

@@ -35,6 +35,14 @@ func (f *Family) EnsureTTL(ctx context.Context, c *engine.Conn, tx *engine.Tx) e
 				return err
 			}
 		}
+		if t.V2 && t.Crc {
+			// The data rows get a column for a copy of their key index
+			// row, which point reads use instead of descending the key
+			// index (layout.CopyColumn).
+			if err := expiry.EnableCopy(ctx, c, t); err != nil {
+				return err
+			}
+		}
 		tx.OnRollback(func() { f.TTL.Store(false) })
 	}
 	f.TTL.Store(true)

@@ -43,6 +43,13 @@ func generated(o layout.Objects) []statement {
 	for i, q := range o.EnableSQL() {
 		add(fmt.Sprintf("EnableSQL[%d]", i), q)
 	}
+	if o.V2 {
+		add("DataTableCopySQL", o.DataTableCopySQL())
+		for i, q := range o.EnableCopySQL() {
+			add(fmt.Sprintf("EnableCopySQL[%d]", i), q)
+		}
+		add("CopyFormatSQL", layout.CopyFormatSQL)
+	}
 	for i, q := range o.DropSQL() {
 		add(fmt.Sprintf("DropSQL[%d]", i), q)
 	}

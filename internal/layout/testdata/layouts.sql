@@ -285,3 +285,27 @@ CREATE TABLE "users" (key BLOB PRIMARY KEY NOT NULL CHECK (length(key) BETWEEN 1
 -- EnableSQL[6]: format2
 CREATE VIEW "__snkv_view__users" AS SELECT d.key AS key, d.value AS value, d.crc AS crc, k.expire_ms AS expire_ms, k.crc AS ecrc FROM "users" AS d LEFT JOIN "__snkv_ttl_k__users" AS k ON k.key = d.key;
 
+-- DataTableCopySQL: format2
+CREATE TABLE "users" (key BLOB PRIMARY KEY NOT NULL CHECK (length(key) BETWEEN 1 AND 65536), value BLOB NOT NULL, crc INTEGER NOT NULL DEFAULT 4294967296, ttl BLOB) STRICT, WITHOUT ROWID;
+
+-- EnableCopySQL[0]: format2
+ALTER TABLE "users" ADD COLUMN ttl BLOB;
+
+-- EnableCopySQL[1]: format2
+CREATE TRIGGER IF NOT EXISTS "__snkv_ttl_ci__users" AFTER INSERT ON "__snkv_ttl_k__users" BEGIN UPDATE "users" SET ttl = NULL WHERE key = NEW.key AND ttl IS NOT NULL; END;
+
+-- EnableCopySQL[2]: format2
+CREATE TRIGGER IF NOT EXISTS "__snkv_ttl_cu__users" AFTER UPDATE ON "__snkv_ttl_k__users" BEGIN UPDATE "users" SET ttl = NULL WHERE key = OLD.key AND ttl IS NOT NULL; UPDATE "users" SET ttl = NULL WHERE key = NEW.key AND ttl IS NOT NULL; END;
+
+-- EnableCopySQL[3]: format2
+CREATE TRIGGER IF NOT EXISTS "__snkv_ttl_cd__users" AFTER DELETE ON "__snkv_ttl_k__users" BEGIN UPDATE "users" SET ttl = NULL WHERE key = OLD.key AND ttl IS NOT NULL; END;
+
+-- EnableCopySQL[4]: format2
+CREATE TRIGGER IF NOT EXISTS "__snkv_ttl_cw__users" AFTER INSERT ON "users" WHEN NEW.ttl IS NOT NULL BEGIN UPDATE "users" SET ttl = NULL WHERE key = NEW.key AND ttl IS NOT NULL; END;
+
+-- EnableCopySQL[5]: format2
+CREATE TRIGGER IF NOT EXISTS "__snkv_ttl_cx__users" AFTER UPDATE OF key, value, ttl ON "users" WHEN NEW.ttl IS NOT NULL BEGIN UPDATE "users" SET ttl = NULL WHERE key = NEW.key AND ttl IS NOT NULL; END;
+
+-- CopyFormatSQL: format2
+UPDATE "__snkv_meta" SET value = 3 WHERE name = 'format' AND value = 2;
+
