@@ -37,6 +37,11 @@ func (c *Conn) PutTTL(*layout.Objects, []byte, []byte, int64, []byte, int64) (bo
 	return false, nil
 }
 
+// SetExpiry always reports that the caller must run its SQL statements.
+func (c *Conn) SetExpiry(*layout.Objects, []byte, []byte, int64, int64) (ok, found bool, err error) {
+	return false, false, nil
+}
+
 // Purge always reports that the caller must run its SQL statements.
 func (c *Conn) Purge(*layout.Objects, []byte, int) (ok bool, n int, more bool, err error) {
 	return false, 0, false, nil

@@ -160,3 +160,62 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 	}
 	return true, c.end(rc)
 }
+
+// SetExpiry gives key, whose data row exists, the expiry exp (8 bytes; nil:
+// none) with the key index checksum keyCrc, replacing the TTL it had, and
+// XORs flip into the data row's checksum (rowcodec.TTLFlag when the key
+// gains or loses its TTL, else 0), as
+//
+//	UPDATE data SET crc = (crc | flip) - (crc & flip) WHERE key = ?;
+//	DELETE FROM expiry WHERE expire_ms = (SELECT expire_ms FROM keys WHERE key = ?) AND key = ?;
+//	INSERT OR REPLACE INTO keys (key, expire_ms, crc) VALUES (?, ?, ?);   -- or DELETE FROM keys, for no expiry
+//	INSERT OR REPLACE INTO expiry (expire_ms, key) VALUES (?, ?);
+//
+// write, and with the data row's expiry copy made the new key index row
+// (or none), where those statements' triggers would clear it. It is only
+// for a table with the expiry copy whose row lies whole on its page (a
+// value on overflow pages is not rewritten for a new expiry): otherwise ok
+// is false and nothing was done. found is false for a missing row (nothing
+// done). err is as Upsert's.
+func (c *Conn) SetExpiry(t *layout.Objects, key, exp []byte, keyCrc, flip int64) (ok, found bool, err error) {
+	bt, r, ok := c.begin(t)
+	if !ok || !r.copy {
+		return false, false, nil
+	}
+	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	if rc == sqlite3.SQLITE_OK {
+		found, rc = c.seek(curData, c.keyInfo1, key)
+	}
+	if rc != sqlite3.SQLITE_OK || !found {
+		return true, false, c.end(rc)
+	}
+	rec, local := localRow(c.cur[curData])
+	if !local {
+		return false, false, nil
+	}
+	var f [3]Field // key, value, crc
+	if !ParseRecord(rec, f[:]) || f[1].Kind != KindBlob || f[2].Kind != KindInt {
+		return false, false, nil // left to SQL, which reports what it finds
+	}
+	// The value stays in the page while the other trees change; the new
+	// record is built from it before the data tree is written.
+	value := f[1].Bytes
+	if value == nil {
+		value = []byte{}
+	}
+	rc = c.dropTTL(bt, r, key, exp == nil)
+	var tail []byte
+	if exp != nil {
+		tail = joinCopy(c.copyBuf[:], exp, keyCrc)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.putRowTail(curData, key, value, f[2].Int^flip, true, 1, tail)
+	}
+	if rc == sqlite3.SQLITE_OK && exp != nil {
+		rc = c.putRow(curKeys, key, exp, keyCrc, true, 1)
+	}
+	if rc == sqlite3.SQLITE_OK && exp != nil {
+		rc = c.putRow(curExpiry, exp, key, 0, false, 2)
+	}
+	return true, true, c.end(rc)
+}
