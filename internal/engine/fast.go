@@ -93,6 +93,17 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 	return ok, c.fastDone(ok, err)
 }
 
+// SetExpiry gives key a new expiry below SQL when it can (btree.Conn.SetExpiry):
+// exp nil removes it; flip is XORed into the data row's checksum. ok and
+// err are as Upsert's; found is false for a missing row.
+func (c *Conn) SetExpiry(t *layout.Objects, key, exp []byte, keyCrc, flip int64) (ok, found bool, err error) {
+	if !c.fastOn() {
+		return false, false, nil
+	}
+	ok, found, err = c.fast.SetExpiry(t, key, exp, keyCrc, flip)
+	return ok, found, c.fastDone(ok, err)
+}
+
 // Purge removes, below SQL when it can, up to limit keys (limit <= 0: all)
 // whose expiry index entry sorts below hi, as the set-based purge
 // statements would: n data rows removed, more when the limit stopped it.
