@@ -158,6 +158,19 @@ func (cf *ColumnFamily) changeExpiry(op string, key []byte, newMs int64) error {
 			_, err := c.Exec(ctx, cf.m.Writing().SQL.LazyDel, key, expiry.Encode(now))
 			return cf.feed(ctx, tx, err, changelog.OpExpired, key, nil, oldMs)
 		}
+		if newMs >= 0 {
+			if err := cf.m.EnsureTTL(ctx, c, tx); err != nil {
+				return err
+			}
+		}
+		// Below SQL, the data row's expiry copy is kept (SQL's triggers
+		// would clear it).
+		if done, err := cf.m.ChangeExpiryFast(c, key, oldMs, newMs); done || err != nil {
+			if err != nil {
+				return err
+			}
+			return cf.feedExpiry(ctx, tx, key, oldMs, newMs)
+		}
 		if (oldMs >= 0) != (newMs >= 0) {
 			// The row's checksum records whether the key has a TTL.
 			if _, err := c.Exec(ctx, cf.m.Writing().SQL.FlipTTL, key, int64(rowcodec.TTLFlag)); err != nil {

@@ -102,3 +102,26 @@ func (f *Family) WriteRowTTL(ctx context.Context, c *engine.Conn, sh *Shape, key
 	}
 	return f.WriteExpiry(ctx, c, key, -1, expMs)
 }
+
+// ChangeExpiryFast gives key, whose data row exists with the expiry oldMs
+// (-1: none), the expiry newMs (-1: none) below SQL, keeping the data
+// row's expiry copy true (btree.Conn.SetExpiry), when the engine can; done
+// is false when the caller must run its SQL statements (nothing written).
+// With newMs >= 0 the TTL tables must exist (EnsureTTL).
+func (f *Family) ChangeExpiryFast(c *engine.Conn, key []byte, oldMs, newMs int64) (done bool, err error) {
+	sh := f.Writing()
+	if !sh.Objects.V2 || !sh.Objects.Crc || !engine.FastPath {
+		return false, nil
+	}
+	var exp []byte
+	var keyCrc, flip int64
+	if newMs >= 0 {
+		exp = expiry.Encode(newMs)
+		keyCrc = rowcodec.RowSum(key, exp)
+	}
+	if (oldMs >= 0) != (newMs >= 0) {
+		flip = rowcodec.TTLFlag
+	}
+	ok, found, err := c.SetExpiry(&sh.Objects, key, exp, keyCrc, flip)
+	return ok && found, err
+}
