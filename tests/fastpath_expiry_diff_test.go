@@ -91,6 +91,20 @@ func TestFastPathExpiryCopyMatchesSQL(t *testing.T) {
 			require.Equal(t, ef == nil, xf, "round %d key %d", round, i)
 		}
 		require.Greater(t, engine.FastReads(), reads, "the fast store's reads went below SQL")
+		// A scan of each, forward and backward: the same live keys.
+		scan := func(db *kvstore.Store, fastOn, reverse bool) []string {
+			engine.SetFastPath(fastOn)
+			defer engine.SetFastPath(true)
+			var out []string
+			for e, err := range db.Scan(kvstore.IterOptions{Reverse: reverse}) {
+				require.NoError(t, err)
+				out = append(out, string(e.Key)+"="+string(e.Value))
+			}
+			return out
+		}
+		for _, reverse := range []bool{false, true} {
+			require.Equal(t, scan(slow, false, reverse), scan(fast, true, reverse), "round %d", round)
+		}
 		clk.Advance(time.Duration(rng.IntN(40)) * time.Second)
 	}
 	// Expire and Persist of a key with a copy go below SQL.

@@ -196,6 +196,15 @@ func TestDamagedExpiryCopyIsCorrupt(t *testing.T) {
 		require.ErrorIs(t, err, kvstore.ErrCorrupt)
 		_, err = h.TTL([]byte("victim"))
 		require.ErrorIs(t, err, kvstore.ErrCorrupt)
+		// A scan below SQL reads the copy too.
+		var scanErr error
+		for _, err := range h.All() {
+			if err != nil {
+				scanErr = err
+				break
+			}
+		}
+		require.ErrorIs(t, scanErr, kvstore.ErrCorrupt)
 		v, err = h.Get([]byte("other"))
 		require.NoError(t, err)
 		require.Equal(t, "value-of-the-other", string(v))

@@ -17,3 +17,12 @@ func AppendRecord(dst, key, value []byte, crc int64, withCrc bool) (rec []byte, 
 	dst = append(dst, make([]byte, RecordSize(key, value, crc, withCrc))...)
 	return dst, n + PutRecord(dst[n:], key, value, crc, withCrc)
 }
+
+// AppendCopyRecord is AppendRecord of a data row with its expiry copy tail
+// as a fourth field.
+func AppendCopyRecord(dst, key, value []byte, crc int64, tail []byte) []byte {
+	n := len(dst)
+	dst = append(dst, make([]byte, recordSize(key, value, crc, true, tail))...)
+	putRecord(dst[n:], key, value, crc, true, tail)
+	return dst
+}

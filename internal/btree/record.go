@@ -1,5 +1,7 @@
 package btree
 
+import "github.com/snkv-go/snkv/internal/layout"
+
 // intSerial returns SQLite's serial type for the integer v and the number
 // of body bytes it takes: the smallest of 1, 2, 3, 4, 6 and 8 bytes that
 // holds it, or none for 0 and 1 (types 8 and 9).
@@ -271,13 +273,16 @@ func readVarint(b []byte) (uint64, int) {
 // the other in the record). It reports false for any other record, which
 // ParseRecord then reads. It is on the per-row path of every scan below
 // SQL: unrolled, with no loop but the checksum's bytes.
-func parseRow(rec []byte, out []Field) (kv []byte, ok bool) {
+//
+// A data row may have a fourth field, its expiry copy (a BLOB of
+// layout.CopyLen bytes, the record's last): tail is then its bytes.
+func parseRow(rec []byte, out []Field) (kv, tail []byte, ok bool) {
 	if len(out) != 3 {
-		return nil, false
+		return nil, nil, false
 	}
-	hdr, k, v, crc, ok := rowSpan(rec)
+	hdr, k, v, crc, tail, ok := rowSpan(rec)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	// Field by field: a whole Field assigned is zeroed first, under a
 	// bulk write barrier while the collector runs (a tenth of a scan's
@@ -285,54 +290,65 @@ func parseRow(rec []byte, out []Field) (kv []byte, ok bool) {
 	out[0].Kind, out[0].Bytes, out[0].Int = KindBlob, rec[hdr:k:k], 0
 	out[1].Kind, out[1].Bytes, out[1].Int = KindBlob, rec[k:v:v], 0
 	out[2].Kind, out[2].Bytes, out[2].Int = KindInt, nil, crc
-	return rec[hdr:v:v], true
+	return rec[hdr:v:v], tail, true
 }
 
 // rowSpan is parseRow without the fields: where in rec the key starts
 // (hdr), where it ends and the value starts (k), where the value ends (v),
 // and the checksum.
-func rowSpan(rec []byte) (hdr, k, v int, crc int64, ok bool) {
+func rowSpan(rec []byte) (hdr, k, v int, crc int64, tail []byte, ok bool) {
 	if len(rec) < 4 {
-		return 0, 0, 0, 0, false
+		return 0, 0, 0, 0, nil, false
 	}
 	hdr = int(rec[0])
 	if hdr >= 0x80 || hdr > len(rec) {
-		return 0, 0, 0, 0, false
+		return 0, 0, 0, 0, nil, false
 	}
 	tk, h := serial2(rec, 1, hdr)
 	tv, h := serial2(rec, h, hdr)
 	tc, h := serial2(rec, h, hdr)
+	end := len(rec)
+	if h == hdr-1 && rec[h] == copySerial && end >= layout.CopyLen {
+		// A data row's expiry copy, its fourth and last field.
+		h++
+		end -= layout.CopyLen
+		tail = rec[end:len(rec):len(rec)]
+	}
 	if h != hdr || tk < 12 || tk&1 == 1 || tv < 12 || tv&1 == 1 || tc < 1 || tc > 9 || tc == 7 {
-		return 0, 0, 0, 0, false
+		return 0, 0, 0, 0, nil, false
 	}
 	k = hdr + (tk-12)>>1
 	v = k + (tv-12)>>1
-	if v > len(rec) {
-		return 0, 0, 0, 0, false
+	if v > end {
+		return 0, 0, 0, 0, nil, false
 	}
-	b := rec[v:]
+	b := rec[v:end]
 	switch tc {
 	case 8, 9:
 		if len(b) != 0 {
-			return 0, 0, 0, 0, false
+			return 0, 0, 0, 0, nil, false
 		}
 		crc = int64(tc - 8)
 	case 4: // a checksum: 32 bits
 		if len(b) != 4 {
-			return 0, 0, 0, 0, false
+			return 0, 0, 0, 0, nil, false
 		}
 		crc = int64(int32(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])))
 	default:
 		if len(b) != intSizes[tc] {
-			return 0, 0, 0, 0, false
+			return 0, 0, 0, 0, nil, false
 		}
 		crc = int64(int8(b[0]))
 		for _, c := range b[1:] {
 			crc = crc<<8 | int64(c)
 		}
 	}
-	return hdr, k, v, crc, true
+	return hdr, k, v, crc, tail, true
 }
+
+// copySerial is the serial type of an expiry copy: a BLOB of
+// layout.CopyLen bytes.
+const copySerial = layout.CopyLen*2 + 12
 
 // serial2 reads the serial type at rec[h] of a header ending at end, of
 // one or two bytes, and returns it and where the next one starts; a type

@@ -122,7 +122,7 @@ func TestParseRowAgreesWithParseRecord(t *testing.T) {
 			want := make([]btree.Field, 3)
 			require.True(t, btree.ParseRecord(rec, want))
 			got := make([]btree.Field, 3)
-			kv, ok := btree.ParseRow(rec, got)
+			kv, tail, ok := btree.ParseRow(rec, got)
 			if len(k) > 8000 || len(v) > 8000 {
 				require.False(t, ok, "a serial type of three bytes takes the general path")
 				continue
@@ -130,16 +130,33 @@ func TestParseRowAgreesWithParseRecord(t *testing.T) {
 			require.True(t, ok, "key %d, value %d, crc %d", len(k), len(v), crc)
 			require.Equal(t, want, got)
 			require.Equal(t, append(append([]byte{}, k...), v...), kv)
+			require.Nil(t, tail)
 			for cut := range len(rec) {
-				_, ok := btree.ParseRow(rec[:cut], got)
+				_, _, ok := btree.ParseRow(rec[:cut], got)
+				require.False(t, ok, "cut at %d", cut)
+			}
+			// The same row with its expiry copy: the same fields, and the
+			// copy as the tail, as ParseRecord reads the fourth field.
+			cp := []byte("0123456789ab")
+			rec4 := btree.AppendCopyRecord(nil, k, v, crc, cp)
+			want4 := make([]btree.Field, 4)
+			require.True(t, btree.ParseRecord(rec4, want4))
+			require.Equal(t, cp, want4[3].Bytes)
+			kv, tail, ok = btree.ParseRow(rec4, got)
+			require.True(t, ok)
+			require.Equal(t, want, got)
+			require.Equal(t, append(append([]byte{}, k...), v...), kv)
+			require.Equal(t, cp, tail)
+			for cut := range len(rec4) {
+				_, _, ok := btree.ParseRow(rec4[:cut], got)
 				require.False(t, ok, "cut at %d", cut)
 			}
 		}
 	}
 	two, _ := btree.AppendRecord(nil, []byte("k"), []byte("v"), 0, false)
-	_, ok := btree.ParseRow(two, make([]btree.Field, 3))
+	_, _, ok := btree.ParseRow(two, make([]btree.Field, 3))
 	require.False(t, ok, "two fields")
 	text := []byte{4, 15, 14, 1, 'k', 'v', 7} // a TEXT key
-	_, ok = btree.ParseRow(text, make([]btree.Field, 3))
+	_, _, ok = btree.ParseRow(text, make([]btree.Field, 3))
 	require.False(t, ok, "a TEXT key")
 }

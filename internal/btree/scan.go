@@ -34,6 +34,10 @@ type Scan struct {
 	fbuf    [5]Field // fields' backing array for the usual few fields
 	kv      []byte   // the current row's key and value, one after the other (nil: not known)
 	keys    *keyWalk // the key index's cursor (nil: no TTL tables)
+	// copy: the data table has the expiry copy; fromCopy: the current
+	// row's expiry and key index checksum (cp) are its copy's.
+	copy, fromCopy bool
+	cp             [2]Field
 
 	// The current row when it has the usual three fields (rowSpan), kept
 	// as where it lies in SQLite's memory rather than as slices in fields
@@ -106,7 +110,7 @@ func (c *Conn) OpenScan(t *layout.Objects, lo []byte, loIncl bool, hi []byte, hi
 			s.Close()
 			return nil, ok, err
 		}
-		s.keys = k
+		s.keys, s.copy = k, r.copy
 	}
 	return s, true, nil
 }
@@ -168,19 +172,25 @@ func (s *Scan) Next() (bool, error) {
 		s.done = true
 		return false, &Error{Code: int(rc)}
 	}
-	var key []byte
-	if hdr, k, v, crc, ok := rowSpan(rec); ok && len(s.data) == 3 {
+	var key, tail []byte
+	if hdr, k, v, crc, t, ok := rowSpan(rec); ok && len(s.data) == 3 {
 		s.row = uintptr(unsafe.Pointer(unsafe.SliceData(rec))) + uintptr(hdr)
 		s.klen, s.vlen, s.crc, s.compact = k-hdr, v-k, crc, true
-		key = rec[hdr:k:k]
+		key, tail = rec[hdr:k:k], t
 	} else {
 		s.compact = false
 		var ok bool
-		if s.kv, ok = parseRow(rec, s.data); !ok {
-			s.kv = nil
+		if s.kv, tail, ok = parseRow(rec, s.data); !ok {
+			s.kv, tail = nil, nil
 			if !ParseRecord(rec, s.data) {
 				s.done = true
 				return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
+			}
+			if s.copy {
+				var f [4]Field
+				if ParseRecord(rec, f[:]) && f[3].Kind == KindBlob {
+					tail = f[3].Bytes
+				}
 			}
 		}
 		key = s.fields[0].Bytes
@@ -197,7 +207,18 @@ func (s *Scan) Next() (bool, error) {
 			return false, nil
 		}
 	}
-	if s.keys != nil {
+	s.fromCopy = false
+	if s.keys != nil && s.copy && tail != nil {
+		// The expiry copy stands for the key index row.
+		exp, ecrc, ok := splitCopy(tail)
+		if !ok {
+			s.done = true
+			return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
+		}
+		s.cp[0], s.cp[1] = Field{Kind: KindBlob, Bytes: exp}, Field{Kind: KindInt, Int: ecrc}
+		s.fromCopy = true
+		s.keys.skip()
+	} else if s.keys != nil {
 		if rc := s.keys.match(s.c, key); rc != sqlite3.SQLITE_OK {
 			s.done = true
 			return false, &Error{Code: int(rc)}
@@ -209,6 +230,9 @@ func (s *Scan) Next() (bool, error) {
 // Field returns column i (ViewKey …) of the current row.
 func (s *Scan) Field(i int) *Field {
 	if i >= ViewExpiry && s.keys != nil {
+		if s.fromCopy {
+			return &s.cp[i-ViewExpiry]
+		}
 		return s.keys.field(i)
 	}
 	if s.compact {

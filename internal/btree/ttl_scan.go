@@ -92,6 +92,13 @@ func (k *keyWalk) match(c *Conn, key []byte) int32 {
 	return sqlite3.SQLITE_OK
 }
 
+// skip leaves the current data row to its expiry copy: the key index is
+// not read for it, and the next match seeks rather than steps (the rows in
+// between may all have their copy).
+func (k *keyWalk) skip() {
+	k.hit, k.started, k.eof = false, false, false
+}
+
 // field returns view column i (ViewExpiry or ViewEcrc) of the current row.
 func (k *keyWalk) field(i int) *Field {
 	if !k.hit {
@@ -130,7 +137,7 @@ func (k *keyWalk) read(c *Conn) int32 {
 	// The rows snkv writes have parseRow's shape: key, expire_ms (8
 	// bytes), crc. Its joined slice is not kept: KeyExpiry rebuilds it
 	// from the two fields, one pointer store fewer a row.
-	if _, k.joined = parseRow(rec, k.row[:]); k.joined {
+	if _, _, k.joined = parseRow(rec, k.row[:]); k.joined {
 		return sqlite3.SQLITE_OK
 	}
 	if !ParseRecord(rec, k.row[:]) || k.row[0].Kind != KindBlob {
