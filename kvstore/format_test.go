@@ -105,7 +105,7 @@ func TestUpgrade(t *testing.T) {
 	require.NoError(t, db.Upgrade(ctx))
 	v, err := db.FormatVersion(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 2, v)
+	require.Equal(t, 3, v, "format 2, and the TTL expiry copy for the column family with TTL")
 	requireContent(t, db)
 	rep, err := db.CheckIntegrity(ctx)
 	require.NoError(t, err)
@@ -121,7 +121,7 @@ func TestUpgrade(t *testing.T) {
 	require.ErrorContains(t, err, "cannot store TEXT value in BLOB column")
 	var uv int
 	require.NoError(t, raw.QueryRow(`PRAGMA user_version`).Scan(&uv))
-	require.Equal(t, 2, uv)
+	require.Equal(t, 3, uv)
 	require.NoError(t, raw.Close())
 
 	// A read-only store is never upgraded.
@@ -139,7 +139,7 @@ func TestUpgrade(t *testing.T) {
 	up := openAt(t, p2, kvstore.Options{Upgrade: true, Clock: kvstore.NewManualClock(fmtStart)})
 	v, err = up.FormatVersion(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 2, v)
+	require.Equal(t, 3, v)
 	requireContent(t, up)
 }
 

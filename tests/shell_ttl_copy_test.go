@@ -240,3 +240,67 @@ func TestExpiryCopyRaisesTheFormat(t *testing.T) {
 	require.Equal(t, []string{"t|" + upperHex(be64(start.Add(time.Hour).UnixMilli()))},
 		shell(t, f.path, `SELECT CAST(key AS TEXT) || '|' || hex(substr(ttl, 1, 8)) FROM "default" WHERE ttl IS NOT NULL;`))
 }
+
+// TestUpgradeAddsTheExpiryCopy: a format-2 store whose column family got
+// its TTL tables before the expiry copy existed (made here by taking the
+// copy out with the shell) reads its TTL keys from the key index; Upgrade
+// adds the copy column and its triggers, makes the file format 3 and keeps
+// every key and TTL; the next TTL write of a key gives it its copy.
+func TestUpgradeAddsTheExpiryCopy(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	db := f.open(t)
+	cf, err := db.CreateColumnFamily("s")
+	require.NoError(t, err)
+	for i := range 20 {
+		require.NoError(t, cf.PutTTL(fmt.Appendf(nil, "k%02d", i), []byte("v"), time.Duration(i+1)*time.Minute))
+	}
+	require.NoError(t, cf.Put([]byte("plain"), []byte("p")))
+	require.NoError(t, db.Close())
+	var q []string
+	for _, p := range []string{"ci", "cu", "cd", "cw", "cx"} {
+		q = append(q, fmt.Sprintf(`DROP TRIGGER "__snkv_ttl_%s__s";`, p))
+	}
+	q = append(q, `ALTER TABLE "s" DROP COLUMN ttl;`, `UPDATE "__snkv_meta" SET value = 2 WHERE name = 'format';`, `PRAGMA user_version = 2;`)
+	shell(t, f.path, strings.Join(q, "\n"))
+
+	db = f.open(t)
+	defer db.Close()
+	v, err := db.FormatVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, v)
+	require.NoError(t, db.IntegrityCheck(ctx), "a format-2 store without the copy is sound")
+	cf, err = db.OpenColumnFamily("s")
+	require.NoError(t, err)
+	d, err := cf.TTL([]byte("k04"))
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Minute, d)
+
+	require.NoError(t, db.Upgrade(ctx))
+	v, err = db.FormatVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, layout.CopyFormat, v)
+	require.NoError(t, db.IntegrityCheck(ctx))
+	for i := range 20 {
+		_, d, err := cf.GetTTL(fmt.Appendf(nil, "k%02d", i))
+		require.NoError(t, err)
+		require.Equal(t, time.Duration(i+1)*time.Minute, d)
+	}
+	ok, err := cf.Exists([]byte("plain"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, cf.PutTTL([]byte("k00"), []byte("w"), time.Hour))
+	f.clock.Advance(2 * time.Minute)
+	_, err = cf.Get([]byte("k01"))
+	require.ErrorIs(t, err, kvstore.ErrNotFound)
+	got, d, err := cf.GetTTL([]byte("k00"))
+	require.NoError(t, err)
+	require.Equal(t, "w", string(got))
+	require.Equal(t, time.Hour-2*time.Minute, d)
+	require.NoError(t, db.IntegrityCheck(ctx))
+	require.NoError(t, db.Close())
+	require.Equal(t, []string{"3"}, shell(t, f.path, `PRAGMA user_version;`))
+	if engine.FastPath {
+		require.Equal(t, []string{"k00"}, shell(t, f.path, `SELECT CAST(key AS TEXT) FROM "s" WHERE ttl IS NOT NULL;`))
+	}
+}

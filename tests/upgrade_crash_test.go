@@ -82,7 +82,7 @@ func TestUpgradeKilled(t *testing.T) {
 	require.NoError(t, db.Upgrade(ctx), "the upgrade resumes")
 	v, err := db.FormatVersion(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 2, v)
+	require.Equal(t, 3, v, "format 2, and the TTL expiry copy for the column families with TTL")
 	rep, err := db.CheckIntegrity(ctx)
 	require.NoError(t, err)
 	require.Empty(t, rep.Problems)

@@ -50,6 +50,9 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 			if done {
 				tx.OnCommit(func() { r.v2.Store(true) })
 			}
+			if err == nil {
+				err = addCopies(ctx, c)
+			}
 			return err
 		}
 		if err := c.ExecScript(ctx, layout.MetaSQL); err != nil {
@@ -102,6 +105,9 @@ func (r *Registry) Upgrade(ctx context.Context, batch int) error {
 			return err
 		}
 		if _, err = c.Exec(ctx, `INSERT OR REPLACE INTO `+metaTable+` (name, value) VALUES ('format', ?1)`, int64(BaseFormat)); err != nil {
+			return err
+		}
+		if err := addCopies(ctx, c); err != nil {
 			return err
 		}
 		tx.OnCommit(func() { r.v2.Store(true) })
@@ -369,4 +375,51 @@ func (r *Registry) switchShape(tx *engine.Tx, name string, sh *family.Shape) {
 	if m != nil {
 		m.SwitchShape(tx, sh)
 	}
+}
+
+// addCopies gives every catalogued table of a format-2 file that has TTL
+// tables but not the expiry copy its copy column and triggers
+// (expiry.EnableCopy, which makes the file format 3), inside the caller's
+// write transaction. The column is added empty (ALTER TABLE: no row is
+// rewritten): each key gets its copy at its next TTL write, and until then
+// reads use the key index.
+func addCopies(ctx context.Context, c *engine.Conn) error {
+	rows, err := c.Query(ctx, `SELECT name FROM `+catalog+` ORDER BY name`)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		names = append(names, string(rows.Bytes(0)))
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, name := range names {
+		crc, v2, err := family.ReadShape(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		if !crc || !v2 {
+			continue
+		}
+		t := layout.For(name, true, true)
+		on, err := expiry.Enabled(ctx, c, &t)
+		if err != nil {
+			return err
+		}
+		if !on {
+			continue
+		}
+		has, err := expiry.HasCopy(ctx, c, &t)
+		if err != nil {
+			return err
+		}
+		if !has {
+			if err := expiry.EnableCopy(ctx, c, &t); err != nil {
+				return fmt.Errorf("column family %q: %w", name, err)
+			}
+		}
+	}
+	return nil
 }
