@@ -73,6 +73,17 @@ func (c *Conn) Lookup(t *layout.Objects, key []byte, withValue bool) (row *ViewR
 			rec, _ = localRow(c.cur[curData])
 		}
 	}
+	if rec != nil && !withValue {
+		// Exists: the copy alone, the record's last field.
+		if _, _, _, _, tail, ok := rowSpan(rec); ok && tail != nil {
+			exp, ecrc, ok := splitCopy(tail)
+			if !ok {
+				return nil, true, false, fresh, c.readEnd(sqlite3.SQLITE_CORRUPT)
+			}
+			v[ViewExpiry], v[ViewEcrc] = Field{Kind: KindBlob, Bytes: exp}, Field{Kind: KindInt, Int: ecrc}
+			return v, true, true, fresh, nil
+		}
+	}
 	if rec != nil {
 		var f [4]Field // key, value, crc, copy
 		if !ParseRecord(rec, f[:]) {
