@@ -91,7 +91,9 @@ type Options struct {
 	// WALAutoCheckpoint is the WAL size, in pages, past which a commit
 	// wakes the store's checkpointer, a goroutine that copies the WAL into
 	// the file on a connection of its own while writes go on (commits no
-	// longer checkpoint themselves); 0 means 1000 (SQLite's default), -1
+	// longer checkpoint themselves) once the writer pauses (no write
+	// transaction and no commit for a millisecond, for at most half a
+	// second); 0 means 1000 (SQLite's default), -1
 	// turns automatic checkpoints off (call Checkpoint yourself). Once a
 	// commit leaves the WAL at 7/4 of its size when the checkpointer was
 	// woken (or of WALAutoCheckpoint, if more) before the WAL has

@@ -59,10 +59,18 @@ import (
 //     transaction on an older snapshot) is retried at the next commit, as
 //     SQLite's automatic checkpoint is; while readers keep the WAL from
 //     restarting, nothing keeps it from growing, as before.
-//   - When Go code has one CPU (GOMAXPROCS 1), a pass waits for a moment
-//     when the store is idle: no write transaction in progress and no read
-//     begun for a millisecond (foregroundIdle), for at most idleWait; a
-//     pass run meanwhile would take that CPU from the reads.
+//   - A pass waits for the writer to pause: no write transaction in
+//     progress and no commit for a millisecond (foregroundIdle), for at
+//     most idleWait once the transaction in progress, if any, has ended.
+//     Large transactions back to back (10,000 random updates, then 5,000
+//     random deletes) rewrite many of the same pages: one pass after the
+//     burst copies each page once, and syncs both files once, where a pass
+//     per commit copied the pages of the first while the second ran and
+//     then most of them again (a pass of 8,000 pages costs about 36 ms of
+//     CPU, two thirds of it the two syncs). When Go code has one CPU
+//     (GOMAXPROCS 1), a pass also waits for the reads to pause (none in
+//     progress, none begun for a millisecond): a pass run meanwhile would
+//     take that CPU from them.
 //   - Errors of a pass (I/O, a checkpoint of another process in the way)
 //     are dropped, as SQLite drops those of its automatic checkpoints; the
 //     next commit past the threshold tries again, and the WAL keeps every
@@ -129,9 +137,12 @@ type checkpointer struct {
 	gen   atomic.Uint64
 	stats CheckpointStats
 	// watching is set while the goroutine waits for the store to be idle
-	// (foregroundIdle); reads then count themselves in reads.
+	// on one CPU (foregroundIdle); reads then count themselves in reads.
 	watching atomic.Bool
 	reads    atomic.Uint64
+	// commits counts the writer's commits that wrote frames
+	// (foregroundIdle waits for it to stay still).
+	commits atomic.Uint64
 	// afterPass, when set (by tests only), runs after each pass of the
 	// goroutine.
 	afterPass atomic.Pointer[func()]
@@ -225,6 +236,7 @@ const (
 // eighth of the threshold, the commit copies it itself (once per WAL
 // cycle), which lets the next transaction restart the WAL.
 func (k *checkpointer) committed(frames int64) int {
+	k.commits.Add(1)
 	salt, known := k.walSalt()
 	if frames < k.frames.Swap(frames) || (known && k.saltKnown && salt != k.salt) {
 		k.woke, k.tailed = 0, false // the WAL restarted
@@ -348,25 +360,30 @@ const (
 	idleGap  = time.Millisecond
 )
 
-// foregroundIdle waits, when Go code has only one CPU to run on
-// (GOMAXPROCS 1: a process confined to one core, a small container), for
-// a moment when the store is idle, and reports false if the DB is closing.
-// A pass then competes with the store's users for that CPU: run inside a
-// large write transaction, it doubled the time of the transaction after a
-// large commit (5,000 random deletes after 10,000 random updates on a
-// 1M-key store), and run beside a stream of reads it added its own CPU
-// time to theirs (50,000 existence checks after those deletes: 0.58x SNKV
-// C's rate on one core). So it waits for the write transaction in
-// progress, if any, to end, for no read to begin during idleGap and for
-// none to be in progress then, for at most idleWait in all (reads that never pause do not hold it off longer;
-// commits meanwhile keep the WAL bounded as ever: see settle). With more
-// CPUs it waits for nothing.
+// foregroundIdle waits for a moment when the writer is idle: no write
+// transaction in progress and no commit during idleGap, for at most
+// idleWait once a write transaction in progress, if any, has ended; it
+// reports false if the DB is closing. A pass copies each page once
+// whatever the number of commits that rewrote it, and syncs both files
+// once: one after a burst of large transactions (10,000 random updates,
+// then 5,000 random deletes on a 1M-key store) copies far fewer pages
+// than one per commit, and no longer runs beside the transaction that
+// follows a large commit. Commits meanwhile keep the WAL bounded as ever
+// (see settle).
+//
+// When Go code has only one CPU to run on (GOMAXPROCS 1: a process
+// confined to one core, a small container), a pass also competes with
+// the store's reads for that CPU: run beside a stream of reads it added
+// its own CPU time to theirs (50,000 existence checks after those
+// deletes: 0.58x SNKV C's rate on one core). So there it also waits for
+// no read to begin during idleGap and for none to be in progress then
+// (reads that never pause do not hold it off past idleWait).
 func (k *checkpointer) foregroundIdle() bool {
-	if runtime.GOMAXPROCS(0) > 1 {
-		return true
+	one := runtime.GOMAXPROCS(0) == 1
+	if one {
+		k.watching.Store(true)
+		defer k.watching.Store(false)
 	}
-	k.watching.Store(true)
-	defer k.watching.Store(false)
 	deadline := time.Now().Add(idleWait)
 	for {
 		select {
@@ -378,7 +395,7 @@ func (k *checkpointer) foregroundIdle() bool {
 		if time.Now().After(deadline) {
 			return true
 		}
-		n := k.reads.Load()
+		n, w := k.reads.Load(), k.commits.Load()
 		t := time.NewTimer(idleGap)
 		select {
 		case <-t.C:
@@ -386,7 +403,7 @@ func (k *checkpointer) foregroundIdle() bool {
 			t.Stop()
 			return false
 		}
-		if k.reads.Load() == n && k.db.readersIdle() {
+		if k.commits.Load() == w && (!one || (k.reads.Load() == n && k.db.readersIdle())) {
 			select {
 			case c := <-k.db.writer:
 				k.db.writer <- c

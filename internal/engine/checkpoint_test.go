@@ -416,6 +416,35 @@ func TestCheckpointOnOneCPUWaitsForTheWriter(t *testing.T) {
 	waitComplete(t, db, 1)
 }
 
+// On any number of CPUs a pass waits for the writer to pause: a large
+// commit followed at once by another write transaction is copied after
+// that transaction, by one pass for both commits, which copies the pages
+// both rewrote once.
+func TestCheckpointWaitsForTheWriterToPause(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	db, _ := ckptDB(t, 100)
+	stats := db.CheckpointStats()
+	putRows(t, db, 0, 400, 1000) // wakes a pass
+	tx, err := db.Begin(context.Background(), true)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() }) // before the DB closes
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+		require.Zero(t, stats.Passes.Load(), "a pass ran inside the write transaction")
+	}
+	v := make([]byte, 1000)
+	for i := range 400 { // the same rows again
+		_, err = tx.Conn().Exec(context.Background(), "INSERT OR REPLACE INTO t (k, v) VALUES (?1, ?2)", i, v)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tx.Commit())
+	frames, _ := walFrames(t, db)
+	waitComplete(t, db, 1)
+	require.Equal(t, uint64(1), stats.Passes.Load(), "one pass for both commits")
+	_, backfilled := walFrames(t, db)
+	require.Equal(t, frames, backfilled, "the pass copied both commits")
+}
+
 // On one CPU a pass also waits for the store's reads to pause (none in
 // progress, none begun for a millisecond), and for no longer than
 // idleWait when they never do.
