@@ -34,7 +34,8 @@ import (
 //     at a moment when the writer begins a transaction, and then the WAL is
 //     never restarted: it would grow without bound. So once a commit leaves
 //     the WAL at 7/4 of its size at the commit that woke the checkpointer
-//     (or of the threshold, if more), the writer's next transaction waits,
+//     (or of the threshold, or of the largest commit since the restart,
+//     if more), the writer's next transaction waits,
 //     before it begins, for the pass in progress and copies the rest
 //     itself (settle), as SQLite's automatic checkpoint would have at the
 //     commit, and restarts the WAL. The commit itself returns at once and
@@ -60,8 +61,10 @@ import (
 //     SQLite's automatic checkpoint is; while readers keep the WAL from
 //     restarting, nothing keeps it from growing, as before.
 //   - A pass waits for the writer to pause: no write transaction in
-//     progress and no commit for a millisecond (foregroundIdle), for at
-//     most idleWait once the transaction in progress, if any, has ended.
+//     progress and no commit for a millisecond (foregroundIdle); a
+//     transaction that begins meanwhile is waited for, one at most (with
+//     more than one CPU), so commits back to back still have their WAL
+//     copied in the background.
 //     Large transactions back to back (10,000 random updates, then 5,000
 //     random deletes) rewrite many of the same pages: one pass after the
 //     burst copies each page once, and syncs both files once, where a pass
@@ -98,7 +101,13 @@ type checkpointer struct {
 	// the WAL at 7/4 of woke, or of the threshold if larger, has the
 	// next transaction copy it first (see settle). Only the writer's WAL
 	// hook uses them.
-	woke      int64
+	woke int64
+	// big is the most frames one commit added to the WAL since it last
+	// restarted: the bound of 7/4 is of it too, so that one large
+	// transaction on a WAL a few small commits had woken the
+	// checkpointer for (10,000 random updates after a load that left a
+	// tail) does not have the next transaction copy it all itself.
+	big       int64
 	salt      [2]uint32
 	saltKnown bool
 	shm       atomic.Pointer[shmView] // the WAL index, mapped by the checkpointer's connection
@@ -223,7 +232,8 @@ const (
 // must copy itself: the tail a pass left (see below), or, when the WAL
 // has not restarted since the checkpointer was woken and the writer has
 // committed three quarters as much again as the WAL held then (or as the
-// threshold, if more), the WAL before its next transaction.
+// threshold, or as the largest commit since the restart, if more), the
+// WAL before its next transaction.
 //
 // Between the pass that copies the bulk of the WAL and the restart, the
 // writer keeps committing, and the WAL restarts only at a transaction
@@ -238,9 +248,12 @@ const (
 func (k *checkpointer) committed(frames int64) int {
 	k.commits.Add(1)
 	salt, known := k.walSalt()
-	if frames < k.frames.Swap(frames) || (known && k.saltKnown && salt != k.salt) {
-		k.woke, k.tailed = 0, false // the WAL restarted
+	prev := k.frames.Swap(frames)
+	if frames < prev || (known && k.saltKnown && salt != k.salt) {
+		k.woke, k.tailed, k.big = 0, false, 0 // the WAL restarted
+		prev = 0
 	}
+	k.big = max(k.big, frames-prev)
 	if frames < k.threshold || k.db.closed.Load() {
 		return copyNone
 	}
@@ -267,7 +280,7 @@ func (k *checkpointer) committed(frames int64) int {
 			}
 		}
 	}
-	if frames >= max(k.woke, k.threshold)*7/4 {
+	if frames >= max(k.woke, k.threshold, k.big)*7/4 {
 		return copyBeforeNext
 	}
 	return copyNone
@@ -361,9 +374,12 @@ const (
 )
 
 // foregroundIdle waits for a moment when the writer is idle: no write
-// transaction in progress and no commit during idleGap, for at most
-// idleWait once a write transaction in progress, if any, has ended; it
-// reports false if the DB is closing. A pass copies each page once
+// transaction in progress and no commit during idleGap; it reports false
+// if the DB is closing. With more than one CPU it waits so for one
+// transaction at most: one that begins or commits during the gap is
+// waited for, and the pass runs when it ends, so that a writer that
+// never pauses (commits back to back) still has its WAL copied in the
+// background, one transaction late. A pass copies each page once
 // whatever the number of commits that rewrote it, and syncs both files
 // once: one after a burst of large transactions (10,000 random updates,
 // then 5,000 random deletes on a 1M-key store) copies far fewer pages
@@ -385,6 +401,7 @@ func (k *checkpointer) foregroundIdle() bool {
 		defer k.watching.Store(false)
 	}
 	deadline := time.Now().Add(idleWait)
+	waited := false // a transaction began or committed during a gap
 	for {
 		select {
 		case c := <-k.db.writer:
@@ -392,7 +409,7 @@ func (k *checkpointer) foregroundIdle() bool {
 		case <-k.db.closing:
 			return false
 		}
-		if time.Now().After(deadline) {
+		if (waited && !one) || time.Now().After(deadline) {
 			return true
 		}
 		n, w := k.reads.Load(), k.commits.Load()
@@ -411,6 +428,7 @@ func (k *checkpointer) foregroundIdle() bool {
 			default: // a write transaction began: wait for it
 			}
 		}
+		waited = true
 	}
 }
 
