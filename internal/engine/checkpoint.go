@@ -60,11 +60,12 @@ import (
 //     transaction on an older snapshot) is retried at the next commit, as
 //     SQLite's automatic checkpoint is; while readers keep the WAL from
 //     restarting, nothing keeps it from growing, as before.
-//   - A pass waits for the writer to pause: no write transaction in
-//     progress and no commit for a millisecond (foregroundIdle); a
+//   - A pass woken by a large commit (the threshold's worth of frames
+//     on its own) waits for the writer to pause: no write transaction
+//     in progress and no commit for a millisecond (foregroundIdle); a
 //     transaction that begins meanwhile is waited for, one at most (with
-//     more than one CPU), so commits back to back still have their WAL
-//     copied in the background.
+//     more than one CPU), so large commits back to back still have their
+//     WAL copied in the background.
 //     Large transactions back to back (10,000 random updates, then 5,000
 //     random deletes) rewrite many of the same pages: one pass after the
 //     burst copies each page once, and syncs both files once, where a pass
@@ -152,6 +153,10 @@ type checkpointer struct {
 	// commits counts the writer's commits that wrote frames
 	// (foregroundIdle waits for it to stay still).
 	commits atomic.Uint64
+	// wokeBig is set when the commit that woke the checkpointer wrote a
+	// threshold of frames or more on its own: the pass then waits for
+	// the writer to pause (foregroundIdle).
+	wokeBig atomic.Bool
 	// afterPass, when set (by tests only), runs after each pass of the
 	// goroutine.
 	afterPass atomic.Pointer[func()]
@@ -270,6 +275,7 @@ func (k *checkpointer) committed(frames int64) int {
 			k.tailed = true
 			return copyTail
 		case copied == 0 || tail >= k.threshold/4:
+			k.wokeBig.Store(frames-prev >= k.threshold)
 			k.passing.Store(true)
 			if k.started.CompareAndSwap(false, true) {
 				go k.run()
@@ -344,7 +350,7 @@ func (k *checkpointer) run() {
 			return
 		}
 		for copied := int64(-1); ; {
-			if !k.foregroundIdle() {
+			if !k.foregroundIdle(k.wokeBig.Load()) {
 				break // closing
 			}
 			k.pass()
@@ -373,13 +379,16 @@ const (
 	idleGap  = time.Millisecond
 )
 
-// foregroundIdle waits for a moment when the writer is idle: no write
-// transaction in progress and no commit during idleGap; it reports false
-// if the DB is closing. With more than one CPU it waits so for one
-// transaction at most: one that begins or commits during the gap is
-// waited for, and the pass runs when it ends, so that a writer that
-// never pauses (commits back to back) still has its WAL copied in the
-// background, one transaction late. A pass copies each page once
+// foregroundIdle waits, after a large commit (big: one that wrote the
+// threshold's worth of frames on its own), for a moment when the writer
+// is idle: no write transaction in progress and no commit during
+// idleGap; it reports false if the DB is closing. With more than one CPU
+// it waits so for one transaction at most: one that begins or commits
+// during the gap is waited for, and the pass runs when it ends, so that
+// a writer that never pauses (large commits back to back) still has its
+// WAL copied in the background, one transaction late; after small
+// commits it does not wait (a stream of small commits gains nothing from
+// it, and the WAL grew past its bound while the pass waited). A pass copies each page once
 // whatever the number of commits that rewrote it, and syncs both files
 // once: one after a burst of large transactions (10,000 random updates,
 // then 5,000 random deletes on a 1M-key store) copies far fewer pages
@@ -394,8 +403,11 @@ const (
 // deletes: 0.58x SNKV C's rate on one core). So there it also waits for
 // no read to begin during idleGap and for none to be in progress then
 // (reads that never pause do not hold it off past idleWait).
-func (k *checkpointer) foregroundIdle() bool {
+func (k *checkpointer) foregroundIdle(big bool) bool {
 	one := runtime.GOMAXPROCS(0) == 1
+	if !one && !big {
+		return true
+	}
 	if one {
 		k.watching.Store(true)
 		defer k.watching.Store(false)

@@ -445,10 +445,10 @@ func TestCheckpointWaitsForTheWriterToPause(t *testing.T) {
 	require.Equal(t, frames, backfilled, "the pass copied both commits")
 }
 
-// A writer that never pauses (two goroutines committing back to back, so
-// that one always waits for the other's transaction) holds the pass off
-// for one transaction only: the checkpointer still copies the WAL in the
-// background, well before idleWait.
+// A writer that never pauses (two goroutines making large commits back to
+// back, so that one always waits for the other's transaction) holds the
+// pass off for one transaction only: the checkpointer still copies the
+// WAL in the background, well before idleWait.
 func TestCheckpointDoesNotWaitForAWriterThatNeverPauses(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	db, _ := ckptDB(t, 100)
@@ -461,7 +461,7 @@ func TestCheckpointDoesNotWaitForAWriterThatNeverPauses(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; background() == 0 && time.Since(start) < 2*idleWait; i++ {
-				putRows(t, db, g*2000+i%400*4, 4, 1000)
+				putRows(t, db, g*2000+i%4*400, 400, 1000) // past the threshold on its own
 			}
 		}()
 	}
