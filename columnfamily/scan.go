@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"sync"
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/expiry"
@@ -58,14 +59,41 @@ func (cf *ColumnFamily) openScan(opts iterator.Options) (*source, scan.Spec, err
 //		}
 //		use(e.Key, e.Value)
 //	}
+//
+// The source and the cursor of a loop are one allocation, reused by later
+// loops once the loop has ended (sourcePool).
 func (cf *ColumnFamily) Scan(opts iterator.Options) iter.Seq2[iterator.Entry, error] {
-	return scan.Seq[iterator.Entry](func() (*scan.Cursor, error) {
+	return func(yield func(iterator.Entry, error) bool) {
 		src, spec, err := cf.openScan(opts)
 		if err != nil {
-			return nil, err
+			yield(iterator.Entry{}, err)
+			return
 		}
-		return scan.New(src, spec), nil
-	})
+		src.loop.Init(src, spec)
+		scan.Run(&src.loop, yield)
+		// Closed by Run (a panic of the loop body does not get here: that
+		// source is left to the collector).
+		src.release()
+	}
+}
+
+// sourcePool keeps the sources of ended loops (Scan) for later ones: a
+// loop's set-up then allocates neither its source nor its cursor, and its
+// copied rows go on filling the block the last loop began (a block is
+// shared by the copies only, never written again where it was handed out).
+var sourcePool = sync.Pool{New: func() any { return new(source) }}
+
+// release gives back the source of an ended loop, closed, to sourcePool.
+// Nothing refers to it after Close: its transaction untracked it, its
+// statement is closed and the expired keys it noted were handed on.
+func (s *source) release() {
+	if !s.closed || s.rows != nil {
+		return
+	}
+	bufs := s.first.bufs
+	*s = source{}
+	s.first.bufs = bufs
+	sourcePool.Put(s)
 }
 
 // All iterates every key in ascending order. See Scan.
@@ -105,6 +133,7 @@ type source struct {
 	snap    rowcodec.Snapshot // the encryption state of the snapshot, once looked up (rowcodec.Codec.Open)
 	first   scanRows          // the first scan's scanRows, allocated with the source
 	reused  bool              // first is taken
+	loop    scan.Cursor       // the cursor of a loop (Scan), allocated with the source
 }
 
 // sealing is the encryption state the source's rows are read with: its
@@ -120,7 +149,8 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 	if err := cf.alive(); err != nil {
 		return nil, err
 	}
-	s := &source{cf: cf, nowMs: cf.nowMs()}
+	s := sourcePool.Get().(*source)
+	s.cf, s.nowMs = cf, cf.nowMs()
 	if cf.tx != nil {
 		if err := cf.tx.Check(false); err != nil {
 			return nil, err
@@ -133,6 +163,8 @@ func (cf *ColumnFamily) newSource() (*source, error) {
 		// nothing has committed after, or a new one.
 		c, err := cf.db().AcquireSnapshot(ctx, engine.ReadMulti)
 		if err != nil {
+			*s = source{}
+			sourcePool.Put(s)
 			return nil, cf.errf(ctx, "iterate", err)
 		}
 		s.conn, s.ctx, s.ownTx = c, ctx, true
@@ -206,7 +238,9 @@ func (s *source) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 	} else {
 		r = new(scanRows)
 	}
-	*r = scanRows{src: s, st: &s.cf.db().Stats, rows: rows, cols: &scanColsV1, fastTTL: rows.FastKeyIndex(), cd: s.cf.m.Codec(sh)}
+	// The blocks and buffers of the last scan read with r are kept (see
+	// sourcePool).
+	*r = scanRows{src: s, st: &s.cf.db().Stats, rows: rows, cols: &scanColsV1, fastTTL: rows.FastKeyIndex(), cd: s.cf.m.Codec(sh), bufs: r.bufs}
 	if sh.Objects.Crc {
 		r.cols = &scanCols
 	}
@@ -360,16 +394,26 @@ func (r *scanRows) nextRow(copied bool) (key, value []byte, exp int64, ok bool, 
 // Next implements scan.Rows: it steps to the next live key, noting the
 // expired ones it skips.
 func (r *scanRows) Next() bool {
+	var ok bool
+	r.key, r.value, ok = r.Step()
+	return ok
+}
+
+// Step implements scan.Stepper: Next, returning the row rather than
+// keeping it (Key and Value are not set), so that a loop's step stores no
+// pointer on the heap (under the collector, each such store costs a write
+// barrier).
+func (r *scanRows) Step() (key, value []byte, ok bool) {
 	if r.src.closed {
 		// The transaction ended under the cursor.
 		r.err = r.src.closedErr()
-		return false
+		return nil, nil, false
 	}
 	for {
 		key, value, exp, ok, err := r.nextRow(!r.src.borrow)
 		if err != nil {
 			r.err = r.src.cf.errf(r.src.ctx, "iterate", err)
-			return false
+			return nil, nil, false
 		}
 		if !ok {
 			break
@@ -384,13 +428,11 @@ func (r *scanRows) Next() bool {
 			value = rowcodec.NonNil(value) // nextRow returned copies
 		}
 		// Otherwise borrowed (in SQLite's memory) or copied by checkRow.
-		r.key, r.value = key, value
-		r.read += uint64(len(r.value))
-		return true
+		r.read += uint64(len(value))
+		return key, value, true
 	}
-	r.key, r.value = nil, nil
 	r.flushRead()
-	return false
+	return nil, nil, false
 }
 
 // Key implements scan.Rows.

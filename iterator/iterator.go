@@ -22,9 +22,10 @@ type Options struct {
 	// never write to them. In a write transaction Borrow is ignored: a write
 	// in the loop would end the statement the rows point into. Without
 	// Borrow (the default) every key and value
-	// is a copy that belongs to the caller; copies of consecutive small rows
-	// share 4 KiB blocks (one allocation per block), so keeping one entry
-	// keeps at most its block alive.
+	// is a copy that belongs to the caller; copies of consecutive rows of up
+	// to 1 KiB share 4 KiB blocks (one allocation per block, a block begun
+	// by one loop finished by the next ones), so keeping one entry keeps at
+	// most its 4 KiB block alive (a larger row: its own copy).
 	Borrow bool
 }
 

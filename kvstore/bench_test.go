@@ -286,7 +286,7 @@ func BenchmarkWrite(b *testing.B) {
 	d, s, db := benchPair(b)
 	upsert := benchPrepare(b, db, baseUpsert)
 
-	b.Run("Put/snkv", func(b *testing.B) {
+	b.Run("Put/snkv", withCPU(func(b *testing.B) {
 		buf := make([]byte, benchValueLen)
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
@@ -294,7 +294,7 @@ func BenchmarkWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	})
+	}))
 	b.Run("Put/baseline", func(b *testing.B) {
 		buf := make([]byte, benchValueLen)
 		b.ReportAllocs()
@@ -304,7 +304,7 @@ func BenchmarkWrite(b *testing.B) {
 			}
 		}
 	})
-	b.Run("BatchPut/snkv", func(b *testing.B) { benchBatchPut(b, d, s) })
+	b.Run("BatchPut/snkv", withCPU(func(b *testing.B) { benchBatchPut(b, d, s) }))
 	b.Run("BatchPut/baseline", func(b *testing.B) {
 		buf := make([]byte, benchValueLen)
 		b.ReportAllocs()
@@ -333,14 +333,14 @@ func BenchmarkRead(b *testing.B) {
 	d, s, db := benchPair(b)
 	get, exists, scan, reverse, prefix := prepareReads(b, db)
 
-	b.Run("Get/snkv", func(b *testing.B) {
+	b.Run("Get/snkv", withCPU(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if _, err := s.Get(d.key(i)); err != nil {
 				b.Fatal(err)
 			}
 		}
-	})
+	}))
 	b.Run("Get/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		var v []byte
@@ -350,14 +350,14 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
-	b.Run("GetMiss/snkv", func(b *testing.B) {
+	b.Run("GetMiss/snkv", withCPU(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if _, err := s.Get(d.misses[i%benchN]); !errors.Is(err, kvstore.ErrNotFound) {
 				b.Fatal(err)
 			}
 		}
-	})
+	}))
 	b.Run("GetMiss/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		var v []byte
@@ -367,14 +367,14 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
-	b.Run("Exists/snkv", func(b *testing.B) {
+	b.Run("Exists/snkv", withCPU(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if ok, err := s.Exists(d.key(i)); err != nil || !ok {
 				b.Fatal(ok, err)
 			}
 		}
-	})
+	}))
 	b.Run("Exists/baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		var one int
@@ -385,11 +385,18 @@ func BenchmarkRead(b *testing.B) {
 		}
 	})
 	b.Run("Scan/snkv", func(b *testing.B) { benchFullScan(b, s.All) })
+	// The same scan lending its rows: what the copy costs is the difference.
+	b.Run("ScanBorrow/snkv", func(b *testing.B) {
+		benchFullScan(b, func() iter.Seq2[kvstore.Entry, error] {
+			return s.Scan(kvstore.IterOptions{Borrow: true})
+		})
+	})
 	b.Run("Scan/baseline", func(b *testing.B) { benchFullScanSQL(b, scan) })
 	// Prefix scans select the 100 keys that share their first 14 bytes.
 	prefixOf := func(i int) []byte { return d.key(i)[:benchPrefix] }
 	b.Run("PrefixScan/snkv", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := startCPU()
 		for i := 0; b.Loop(); i++ {
 			n := 0
 			for _, err := range s.Prefix(prefixOf(i)) {
@@ -403,6 +410,7 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 		reportKeys(b, b.N*100)
+		cpu.report(b, b.N)
 	})
 	// A prefix that is a whole key selects that key alone: the time is
 	// almost all the set-up and end of an iteration.
@@ -419,6 +427,20 @@ func BenchmarkRead(b *testing.B) {
 			}
 			if n != 1 {
 				b.Fatalf("prefix scan of a whole key gave %d keys, want 1", n)
+			}
+		}
+		cpu.report(b, b.N)
+	})
+	// A prefix that no key has: the set-up and end of an iteration alone.
+	b.Run("PrefixNone/snkv", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := startCPU()
+		for i := 0; b.Loop(); i++ {
+			for _, err := range s.Prefix(d.misses[i%benchN]) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Fatal("a prefix no key has gave a key")
 			}
 		}
 		cpu.report(b, b.N)
@@ -738,16 +760,19 @@ func benchBatchPut(b *testing.B, d *benchData, s *kvstore.Store) {
 // benchFullScanSQL is benchFullScan's baseline: st reads the benchN keys.
 func benchFullScanSQL(b *testing.B, st *sql.Stmt) {
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		if n := scanSQL(b, st); n != benchN {
 			b.Fatalf("scanned %d keys, want %d", n, benchN)
 		}
 	}
 	reportKeys(b, b.N*benchN)
+	cpu.report(b, b.N*benchN) // per key: cpu-ns/op is per row
 }
 
 func benchFullScan(b *testing.B, seq func() iter.Seq2[kvstore.Entry, error]) {
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		n := 0
 		for _, err := range seq() {
@@ -761,4 +786,16 @@ func benchFullScan(b *testing.B, seq func() iter.Seq2[kvstore.Entry, error]) {
 		}
 	}
 	reportKeys(b, b.N*benchN)
+	cpu.report(b, b.N*benchN) // per key: cpu-ns/op is per row
+}
+
+// withCPU is the sub-benchmark fn, reporting as well the process's CPU
+// time per operation (cpu-ns/op): on a machine shared with other work the
+// steadier figure, where wall time mostly measures the wait.
+func withCPU(fn func(b *testing.B)) func(b *testing.B) {
+	return func(b *testing.B) {
+		cpu := startCPU()
+		fn(b)
+		cpu.report(b, b.N)
+	}
 }

@@ -6,6 +6,7 @@
 #   scripts/bench-peers.sh                 # get, purge, purge1tx, syncfull
 #   WORK='get' ROUNDS=5 scripts/bench-peers.sh
 #   WORK='bulk ttlbulk ttlget' scripts/bench-peers.sh   # bulk loads, TTLs
+#   WORK='scan prefix' scripts/bench-peers.sh           # full and prefix scans
 #
 # bench/ is a module of its own, so that snkv gains no dependency: building
 # it fetches bbolt, buntdb and badger. Raw lines go to $OUT/peers.txt (default
@@ -26,6 +27,7 @@ while [ "$i" -le "$rounds" ]; do
 		case $w in
 		get) engines="snkv bbolt buntdb sql" ;;
 		bulk) engines="snkv bbolt buntdb badger" ;;
+		scan | prefix) engines="snkv bbolt buntdb badger sql" ;;
 		ttlbulk | ttlget) engines="snkv buntdb badger" ;;
 		*) engines="snkv sql" ;;
 		esac

@@ -73,7 +73,7 @@ func crashLastSeq(t *testing.T, lines []string) int {
 // index row has its data row and exactly its expiry index row and back.
 func crashCheckFile(t crashTB, path string) (ttlKeys int) {
 	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
+	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)")
 	require.NoError(t, err)
 	defer raw.Close()
 	raw.SetMaxOpenConns(1)
@@ -310,7 +310,7 @@ func TestCrashCheckFileDetectsDisagreement(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.PutTTL([]byte("k"), []byte("v"), time.Minute))
 	require.NoError(t, db.Close())
-	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
+	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)")
 	require.NoError(t, err)
 	_, err = raw.Exec(fmt.Sprintf(`DELETE FROM "%s%s"`, layout.ExpiryPrefix, kvstore.DefaultColumnFamily))
 	require.NoError(t, err)

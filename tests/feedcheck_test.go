@@ -102,7 +102,7 @@ func feedCrashReplay(t *testing.T, path, label string) []changefeed.Change {
 // the closed store file at path.
 func feedCrashRows(t *testing.T, path string) map[string]map[string]string {
 	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
+	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=busy_timeout(10000)")
 	require.NoError(t, err)
 	defer raw.Close()
 	out := map[string]map[string]string{}

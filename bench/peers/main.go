@@ -1,7 +1,7 @@
 // Command peers measures snkv beside the stores a Go program would pick
 // instead, each engine in a process of its own, one workload per run:
 //
-//	peers -engine snkv|bbolt|buntdb|badger|sql -work get|purge|purge1tx|syncfull|bulk|ttlbulk|ttlget -dir DIR
+//	peers -engine snkv|bbolt|buntdb|badger|sql -work get|scan|prefix|purge|purge1tx|syncfull|bulk|ttlbulk|ttlget -dir DIR
 //
 // get: 200,000 random 16-byte keys with 100-byte values are loaded in
 // batches of 1,000, then read back at random, from one goroutine and from
@@ -15,10 +15,23 @@
 // one transaction of 200,000 entries is over its size limit);
 // ttlbulk (snkv, buntdb, badger): the same with every key given a TTL of
 // one hour; ttlget (snkv, buntdb, badger): the load of get with every key
-// given a TTL of one hour, then get's reads. sql is database/sql with
+// given a TTL of one hour, then get's reads. scan: the load of get, then
+// full ordered scans of every key, each key and value copied into memory
+// the program owns (snkv: All(); bbolt: a cursor; buntdb: Ascend; badger:
+// an iterator with ValueCopy; sql: a SELECT ... ORDER BY key read into
+// []byte), and for snkv and sql the same lending the rows (snkv:
+// Options.Borrow; sql: sql.RawBytes), reported as scan-borrow-keys/s.
+// prefix: 200,000 16-byte keys in groups of 100 that share their first 8
+// bytes (a random group number; the other 8 random), loaded in random
+// order as get loads, then prefix scans of random groups (each visits 100
+// keys), every key and value copied as scan copies, and for the engines
+// that lend rows the same lent (prefix-borrow). sql is database/sql with
 // modernc.org/sqlite, the driver snkv runs on, with prepared statements:
 // for purge, a data table and an expiry index, as a program would lay out
 // TTLs on SQLite by hand.
+//
+// scan and prefix also report their rate per second of the process's CPU
+// time (metrics ending in /cpu-s), steadier on a busy machine.
 //
 // It prints one line per figure: "<engine> <work> <metric> <value>". The
 // module is separate from snkv's so that snkv gains no dependency.
@@ -35,6 +48,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -46,11 +60,13 @@ import (
 
 var (
 	engine = flag.String("engine", "snkv", "snkv, bbolt, buntdb, badger or sql")
-	work   = flag.String("work", "get", "get, purge, purge1tx, syncfull, bulk, ttlbulk or ttlget")
+	work   = flag.String("work", "get", "get, scan, prefix, purge, purge1tx, syncfull, bulk, ttlbulk or ttlget")
 	dir    = flag.String("dir", os.TempDir(), "where the store is made (a fresh directory under it)")
 	keys   = flag.Int("keys", 200_000, "keys loaded")
 	reads  = flag.Int("reads", 1_000_000, "random reads per pass (get)")
 	syncs  = flag.Int("commits", 2_000, "single-put commits (syncfull)")
+	scans  = flag.Int("scans", 20, "full scans (scan)")
+	prefs  = flag.Int("prefixes", 20_000, "prefix scans (prefix)")
 	prof   = flag.String("cpuprofile", "", "write a CPU profile of the timed part (not the load) to this file")
 )
 
@@ -73,6 +89,9 @@ func main() {
 	st := s(path, *work == "syncfull")
 	defer st.close()
 	ks := randomKeys(*keys)
+	if *work == "prefix" {
+		ks = groupedKeys(*keys)
+	}
 	defer profile()()
 	switch *work {
 	case "get", "ttlget":
@@ -88,6 +107,27 @@ func main() {
 		startProfile()
 		for _, g := range []int{1, 2} {
 			report(*work+"-%dg-ops/s", g, float64(*reads)/timeReads(st, ks, g).Seconds())
+		}
+	case "scan":
+		load(st, ks, nil)
+		sc := scannerOf(st)
+		startProfile()
+		timeScans("scan", len(ks), func() (int, error) { return sc.scan(false) })
+		if b, ok := sc.(borrowScanner); ok {
+			timeScans("scan-borrow", len(ks), func() (int, error) { return b.scan(true) })
+		}
+	case "prefix":
+		load(st, ks, nil)
+		sc := scannerOf(st)
+		rng := rand.New(rand.NewPCG(3, 4))
+		ps := make([][]byte, *prefs)
+		for i := range ps {
+			ps[i] = ks[rng.IntN(len(ks))][:groupPrefix]
+		}
+		startProfile()
+		timePrefixes("prefix", ps, func(p []byte) (int, error) { return sc.prefix(p, false) })
+		if _, ok := sc.(borrowScanner); ok {
+			timePrefixes("prefix-borrow", ps, func(p []byte) (int, error) { return sc.prefix(p, true) })
 		}
 	case "bulk", "ttlbulk":
 		val := make([]byte, valueSize)
@@ -177,6 +217,77 @@ func randomKeys(n int) [][]byte {
 		ks[i] = k
 	}
 	return ks
+}
+
+// Keys of the prefix work: groups of groupSize that share groupPrefix bytes.
+const (
+	groupSize   = 100
+	groupPrefix = 8
+)
+
+// groupedKeys returns n 16-byte keys (n a multiple of groupSize) in groups
+// of groupSize sharing their first groupPrefix bytes, in random order.
+func groupedKeys(n int) [][]byte {
+	if n%groupSize != 0 {
+		fail("-keys must be a multiple of %d for prefix", groupSize)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	ks := make([][]byte, n)
+	var group uint64
+	for i := range ks {
+		if i%groupSize == 0 {
+			group = rng.Uint64()
+		}
+		k := make([]byte, 16)
+		binary.BigEndian.PutUint64(k, group)
+		binary.BigEndian.PutUint64(k[8:], rng.Uint64())
+		ks[i] = k
+	}
+	rng.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
+	return ks
+}
+
+// timePrefixes runs a prefix scan of each of ps, each visiting groupSize
+// keys, and reports scans/s, by the clock and per CPU second.
+func timePrefixes(name string, ps [][]byte, scan func(p []byte) (int, error)) {
+	n := 0
+	start, cpu := time.Now(), cpuTime()
+	for _, p := range ps {
+		m, err := scan(p)
+		check(err)
+		n += m
+	}
+	d, c := time.Since(start), cpuTime()-cpu
+	if want := len(ps) * groupSize; n != want {
+		fail("prefix scans visited %d keys, want %d", n, want)
+	}
+	report(name+"-scans/s", 0, float64(len(ps))/d.Seconds())
+	report(name+"-scans/cpu-s", 0, float64(len(ps))/c.Seconds())
+}
+
+// timeScans runs *scans full scans of n keys each and reports keys/s, by
+// the clock and per second of the process's CPU time (user and system,
+// every thread: the collector's work included), which a busy machine
+// disturbs less.
+func timeScans(name string, n int, scan func() (int, error)) {
+	start, cpu := time.Now(), cpuTime()
+	for range *scans {
+		m, err := scan()
+		check(err)
+		if m != n {
+			fail("scan visited %d keys, want %d", m, n)
+		}
+	}
+	d, c := time.Since(start), cpuTime()-cpu
+	report(name+"-keys/s", 0, float64(n**scans)/d.Seconds())
+	report(name+"-keys/cpu-s", 0, float64(n**scans)/c.Seconds())
+}
+
+// cpuTime returns the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // load writes every key in batches; with p, every other key gets a TTL.

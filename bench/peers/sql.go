@@ -13,6 +13,7 @@ type sqlStore struct {
 	db                                   *sql.DB
 	now                                  int64
 	upsert, sel, putExp, first, del, dex *sql.Stmt
+	all, from, rng                       *sql.Stmt // scans
 }
 
 func openSQL(path string, durable bool) store {
@@ -41,6 +42,9 @@ func openSQL(path string, durable bool) store {
 	s.first = prep(`SELECT expire_ms, key FROM e WHERE expire_ms < ?1 ORDER BY expire_ms, key LIMIT ?2`)
 	s.del = prep(`DELETE FROM t WHERE key = ?1`)
 	s.dex = prep(`DELETE FROM e WHERE expire_ms = ?1 AND key = ?2`)
+	s.all = prep(`SELECT key, value FROM t ORDER BY key`)
+	s.from = prep(`SELECT key, value FROM t WHERE key >= ?1 ORDER BY key`)
+	s.rng = prep(`SELECT key, value FROM t WHERE key >= ?1 AND key < ?2 ORDER BY key`)
 	return s
 }
 

@@ -64,5 +64,8 @@ func (s *Scan) Field(int) *Field { return &Field{Kind: KindNull} }
 // KeyValue is never called: no scan is ever open.
 func (s *Scan) KeyValue() []byte { return nil }
 
+// Row is never called: no scan is ever open.
+func (s *Scan) Row() (key, value, kv []byte, crc int64, ok bool) { return nil, nil, nil, 0, false }
+
 // Close does nothing.
 func (s *Scan) Close() {}

@@ -252,45 +252,12 @@ func readVarint(b []byte) (uint64, int) {
 // ParseRecord then reads. It is on the per-row path of every scan below
 // SQL: unrolled, with no loop but the checksum's bytes.
 func parseRow(rec []byte, out []Field) (kv []byte, ok bool) {
-	if len(out) != 3 || len(rec) < 4 {
+	if len(out) != 3 {
 		return nil, false
 	}
-	hdr := int(rec[0])
-	if hdr >= 0x80 || hdr > len(rec) {
+	hdr, k, v, crc, ok := rowSpan(rec)
+	if !ok {
 		return nil, false
-	}
-	tk, h := serial2(rec, 1, hdr)
-	tv, h := serial2(rec, h, hdr)
-	tc, h := serial2(rec, h, hdr)
-	if h != hdr || tk < 12 || tk&1 == 1 || tv < 12 || tv&1 == 1 || tc < 1 || tc > 9 || tc == 7 {
-		return nil, false
-	}
-	k := hdr + (tk-12)>>1
-	v := k + (tv-12)>>1
-	if v > len(rec) {
-		return nil, false
-	}
-	b := rec[v:]
-	var crc int64
-	switch tc {
-	case 8, 9:
-		if len(b) != 0 {
-			return nil, false
-		}
-		crc = int64(tc - 8)
-	case 4: // a checksum: 32 bits
-		if len(b) != 4 {
-			return nil, false
-		}
-		crc = int64(int32(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])))
-	default:
-		if len(b) != intSizes[tc] {
-			return nil, false
-		}
-		crc = int64(int8(b[0]))
-		for _, c := range b[1:] {
-			crc = crc<<8 | int64(c)
-		}
 	}
 	// Field by field: a whole Field assigned is zeroed first, under a
 	// bulk write barrier while the collector runs (a tenth of a scan's
@@ -299,6 +266,52 @@ func parseRow(rec []byte, out []Field) (kv []byte, ok bool) {
 	out[1].Kind, out[1].Bytes, out[1].Int = KindBlob, rec[k:v:v], 0
 	out[2].Kind, out[2].Bytes, out[2].Int = KindInt, nil, crc
 	return rec[hdr:v:v], true
+}
+
+// rowSpan is parseRow without the fields: where in rec the key starts
+// (hdr), where it ends and the value starts (k), where the value ends (v),
+// and the checksum.
+func rowSpan(rec []byte) (hdr, k, v int, crc int64, ok bool) {
+	if len(rec) < 4 {
+		return 0, 0, 0, 0, false
+	}
+	hdr = int(rec[0])
+	if hdr >= 0x80 || hdr > len(rec) {
+		return 0, 0, 0, 0, false
+	}
+	tk, h := serial2(rec, 1, hdr)
+	tv, h := serial2(rec, h, hdr)
+	tc, h := serial2(rec, h, hdr)
+	if h != hdr || tk < 12 || tk&1 == 1 || tv < 12 || tv&1 == 1 || tc < 1 || tc > 9 || tc == 7 {
+		return 0, 0, 0, 0, false
+	}
+	k = hdr + (tk-12)>>1
+	v = k + (tv-12)>>1
+	if v > len(rec) {
+		return 0, 0, 0, 0, false
+	}
+	b := rec[v:]
+	switch tc {
+	case 8, 9:
+		if len(b) != 0 {
+			return 0, 0, 0, 0, false
+		}
+		crc = int64(tc - 8)
+	case 4: // a checksum: 32 bits
+		if len(b) != 4 {
+			return 0, 0, 0, 0, false
+		}
+		crc = int64(int32(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])))
+	default:
+		if len(b) != intSizes[tc] {
+			return 0, 0, 0, 0, false
+		}
+		crc = int64(int8(b[0]))
+		for _, c := range b[1:] {
+			crc = crc<<8 | int64(c)
+		}
+	}
+	return hdr, k, v, crc, true
 }
 
 // serial2 reads the serial type at rec[h] of a header ending at end, of

@@ -4,6 +4,7 @@ package btree
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/snkv-go/snkv/internal/layout"
 
@@ -33,6 +34,17 @@ type Scan struct {
 	fbuf    [5]Field // fields' backing array for the usual few fields
 	kv      []byte   // the current row's key and value, one after the other (nil: not known)
 	keys    *keyWalk // the key index's cursor (nil: no TTL tables)
+
+	// The current row when it has the usual three fields (rowSpan), kept
+	// as where it lies in SQLite's memory rather than as slices in fields
+	// and kv, which are filled from it only when asked for (spread): a
+	// slice stored on the heap costs a write barrier while the collector
+	// runs, on every row, and a scan that copies its rows makes the
+	// collector run often. Row reads it with no store.
+	row        uintptr // the key, then the value
+	klen, vlen int
+	crc        int64
+	compact    bool // the row is in row, klen, vlen and crc; fields and kv are stale
 }
 
 // OpenScan opens a scan of t's read view over the keys from lo to hi
@@ -156,16 +168,24 @@ func (s *Scan) Next() (bool, error) {
 		s.done = true
 		return false, &Error{Code: int(rc)}
 	}
-	var ok bool
-	if s.kv, ok = parseRow(rec, s.data); !ok {
-		s.kv = nil
-		if !ParseRecord(rec, s.data) {
-			s.done = true
-			return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
+	var key []byte
+	if hdr, k, v, crc, ok := rowSpan(rec); ok && len(s.data) == 3 {
+		s.row = uintptr(unsafe.Pointer(unsafe.SliceData(rec))) + uintptr(hdr)
+		s.klen, s.vlen, s.crc, s.compact = k-hdr, v-k, crc, true
+		key = rec[hdr:k:k]
+	} else {
+		s.compact = false
+		var ok bool
+		if s.kv, ok = parseRow(rec, s.data); !ok {
+			s.kv = nil
+			if !ParseRecord(rec, s.data) {
+				s.done = true
+				return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
+			}
 		}
+		key = s.fields[0].Bytes
 	}
 	// The end bound (the key is field 0).
-	key := s.fields[0].Bytes
 	if s.desc && s.lo != nil {
 		if c := bytes.Compare(key, s.lo); c < 0 || c == 0 && !s.loIncl {
 			s.done = true
@@ -191,13 +211,43 @@ func (s *Scan) Field(i int) *Field {
 	if i >= ViewExpiry && s.keys != nil {
 		return s.keys.field(i)
 	}
+	if s.compact {
+		s.spread()
+	}
 	return &s.fields[i]
+}
+
+// spread fills fields and kv from the row kept compact.
+func (s *Scan) spread() {
+	s.compact = false
+	kv := bytesAt(s.row, s.klen+s.vlen)
+	s.fields[0].Kind, s.fields[0].Bytes, s.fields[0].Int = KindBlob, kv[:s.klen:s.klen], 0
+	s.fields[1].Kind, s.fields[1].Bytes, s.fields[1].Int = KindBlob, kv[s.klen:], 0
+	s.fields[2].Kind, s.fields[2].Bytes, s.fields[2].Int = KindInt, nil, s.crc
+	s.kv = kv
+}
+
+// Row returns the current row's key and value (ViewKey and ViewValue,
+// both BLOBs), the two as one slice, and its checksum (ViewCrc, an
+// integer), when the row has the usual three-field form; ok is false
+// otherwise (read Field). Unlike Field it stores nothing.
+func (s *Scan) Row() (key, value, kv []byte, crc int64, ok bool) {
+	if !s.compact {
+		return nil, nil, nil, 0, false
+	}
+	kv = bytesAt(s.row, s.klen+s.vlen)
+	return kv[:s.klen:s.klen], kv[s.klen:], kv, s.crc, true
 }
 
 // KeyValue returns the current row's key and value as one slice, the key
 // first (they lie one after the other in the record), or nil when the
 // record is not of the usual three-field form.
-func (s *Scan) KeyValue() []byte { return s.kv }
+func (s *Scan) KeyValue() []byte {
+	if s.compact {
+		return bytesAt(s.row, s.klen+s.vlen)
+	}
+	return s.kv
+}
 
 // Close closes the cursor and frees the scan's memory.
 func (s *Scan) Close() {

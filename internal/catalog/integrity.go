@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -251,63 +250,46 @@ func checkRows(ctx context.Context, c *engine.Conn, t *layout.Objects, sealed bo
 	if err != nil {
 		return err
 	}
-	// Columns: key, second field, checksum (or NULL), key has a TTL.
-	scan := func(q string, keys, strict bool) error {
+	// Every row is read through the codec's read sequence (Codec.Check),
+	// as a get or scan reads it: data rows with their expiry (its key index
+	// row's checksum is checked by the second pass, which reads the key
+	// index rows as an Exists does, with no value).
+	scan := func(q string, cols rowcodec.Cols, keys bool) error {
 		rows, err := c.Query(ctx, q)
 		if err != nil {
 			return err
 		}
 		var bad, foreign, unauth int64
 		var badKeys []string // the first maxBadKeys keys of bad rows
-		var scratch, adBuf []byte
+		var buf rowcodec.Buffers
 		var scrap engine.Counters
 		cd := rowcodec.Codec{Objects: t, Seal: ss, Sealed: sealed, Stats: &scrap}
 		for rows.Next() {
 			rep.Rows++
-			if rows.Kind(0) != engine.KindBlob || rows.Kind(1) != engine.KindBlob {
+			r := cd.Check(rows, &cols, rowcodec.Borrow, &buf)
+			if keys && r.Err == nil && r.Exp < 0 {
+				r.Fault = rowcodec.Foreign // a key index row without its expiry
+			}
+			switch r.Fault {
+			case rowcodec.Foreign:
 				foreign++
-				continue
-			}
-			key, val := rows.RawBytes(0), rows.RawBytes(1)
-			if len(key) == 0 || len(key) > layout.MaxKeySize || (keys && len(val) != 8) {
-				foreign++
-				continue
-			}
-			want := rowcodec.DataSum(key, val, rows.Int(3) != 0)
-			if keys {
-				want = rowcodec.RowSum(key, val)
-			}
-			crc, kind := rows.IntKind(2)
-			sealedForm := !keys && kind == engine.KindInt && (crc == want^seal.Flag(0) || crc == want^seal.Flag(1))
-			check := crc
-			if sealedForm {
-				check = want // the checksum is right; the value is opened below
-			}
-			v, err := rowcodec.CheckSumOf(check, kind, key, want, "", strict)
-			if err == nil && !keys && (sealedForm || ss != nil) {
-				out, opened, aerr := cd.Open(&rowcodec.Row{Key: key, Stored: val}, want, crc, kind, scratch[:0], &adBuf)
-				if opened {
-					scratch = out // reused for the next row's value
+			case rowcodec.BadSeal:
+				unauth++
+				if unauth <= maxAuthLines {
+					rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", t.Data, r.Err))
 				}
-				if errors.Is(aerr, engine.ErrAuth) {
-					unauth++
-					if unauth <= maxAuthLines {
-						rep.Problems = append(rep.Problems, fmt.Sprintf("column family %q: %v", t.Data, aerr))
-					}
-					continue
-				}
-			}
-			switch {
-			case err != nil:
+			case rowcodec.BadSum:
 				bad++
 				if len(badKeys) < maxBadKeys {
-					badKeys = append(badKeys, rowcodec.ShowKey(key))
+					badKeys = append(badKeys, rowcodec.ShowKey(r.Key))
 				}
-			case v == rowcodec.Verified:
-				rep.Verified++
 			default:
-				rep.Unverified++
-				rep.UnverifiedByCF[t.Data]++
+				if r.Verdict == rowcodec.Verified {
+					rep.Verified++
+				} else {
+					rep.Unverified++
+					rep.UnverifiedByCF[t.Data]++
+				}
 			}
 		}
 		if err := rows.Close(); err != nil {
@@ -335,18 +317,21 @@ func checkRows(ctx context.Context, c *engine.Conn, t *layout.Objects, sealed bo
 	if t.Crc {
 		crc = "d.crc"
 	}
-	q := `SELECT d.key, d.value, ` + crc + `, 0 FROM ` + t.Quoted.Data + ` AS d`
+	// Columns: key, value, checksum (or NULL), expiry (or NULL).
+	data := rowcodec.Cols{Key: 0, Value: 1, Crc: 2, Expiry: 3, Ecrc: -1}
+	q := `SELECT d.key, d.value, ` + crc + `, NULL FROM ` + t.Quoted.Data + ` AS d`
 	if hasTTL {
-		q = `SELECT d.key, d.value, ` + crc + `, k.key IS NOT NULL FROM ` + t.Quoted.Data + ` AS d LEFT JOIN ` + t.Quoted.Keys + ` AS k ON k.key = d.key`
+		q = `SELECT d.key, d.value, ` + crc + `, k.expire_ms FROM ` + t.Quoted.Data + ` AS d LEFT JOIN ` + t.Quoted.Keys + ` AS k ON k.key = d.key`
 	}
-	if err := scan(q, false, t.V2); err != nil || !hasTTL {
+	if err := scan(q, data, false); err != nil || !hasTTL {
 		return err
 	}
 	crc = "NULL"
 	if t.V2 {
 		crc = "crc"
 	}
-	return scan(`SELECT key, expire_ms, `+crc+`, 1 FROM `+t.Quoted.Keys, true, t.V2)
+	// Columns: key, expiry, checksum (or NULL: unverified).
+	return scan(`SELECT key, expire_ms, `+crc+` FROM `+t.Quoted.Keys, rowcodec.Cols{Key: 0, Value: -1, Crc: -1, Expiry: 1, Ecrc: 2}, true)
 }
 
 // maxAuthLines bounds the keys a check names, per table, that fail

@@ -3,13 +3,11 @@ package catalog
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/snkv-go/snkv/internal/changelog"
 	"github.com/snkv-go/snkv/internal/engine"
-	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/internal/family"
 	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/snkv-go/snkv/internal/rowcodec"
@@ -279,19 +277,19 @@ func catalogStamp(ctx context.Context, c *engine.Conn, name string) (stamp int64
 	return stamp, ok, rows.Close()
 }
 
-// resealRow is a row read for conversion.
+// resealRow is a row read for conversion: its value in the clear.
 type resealRow struct {
-	key, stored []byte
-	crc         int64
-	kind        int
-	exp         []byte // nil: no TTL
+	key, value []byte
+	exp        int64 // -1: no TTL
 }
 
 // resealBatch rewrites the rows after key after (all from the first when
 // nil), at most batch of them, that are not in the form the codec writes.
 // It returns the rows read, the rows rewritten, the last key read, and the
 // errors of the rows it could not read (ErrAuth or ErrCorrupt), which it
-// left as they were.
+// left as they were. Every row is read as a scan reads it
+// (rowcodec.Codec.Check); fromClear accepts values in the clear in the
+// sealed table (it has just been made sealed).
 func resealBatch(ctx context.Context, c *engine.Conn, m *family.Family, after []byte, batch int, fromClear bool) (n, done int, last []byte, skipped []error, err error) {
 	sh := m.Writing()
 	if !sh.Objects.Crc {
@@ -304,70 +302,43 @@ func resealBatch(ctx context.Context, c *engine.Conn, m *family.Family, after []
 	if err != nil {
 		return 0, 0, nil, nil, err
 	}
+	cols := rowcodec.Cols{Key: 0, Value: 1, Expiry: 2, Crc: 3, Ecrc: -1}
 	var todo []resealRow
+	var buf rowcodec.Buffers
 	cd := m.Codec(sh)
 	cd.Stats = new(engine.Counters) // a conversion counts nothing
 	// The form wanted: what Encode writes with the store's state.
 	want := cd
 	want.Seal = m.Env.Seal.Load()
+	if fromClear && cd.Seal != nil {
+		st := *cd.Seal
+		st.Plain = true // values in the clear are read as well
+		cd.Seal = &st
+	}
 	for rows.Next() {
 		n++
-		key := bytes.Clone(rows.RawBytes(0))
-		last = key
-		stored, vk := rows.RawBlob(1)
-		if rows.Kind(0) != engine.KindBlob || vk != engine.KindBlob {
-			skipped = append(skipped, rowcodec.BadValueKind(key, vk))
-			continue
-		}
-		var exp []byte
-		if e, k := rows.RawBlob(2); k == engine.KindBlob {
-			exp = e
-		}
-		crc, kind := rows.IntKind(3)
-		r := rowcodec.Row{Key: key, Stored: stored, Exp: -1}
-		if exp != nil {
-			r.Exp = 0 // only whether there is one counts for the checksum
-		}
-		if want.InForm(&r, crc, kind) {
+		last = bytes.Clone(rows.RawBytes(0))
+		if want.InFormAt(rows, &cols) {
 			continue // already in the form wanted
 		}
-		todo = append(todo, resealRow{key: key, stored: bytes.Clone(stored), crc: crc, kind: kind, exp: bytes.Clone(exp)})
+		r := cd.Check(rows, &cols, rowcodec.CopyRow, &buf)
+		if r.Err != nil {
+			// A row no key of this store reads: left as it was.
+			skipped = append(skipped, r.Err)
+			continue
+		}
+		todo = append(todo, resealRow{key: r.Key, value: r.Value, exp: r.Exp})
 	}
 	if err := rows.Close(); err != nil {
 		return 0, 0, nil, nil, err
 	}
 	for _, row := range todo {
-		hasTTL := row.exp != nil
-		r := rowcodec.Row{Key: row.key, Stored: row.stored, Exp: -1}
-		if hasTTL {
-			r.Exp = 0 // decoded below; only whether there is one counts here
-		}
-		sum := r.Sum()
-		value := row.stored
-		if !fromClear || row.kind != engine.KindInt || row.crc != sum {
-			var derr error
-			if value, _, derr = cd.Open(&r, sum, row.crc, row.kind, nil, nil); derr != nil {
-				if !errors.Is(derr, engine.ErrAuth) && !errors.Is(derr, engine.ErrCorrupt) {
-					return 0, 0, nil, nil, derr
-				}
-				// A row no key of this store reads: left as it was.
-				skipped = append(skipped, derr)
-				continue
-			}
-		}
-		expMs := int64(-1)
-		if hasTTL {
-			var derr error
-			if expMs, derr = expiry.Decode(row.exp); derr != nil {
-				skipped = append(skipped, rowcodec.CorruptRow(row.key, derr.Error()))
-				continue
-			}
-		}
-		stored, wsum := cd.Encode(c, row.key, value, hasTTL)
+		hasTTL := row.exp >= 0
+		stored, wsum := cd.Encode(c, row.key, row.value, hasTTL)
 		if !hasTTL {
 			err = cd.Write(ctx, c, row.key, stored, wsum)
 		} else {
-			err = m.WriteRowTTL(ctx, c, sh, row.key, stored, wsum, expMs)
+			err = m.WriteRowTTL(ctx, c, sh, row.key, stored, wsum, row.exp)
 		}
 		if err != nil {
 			return 0, 0, nil, nil, err

@@ -337,6 +337,9 @@ func (r *Rows) FastRow() (key []byte, keyKind int, value []byte, valueKind int, 
 	if r.fast == nil {
 		return nil, 0, nil, 0, nil, false
 	}
+	if k, v, kv, _, ok := r.fast.Row(); ok {
+		return k, KindBlob, v, KindBlob, kv, true // stored nowhere (btree.Scan.Row)
+	}
 	k, v := r.fast.Field(0), r.fast.Field(1)
 	return k.Bytes, k.Kind, v.Bytes, v.Kind, r.fast.KeyValue(), true
 }
@@ -362,6 +365,9 @@ func (r *Rows) KeyExpiry() []byte {
 // the fast path (a column family row's checksum) as IntKind would: its
 // value and storage class. Only for rows FastRow reported.
 func (r *Rows) FastCrc() (int64, int) {
+	if _, _, _, crc, ok := r.fast.Row(); ok {
+		return crc, KindInt
+	}
 	f := r.fast.Field(2)
 	return f.Int, f.Kind
 }

@@ -69,16 +69,9 @@ func TestCheckContext(t *testing.T) {
 	require.NoError(t, family.CheckContext(context.Background()))
 }
 
-// A shape's key index checksum parameter follows its layout: none in a
-// version-1 key index, the key index row's in format 2.
-func TestShapeSums(t *testing.T) {
-	k, v := []byte("k"), []byte("v")
-	v1 := family.NewShape("t", false, false)
-	require.Nil(t, v1.KeySum(k, v))
-	up := family.NewShape("t", true, false)
-	require.Nil(t, up.KeySum(k, v), "a version-1 key index has no checksum")
+// A shape's statements are its layout's.
+func TestShapeSQL(t *testing.T) {
 	v2 := family.NewShape("t", true, true)
-	require.Equal(t, rowcodec.RowSum(k, v), v2.KeySum(k, v))
 	o := layout.For("t", true, true)
 	require.Equal(t, o.Queries(), v2.SQL)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/layout"
-	"github.com/snkv-go/snkv/internal/rowcodec"
 )
 
 // Shape is the layout of one column family's objects in the file (format
@@ -35,14 +34,6 @@ func NewShape(name string, crc, v2 bool) *Shape {
 		sh.ExistsPoint.Fields = []int{engine.ViewExpiry, engine.ViewEcrc}
 	}
 	return sh
-}
-
-// KeySum is the checksum parameter of a key index row.
-func (sh *Shape) KeySum(key, exp []byte) any {
-	if !sh.Objects.V2 {
-		return nil
-	}
-	return rowcodec.RowSum(key, exp)
 }
 
 // ReadShape asks the file how column family name is laid out: whether its

@@ -63,8 +63,8 @@ func (f *Family) WriteExpiry(ctx context.Context, c *engine.Conn, key []byte, ol
 			return err
 		}
 	}
-	exp := expiry.Encode(newMs)
-	if _, err := c.Exec(ctx, sh.SQL.SetKey, key, exp, sh.KeySum(key, exp)); err != nil {
+	exp, esum := rowcodec.EncodeExpiry(&sh.Objects, key, newMs)
+	if _, err := c.Exec(ctx, sh.SQL.SetKey, key, exp, esum); err != nil {
 		return err
 	}
 	_, err := c.Exec(ctx, sh.SQL.SetIndex, expiry.IndexArgs(&sh.Objects, newMs, key)...)
@@ -84,8 +84,8 @@ func (f *Family) PutExpiring(ctx context.Context, c *engine.Conn, key, value []b
 // with hasTTL) and checksum sum, and its expiry expMs.
 func (f *Family) WriteRowTTL(ctx context.Context, c *engine.Conn, sh *Shape, key, stored []byte, sum any, expMs int64) error {
 	if crc, ok := sum.(int64); ok && sh.Objects.V2 && engine.FastPath {
-		exp := expiry.Encode(expMs)
-		if ok, err := c.PutTTL(&sh.Objects, key, stored, crc, exp, rowcodec.RowSum(key, exp)); ok || err != nil {
+		exp, esum := rowcodec.EncodeExpiry(&sh.Objects, key, expMs)
+		if ok, err := c.PutTTL(&sh.Objects, key, stored, crc, exp, esum.(int64)); ok || err != nil {
 			return err
 		}
 	}

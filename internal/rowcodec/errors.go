@@ -51,7 +51,7 @@ func CorruptRow(key []byte, what string) error {
 
 // BadValueKind is the error of a value stored as another class than BLOB.
 func BadValueKind(key []byte, k int) error {
-	return CorruptRow(key, fmt.Sprintf("value is stored as %s, not a BLOB (written by another tool?)", KindName(k)))
+	return foreign(CorruptRow(key, fmt.Sprintf("value is stored as %s, not a BLOB (written by another tool?)", KindName(k))))
 }
 
 // KindName is the name of SQLite storage class k, for error messages.

@@ -4,7 +4,8 @@ package rowcodec
 // when it is read and encoded when it is written. Every read (a point
 // read, a scan) goes through Decode (the expiry, the raw value, then the
 // checksum and the seal); the integrity check and a re-seal, which count
-// or skip a bad row rather than fail, through Row.Sum and Open;
+// or skip a bad row rather than fail, through Check (check.go), which runs
+// Decode;
 // every write stores what Encode returns, with Put below SQL or through
 // the table's upsert statement.
 
@@ -133,10 +134,10 @@ func CheckSumOf(v int64, k int, key []byte, want int64, what string, strict bool
 // layout.MaxKeySize.
 func ScanKey(key []byte, k int) ([]byte, error) {
 	if k != engine.KindBlob {
-		return nil, fmt.Errorf("%w: a key is stored as %s, not a BLOB (written by another tool?)", engine.ErrCorrupt, KindName(k))
+		return nil, foreign(fmt.Errorf("%w: a key is stored as %s, not a BLOB (written by another tool?)", engine.ErrCorrupt, KindName(k)))
 	}
 	if len(key) == 0 || len(key) > layout.MaxKeySize {
-		return nil, CorruptRow(key, fmt.Sprintf("key of %d bytes (1 to %d allowed)", len(key), layout.MaxKeySize))
+		return nil, foreign(CorruptRow(key, fmt.Sprintf("key of %d bytes (1 to %d allowed)", len(key), layout.MaxKeySize)))
 	}
 	return key, nil
 }
@@ -291,11 +292,11 @@ func (cd *Codec) readExpiry(rows *engine.Rows, key []byte, col, crcCol int) (int
 		return -1, nil
 	case engine.KindBlob:
 	default:
-		return 0, CorruptRow(key, "expiry is not a BLOB")
+		return 0, foreign(CorruptRow(key, "expiry is not a BLOB"))
 	}
 	exp, err := expiry.Decode(raw)
 	if err != nil {
-		return 0, CorruptRow(key, err.Error())
+		return 0, foreign(CorruptRow(key, err.Error()))
 	}
 	if crcCol >= 0 {
 		var sum int64

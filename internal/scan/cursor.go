@@ -31,6 +31,14 @@ type Rows interface {
 	Close() error
 }
 
+// Stepper is a Rows that can also step without keeping the row: Step is
+// Next, Key and Value in one call, the row not kept for Key and Value
+// (which are then undefined until the next Next), for a loop that hands
+// each row on at once (Run).
+type Stepper interface {
+	Step() (key, value []byte, ok bool)
+}
+
 // ErrClosed is reported by a Cursor used after Close, and by any call on a
 // nil *Cursor (iterator.ErrClosedCursor is this value).
 var ErrClosed = errors.New("snkv: cursor is closed")
@@ -45,7 +53,11 @@ type Spec struct {
 
 // PrefixEnd returns the smallest key greater than every key that starts
 // with prefix, or nil when there is none (the prefix is empty or all 0xFF).
-func PrefixEnd(prefix []byte) []byte {
+func PrefixEnd(prefix []byte) []byte { return appendPrefixEnd(nil, prefix) }
+
+// appendPrefixEnd is PrefixEnd written at the end of dst (which must not
+// overlap prefix), or nil.
+func appendPrefixEnd(dst, prefix []byte) []byte {
 	// Not bytes.TrimRight: its cutset is UTF-8, where "\xff" is the
 	// replacement rune, which every invalid byte (0x80-0xFF) decodes to.
 	end := prefix
@@ -55,14 +67,18 @@ func PrefixEnd(prefix []byte) []byte {
 	if len(end) == 0 {
 		return nil
 	}
-	out := bytes.Clone(end)
+	out := append(dst, end...)
 	out[len(out)-1]++
 	return out
 }
 
 // Range turns a Spec into the lower and upper bound of the keys visited.
 // Empty reports that no key can satisfy them.
-func (o Spec) Range() (lo, hi Bound, empty bool) {
+func (o Spec) Range() (lo, hi Bound, empty bool) { return o.rangeIn(nil) }
+
+// rangeIn is Range with the end of a prefix written at the end of buf
+// (a cursor's own array: no allocation for a short prefix).
+func (o Spec) rangeIn(buf []byte) (lo, hi Bound, empty bool) {
 	if len(o.Start) > 0 {
 		lo = Bound{Key: o.Start, Inclusive: true}
 	}
@@ -74,7 +90,7 @@ func (o Spec) Range() (lo, hi Bound, empty bool) {
 	}
 	if len(o.Prefix) > 0 {
 		lo = maxLower(lo, Bound{Key: o.Prefix, Inclusive: true})
-		if end := PrefixEnd(o.Prefix); end != nil {
+		if end := appendPrefixEnd(buf, o.Prefix); end != nil {
 			hi = minUpper(hi, Bound{Key: end})
 		}
 	}
@@ -134,6 +150,7 @@ type Cursor struct {
 	valid    bool
 	err      error
 	closed   bool
+	end      [32]byte // the end of a short prefix (hi's key)
 }
 
 // New returns an unpositioned cursor over src limited by spec.
@@ -146,8 +163,8 @@ func New(src Source, spec Spec) *Cursor {
 // Init makes c an unpositioned cursor over src limited by spec (for a
 // Cursor held in another struct: one allocation, not two).
 func (c *Cursor) Init(src Source, spec Spec) {
-	lo, hi, empty := spec.Range()
-	*c = Cursor{src: src, lo: lo, hi: hi, reverse: spec.Reverse, borrow: spec.Borrow, empty: empty}
+	*c = Cursor{src: src, reverse: spec.Reverse, borrow: spec.Borrow}
+	c.lo, c.hi, c.empty = spec.rangeIn(c.end[:0])
 }
 
 // NewIteratorCursor returns a new *iterator.Cursor over src limited by
@@ -329,21 +346,53 @@ func Seq[E ~struct{ Key, Value []byte }](open func() (*Cursor, error)) iter.Seq2
 			yield(E{}, err)
 			return
 		}
-		finished := false
-		defer func() {
-			if !finished { // the loop broke or panicked
-				_ = c.Close()
-			}
-		}()
-		for ok := c.First(); ok; ok = c.Next() {
-			if !yield(E{Key: c.Key(), Value: c.Value()}, nil) {
-				return
-			}
+		Run(c, yield)
+	}
+}
+
+// Run is the body of Seq for the cursor c: it yields every entry of c,
+// then c's error, if any. It closes c, also when the loop breaks or its
+// body panics (the panic goes on up).
+func Run[E ~struct{ Key, Value []byte }](c *Cursor, yield func(E, error) bool) {
+	finished := false
+	defer func() {
+		if !finished { // the loop broke or panicked
+			_ = c.Close()
 		}
-		finished = true
-		err = errors.Join(c.Err(), c.Close())
-		if err != nil {
-			yield(E{}, err)
+	}()
+	ok := c.First()
+	if ok {
+		if !yield(E{Key: c.key, Value: c.val}, nil) {
+			return
 		}
+		if st, isStepper := c.rows.(Stepper); isStepper {
+			// The rest of the range from the open scan, each row straight
+			// to the loop (see Stepper): the cursor is off its row meanwhile.
+			c.valid, c.key, c.val = false, nil, nil
+			for {
+				k, v, more := st.Step()
+				if !more {
+					break
+				}
+				if !yield(E{Key: k, Value: v}, nil) {
+					return
+				}
+			}
+			if err := c.rows.Err(); err != nil {
+				c.fail(err)
+			}
+			ok = false
+		}
+	}
+	for ok = ok && c.Next(); ok; ok = c.Next() {
+		if !yield(E{Key: c.key, Value: c.val}, nil) {
+			return
+		}
+	}
+	finished = true
+	if err := c.Err(); err != nil {
+		yield(E{}, errors.Join(err, c.Close()))
+	} else if err := c.Close(); err != nil {
+		yield(E{}, err)
 	}
 }

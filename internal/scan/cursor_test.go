@@ -28,6 +28,7 @@ type memSource struct {
 	failAfter int   // rows yielded before failRows is reported (-1: never)
 	failRows  error
 	failClose error
+	stepping  bool // Scan returns rows that are a scan.Stepper
 }
 
 func newMemSource(keys ...[]byte) *memSource {
@@ -62,7 +63,21 @@ func (s *memSource) Scan(lo, hi scan.Bound, desc bool) (scan.Rows, error) {
 		slices.Reverse(sel)
 	}
 	s.openRows++
-	return &memRows{src: s, keys: sel, i: -1}, nil
+	r := &memRows{src: s, keys: sel, i: -1}
+	if s.stepping {
+		return &stepRows{r}, nil
+	}
+	return r, nil
+}
+
+// stepRows are memRows that also step in one call.
+type stepRows struct{ *memRows }
+
+func (r *stepRows) Step() (key, value []byte, ok bool) {
+	if !r.Next() {
+		return nil, nil, false
+	}
+	return r.Key(), r.Value(), true
 }
 
 func (s *memSource) Close() error {
@@ -384,7 +399,20 @@ func collectSeq(seq func(func(entry, error) bool)) (keys []string, errs []error)
 	return keys, errs
 }
 
+// TestSeq runs the loop over rows that only step (Next, Key, Value) and
+// over rows that also hand each row on in one call (Stepper).
 func TestSeq(t *testing.T) {
+	for _, stepping := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stepping=%v", stepping), func(t *testing.T) { testSeq(t, stepping) })
+	}
+}
+
+func testSeq(t *testing.T, stepping bool) {
+	newMemSource := func(keys ...[]byte) *memSource {
+		s := newMemSource(keys...)
+		s.stepping = stepping
+		return s
+	}
 	boom := errors.New("boom")
 	open := func(src *memSource, opts scan.Spec) func() (*scan.Cursor, error) {
 		return func() (*scan.Cursor, error) { return scan.New(src, opts), nil }
