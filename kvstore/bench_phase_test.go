@@ -1,6 +1,8 @@
 package kvstore_test
 
 import (
+	"context"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -20,10 +22,13 @@ func newPhases() *phases {
 	return &phases{rates: map[string][]float64{}, cpuRates: map[string][]float64{}}
 }
 
-// run times fn as ops operations of the phase name.
+// run times fn as ops operations of the phase name. fn runs under the
+// profiler label phase=name, so that a CPU profile of the whole workload
+// (-cpuprofile) splits by phase with -tagfocus phase=NAME; the work of the
+// store's own goroutines (the background checkpoint) carries no label.
 func (p *phases) run(name string, ops int, fn func()) {
 	t, c := time.Now(), int64(testutil.CPUTime())
-	fn()
+	pprof.Do(context.Background(), pprof.Labels("phase", name), func(context.Context) { fn() })
 	p.rates[name] = append(p.rates[name], float64(ops)/time.Since(t).Seconds())
 	if c1 := int64(testutil.CPUTime()); c1 > c {
 		p.cpuRates[name] = append(p.cpuRates[name], float64(ops)/(float64(c1-c)/1e9))

@@ -91,10 +91,14 @@ type Options struct {
 	// WALAutoCheckpoint is the WAL size, in pages, past which a commit
 	// wakes the store's checkpointer, a goroutine that copies the WAL into
 	// the file on a connection of its own while writes go on (commits no
-	// longer checkpoint themselves); 0 means 1000 (SQLite's default), -1
+	// longer checkpoint themselves); after a commit of that many pages or
+	// more on its own, once the writer pauses (no write transaction and no
+	// commit for a millisecond, or the end of the one transaction that did
+	// not let it); 0 means 1000 (SQLite's default), -1
 	// turns automatic checkpoints off (call Checkpoint yourself). Once a
 	// commit leaves the WAL at 7/4 of its size when the checkpointer was
-	// woken (or of WALAutoCheckpoint, if more) before the WAL has
+	// woken (or of WALAutoCheckpoint, or of the largest commit since the
+	// WAL restarted, if more) before the WAL has
 	// restarted, the next write transaction copies the rest before it
 	// begins, so the WAL stays bounded under a steady stream of commits.
 	WALAutoCheckpoint int

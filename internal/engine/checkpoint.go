@@ -34,7 +34,8 @@ import (
 //     at a moment when the writer begins a transaction, and then the WAL is
 //     never restarted: it would grow without bound. So once a commit leaves
 //     the WAL at 7/4 of its size at the commit that woke the checkpointer
-//     (or of the threshold, if more), the writer's next transaction waits,
+//     (or of the threshold, or of the largest commit since the restart,
+//     if more), the writer's next transaction waits,
 //     before it begins, for the pass in progress and copies the rest
 //     itself (settle), as SQLite's automatic checkpoint would have at the
 //     commit, and restarts the WAL. The commit itself returns at once and
@@ -59,10 +60,21 @@ import (
 //     transaction on an older snapshot) is retried at the next commit, as
 //     SQLite's automatic checkpoint is; while readers keep the WAL from
 //     restarting, nothing keeps it from growing, as before.
-//   - When Go code has one CPU (GOMAXPROCS 1), a pass waits for a moment
-//     when the store is idle: no write transaction in progress and no read
-//     begun for a millisecond (foregroundIdle), for at most idleWait; a
-//     pass run meanwhile would take that CPU from the reads.
+//   - A pass woken by a large commit (the threshold's worth of frames
+//     on its own) waits for the writer to pause: no write transaction
+//     in progress and no commit for a millisecond (foregroundIdle); a
+//     transaction that begins meanwhile is waited for, one at most (with
+//     more than one CPU), so large commits back to back still have their
+//     WAL copied in the background.
+//     Large transactions back to back (10,000 random updates, then 5,000
+//     random deletes) rewrite many of the same pages: one pass after the
+//     burst copies each page once, and syncs both files once, where a pass
+//     per commit copied the pages of the first while the second ran and
+//     then most of them again (a pass of 8,000 pages costs about 36 ms of
+//     CPU, two thirds of it the two syncs). When Go code has one CPU
+//     (GOMAXPROCS 1), a pass also waits for the reads to pause (none in
+//     progress, none begun for a millisecond): a pass run meanwhile would
+//     take that CPU from them.
 //   - Errors of a pass (I/O, a checkpoint of another process in the way)
 //     are dropped, as SQLite drops those of its automatic checkpoints; the
 //     next commit past the threshold tries again, and the WAL keeps every
@@ -90,7 +102,13 @@ type checkpointer struct {
 	// the WAL at 7/4 of woke, or of the threshold if larger, has the
 	// next transaction copy it first (see settle). Only the writer's WAL
 	// hook uses them.
-	woke      int64
+	woke int64
+	// big is the most frames one commit added to the WAL since it last
+	// restarted: the bound of 7/4 is of it too, so that one large
+	// transaction on a WAL a few small commits had woken the
+	// checkpointer for (10,000 random updates after a load that left a
+	// tail) does not have the next transaction copy it all itself.
+	big       int64
 	salt      [2]uint32
 	saltKnown bool
 	shm       atomic.Pointer[shmView] // the WAL index, mapped by the checkpointer's connection
@@ -129,9 +147,16 @@ type checkpointer struct {
 	gen   atomic.Uint64
 	stats CheckpointStats
 	// watching is set while the goroutine waits for the store to be idle
-	// (foregroundIdle); reads then count themselves in reads.
+	// on one CPU (foregroundIdle); reads then count themselves in reads.
 	watching atomic.Bool
 	reads    atomic.Uint64
+	// commits counts the writer's commits that wrote frames
+	// (foregroundIdle waits for it to stay still).
+	commits atomic.Uint64
+	// wokeBig is set when the commit that woke the checkpointer wrote a
+	// threshold of frames or more on its own: the pass then waits for
+	// the writer to pause (foregroundIdle).
+	wokeBig atomic.Bool
 	// afterPass, when set (by tests only), runs after each pass of the
 	// goroutine.
 	afterPass atomic.Pointer[func()]
@@ -212,7 +237,8 @@ const (
 // must copy itself: the tail a pass left (see below), or, when the WAL
 // has not restarted since the checkpointer was woken and the writer has
 // committed three quarters as much again as the WAL held then (or as the
-// threshold, if more), the WAL before its next transaction.
+// threshold, or as the largest commit since the restart, if more), the
+// WAL before its next transaction.
 //
 // Between the pass that copies the bulk of the WAL and the restart, the
 // writer keeps committing, and the WAL restarts only at a transaction
@@ -225,10 +251,14 @@ const (
 // eighth of the threshold, the commit copies it itself (once per WAL
 // cycle), which lets the next transaction restart the WAL.
 func (k *checkpointer) committed(frames int64) int {
+	k.commits.Add(1)
 	salt, known := k.walSalt()
-	if frames < k.frames.Swap(frames) || (known && k.saltKnown && salt != k.salt) {
-		k.woke, k.tailed = 0, false // the WAL restarted
+	prev := k.frames.Swap(frames)
+	if frames < prev || (known && k.saltKnown && salt != k.salt) {
+		k.woke, k.tailed, k.big = 0, false, 0 // the WAL restarted
+		prev = 0
 	}
+	k.big = max(k.big, frames-prev)
 	if frames < k.threshold || k.db.closed.Load() {
 		return copyNone
 	}
@@ -245,6 +275,7 @@ func (k *checkpointer) committed(frames int64) int {
 			k.tailed = true
 			return copyTail
 		case copied == 0 || tail >= k.threshold/4:
+			k.wokeBig.Store(frames-prev >= k.threshold)
 			k.passing.Store(true)
 			if k.started.CompareAndSwap(false, true) {
 				go k.run()
@@ -255,7 +286,7 @@ func (k *checkpointer) committed(frames int64) int {
 			}
 		}
 	}
-	if frames >= max(k.woke, k.threshold)*7/4 {
+	if frames >= max(k.woke, k.threshold, k.big)*7/4 {
 		return copyBeforeNext
 	}
 	return copyNone
@@ -319,7 +350,7 @@ func (k *checkpointer) run() {
 			return
 		}
 		for copied := int64(-1); ; {
-			if !k.foregroundIdle() {
+			if !k.foregroundIdle(k.wokeBig.Load()) {
 				break // closing
 			}
 			k.pass()
@@ -348,26 +379,41 @@ const (
 	idleGap  = time.Millisecond
 )
 
-// foregroundIdle waits, when Go code has only one CPU to run on
-// (GOMAXPROCS 1: a process confined to one core, a small container), for
-// a moment when the store is idle, and reports false if the DB is closing.
-// A pass then competes with the store's users for that CPU: run inside a
-// large write transaction, it doubled the time of the transaction after a
-// large commit (5,000 random deletes after 10,000 random updates on a
-// 1M-key store), and run beside a stream of reads it added its own CPU
-// time to theirs (50,000 existence checks after those deletes: 0.58x SNKV
-// C's rate on one core). So it waits for the write transaction in
-// progress, if any, to end, for no read to begin during idleGap and for
-// none to be in progress then, for at most idleWait in all (reads that never pause do not hold it off longer;
-// commits meanwhile keep the WAL bounded as ever: see settle). With more
-// CPUs it waits for nothing.
-func (k *checkpointer) foregroundIdle() bool {
-	if runtime.GOMAXPROCS(0) > 1 {
+// foregroundIdle waits, after a large commit (big: one that wrote the
+// threshold's worth of frames on its own), for a moment when the writer
+// is idle: no write transaction in progress and no commit during
+// idleGap; it reports false if the DB is closing. With more than one CPU
+// it waits so for one transaction at most: one that begins or commits
+// during the gap is waited for, and the pass runs when it ends, so that
+// a writer that never pauses (large commits back to back) still has its
+// WAL copied in the background, one transaction late; after small
+// commits it does not wait (a stream of small commits gains nothing from
+// it, and the WAL grew past its bound while the pass waited). A pass copies each page once
+// whatever the number of commits that rewrote it, and syncs both files
+// once: one after a burst of large transactions (10,000 random updates,
+// then 5,000 random deletes on a 1M-key store) copies far fewer pages
+// than one per commit, and no longer runs beside the transaction that
+// follows a large commit. Commits meanwhile keep the WAL bounded as ever
+// (see settle).
+//
+// When Go code has only one CPU to run on (GOMAXPROCS 1: a process
+// confined to one core, a small container), a pass also competes with
+// the store's reads for that CPU: run beside a stream of reads it added
+// its own CPU time to theirs (50,000 existence checks after those
+// deletes: 0.58x SNKV C's rate on one core). So there it also waits for
+// no read to begin during idleGap and for none to be in progress then
+// (reads that never pause do not hold it off past idleWait).
+func (k *checkpointer) foregroundIdle(big bool) bool {
+	one := runtime.GOMAXPROCS(0) == 1
+	if !one && !big {
 		return true
 	}
-	k.watching.Store(true)
-	defer k.watching.Store(false)
+	if one {
+		k.watching.Store(true)
+		defer k.watching.Store(false)
+	}
 	deadline := time.Now().Add(idleWait)
+	waited := false // a transaction began or committed during a gap
 	for {
 		select {
 		case c := <-k.db.writer:
@@ -375,10 +421,10 @@ func (k *checkpointer) foregroundIdle() bool {
 		case <-k.db.closing:
 			return false
 		}
-		if time.Now().After(deadline) {
+		if (waited && !one) || time.Now().After(deadline) {
 			return true
 		}
-		n := k.reads.Load()
+		n, w := k.reads.Load(), k.commits.Load()
 		t := time.NewTimer(idleGap)
 		select {
 		case <-t.C:
@@ -386,7 +432,7 @@ func (k *checkpointer) foregroundIdle() bool {
 			t.Stop()
 			return false
 		}
-		if k.reads.Load() == n && k.db.readersIdle() {
+		if k.commits.Load() == w && (!one || (k.reads.Load() == n && k.db.readersIdle())) {
 			select {
 			case c := <-k.db.writer:
 				k.db.writer <- c
@@ -394,6 +440,7 @@ func (k *checkpointer) foregroundIdle() bool {
 			default: // a write transaction began: wait for it
 			}
 		}
+		waited = true
 	}
 }
 

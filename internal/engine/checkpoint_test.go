@@ -416,6 +416,86 @@ func TestCheckpointOnOneCPUWaitsForTheWriter(t *testing.T) {
 	waitComplete(t, db, 1)
 }
 
+// On any number of CPUs a pass waits for the writer to pause: a large
+// commit followed at once by another write transaction is copied after
+// that transaction, by one pass for both commits, which copies the pages
+// both rewrote once.
+func TestCheckpointWaitsForTheWriterToPause(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	db, _ := ckptDB(t, 100)
+	stats := db.CheckpointStats()
+	putRows(t, db, 0, 400, 1000) // wakes a pass
+	tx, err := db.Begin(context.Background(), true)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() }) // before the DB closes
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+		require.Zero(t, stats.Passes.Load(), "a pass ran inside the write transaction")
+	}
+	v := make([]byte, 1000)
+	for i := range 400 { // the same rows again
+		_, err = tx.Conn().Exec(context.Background(), "INSERT OR REPLACE INTO t (k, v) VALUES (?1, ?2)", i, v)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tx.Commit())
+	frames, _ := walFrames(t, db)
+	waitComplete(t, db, 1)
+	require.Equal(t, uint64(1), stats.Passes.Load(), "one pass for both commits")
+	_, backfilled := walFrames(t, db)
+	require.Equal(t, frames, backfilled, "the pass copied both commits")
+}
+
+// A writer that never pauses (two goroutines making large commits back to
+// back, so that one always waits for the other's transaction) holds the
+// pass off for one transaction only: the checkpointer still copies the
+// WAL in the background, well before idleWait.
+func TestCheckpointDoesNotWaitForAWriterThatNeverPauses(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	db, _ := ckptDB(t, 100)
+	stats := db.CheckpointStats()
+	background := func() uint64 { return stats.Passes.Load() - stats.WriterPasses.Load() }
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; background() == 0 && time.Since(start) < 2*idleWait; i++ {
+				putRows(t, db, g*2000+i%4*400, 400, 1000) // past the threshold on its own
+			}
+		}()
+	}
+	wg.Wait()
+	require.NotZero(t, background(), "no pass of the checkpointer beside a writer that never pauses")
+	require.Less(t, time.Since(start), idleWait*3/5, "the checkpointer waited for the writer to pause")
+	t.Logf("the first pass after %v", time.Since(start))
+}
+
+// One large commit on a WAL that a smaller one had woken the
+// checkpointer for is copied in the background: the bound of 7/4 is of
+// the largest commit too, and the next transaction does not copy the WAL
+// itself.
+func TestCheckpointLargeCommitIsNotCopiedByTheNextTransaction(t *testing.T) {
+	db, _ := ckptDB(t, 100)
+	ctx := context.Background()
+	// A read transaction on the empty WAL keeps every pass from copying,
+	// so that the WAL does not restart between the two commits.
+	c, err := db.AcquireSnapshot(ctx, ReadMulti)
+	require.NoError(t, err)
+	_, err = c.QueryInt(ctx, "SELECT count(*) FROM t")
+	require.NoError(t, err)
+	putRows(t, db, 0, 500, 1000) // past the threshold: wakes the checkpointer
+	woke, _ := walFrames(t, db)
+	require.GreaterOrEqual(t, woke, int64(100))
+	putRows(t, db, 1000, 2000, 1000) // one commit of several times that
+	frames, _ := walFrames(t, db)
+	require.GreaterOrEqual(t, frames, woke*7/4, "the large commit is past 7/4 of the WAL that woke the checkpointer")
+	require.False(t, db.ckpt.due, "the next transaction would copy the large commit itself")
+	db.ReleaseSnapshot(c)
+	putRows(t, db, 0, 1, 10)
+	require.Zero(t, db.CheckpointStats().WriterPasses.Load())
+}
+
 // On one CPU a pass also waits for the store's reads to pause (none in
 // progress, none begun for a millisecond), and for no longer than
 // idleWait when they never do.
