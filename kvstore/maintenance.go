@@ -268,7 +268,9 @@ func (s *Store) Upgrade(ctx context.Context) error {
 }
 
 // FormatVersion returns the store file's format version: 1 for a file
-// written before checksums (until Upgrade), else 2.
+// written before checksums (until Upgrade), 3 once a column family keeps
+// the TTL expiry copy in its data table (its first TTL write, or Upgrade),
+// else 2.
 func (s *Store) FormatVersion(ctx context.Context) (int, error) {
 	if err := s.usable(ctx); err != nil {
 		return 0, err
