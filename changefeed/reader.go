@@ -37,7 +37,19 @@ type Reader struct {
 	// bufNext is where the read that filled buf ends: the position once
 	// buf is consumed.
 	bufNext int64
-	closed  atomic.Bool
+	// What the last read saw, for the wait after it: pub, taken before
+	// the read, closes when a window is published after it; seen counts
+	// the commits of this process whose changes the read covers
+	// (changelog.Notifier.Commits); mark is the file's commit mark as the
+	// read saw it. atEnd: the read went to the end of what it saw, so
+	// once buf is used the reader waits without reading again.
+	pub    <-chan struct{}
+	seen   uint64
+	mark   engine.CommitMark
+	markOK bool
+	atEnd  bool
+	waiter changelog.Waiter
+	closed atomic.Bool
 }
 
 // NewReader returns a Reader of store's feed from position from (Now for
@@ -82,30 +94,36 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 	if err := checkCtx(ctx); err != nil {
 		return Change{}, wrap("next", err)
 	}
+	var minFill uint64
 	for len(r.buf) == 0 {
 		if r.closed.Load() {
 			return Change{}, wrap("next", ErrClosed)
 		}
-		// Before the read: a commit after it closes wake, and a window
-		// published after it closes pub.
-		wake := r.fs.Notify.Changed()
-		pub := r.fs.Pages.Published()
-		mark, markOK := r.db.CommitMark()
-		n, err := r.fill(ctx)
-		if err != nil {
-			return Change{}, wrap("next", err)
+		if !r.atEnd {
+			n, err := r.fill(ctx, minFill)
+			if err != nil {
+				return Change{}, wrap("next", err)
+			}
+			if len(r.buf) > 0 || (n > 0 && !r.atEnd) {
+				continue
+			}
 		}
-		if n > 0 || len(r.buf) > 0 {
-			continue
-		}
+		// Nothing more as of the last read, whose wake-ups were taken
+		// before it: a commit or a window since has closed them.
+		r.atEnd = false
+		// A window whose refresh begins from now on saw the file as of
+		// now or later: it serves this reader after the wait.
+		minFill = r.fs.Pages.Fills() + 1
 		// One waiting reader (the leader) is woken by the commit; its
 		// next read refreshes the shared window, which wakes the others.
 		// Each still polls the commit mark, for other processes' commits.
+		var err error
 		if r.fs.Pages.Lead() {
-			err = changelog.Wait(ctx, r.db, &r.fs.Notify, wake, mark, markOK, r.opts.Poll)
+			wake := r.fs.Notify.ChangedSince(r.seen)
+			err = r.waiter.Wait(ctx, r.db, wake, r.mark, r.markOK, r.opts.Poll)
 			r.fs.Pages.Unlead(err != nil)
 		} else {
-			err = changelog.Wait(ctx, r.db, &r.fs.Notify, pub, mark, markOK, r.opts.Poll)
+			err = r.waiter.Wait(ctx, r.db, r.pub, r.mark, r.markOK, r.opts.Poll)
 		}
 		if err != nil {
 			return Change{}, wrap("next", err)
@@ -130,7 +148,7 @@ func (r *Reader) Read(ctx context.Context) ([]Change, error) {
 		return nil, wrap("read", ErrClosed)
 	}
 	if len(r.buf) == 0 {
-		if _, err := r.fill(ctx); err != nil {
+		if _, err := r.fill(ctx, 0); err != nil {
 			return nil, wrap("read", err)
 		}
 	}
@@ -145,20 +163,35 @@ func (r *Reader) Read(ctx context.Context) ([]Change, error) {
 
 // fill reads the next page in one read transaction: the epoch checked
 // (adopted when the position has none), then the changes. It reports how
-// far the position moved.
-func (r *Reader) fill(ctx context.Context) (int64, error) {
+// far the position moved. minFill is PageCache.Read's.
+func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 	var chs []changelog.Change
 	from := r.pos.Seq
 	if from < 1 {
 		from = 1
 	}
+	// Before the read: a window published after it closes pub, and
+	// what the read sees includes every commit counted now and the
+	// file's state as of the mark.
+	r.pub = r.fs.Pages.Published()
+	r.seen = r.fs.Notify.Commits()
+	r.mark, r.markOK = r.db.CommitMark()
+	r.atEnd = false
 	// The readers of this process share the latest changes: after a
 	// commit one of them reads them through SQL, the others copy them.
-	cr, err := r.fs.Pages.Read(ctx, r.db, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch)
+	cr, err := r.fs.Pages.Read(ctx, r.db, &r.fs.Notify, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch, minFill)
 	if err != nil {
 		return 0, err
 	}
 	if cr.OK {
+		r.atEnd = cr.End
+		if cr.Stale {
+			// A window older than the read's beginning: the wait
+			// looks for what came after it.
+			r.seen, r.mark, r.markOK = cr.Seen, cr.Mark, true
+		} else {
+			r.seen = max(r.seen, cr.Seen)
+		}
 		if r.pos.Epoch == nil {
 			r.pos.Epoch = bytes.Clone(cr.Epoch)
 		}
