@@ -34,6 +34,9 @@ type Reader struct {
 	opts ReaderOptions
 	pos  changelog.Position
 	buf  []changelog.Change
+	// bufs is buf's backing array, reused by the next read from the
+	// shared window (Next hands out copies of its elements).
+	bufs []changelog.Change
 	// bufNext is where the read that filled buf ends: the position once
 	// buf is consumed.
 	bufNext int64
@@ -179,7 +182,7 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 	r.atEnd = false
 	// The readers of this process share the latest changes: after a
 	// commit one of them reads them through SQL, the others copy them.
-	cr, err := r.fs.Pages.Read(ctx, r.db, &r.fs.Notify, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch, minFill)
+	cr, err := r.fs.Pages.Read(ctx, r.db, &r.fs.Notify, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch, minFill, r.bufs)
 	if err != nil {
 		return 0, err
 	}
@@ -196,6 +199,9 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 			r.pos.Epoch = bytes.Clone(cr.Epoch)
 		}
 		r.buf, r.bufNext = cr.Chs, cr.Next
+		if cap(cr.Chs) > 0 {
+			r.bufs = cr.Chs
+		}
 		if len(cr.Chs) == 0 {
 			r.pos.Seq = cr.Next
 		}

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -154,16 +155,19 @@ type CacheRead struct {
 // the log as of now. open opens sealed values (Feeds.OpenValues); n is
 // the store's Notifier, whose count of commits a window keeps.
 //
+// The changes are appended to dst[:0] (the reader's, reused from read to
+// read; nil: a new slice).
+//
 // minFill (0: none) is Fills()+1 as a reader read it before it began to
 // wait: a window whose refresh began then or later saw the file as of the
 // wait's beginning or later, so it serves the reader without a look at
 // the commit mark. While commits stream, the mark has moved again by the
 // time the readers a refresh woke read, and they copy from the window
 // that woke them instead of refreshing it again.
-func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func([]Change) error, pos Position, f Filter, limit int, minFill uint64) (CacheRead, error) {
+func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func([]Change) error, pos Position, f Filter, limit int, minFill uint64, dst []Change) (CacheRead, error) {
 	from := max(pos.Seq, 1)
 	if w := pc.cur.Load(); minFill > 0 && w != nil && w.fill >= minFill {
-		cr, err := w.serve(pos.Epoch, from, f, limit)
+		cr, err := w.serve(pos.Epoch, from, f, limit, dst)
 		cr.Stale = true
 		return cr, err
 	}
@@ -175,14 +179,14 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 		return CacheRead{}, nil
 	}
 	if w := pc.cur.Load(); w != nil && w.mark == mark {
-		return w.serve(pos.Epoch, from, f, limit)
+		return w.serve(pos.Epoch, from, f, limit, dst)
 	}
 	pc.mu.Lock()
 	arrived := pc.fills.Load() // a refresh begun after this saw the file as of now or later
 	for {
 		if w := pc.cur.Load(); w != nil && w.mark == mark {
 			pc.mu.Unlock()
-			return w.serve(pos.Epoch, from, f, limit)
+			return w.serve(pos.Epoch, from, f, limit, dst)
 		}
 		if pc.filling != nil {
 			ch := pc.filling
@@ -197,7 +201,7 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 				// The refresh that ended began after this call did: its
 				// window is as new as the file was when the call began.
 				pc.mu.Unlock()
-				return w.serve(pos.Epoch, from, f, limit)
+				return w.serve(pos.Epoch, from, f, limit, dst)
 			}
 			if mark, ok = db.CommitMark(); !ok {
 				pc.wakeLocked()
@@ -226,12 +230,12 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 			// its page has it.
 			return CacheRead{}, nil
 		}
-		return w.serve(pos.Epoch, from, f, limit)
+		return w.serve(pos.Epoch, from, f, limit, dst)
 	}
 }
 
 // serve answers a read from the window.
-func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead, error) {
+func (w *window) serve(epoch []byte, from int64, f Filter, limit int, dst []Change) (CacheRead, error) {
 	if w.noLog || from < w.base {
 		return CacheRead{}, nil
 	}
@@ -269,7 +273,7 @@ func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead
 	// One allocation for the keys and values of the page: a reader may
 	// keep or change them without touching another's.
 	arena := make([]byte, 0, size)
-	out.Chs = make([]Change, 0, n)
+	out.Chs = slices.Grow(dst[:0], n)
 	for i := range win {
 		c := &win[i]
 		if !f.Match(c, pfx, end) {
