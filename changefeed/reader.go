@@ -122,8 +122,18 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 		// Each still polls the commit mark, for other processes' commits.
 		var err error
 		if r.fs.Pages.Lead() {
+			// The leader reads as of now once woken: when something
+			// has committed since the window, it refreshes it, which
+			// wakes the others (a window another reader published
+			// meanwhile may not hold the commit that woke it).
+			minFill = 0
 			wake := r.fs.Notify.ChangedSince(r.seen)
 			err = r.waiter.Wait(ctx, r.db, wake, r.mark, r.markOK, r.opts.Poll)
+			if err == nil {
+				// Commits that stream are gathered into one refresh
+				// per interval (changelog.WakeInterval).
+				r.fs.Notify.Hold(r.seen)
+			}
 			r.fs.Pages.Unlead(err != nil)
 		} else {
 			err = r.waiter.Wait(ctx, r.db, r.pub, r.mark, r.markOK, r.opts.Poll)

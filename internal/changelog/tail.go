@@ -9,31 +9,29 @@ import (
 	"github.com/snkv-go/snkv/internal/engine"
 )
 
-// WakeInterval is the least time between two wake-ups a Notifier
-// delivers. A commit after a quiet spell of at least WakeInterval wakes
-// the readers at once; a commit sooner after the last wake-up arms one
-// wake-up at last+WakeInterval, which every commit until then joins. While
-// commits stream, the readers so wake at most once per interval and each
-// wake-up reads every change committed since the last: the readers' work
-// per commit is divided by the commits of an interval, and a change waits
-// at most WakeInterval more (the in-process tail latency target is 1 ms).
+// WakeInterval is the least time between two refreshes of the readers'
+// shared window while commits stream in this process. The leader (the
+// waiting reader a commit wakes) that finds more than one commit past
+// what it read, the mark of a stream (commits landed while the readers
+// were busy with the last ones), sleeps until WakeInterval after the last
+// refresh began (Hold), and its refresh then reads every change committed
+// meanwhile: the readers' work per commit is divided by the commits of an
+// interval, and a change waits at most WakeInterval more (the in-process
+// tail latency target is 1 ms). A lone commit, after a quiet spell or
+// right after the readers took the last one, reaches them at once.
 const WakeInterval = 200 * time.Microsecond
 
 // Notifier wakes the tailing readers of one process when a transaction
 // that recorded changes commits. Notify never blocks: it counts the
-// commit and closes the channel the readers wait on (at once, or at the
-// wake-up it arms, see WakeInterval), and a new one is made for the next
-// wait, so a reader that is busy misses nothing (it reads the backlog)
-// and a writer never waits for a reader.
+// commit and closes the channel the leader waits on, and a new one is
+// made for the next wait, so a reader that is busy misses nothing (it
+// reads the backlog) and a writer never waits for a reader.
 type Notifier struct {
 	commits atomic.Uint64 // Notify calls
 	mu      sync.Mutex
 	ch      chan struct{}
-	last    time.Time   // when ch was last closed
-	armed   bool        // timer will close ch
-	timer   *time.Timer // the armed wake-up (reused)
-	// Interval overrides WakeInterval when not 0 (negative: every commit
-	// wakes at once).
+	last    time.Time // when the last Hold ended
+	// Interval overrides WakeInterval when not 0 (negative: no hold).
 	Interval time.Duration
 }
 
@@ -42,16 +40,15 @@ type Notifier struct {
 // commit's hook runs once it has committed).
 func (n *Notifier) Commits() uint64 { return n.commits.Load() }
 
-// Changed returns a channel closed at the next wake-up.
+// Changed returns a channel closed at the next Notify.
 func (n *Notifier) Changed() <-chan struct{} {
 	return n.ChangedSince(^uint64(0))
 }
 
-// ChangedSince returns a channel closed at the next wake-up, for a reader
+// ChangedSince returns a channel closed at the next Notify, for a reader
 // that has read every change of the first seen commits (Commits read
-// before its read): when more have been counted since, their wake-up may
-// have gone to channels taken before this one, so the wake-up is made now
-// (closed at once, or armed: see WakeInterval).
+// before its read): when more have been counted since, their Notify may
+// have closed a channel taken before this one, so it is closed now.
 func (n *Notifier) ChangedSince(seen uint64) <-chan struct{} {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -60,62 +57,43 @@ func (n *Notifier) ChangedSince(seen uint64) <-chan struct{} {
 	}
 	ch := n.ch
 	if n.commits.Load() > seen {
-		n.deliverLocked()
+		close(n.ch)
+		n.ch = nil
 	}
 	return ch
 }
 
-// Notify counts a commit and wakes every reader waiting on Changed: at
-// once when the last wake-up is WakeInterval old or older, else at
-// last+WakeInterval. For a commit hook (engine.Tx.OnCommit).
+// Notify counts a commit and wakes the reader waiting on Changed. For a
+// commit hook (engine.Tx.OnCommit).
 func (n *Notifier) Notify() {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.commits.Add(1)
-	if n.ch == nil {
-		// Nobody waits: a reader takes its channel with ChangedSince,
-		// which sees this commit counted.
-		return
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
 	}
-	n.deliverLocked()
+	n.mu.Unlock()
 }
 
-// deliverLocked closes n.ch now, or arms the wake-up that will.
-func (n *Notifier) deliverLocked() {
-	if n.armed {
-		return // the armed wake-up carries it
-	}
+// Hold is called by the leader, woken, before it reads, with the count of
+// commits its last read covered (Commits before it): when more than one
+// commit has been counted since and the last Hold ended less than
+// WakeInterval ago, it sleeps until WakeInterval after it, so that one
+// refresh carries the commits of the interval.
+func (n *Notifier) Hold(seen uint64) {
 	iv := n.Interval
 	if iv == 0 {
 		iv = WakeInterval
 	}
-	now := time.Now()
-	if d := n.last.Add(iv).Sub(now); iv > 0 && d > 0 {
-		n.armed = true
-		if n.timer == nil {
-			n.timer = time.AfterFunc(d, n.fire)
-		} else {
-			n.timer.Reset(d)
-		}
-		return
-	}
-	n.closeLocked(now)
-}
-
-// fire is the armed wake-up.
-func (n *Notifier) fire() {
 	n.mu.Lock()
-	n.armed = false
-	n.closeLocked(time.Now())
+	d := n.last.Add(iv).Sub(time.Now())
 	n.mu.Unlock()
-}
-
-func (n *Notifier) closeLocked(now time.Time) {
-	if n.ch != nil {
-		close(n.ch)
-		n.ch = nil
-		n.last = now
+	if iv > 0 && d > 0 && n.commits.Load() > seen+1 {
+		sleepShort(min(d, iv))
 	}
+	n.mu.Lock()
+	n.last = time.Now()
+	n.mu.Unlock()
 }
 
 // Waiter waits for commits (Wait) with one timer, reused from wait to

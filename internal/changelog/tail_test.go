@@ -30,57 +30,43 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	require.EqualValues(t, 1001, n.Commits())
 }
 
-// After a quiet spell a commit wakes the waiting readers at once, inside
-// Notify; a commit that follows a wake-up closely arms one wake-up at the
-// end of the interval, which the commits until then join.
-func TestNotifyWakesAtOnceWhenQuietAndCoalescesAStream(t *testing.T) {
-	n := Notifier{Interval: time.Hour}
-	ch := n.Changed()
-	n.Notify()
-	require.True(t, closed(ch), "the first commit after a quiet spell wakes at once")
-	ch = n.Changed()
+// Hold lets the leader read at once after a quiet spell or for a lone
+// commit, and makes it wait out the interval when commits stream (more
+// than one past its last read) and the last refresh was sooner, so that
+// one read carries the commits of the interval.
+func TestHoldGathersTheCommitsOfAnInterval(t *testing.T) {
+	n := Notifier{Interval: 10 * time.Second}
 	n.Notify()
 	n.Notify()
-	require.False(t, closed(ch), "a commit within the interval waits for the armed wake-up")
-	require.True(t, n.armed)
-	// A reader that has seen every commit waits on the same channel; one
-	// that has not gets it too (the armed wake-up carries its commits).
-	require.Equal(t, ch, n.ChangedSince(n.Commits()))
-	require.Equal(t, ch, n.ChangedSince(0))
-	n.timer.Stop()
-
-	n = Notifier{Interval: time.Millisecond}
-	ch = n.Changed()
-	n.Notify()
-	require.True(t, closed(ch))
-	ch = n.Changed()
-	n.Notify()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the armed wake-up did not come")
-	}
-	require.False(t, n.armed)
-	time.Sleep(2 * time.Millisecond) // a quiet spell again
-	ch = n.Changed()
-	n.Notify()
-	require.True(t, closed(ch), "after the interval a commit wakes at once again")
+	t0 := time.Now()
+	n.Hold(0)
+	require.Less(t, time.Since(t0), 10*time.Second, "after a quiet spell: at once")
+	t0 = time.Now()
+	n.Hold(1)
+	require.Less(t, time.Since(t0), 10*time.Second, "one commit past the read: at once")
+	n.Interval = 30 * time.Millisecond
+	t0 = time.Now()
+	n.Hold(0)
+	require.GreaterOrEqual(t, time.Since(t0), 25*time.Millisecond, "a stream, right after a refresh: the interval is waited out")
+	n.Interval = -1
+	t0 = time.Now()
+	n.Hold(0)
+	require.Less(t, time.Since(t0), 10*time.Second, "no interval: at once")
 }
 
-// A reader whose read did not see every commit counted gets a wake-up for
-// them though their own wake-up went to a channel taken before its own:
-// at once after a quiet spell, else armed. One that saw them all waits.
+// A reader whose read did not see every commit counted gets a closed
+// channel though their Notify closed a channel taken before its own; one
+// that saw them all waits.
 func TestChangedSinceWakesForCommitsNotSeen(t *testing.T) {
-	n := Notifier{Interval: time.Hour}
+	var n Notifier
 	n.Notify() // nobody waits: counted only
 	seen := n.Commits()
 	ch := n.ChangedSince(seen)
 	require.False(t, closed(ch), "every commit seen: nothing to wake for")
-	require.True(t, closed(n.ChangedSince(seen-1)), "a commit not seen, after a quiet spell: at once")
-	ch = n.ChangedSince(seen - 1)
-	require.False(t, closed(ch), "just after a wake-up: armed")
-	require.True(t, n.armed)
-	n.timer.Stop()
+	require.True(t, closed(n.ChangedSince(seen-1)), "a commit not seen")
+	ch = n.ChangedSince(seen)
+	n.Notify()
+	require.True(t, closed(ch))
 }
 
 // The Waiter's one timer serves wait after wait: a wake, then the commit
