@@ -91,8 +91,9 @@ func (r *Reader) Close() error {
 
 // Next returns the next change that passes the filter, waiting for a
 // commit when there is none, until ctx ends (ctx's error). A change
-// committed in this process wakes it at once; one of another process
-// within the poll interval.
+// committed in this process wakes it at once (while commits stream, the
+// readers of the process are woken once per 200 µs for all of them); one
+// of another process within the poll interval.
 func (r *Reader) Next(ctx context.Context) (Change, error) {
 	if err := checkCtx(ctx); err != nil {
 		return Change{}, wrap("next", err)
