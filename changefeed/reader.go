@@ -72,6 +72,8 @@ func NewReader(ctx context.Context, store *kvstore.Store, from Position, opts Re
 	if err != nil {
 		return nil, wrap("reader", err)
 	}
+	// A commit while no reader leads wakes those waiting for a refresh.
+	fs.Notify.SetOrphan(fs.Pages.WakeLeaderless)
 	return &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from)}, nil
 }
 
@@ -99,12 +101,23 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 		return Change{}, wrap("next", err)
 	}
 	var minFill uint64
+	// leading: this reader was woken as the leader and keeps the lead
+	// through its read, so that the readers that come to wait meanwhile
+	// wait for the refresh it makes.
+	leading := false
 	for len(r.buf) == 0 {
 		if r.closed.Load() {
+			if leading {
+				r.fs.Pages.Unlead(true)
+			}
 			return Change{}, wrap("next", ErrClosed)
 		}
 		if !r.atEnd {
 			n, err := r.fill(ctx, minFill)
+			if leading {
+				r.fs.Pages.Unlead(err != nil)
+				leading = false
+			}
 			if err != nil {
 				return Change{}, wrap("next", err)
 			}
@@ -134,8 +147,10 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 				// Commits that stream are gathered into one refresh
 				// per interval (changelog.WakeInterval).
 				r.fs.Notify.Hold(r.seen)
+				leading = true
+			} else {
+				r.fs.Pages.Unlead(true)
 			}
-			r.fs.Pages.Unlead(err != nil)
 		} else {
 			err = r.waiter.Wait(ctx, r.db, r.pub, r.mark, r.markOK, r.opts.Poll)
 		}

@@ -100,6 +100,17 @@ func (pc *PageCache) Lead() bool {
 	return true
 }
 
+// WakeLeaderless wakes the readers waiting on Published when no reader
+// leads: a commit none of them will be woken for otherwise (the last
+// leader may never read again). For Notifier.SetOrphan.
+func (pc *PageCache) WakeLeaderless() {
+	pc.mu.Lock()
+	if !pc.leader {
+		pc.wakeLocked()
+	}
+	pc.mu.Unlock()
+}
+
 // Unlead ends the caller's lead (see Lead).
 func (pc *PageCache) Unlead(wake bool) {
 	pc.mu.Lock()

@@ -31,6 +31,7 @@ type Notifier struct {
 	mu      sync.Mutex
 	ch      chan struct{}
 	last    time.Time // when the last Hold ended
+	orphan  func()    // see SetOrphan
 	// Interval overrides WakeInterval when not 0 (negative: no hold).
 	Interval time.Duration
 }
@@ -63,16 +64,30 @@ func (n *Notifier) ChangedSince(seen uint64) <-chan struct{} {
 	return ch
 }
 
-// Notify counts a commit and wakes the reader waiting on Changed. For a
-// commit hook (engine.Tx.OnCommit).
+// SetOrphan sets the function Notify calls when no reader waits on
+// Changed (PageCache.WakeLeaderless): the readers waiting for a refresh
+// then have no leader to do it unless one is reading.
+func (n *Notifier) SetOrphan(f func()) {
+	n.mu.Lock()
+	n.orphan = f
+	n.mu.Unlock()
+}
+
+// Notify counts a commit and wakes the reader waiting on Changed, or
+// calls the orphan function when none waits. For a commit hook
+// (engine.Tx.OnCommit).
 func (n *Notifier) Notify() {
 	n.mu.Lock()
 	n.commits.Add(1)
-	if n.ch != nil {
-		close(n.ch)
+	ch, f := n.ch, n.orphan
+	if ch != nil {
+		close(ch)
 		n.ch = nil
 	}
 	n.mu.Unlock()
+	if ch == nil && f != nil {
+		f()
+	}
 }
 
 // Hold is called by the leader, woken, before it reads, with the count of

@@ -83,3 +83,25 @@ func TestWaiterReusesItsTimer(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, w.Wait(ctx, nil, make(chan struct{}), engine.CommitMark{}, false, time.Hour), context.Canceled)
 }
+
+// A commit no leader waits for wakes the readers waiting for a refresh,
+// unless a reader leads (it is reading, and will refresh or wait again):
+// the last leader may never read again.
+func TestNotifyWithoutALeaderWakesTheWaitingReaders(t *testing.T) {
+	var pc PageCache
+	var n Notifier
+	n.SetOrphan(pc.WakeLeaderless)
+	pub := pc.Published()
+	require.True(t, pc.Lead())
+	n.Notify() // the leader is not waiting on Changed, but leads
+	require.False(t, closed(pub))
+	pc.Unlead(false)
+	n.Notify() // nobody leads
+	require.True(t, closed(pub))
+
+	pub = pc.Published()
+	ch := n.Changed() // a leader waits
+	n.Notify()
+	require.True(t, closed(ch))
+	require.False(t, closed(pub), "the waiting leader refreshes and wakes the others")
+}
