@@ -208,9 +208,11 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 				return CacheRead{}, ctx.Err()
 			}
 			pc.mu.Lock()
-			if w := pc.cur.Load(); w != nil && pc.fills.Load() > arrived {
-				// The refresh that ended began after this call did: its
-				// window is as new as the file was when the call began.
+			if w := pc.cur.Load(); w != nil && w.fill > arrived {
+				// The window's refresh began after this call did: it is
+				// as new as the file was when the call began. (Not the
+				// count of refreshes begun: another may have begun since
+				// the one that ended, and the window is still the older.)
 				pc.mu.Unlock()
 				return w.serve(pos.Epoch, from, f, limit, dst)
 			}
