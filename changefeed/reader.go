@@ -34,10 +34,25 @@ type Reader struct {
 	opts ReaderOptions
 	pos  changelog.Position
 	buf  []changelog.Change
+	// bufs is buf's backing array, reused by the next read from the
+	// shared window (Next hands out copies of its elements).
+	bufs []changelog.Change
 	// bufNext is where the read that filled buf ends: the position once
 	// buf is consumed.
 	bufNext int64
-	closed  atomic.Bool
+	// What the last read saw, for the wait after it: pub, taken before
+	// the read, closes when a window is published after it; seen counts
+	// the commits of this process whose changes the read covers
+	// (changelog.Notifier.Commits); mark is the file's commit mark as the
+	// read saw it. atEnd: the read went to the end of what it saw, so
+	// once buf is used the reader waits without reading again.
+	pub    <-chan struct{}
+	seen   uint64
+	mark   engine.CommitMark
+	markOK bool
+	atEnd  bool
+	waiter changelog.Waiter
+	closed atomic.Bool
 }
 
 // NewReader returns a Reader of store's feed from position from (Now for
@@ -57,6 +72,8 @@ func NewReader(ctx context.Context, store *kvstore.Store, from Position, opts Re
 	if err != nil {
 		return nil, wrap("reader", err)
 	}
+	// A commit while no reader leads wakes those waiting for a refresh.
+	fs.Notify.SetOrphan(fs.Pages.WakeLeaderless)
 	return &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from)}, nil
 }
 
@@ -76,36 +93,66 @@ func (r *Reader) Close() error {
 
 // Next returns the next change that passes the filter, waiting for a
 // commit when there is none, until ctx ends (ctx's error). A change
-// committed in this process wakes it at once; one of another process
-// within the poll interval.
+// committed in this process wakes it at once (while commits stream, the
+// readers of the process are woken once per 200 µs for all of them); one
+// of another process within the poll interval.
 func (r *Reader) Next(ctx context.Context) (Change, error) {
 	if err := checkCtx(ctx); err != nil {
 		return Change{}, wrap("next", err)
 	}
+	var minFill uint64
+	// leading: this reader was woken as the leader and keeps the lead
+	// through its read, so that the readers that come to wait meanwhile
+	// wait for the refresh it makes.
+	leading := false
 	for len(r.buf) == 0 {
 		if r.closed.Load() {
+			if leading {
+				r.fs.Pages.Unlead(true)
+			}
 			return Change{}, wrap("next", ErrClosed)
 		}
-		// Before the read: a commit after it closes wake, and a window
-		// published after it closes pub.
-		wake := r.fs.Notify.Changed()
-		pub := r.fs.Pages.Published()
-		mark, markOK := r.db.CommitMark()
-		n, err := r.fill(ctx)
-		if err != nil {
-			return Change{}, wrap("next", err)
+		if !r.atEnd {
+			n, err := r.fill(ctx, minFill)
+			if leading {
+				r.fs.Pages.Unlead(err != nil)
+				leading = false
+			}
+			if err != nil {
+				return Change{}, wrap("next", err)
+			}
+			if len(r.buf) > 0 || (n > 0 && !r.atEnd) {
+				continue
+			}
 		}
-		if n > 0 || len(r.buf) > 0 {
-			continue
-		}
+		// Nothing more as of the last read, whose wake-ups were taken
+		// before it: a commit or a window since has closed them.
+		r.atEnd = false
+		// A window whose refresh begins from now on saw the file as of
+		// now or later: it serves this reader after the wait.
+		minFill = r.fs.Pages.Fills() + 1
 		// One waiting reader (the leader) is woken by the commit; its
 		// next read refreshes the shared window, which wakes the others.
 		// Each still polls the commit mark, for other processes' commits.
+		var err error
 		if r.fs.Pages.Lead() {
-			err = changelog.Wait(ctx, r.db, &r.fs.Notify, wake, mark, markOK, r.opts.Poll)
-			r.fs.Pages.Unlead(err != nil)
+			// The leader reads as of now once woken: when something
+			// has committed since the window, it refreshes it, which
+			// wakes the others (a window another reader published
+			// meanwhile may not hold the commit that woke it).
+			minFill = 0
+			wake := r.fs.Notify.ChangedSince(r.seen)
+			err = r.waiter.Wait(ctx, r.db, wake, r.mark, r.markOK, r.opts.Poll)
+			if err == nil {
+				// Commits that stream are gathered into one refresh
+				// per interval (changelog.WakeInterval).
+				r.fs.Notify.Hold(r.seen)
+				leading = true
+			} else {
+				r.fs.Pages.Unlead(true)
+			}
 		} else {
-			err = changelog.Wait(ctx, r.db, &r.fs.Notify, pub, mark, markOK, r.opts.Poll)
+			err = r.waiter.Wait(ctx, r.db, r.pub, r.mark, r.markOK, r.opts.Poll)
 		}
 		if err != nil {
 			return Change{}, wrap("next", err)
@@ -130,7 +177,7 @@ func (r *Reader) Read(ctx context.Context) ([]Change, error) {
 		return nil, wrap("read", ErrClosed)
 	}
 	if len(r.buf) == 0 {
-		if _, err := r.fill(ctx); err != nil {
+		if _, err := r.fill(ctx, 0); err != nil {
 			return nil, wrap("read", err)
 		}
 	}
@@ -145,24 +192,42 @@ func (r *Reader) Read(ctx context.Context) ([]Change, error) {
 
 // fill reads the next page in one read transaction: the epoch checked
 // (adopted when the position has none), then the changes. It reports how
-// far the position moved.
-func (r *Reader) fill(ctx context.Context) (int64, error) {
+// far the position moved. minFill is PageCache.Read's.
+func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 	var chs []changelog.Change
 	from := r.pos.Seq
 	if from < 1 {
 		from = 1
 	}
+	// Before the read: a window published after it closes pub, and
+	// what the read sees includes every commit counted now and the
+	// file's state as of the mark.
+	r.pub = r.fs.Pages.Published()
+	r.seen = r.fs.Notify.Commits()
+	r.mark, r.markOK = r.db.CommitMark()
+	r.atEnd = false
 	// The readers of this process share the latest changes: after a
 	// commit one of them reads them through SQL, the others copy them.
-	cr, err := r.fs.Pages.Read(ctx, r.db, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch)
+	cr, err := r.fs.Pages.Read(ctx, r.db, &r.fs.Notify, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch, minFill, r.bufs)
 	if err != nil {
 		return 0, err
 	}
 	if cr.OK {
+		r.atEnd = cr.End
+		if cr.Stale {
+			// A window older than the read's beginning: the wait
+			// looks for what came after it.
+			r.seen, r.mark, r.markOK = cr.Seen, cr.Mark, true
+		} else {
+			r.seen = max(r.seen, cr.Seen)
+		}
 		if r.pos.Epoch == nil {
 			r.pos.Epoch = bytes.Clone(cr.Epoch)
 		}
 		r.buf, r.bufNext = cr.Chs, cr.Next
+		if cap(cr.Chs) > 0 {
+			r.bufs = cr.Chs
+		}
 		if len(cr.Chs) == 0 {
 			r.pos.Seq = cr.Next
 		}

@@ -154,3 +154,135 @@ func TestReaderBehindATrimIsCompactedWithTheCacheWarm(t *testing.T) {
 		})
 	}
 }
+
+// 100 readers tailing the head while four writers commit as fast as they
+// can (the readers are woken at most once per wake-up interval, and each
+// wake-up reads every change committed since) each receive every change
+// once, in order: exactly the log's history from their position, the
+// filtered ones exactly their prefix's part of it. Their poll of the file
+// is an hour: a wake-up lost by this process would hang them.
+func TestHundredReadersUnderAStreamOfCommitsReceiveEveryChangeOnce(t *testing.T) {
+	s, _, _ := openStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
+	from, err := changefeed.Now(ctx, s)
+	require.NoError(t, err)
+
+	const writers, perWriter = 4, 300
+	prefixes := []string{"", "w0/", "w3/"}
+	type result struct {
+		seqs []int64
+		keys []string
+		err  error
+	}
+	results := make([]result, 100)
+	var wg sync.WaitGroup
+	for i := range results {
+		p := prefixes[i%3]
+		r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{Filter: changefeed.Filter{Prefix: []byte(p)}, Batch: 1 + i%5, Poll: time.Hour})
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := &results[i]
+			want := perWriter * writers
+			if p != "" {
+				want = perWriter
+			}
+			for len(res.keys) < want {
+				ch, err := r.Next(ctx)
+				if err != nil {
+					res.err = err
+					return
+				}
+				res.seqs = append(res.seqs, ch.Seq)
+				res.keys = append(res.keys, string(ch.Key))
+			}
+		}()
+	}
+	var ww sync.WaitGroup
+	for w := range writers {
+		ww.Add(1)
+		go func() {
+			defer ww.Done()
+			for i := range perWriter {
+				if err := s.Put(fmt.Appendf(nil, "w%d/%04d", w, i), []byte("v")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	ww.Wait()
+	wg.Wait()
+
+	// The history as the log holds it, read in one pass.
+	all, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
+	require.NoError(t, err)
+	var hist []changefeed.Change
+	for {
+		chs, err := all.Read(ctx)
+		require.NoError(t, err)
+		if len(chs) == 0 {
+			break
+		}
+		hist = append(hist, chs...)
+	}
+	require.Len(t, hist, writers*perWriter)
+	for i, res := range results {
+		require.NoError(t, res.err, "reader %d", i)
+		p := prefixes[i%3]
+		var seqs []int64
+		var keys []string
+		for j, c := range hist {
+			require.Equal(t, from.Seq+int64(j), c.Seq, "the log's history has no gap")
+			if strings.HasPrefix(string(c.Key), p) {
+				seqs = append(seqs, c.Seq)
+				keys = append(keys, string(c.Key))
+			}
+		}
+		require.Equal(t, keys, res.keys, "reader %d (prefix %q)", i, p)
+		require.Equal(t, seqs, res.seqs, "reader %d (prefix %q)", i, p)
+	}
+}
+
+// A lone commit on a quiet store reaches a waiting reader through the
+// commit hook at once: with the reader's poll of the file at an hour, the
+// wake-up can only come from the commit (the coalescing of wake-ups, see
+// changelog.WakeInterval, holds back only a commit that follows a
+// wake-up closely; internal/changelog's tests check it delivers a commit
+// after a quiet spell at once).
+func TestLoneCommitOnAQuietStoreWakesAReaderAtOnce(t *testing.T) {
+	s, _, _ := openStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
+	from, err := changefeed.Now(ctx, s)
+	require.NoError(t, err)
+	r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{Poll: time.Hour})
+	require.NoError(t, err)
+	for i := range 5 {
+		got := make(chan changefeed.Change, 1)
+		errs := make(chan error, 1)
+		go func() {
+			ch, err := r.Next(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			got <- ch
+		}()
+		time.Sleep(5 * time.Millisecond) // the store is quiet and the reader waits
+		key := fmt.Sprintf("k%d", i)
+		require.NoError(t, s.Put([]byte(key), []byte("v")))
+		select {
+		case ch := <-got:
+			require.Equal(t, key, string(ch.Key))
+		case err := <-errs:
+			t.Fatal(err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the commit did not wake the reader")
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -45,7 +46,7 @@ type PageCache struct {
 	// end), so readers copy from it while a refresh builds the next.
 	cur     atomic.Pointer[window]
 	mu      sync.Mutex
-	fills   uint64        // refreshes begun
+	fills   atomic.Uint64 // refreshes begun (written under mu)
 	filling chan struct{} // closed when the refresh under way ends
 	// pub is closed when a new window is published (or Wake is called):
 	// the waiting readers but one (the leader, woken by the commit)
@@ -80,6 +81,10 @@ func (pc *PageCache) wakeLocked() {
 	}
 }
 
+// Fills returns the number of refreshes begun so far: a reader about to
+// wait passes it plus one to Read as minFill once woken.
+func (pc *PageCache) Fills() uint64 { return pc.fills.Load() }
+
 // Lead makes the caller the waiting reader that commits wake, unless
 // another is: it reports whether it is. The leader calls Unlead when its
 // wait ends, then reads (which refreshes the window after a commit and so
@@ -95,6 +100,17 @@ func (pc *PageCache) Lead() bool {
 	return true
 }
 
+// WakeLeaderless wakes the readers waiting on Published when no reader
+// leads: a commit none of them will be woken for otherwise (the last
+// leader may never read again). For Notifier.SetOrphan.
+func (pc *PageCache) WakeLeaderless() {
+	pc.mu.Lock()
+	if !pc.leader {
+		pc.wakeLocked()
+	}
+	pc.mu.Unlock()
+}
+
 // Unlead ends the caller's lead (see Lead).
 func (pc *PageCache) Unlead(wake bool) {
 	pc.mu.Lock()
@@ -108,6 +124,8 @@ func (pc *PageCache) Unlead(wake bool) {
 // window is one state of a PageCache.
 type window struct {
 	mark   engine.CommitMark // the file's mark before the read that filled it
+	fill   uint64            // the refresh that filled it (PageCache.fills once begun)
+	seen   uint64            // Notifier.Commits before the read that filled it
 	noLog  bool              // the store had no change log at mark
 	epoch  []byte
 	oldest int64    // the log's oldest change (0: none)
@@ -120,9 +138,21 @@ type window struct {
 // CacheRead is what a read from the cache returns: OK false when the
 // cache cannot serve it (the reader reads through SQL), else the changes
 // that pass the filter, each with its own copy of its key and value, and
-// the sequence to read from next, with the store's epoch.
+// the sequence to read from next, with the store's epoch. End reports
+// that the read went to the window's last change: a reader that took its
+// wake-up channels before the read can wait on them once it has used
+// Chs, without reading again.
+//
+// Seen is the Notifier's count of commits (Notifier.Commits) read before
+// the window's read: every commit it counts is in Chs or before. Stale
+// reports that the window served without a look at the commit mark (see
+// minFill), and Mark is the file's mark as the window has it.
 type CacheRead struct {
 	OK    bool
+	End   bool
+	Stale bool
+	Seen  uint64
+	Mark  engine.CommitMark
 	Chs   []Change
 	Next  int64
 	Epoch []byte
@@ -133,9 +163,25 @@ type CacheRead struct {
 // (once for all readers waiting) when something has committed since it
 // was filled. A position of another epoch fails with ErrEpoch, one before
 // the log's oldest change with a *CompactedError, both checked against
-// the log as of now. open opens sealed values (Feeds.OpenValues).
-func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change) error, pos Position, f Filter, limit int) (CacheRead, error) {
+// the log as of now. open opens sealed values (Feeds.OpenValues); n is
+// the store's Notifier, whose count of commits a window keeps.
+//
+// The changes are appended to dst[:0] (the reader's, reused from read to
+// read; nil: a new slice).
+//
+// minFill (0: none) is Fills()+1 as a reader read it before it began to
+// wait: a window whose refresh began then or later saw the file as of the
+// wait's beginning or later, so it serves the reader without a look at
+// the commit mark. While commits stream, the mark has moved again by the
+// time the readers a refresh woke read, and they copy from the window
+// that woke them instead of refreshing it again.
+func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func([]Change) error, pos Position, f Filter, limit int, minFill uint64, dst []Change) (CacheRead, error) {
 	from := max(pos.Seq, 1)
+	if w := pc.cur.Load(); minFill > 0 && w != nil && w.fill >= minFill {
+		cr, err := w.serve(pos.Epoch, from, f, limit, dst)
+		cr.Stale = true
+		return cr, err
+	}
 	mark, ok := db.CommitMark()
 	if !ok {
 		// No window without a mark: the readers waiting for one are
@@ -144,14 +190,14 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 		return CacheRead{}, nil
 	}
 	if w := pc.cur.Load(); w != nil && w.mark == mark {
-		return w.serve(pos.Epoch, from, f, limit)
+		return w.serve(pos.Epoch, from, f, limit, dst)
 	}
 	pc.mu.Lock()
-	arrived := pc.fills // a refresh begun after this saw the file as of now or later
+	arrived := pc.fills.Load() // a refresh begun after this saw the file as of now or later
 	for {
 		if w := pc.cur.Load(); w != nil && w.mark == mark {
 			pc.mu.Unlock()
-			return w.serve(pos.Epoch, from, f, limit)
+			return w.serve(pos.Epoch, from, f, limit, dst)
 		}
 		if pc.filling != nil {
 			ch := pc.filling
@@ -162,11 +208,13 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 				return CacheRead{}, ctx.Err()
 			}
 			pc.mu.Lock()
-			if w := pc.cur.Load(); w != nil && pc.fills > arrived {
-				// The refresh that ended began after this call did: its
-				// window is as new as the file was when the call began.
+			if w := pc.cur.Load(); w != nil && w.fill > arrived {
+				// The window's refresh began after this call did: it is
+				// as new as the file was when the call began. (Not the
+				// count of refreshes begun: another may have begun since
+				// the one that ended, and the window is still the older.)
 				pc.mu.Unlock()
-				return w.serve(pos.Epoch, from, f, limit)
+				return w.serve(pos.Epoch, from, f, limit, dst)
 			}
 			if mark, ok = db.CommitMark(); !ok {
 				pc.wakeLocked()
@@ -175,15 +223,18 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 			}
 			continue
 		}
-		pc.fills++
+		fill := pc.fills.Add(1)
 		done := make(chan struct{})
 		pc.filling = done
 		prev := pc.cur.Load()
 		pc.mu.Unlock()
-		w, err := refresh(ctx, db, open, prev, from)
+		w, err := refresh(ctx, db, n, open, prev, from)
 		pc.mu.Lock()
 		pc.filling = nil
 		close(done)
+		if w != nil {
+			w.fill = fill
+		}
 		pc.cur.Store(w) // nil on an error
 		pc.wakeLocked()
 		pc.mu.Unlock()
@@ -192,12 +243,12 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, open func([]Change
 			// its page has it.
 			return CacheRead{}, nil
 		}
-		return w.serve(pos.Epoch, from, f, limit)
+		return w.serve(pos.Epoch, from, f, limit, dst)
 	}
 }
 
 // serve answers a read from the window.
-func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead, error) {
+func (w *window) serve(epoch []byte, from int64, f Filter, limit int, dst []Change) (CacheRead, error) {
 	if w.noLog || from < w.base {
 		return CacheRead{}, nil
 	}
@@ -207,7 +258,7 @@ func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead
 	if w.oldest > 1 && from < w.oldest {
 		return CacheRead{}, &CompactedError{From: from, Oldest: w.oldest}
 	}
-	out := CacheRead{OK: true, Next: max(from, w.last+1), Epoch: w.epoch}
+	out := CacheRead{OK: true, End: true, Seen: w.seen, Mark: w.mark, Next: max(from, w.last+1), Epoch: w.epoch}
 	if from > w.last {
 		return out, nil
 	}
@@ -223,6 +274,7 @@ func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead
 			size += len(win[i].Key) + len(win[i].Value)
 			if n == limit {
 				out.Next = win[i].Seq + 1
+				out.End = out.Next > w.last
 				win = win[:i+1]
 				break
 			}
@@ -234,7 +286,7 @@ func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead
 	// One allocation for the keys and values of the page: a reader may
 	// keep or change them without touching another's.
 	arena := make([]byte, 0, size)
-	out.Chs = make([]Change, 0, n)
+	out.Chs = slices.Grow(dst[:0], n)
 	for i := range win {
 		c := &win[i]
 		if !f.Match(c, pfx, end) {
@@ -260,7 +312,8 @@ func (w *window) serve(epoch []byte, from int64, f Filter, limit int) (CacheRead
 // position: a new window starts there when it is within the last
 // PageCacheChanges changes (else at the head, empty), so that a refresh
 // reads no more than the readers need.
-func refresh(ctx context.Context, db *engine.DB, open func([]Change) error, prev *window, from int64) (*window, error) {
+func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func([]Change) error, prev *window, from int64) (*window, error) {
+	seen := n.Commits()
 	mark, ok := db.CommitMark()
 	if !ok {
 		return nil, errors.New("changelog: no commit mark")
@@ -275,7 +328,7 @@ func refresh(ctx context.Context, db *engine.DB, open func([]Change) error, prev
 		if !engine.NoSuchTable(err) {
 			return nil, fmt.Errorf("changelog: read: %w", err)
 		}
-		return &window{mark: mark, noLog: true}, nil
+		return &window{mark: mark, seen: seen, noLog: true}, nil
 	}
 	ep, ok := dest[0].([]byte)
 	if !ok || len(ep) != EpochLen {
@@ -316,7 +369,7 @@ func refresh(ctx context.Context, db *engine.DB, open func([]Change) error, prev
 			return nil, err
 		}
 	}
-	w := &window{mark: mark, epoch: ep, oldest: oldest, last: last, base: start}
+	w := &window{mark: mark, seen: seen, epoch: ep, oldest: oldest, last: last, base: start}
 	if keep {
 		w.win, w.bytes, w.base = prev.win, prev.bytes, prev.base
 	}

@@ -52,7 +52,7 @@ func TestFilterMatchIsTheSQLFilter(t *testing.T) {
 			want, _, err := ReadFiltered(ctx, c, 1, f, 1000)
 			require.NoError(t, err)
 			w := &window{base: 1, last: int64(len(all)), win: all, epoch: make([]byte, EpochLen)}
-			got, err := w.serve(nil, 1, f, 1000)
+			got, err := w.serve(nil, 1, f, 1000, nil)
 			require.NoError(t, err)
 			require.True(t, got.OK)
 			require.Equal(t, seqs(want), seqs(got.Chs), fmt.Sprintf("filter %q %q", f.CF, f.Prefix))
@@ -70,27 +70,27 @@ func TestPageCacheLimitAndCopies(t *testing.T) {
 		win = append(win, Change{Seq: int64(i + 5), CF: "x", Op: OpPut, Key: []byte{byte('a' + i%2)}, Value: []byte("v"), ExpiryMs: NoExpiry})
 	}
 	pc := &window{base: 5, last: 14, win: win, epoch: make([]byte, EpochLen)}
-	got, err := pc.serve(nil, 6, Filter{Prefix: []byte("a")}, 2)
+	got, err := pc.serve(nil, 6, Filter{Prefix: []byte("a")}, 2, nil)
 	require.NoError(t, err)
 	require.Equal(t, []int64{7, 9}, seqs(got.Chs))
 	require.Equal(t, int64(10), got.Next)
 	got.Chs[0].Key[0] = 'z'
 	require.Equal(t, byte('a'), win[2].Key[0])
 
-	got, err = pc.serve(nil, 4, Filter{}, 2)
+	got, err = pc.serve(nil, 4, Filter{}, 2, nil)
 	require.NoError(t, err)
 	require.False(t, got.OK, "before the window: read through SQL")
 
-	got, err = pc.serve(nil, 15, Filter{}, 2)
+	got, err = pc.serve(nil, 15, Filter{}, 2, nil)
 	require.NoError(t, err)
 	require.True(t, got.OK)
 	require.Empty(t, got.Chs)
 	require.Equal(t, int64(15), got.Next)
 
-	_, err = pc.serve([]byte("another epoch...."), 6, Filter{}, 2)
+	_, err = pc.serve([]byte("another epoch...."), 6, Filter{}, 2, nil)
 	require.ErrorIs(t, err, ErrEpoch)
 
 	pc.oldest = 8
-	_, err = pc.serve(nil, 6, Filter{}, 2)
+	_, err = pc.serve(nil, 6, Filter{}, 2, nil)
 	require.ErrorIs(t, err, ErrCompacted)
 }

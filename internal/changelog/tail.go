@@ -3,69 +3,151 @@ package changelog
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/snkv-go/snkv/internal/engine"
 )
 
+// WakeInterval is the least time between two refreshes of the readers'
+// shared window while commits stream in this process. The leader (the
+// waiting reader a commit wakes) that finds more than one commit past
+// what it read, the mark of a stream (commits landed while the readers
+// were busy with the last ones), sleeps until WakeInterval after the last
+// refresh began (Hold), and its refresh then reads every change committed
+// meanwhile: the readers' work per commit is divided by the commits of an
+// interval, and a change waits at most WakeInterval more (the in-process
+// tail latency target is 1 ms). A lone commit, after a quiet spell or
+// right after the readers took the last one, reaches them at once.
+const WakeInterval = 200 * time.Microsecond
+
 // Notifier wakes the tailing readers of one process when a transaction
-// that recorded changes commits. Notify never blocks: it closes the
-// channel the readers wait on and makes a new one, so a reader that is
-// busy misses nothing (it reads the backlog) and a writer never waits for
-// a reader.
+// that recorded changes commits. Notify never blocks: it counts the
+// commit and closes the channel the leader waits on, and a new one is
+// made for the next wait, so a reader that is busy misses nothing (it
+// reads the backlog) and a writer never waits for a reader.
 type Notifier struct {
-	mu sync.Mutex
-	ch chan struct{}
+	commits atomic.Uint64 // Notify calls
+	mu      sync.Mutex
+	ch      chan struct{}
+	last    time.Time // when the last Hold ended
+	orphan  func()    // see SetOrphan
+	// Interval overrides WakeInterval when not 0 (negative: no hold).
+	Interval time.Duration
 }
+
+// Commits returns the number of Notify calls so far. Read before a read
+// transaction begins, it counts only commits that transaction sees (a
+// commit's hook runs once it has committed).
+func (n *Notifier) Commits() uint64 { return n.commits.Load() }
 
 // Changed returns a channel closed at the next Notify.
 func (n *Notifier) Changed() <-chan struct{} {
+	return n.ChangedSince(^uint64(0))
+}
+
+// ChangedSince returns a channel closed at the next Notify, for a reader
+// that has read every change of the first seen commits (Commits read
+// before its read): when more have been counted since, their Notify may
+// have closed a channel taken before this one, so it is closed now.
+func (n *Notifier) ChangedSince(seen uint64) <-chan struct{} {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.ch == nil {
 		n.ch = make(chan struct{})
 	}
-	return n.ch
-}
-
-// Notify wakes every reader waiting on Changed. For a commit hook
-// (engine.Tx.OnCommit).
-func (n *Notifier) Notify() {
-	n.mu.Lock()
-	if n.ch != nil {
+	ch := n.ch
+	if n.commits.Load() > seen {
 		close(n.ch)
 		n.ch = nil
 	}
+	return ch
+}
+
+// SetOrphan sets the function Notify calls when no reader waits on
+// Changed (PageCache.WakeLeaderless): the readers waiting for a refresh
+// then have no leader to do it unless one is reading.
+func (n *Notifier) SetOrphan(f func()) {
+	n.mu.Lock()
+	n.orphan = f
 	n.mu.Unlock()
 }
 
+// Notify counts a commit and wakes the reader waiting on Changed, or
+// calls the orphan function when none waits. For a commit hook
+// (engine.Tx.OnCommit).
+func (n *Notifier) Notify() {
+	n.mu.Lock()
+	n.commits.Add(1)
+	ch, f := n.ch, n.orphan
+	if ch != nil {
+		close(ch)
+		n.ch = nil
+	}
+	n.mu.Unlock()
+	if ch == nil && f != nil {
+		f()
+	}
+}
+
+// Hold is called by the leader, woken, before it reads, with the count of
+// commits its last read covered (Commits before it): when more than one
+// commit has been counted since and the last Hold ended less than
+// WakeInterval ago, it sleeps until WakeInterval after it, so that one
+// refresh carries the commits of the interval.
+func (n *Notifier) Hold(seen uint64) {
+	iv := n.Interval
+	if iv == 0 {
+		iv = WakeInterval
+	}
+	n.mu.Lock()
+	d := n.last.Add(iv).Sub(time.Now())
+	n.mu.Unlock()
+	if iv > 0 && d > 0 && n.commits.Load() > seen+1 {
+		sleepShort(min(d, iv))
+	}
+	n.mu.Lock()
+	n.last = time.Now()
+	n.mu.Unlock()
+}
+
+// Waiter waits for commits (Wait) with one timer, reused from wait to
+// wait. The zero Waiter is ready; it is for one goroutine.
+type Waiter struct {
+	t *time.Timer
+}
+
 // Wait returns when a commit may have happened since mark was read (db's
-// CommitMark, read before the last read of the log): n's channel wake
-// closed, or the commit mark changed, or it cannot be read; or with ctx's
-// error when ctx ends first. It looks at the mark after poll (0: 2 ms),
-// then at intervals that double while nothing commits, up to 4×poll: a
-// reader that waits long costs a quarter of the wake-ups, and a commit of
-// another process is seen within 4×poll.
-func Wait(ctx context.Context, db *engine.DB, n *Notifier, wake <-chan struct{}, mark engine.CommitMark, markOK bool, poll time.Duration) error {
+// CommitMark, read before the last read of the log): wake closed, or the
+// commit mark changed, or it cannot be read; or with ctx's error when ctx
+// ends first. It looks at the mark after poll (0: 2 ms), then at intervals
+// that double while nothing commits, up to 4×poll: a reader that waits
+// long costs a quarter of the wake-ups, and a commit of another process is
+// seen within 4×poll.
+func (w *Waiter) Wait(ctx context.Context, db *engine.DB, wake <-chan struct{}, mark engine.CommitMark, markOK bool, poll time.Duration) error {
 	if poll <= 0 {
 		poll = 2 * time.Millisecond
 	}
 	d := poll
-	t := time.NewTimer(d)
-	defer t.Stop()
+	if w.t == nil {
+		w.t = time.NewTimer(d)
+	} else {
+		w.t.Reset(d) // since Go 1.23 no stale value is left to drain
+	}
+	defer w.t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-wake:
 			return nil
-		case <-t.C:
+		case <-w.t.C:
 			m, ok := db.CommitMark()
 			if !ok || !markOK || m != mark {
 				return nil
 			}
 			d = min(2*d, 4*poll)
-			t.Reset(d)
+			w.t.Reset(d)
 		}
 	}
 }
