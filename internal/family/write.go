@@ -116,8 +116,9 @@ func (f *Family) ChangeExpiryFast(c *engine.Conn, key []byte, oldMs, newMs int64
 	var exp []byte
 	var keyCrc, flip int64
 	if newMs >= 0 {
-		exp = expiry.Encode(newMs)
-		keyCrc = rowcodec.RowSum(key, exp)
+		var sum any
+		exp, sum = rowcodec.EncodeExpiry(&sh.Objects, key, newMs)
+		keyCrc = sum.(int64) // a table of format 2 (V2 above)
 	}
 	if (oldMs >= 0) != (newMs >= 0) {
 		flip = rowcodec.TTLFlag
