@@ -101,7 +101,7 @@ func (n *Notifier) Hold(seen uint64) {
 		iv = WakeInterval
 	}
 	n.mu.Lock()
-	d := n.last.Add(iv).Sub(time.Now())
+	d := time.Until(n.last.Add(iv))
 	n.mu.Unlock()
 	if iv > 0 && d > 0 && n.commits.Load() > seen+1 {
 		sleepShort(min(d, iv))
