@@ -12,8 +12,12 @@ import (
 func TestLoops(t *testing.T) {
 	l := NewLoops()
 	var bounded []int
+	ended := make(chan struct{})
 	l.Go(func(i int) bool {
 		bounded = append(bounded, i)
+		if i == 4 {
+			close(ended)
+		}
 		return i < 4
 	})
 	var spins atomic.Int64
@@ -26,6 +30,7 @@ func TestLoops(t *testing.T) {
 		return true
 	})
 	<-started
+	<-ended // a loop that ends on its own runs every step (Stop may come before one has begun)
 	l.Stop()
 	n := spins.Load()
 	require.Positive(t, n)
