@@ -73,9 +73,7 @@ func requireContent(t *testing.T, db *kvstore.Store) {
 func TestVersion1OpensAsIs(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openV1(t, kvstore.Options{})
-	v, err := db.FormatVersion(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, v, "opening does not upgrade")
+	requireFormat(t, db, 1, "opening does not upgrade")
 	requireContent(t, db)
 	rep, err := db.CheckIntegrity(ctx)
 	require.NoError(t, err)
@@ -94,18 +92,14 @@ func TestVersion1OpensAsIs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, other.Put(b("x"), b("y")))
 	require.NoError(t, db.IntegrityCheck(ctx))
-	v, err = db.FormatVersion(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, v)
+	requireFormat(t, db, 1)
 }
 
 func TestUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db, path := openV1(t, kvstore.Options{UpgradeBatch: 4})
 	require.NoError(t, db.Upgrade(ctx))
-	v, err := db.FormatVersion(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 3, v, "format 2, and the TTL expiry copy for the column family with TTL")
+	requireFormat(t, db, 3, "format 2, and the TTL expiry copy for the column family with TTL")
 	requireContent(t, db)
 	rep, err := db.CheckIntegrity(ctx)
 	require.NoError(t, err)
@@ -130,16 +124,12 @@ func TestUpgrade(t *testing.T) {
 	require.NoError(t, db2.Close())
 	ro := openAt(t, p2, kvstore.Options{ReadOnly: true, Upgrade: true})
 	require.ErrorIs(t, ro.Upgrade(ctx), kvstore.ErrReadOnly)
-	v, err = ro.FormatVersion(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, v)
+	requireFormat(t, ro, 1)
 
 	// Options.Upgrade upgrades on Open.
 	require.NoError(t, ro.Close())
 	up := openAt(t, p2, kvstore.Options{Upgrade: true, Clock: kvstore.NewManualClock(fmtStart)})
-	v, err = up.FormatVersion(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 3, v)
+	requireFormat(t, up, 3)
 	requireContent(t, up)
 }
 
@@ -300,14 +290,11 @@ func TestStrictTablesRefuseForeignCells(t *testing.T) {
 }
 
 func TestAdoptKeepsTheOtherApplicationsHeader(t *testing.T) {
-	ctx := context.Background()
 	path := tempPath(t)
 	rawExec(t, path, `PRAGMA user_version = 7`, `CREATE TABLE app (x)`, `INSERT INTO app VALUES (1)`)
 	db := openAt(t, path, kvstore.Options{Adopt: true})
 	require.NoError(t, db.Put(b("k"), b("v")))
-	v, err := db.FormatVersion(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 2, v)
+	requireFormat(t, db, 2)
 	require.NoError(t, db.Close())
 	raw := rawOpen(t, path)
 	var uv int
@@ -400,4 +387,12 @@ func TestCreateSealedHiddenTableInVersion1File(t *testing.T) {
 		_, err := layer.CreateHiddenTable(tx, "layer", "sealed", layer.HiddenSealed)
 		return err
 	}))
+}
+
+// requireFormat requires db's file to be of format want.
+func requireFormat(t *testing.T, db *kvstore.Store, want int, msgAndArgs ...any) {
+	t.Helper()
+	v, err := db.FormatVersion(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, want, v, msgAndArgs...)
 }

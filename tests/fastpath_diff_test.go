@@ -28,14 +28,7 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	clk := kvstore.NewManualClock(fastEpoch)
-	open := func(name string) *kvstore.Store {
-		db, err := kvstore.Open(filepath.Join(dir, name), kvstore.Options{Clock: clk})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
-	fast, slow := open("fast.db"), open("sql.db")
+	fast, slow, clk := fastAndSQLStores(t, dir)
 	cfs := map[*kvstore.Store][]*kvstore.ColumnFamily{}
 	for _, db := range []*kvstore.Store{fast, slow} {
 		users, err := db.CreateColumnFamily("users")
@@ -141,14 +134,7 @@ func TestFastPathWritesWhatSQLWrites(t *testing.T) {
 	}
 	engine.SetFastPath(true)
 	require.Greater(t, engine.FastWrites(), uint64(2000), "the fast side's puts went below SQL")
-	for _, db := range []*kvstore.Store{fast, slow} {
-		rep, err := db.CheckIntegrity(ctx)
-		require.NoError(t, err)
-		require.Empty(t, rep.Problems)
-		require.Zero(t, rep.Unverified)
-	}
-	require.NoError(t, fast.Close())
-	require.NoError(t, slow.Close())
+	closeClean(t, fast, slow)
 	for _, table := range []string{"default", "users", "expiring",
 		"__snkv_ttl_k__default", "__snkv_ttl_e__default", "__snkv_ttl_k__users", "__snkv_ttl_e__users",
 		"__snkv_ttl_k__expiring", "__snkv_ttl_e__expiring"} {
@@ -518,6 +504,34 @@ func TestFastPathAppendsFillPages(t *testing.T) {
 	t.Logf("pages: %d below SQL, %d through SQL", fast, slow)
 	require.Less(t, float64(fast), 0.92*float64(slow))
 	require.Equal(t, dumpTable(t, filepath.Join(dir, "sql.db"), "default"), dumpTable(t, filepath.Join(dir, "fast.db"), "default"))
+}
+
+// fastAndSQLStores opens fast.db and sql.db in dir, closed when the test
+// ends, on one manual clock at fastEpoch: the store the fast path writes
+// and the one every write goes to as SQL.
+func fastAndSQLStores(t *testing.T, dir string) (fast, slow *kvstore.Store, clk *kvstore.ManualClock) {
+	t.Helper()
+	clk = kvstore.NewManualClock(fastEpoch)
+	open := func(name string) *kvstore.Store {
+		db, err := kvstore.Open(filepath.Join(dir, name), kvstore.Options{Clock: clk})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	return open("fast.db"), open("sql.db"), clk
+}
+
+// closeClean requires that each store passes CheckIntegrity with every
+// row verified, and closes it.
+func closeClean(t *testing.T, stores ...*kvstore.Store) {
+	t.Helper()
+	for _, db := range stores {
+		rep, err := db.CheckIntegrity(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, rep.Problems)
+		require.Zero(t, rep.Unverified)
+		require.NoError(t, db.Close())
+	}
 }
 
 // fastPathOn skips the test in a build without the fast path (there is one

@@ -25,14 +25,7 @@ func TestFastPathExpiryCopyMatchesSQL(t *testing.T) {
 	fastPathOn(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	clk := kvstore.NewManualClock(fastEpoch)
-	open := func(name string) *kvstore.Store {
-		db, err := kvstore.Open(filepath.Join(dir, name), kvstore.Options{Clock: clk})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
-	fast, slow := open("fast.db"), open("sql.db")
+	fast, slow, clk := fastAndSQLStores(t, dir)
 	rng := rand.New(rand.NewPCG(34, 3))
 	const nKeys = 300
 	key := func(i int) []byte { return fmt.Appendf(nil, "k%04d", i) }
@@ -116,14 +109,7 @@ func TestFastPathExpiryCopyMatchesSQL(t *testing.T) {
 	require.NoError(t, slow.PutTTL([]byte("x"), []byte("v"), time.Minute))
 	require.NoError(t, slow.Expire([]byte("x"), time.Hour))
 	require.NoError(t, slow.Persist([]byte("x")))
-	for _, db := range []*kvstore.Store{fast, slow} {
-		rep, err := db.CheckIntegrity(ctx)
-		require.NoError(t, err)
-		require.Empty(t, rep.Problems)
-		require.Zero(t, rep.Unverified)
-	}
-	require.NoError(t, fast.Close())
-	require.NoError(t, slow.Close())
+	closeClean(t, fast, slow)
 	for _, table := range []string{"default", "__snkv_ttl_k__default", "__snkv_ttl_e__default"} {
 		require.Equal(t, dumpTable(t, filepath.Join(dir, "sql.db"), table), dumpTable(t, filepath.Join(dir, "fast.db"), table), table)
 	}

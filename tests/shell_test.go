@@ -69,6 +69,15 @@ func (f fixture) open(t *testing.T) *kvstore.Store {
 	return db
 }
 
+// openWithCF opens the store and creates column family "s" in it.
+func (f fixture) openWithCF(t *testing.T) (*kvstore.Store, *kvstore.ColumnFamily) {
+	t.Helper()
+	db := f.open(t)
+	cf, err := db.CreateColumnFamily("s")
+	require.NoError(t, err)
+	return db, cf
+}
+
 // sessionTTLs are the keys the TTL tests give a time-to-live, with it.
 var sessionTTLs = map[string]time.Duration{
 	"sess:alice": 90 * time.Minute,

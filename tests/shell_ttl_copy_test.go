@@ -42,9 +42,7 @@ func copies(t *testing.T, path, cf string) map[string]string {
 func TestShellWritesClearTheExpiryCopy(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	db := f.open(t)
-	cf, err := db.CreateColumnFamily("s")
-	require.NoError(t, err)
+	db, cf := f.openWithCF(t)
 	keys := []string{"kupd", "krep", "kdelrep", "kforge", "kmove", "keep", "kexp"}
 	for _, k := range keys {
 		require.NoError(t, cf.PutTTL([]byte(k), []byte("v-"+k), time.Minute))
@@ -92,7 +90,7 @@ DELETE FROM "__snkv_ttl_e__s" WHERE key = %[10]s;`,
 
 	db = f.open(t)
 	defer db.Close()
-	cf, err = db.OpenColumnFamily("s")
+	cf, err := db.OpenColumnFamily("s")
 	require.NoError(t, err)
 	reads := engine.FastReads()
 	want := map[string]time.Duration{"kupd": time.Hour, "krep": 2 * time.Hour, "kdelrep": time.Hour,
@@ -143,12 +141,10 @@ func TestDamagedExpiryCopyIsCorrupt(t *testing.T) {
 	}
 	ctx := context.Background()
 	f := newFixture(t)
-	db := f.open(t)
-	cf, err := db.CreateColumnFamily("s")
-	require.NoError(t, err)
+	db, cf := f.openWithCF(t)
 	require.NoError(t, cf.PutTTL([]byte("victim"), []byte("value-of-the-victim"), time.Hour))
 	require.NoError(t, cf.PutTTL([]byte("other"), []byte("value-of-the-other"), 2*time.Hour))
-	_, err = db.Checkpoint(ctx, kvstore.CheckpointTruncate)
+	_, err := db.Checkpoint(ctx, kvstore.CheckpointTruncate)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
@@ -249,9 +245,7 @@ func TestExpiryCopyRaisesTheFormat(t *testing.T) {
 func TestUpgradeAddsTheExpiryCopy(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	db := f.open(t)
-	cf, err := db.CreateColumnFamily("s")
-	require.NoError(t, err)
+	db, cf := f.openWithCF(t)
 	for i := range 20 {
 		require.NoError(t, cf.PutTTL(fmt.Appendf(nil, "k%02d", i), []byte("v"), time.Duration(i+1)*time.Minute))
 	}

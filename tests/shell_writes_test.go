@@ -19,9 +19,7 @@ import (
 func TestShellEveryWriteKeepsTTLAndChecksumsConsistent(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	db := f.open(t)
-	cf, err := db.CreateColumnFamily("s")
-	require.NoError(t, err)
+	db, cf := f.openWithCF(t)
 	keys := []string{"ins", "upd", "rep", "ior", "ups", "from", "onto", "del", "keep"}
 	for _, k := range keys {
 		if k == "ins" {
@@ -55,7 +53,7 @@ DELETE FROM "s" WHERE key = %s;`,
 
 	db = f.open(t)
 	defer db.Close()
-	cf, err = db.OpenColumnFamily("s")
+	cf, err := db.OpenColumnFamily("s")
 	require.NoError(t, err)
 	want := map[string]string{"ins": "shell-ins", "upd": "shell-upd", "rep": "shell-rep", "ior": "shell-ior",
 		"ups": "shell-ups", "onto": "old-from"}

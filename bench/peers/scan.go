@@ -70,20 +70,7 @@ func (s *boltStore) borrowScans() {}
 
 // scan reads with a cursor; copying, each key and value is appended to a
 // slice of its own, as a program that keeps them past the transaction must.
-func (s *boltStore) scan(borrow bool) (n int, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucket).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if !borrow {
-				k, v = bytes.Clone(k), bytes.Clone(v)
-			}
-			keep(k, v)
-			n++
-		}
-		return nil
-	})
-	return n, err
-}
+func (s *boltStore) scan(borrow bool) (n int, err error) { return s.prefix(nil, borrow) }
 
 func (s *boltStore) prefix(p []byte, borrow bool) (n int, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
@@ -132,22 +119,7 @@ func (s *badgerStore) borrowScans() {}
 
 // scan reads with an iterator that prefetches values; copying, with
 // KeyCopy and ValueCopy.
-func (s *badgerStore) scan(borrow bool) (n int, err error) {
-	err = s.db.View(func(tx *badger.Txn) error {
-		it := tx.NewIterator(badger.DefaultIteratorOptions)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			m, err := badgerRow(it.Item(), borrow)
-			if err != nil {
-				return err
-			}
-			sink += m
-			n++
-		}
-		return nil
-	})
-	return n, err
-}
+func (s *badgerStore) scan(borrow bool) (n int, err error) { return s.prefix(nil, borrow) }
 
 func (s *badgerStore) prefix(p []byte, borrow bool) (n int, err error) {
 	err = s.db.View(func(tx *badger.Txn) error {

@@ -394,23 +394,31 @@ func TestCheckpointCopiesCommitsMadeDuringAPass(t *testing.T) {
 	}, 10*time.Second, time.Millisecond, "the commit made after the pass began is not copied")
 }
 
+// largeCommitThenBegin commits 400 rows, which wakes a pass, and begins a
+// write transaction at once (rolled back before the DB closes).
+func largeCommitThenBegin(t *testing.T, db *DB) *Tx {
+	t.Helper()
+	putRows(t, db, 0, 400, 1000)
+	tx, err := db.Begin(context.Background(), true)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
 // With one CPU for Go code, a pass woken by a commit waits for the write
 // transaction begun after it to end, instead of competing with it.
 func TestCheckpointOnOneCPUWaitsForTheWriter(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	db, _ := ckptDB(t, 100)
 	stats := db.CheckpointStats()
-	putRows(t, db, 0, 400, 1000) // wakes a pass
-	tx, err := db.Begin(context.Background(), true)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = tx.Rollback() }) // before the DB closes
+	tx := largeCommitThenBegin(t, db)
 	passes := stats.Passes.Load()
 	// The checkpointer's goroutine gets the CPU at every Gosched.
 	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
 		runtime.Gosched()
 		require.Equal(t, passes, stats.Passes.Load(), "a pass ran inside the write transaction")
 	}
-	_, err = tx.Conn().Exec(context.Background(), "INSERT INTO t (k, v) VALUES (1000, x'00')")
+	_, err := tx.Conn().Exec(context.Background(), "INSERT INTO t (k, v) VALUES (1000, x'00')")
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
 	waitComplete(t, db, 1)
@@ -424,17 +432,14 @@ func TestCheckpointWaitsForTheWriterToPause(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	db, _ := ckptDB(t, 100)
 	stats := db.CheckpointStats()
-	putRows(t, db, 0, 400, 1000) // wakes a pass
-	tx, err := db.Begin(context.Background(), true)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = tx.Rollback() }) // before the DB closes
+	tx := largeCommitThenBegin(t, db)
 	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
 		time.Sleep(time.Millisecond)
 		require.Zero(t, stats.Passes.Load(), "a pass ran inside the write transaction")
 	}
 	v := make([]byte, 1000)
 	for i := range 400 { // the same rows again
-		_, err = tx.Conn().Exec(context.Background(), "INSERT OR REPLACE INTO t (k, v) VALUES (?1, ?2)", i, v)
+		_, err := tx.Conn().Exec(context.Background(), "INSERT OR REPLACE INTO t (k, v) VALUES (?1, ?2)", i, v)
 		require.NoError(t, err)
 	}
 	require.NoError(t, tx.Commit())
