@@ -322,6 +322,57 @@ func BenchmarkIdleTail(b *testing.B) {
 	}
 }
 
+// BenchmarkIdleTailLatency is the latency of a commit of another handle
+// on the file (as another process: the reader polls or watches the WAL)
+// after 100 ms of quiet, from the Put returning to Next returning it:
+// the reader has gone past its poll series and is idle.
+func BenchmarkIdleTailLatency(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "idle.db")
+	s, err := kvstore.Open(path, kvstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := changefeed.Enable(ctx, s, "default", changefeed.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	w, err := kvstore.Open(path, kvstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	r, err := changefeed.NewReader(ctx, s, changefeed.Position{}, changefeed.ReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	var lat []time.Duration
+	for i := 0; b.Loop(); i++ {
+		got := make(chan time.Time, 1)
+		go func() {
+			if _, err := r.Next(ctx); err != nil {
+				close(got)
+				return
+			}
+			got <- time.Now()
+		}()
+		time.Sleep(100 * time.Millisecond)
+		if err := w.Put(benchKey(i), []byte("v")); err != nil {
+			b.Fatal(err)
+		}
+		t := time.Now()
+		at, ok := <-got
+		if !ok {
+			b.Fatal("reader ended")
+		}
+		lat = append(lat, max(at.Sub(t), 0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
 // BenchmarkTrimSteady holds a feed of 20,000 changes (4-byte-or-so keys,
 // 100-byte values kept) at its size: each op commits 100 puts and trims
 // the 100 oldest changes with one rule, by count or by bytes (which reads

@@ -22,7 +22,10 @@ type ReaderOptions struct {
 	Batch int
 	// Poll is how often a waiting reader looks for another process's
 	// commit (0: 2 ms), doubling while nothing commits up to 4×Poll; a
-	// commit in this process wakes it at once.
+	// commit in this process wakes it at once. After such a series
+	// without a commit, a reader on a local file on Linux watches the WAL
+	// instead (a write of it starts a new series) and looks only every
+	// 100×Poll; elsewhere it keeps looking every 4×Poll.
 	Poll time.Duration
 }
 

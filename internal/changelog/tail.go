@@ -122,6 +122,12 @@ type Waiter struct {
 // write the watch could not see.
 const IdlePolls = 100
 
+// eventPolls is how many looks at the commit mark a write of the WAL
+// starts, every poll for the first half, every 4×poll for the rest: a
+// commit writes its frames, syncs them (which can take tens of
+// milliseconds here) and only then publishes its mark.
+const eventPolls = 32
+
 // Wait returns when a commit may have happened since mark was read (db's
 // CommitMark, read before the last read of the log): wake closed, or the
 // commit mark changed, or it cannot be read; or with ctx's error when ctx
@@ -131,11 +137,10 @@ const IdlePolls = 100
 // alone costs about 0.9% of a core at 4×poll = 8 ms on a virtual machine;
 // so a reader still waiting after that series watches the WAL file
 // (inotify on Linux, where the file system is local): any process's
-// commit writes its frames there first. The watch's event starts a new
-// series (the commit's mark is published just after its frames), and
-// between events the mark is looked at only every IdlePolls×poll. Where
-// there is no watch (other systems, FUSE as under LiteFS) it polls as
-// before.
+// commit writes its frames there before it publishes its mark. The watch's
+// event starts a series of looks (eventPolls), and between them the mark
+// is looked at only every IdlePolls×poll. Where there is no watch (other
+// systems, FUSE as under LiteFS) it polls every 4×poll as before.
 func (w *Waiter) Wait(ctx context.Context, db *engine.DB, wake <-chan struct{}, mark engine.CommitMark, markOK bool, poll time.Duration) error {
 	if poll <= 0 {
 		poll = 2 * time.Millisecond
@@ -149,8 +154,15 @@ func (w *Waiter) Wait(ctx context.Context, db *engine.DB, wake <-chan struct{}, 
 	defer w.t.Stop()
 	var watch *walWatch
 	tried := false
-	defer func() { watch.release() }()
+	defer func() {
+		if watch != nil {
+			// Closing the watch waits for its goroutine to leave its
+			// read: not on the way back to the reader.
+			go watch.release()
+		}
+	}()
 	var walCh <-chan struct{}
+	looks := eventPolls // looks since the last write of the WAL
 	for {
 		if watch != nil {
 			walCh = watch.changed()
@@ -161,8 +173,8 @@ func (w *Waiter) Wait(ctx context.Context, db *engine.DB, wake <-chan struct{}, 
 		case <-wake:
 			return nil
 		case <-walCh:
-			// A process wrote the WAL: look at the mark again from
-			// poll, until it changes or the series ends.
+			// A process wrote the WAL: look at the mark again.
+			looks = 0
 			d = poll
 			w.t.Reset(d)
 		case <-w.t.C:
@@ -170,18 +182,22 @@ func (w *Waiter) Wait(ctx context.Context, db *engine.DB, wake <-chan struct{}, 
 			if !ok || !markOK || m != mark {
 				return nil
 			}
+			looks++
 			switch {
+			case watch != nil && looks < eventPolls/2:
+				d = poll
+			case watch != nil && looks < eventPolls:
+				d = 4 * poll
 			case d < 4*poll:
 				d = min(2*d, 4*poll)
 			case !tried:
-				// The series ended without a commit: watch the WAL
-				// and run one more series, for a commit whose frames
-				// were written before the watch began.
+				// The series ended without a commit: watch the WAL,
+				// and look as after a write of it, for a commit whose
+				// frames were written before the watch began.
 				tried = true
 				watch = watchWAL(db.Config().Path)
-				if watch != nil {
-					d = poll
-				}
+				looks = 0
+				d = poll
 			case watch != nil:
 				d = IdlePolls * poll
 			}
