@@ -257,7 +257,7 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 			return err
 		}
 		r.pos.Epoch = pos.Epoch
-		return r.fs.OpenValues(chs)
+		return r.fs.OpenValues(ctx, c, chs)
 	}()
 	r.db.ReleaseSnapshot(c)
 	if err != nil {

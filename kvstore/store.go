@@ -202,6 +202,7 @@ func openRegistry(path string, cfg engine.Config, opts Options) (*engine.DB, *ca
 		}
 		env.Feeds = changelog.NewFeeds(func() int64 { return expiry.NowMs(env.Clock) })
 		env.Feeds.Seal = env.Seal.Load // a feed's kept values are sealed as the rows' are
+		env.Feeds.Followed = env.Followed
 		reg := catalog.NewRegistry(env)
 		err = reg.Init(context.Background(), opts.Adopt)
 		if err == nil {

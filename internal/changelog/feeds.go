@@ -3,10 +3,12 @@ package changelog
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/snkv-go/snkv/internal/engine"
+	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/snkv-go/snkv/internal/seal"
 )
 
@@ -68,6 +70,11 @@ type Feeds struct {
 	// Write key, as the store seals a row's value, and opened on reading
 	// (OpenValues).
 	Seal func() *seal.State
+	// Followed returns the state the store followed with an encryption
+	// header as stored in the file (nil: never, or no encryption): a read
+	// whose snapshot began before a conversion ended opens its kept values
+	// with its snapshot's keys (OpenValues).
+	Followed func(header []byte) *seal.State
 
 	tx   *engine.Tx // the write transaction the cache was checked in
 	none bool       // no feed at all (the common case: one comparison)
@@ -333,17 +340,29 @@ func (fs *Feeds) sealing() *seal.State {
 func SealTable(cf string) string { return Table + "/" + cf }
 
 // OpenValues opens, in place, the sealed values of the changes chs read
-// from the log: each OpSealedPut becomes an OpPut with its value. A value
-// that does not open under the store's keys (another store's, moved to
-// another change, or sealed under a data key the store has retired) fails
-// with engine.ErrAuth.
-func (fs *Feeds) OpenValues(chs []Change) error {
+// from the log in the read transaction on c: each OpSealedPut becomes an
+// OpPut with its value. A value is opened with the store's keys of now,
+// else with those of the encryption header c's snapshot holds (a Rekey or
+// RemoveEncryption may have ended since the read began, converting the
+// values the snapshot still has). One that opens under neither (another
+// store's, moved to another change) fails with engine.ErrAuth.
+func (fs *Feeds) OpenValues(ctx context.Context, c *engine.Conn, chs []Change) error {
+	var snap *seal.State
+	looked := false
 	for i := range chs {
 		ch := &chs[i]
 		if ch.Op != OpSealedPut {
 			continue
 		}
 		v, err := openKept(fs.sealing(), ch.Seq, ch.CF, ch.Key, ch.Value)
+		if errors.Is(err, engine.ErrAuth) && fs.Followed != nil {
+			if !looked {
+				looked, snap = true, fs.snapshotSeal(ctx, c)
+			}
+			if snap != nil {
+				v, err = openKept(snap, ch.Seq, ch.CF, ch.Key, ch.Value)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -351,3 +370,20 @@ func (fs *Feeds) OpenValues(chs []Change) error {
 	}
 	return nil
 }
+
+// snapshotSeal returns the state the store followed with the encryption
+// header of c's snapshot, or nil (none, never followed, or unreadable).
+func (fs *Feeds) snapshotSeal(ctx context.Context, c *engine.Conn) *seal.State {
+	dest := make([]driver.Value, 1)
+	if err := c.QueryRow(ctx, snapshotHeaderSQL, dest); err != nil {
+		return nil
+	}
+	h, _ := dest[0].([]byte)
+	if h == nil {
+		return nil
+	}
+	return fs.Followed(h)
+}
+
+// snapshotHeaderSQL reads the encryption header row.
+var snapshotHeaderSQL = `SELECT value FROM ` + layout.Quote(layout.MetaTable) + ` WHERE name = '` + layout.SealHeaderRow + `'`

@@ -175,7 +175,7 @@ type CacheRead struct {
 // the commit mark. While commits stream, the mark has moved again by the
 // time the readers a refresh woke read, and they copy from the window
 // that woke them instead of refreshing it again.
-func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func([]Change) error, pos Position, f Filter, limit int, minFill uint64, dst []Change) (CacheRead, error) {
+func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func(context.Context, *engine.Conn, []Change) error, pos Position, f Filter, limit int, minFill uint64, dst []Change) (CacheRead, error) {
 	from := max(pos.Seq, 1)
 	if w := pc.cur.Load(); minFill > 0 && w != nil && w.fill >= minFill {
 		cr, err := w.serve(pos.Epoch, from, f, limit, dst)
@@ -312,7 +312,7 @@ func (w *window) serve(epoch []byte, from int64, f Filter, limit int, dst []Chan
 // position: a new window starts there when it is within the last
 // PageCacheChanges changes (else at the head, empty), so that a refresh
 // reads no more than the readers need.
-func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func([]Change) error, prev *window, from int64) (*window, error) {
+func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func(context.Context, *engine.Conn, []Change) error, prev *window, from int64) (*window, error) {
 	seen := n.Commits()
 	mark, ok := db.CommitMark()
 	if !ok {
@@ -365,7 +365,7 @@ func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func([]Change
 		if len(chs) > 0 && chs[len(chs)-1].Seq > last {
 			return nil, errors.New("changelog: read outside its read transaction")
 		}
-		if err := open(chs); err != nil {
+		if err := open(ctx, c, chs); err != nil {
 			return nil, err
 		}
 	}

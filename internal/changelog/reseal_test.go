@@ -89,7 +89,7 @@ func TestResealBatchConvertsKeptValuesOnly(t *testing.T) {
 	opened := func(st *seal.State) []Change {
 		fs.Seal = func() *seal.State { return st }
 		chs := readAll(t, db)
-		require.NoError(t, fs.OpenValues(chs))
+		require.NoError(t, fs.OpenValues(ctx, nil, chs))
 		return chs
 	}
 	want := func(sealed Op) []Op {
@@ -123,7 +123,7 @@ func TestResealBatchConvertsKeptValuesOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, clear, opened(after), "the new data key alone opens them")
 	fs.Seal = func() *seal.State { return st }
-	require.ErrorIs(t, fs.OpenValues(readAll(t, db)), engine.ErrAuth, "the old one no longer does")
+	require.ErrorIs(t, fs.OpenValues(ctx, nil, readAll(t, db)), engine.ErrAuth, "the old one no longer does")
 
 	// Decrypt: back to the clear, byte for byte as recorded.
 	require.NoError(t, kr.BeginDecrypt())
