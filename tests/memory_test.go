@@ -42,6 +42,7 @@ const (
 type memResult struct {
 	Anon, File, Shmem, RSS, HWM, Go, NotGo int64
 	Samples                                int
+	PeakAt                                 struct{ Anon, Go, RSS string }
 	Load, Scan, Read                       time.Duration
 	Scanned, Found                         int
 	Unit                                   *struct {
@@ -102,8 +103,8 @@ func TestMemoryBudget(t *testing.T) {
 	for _, store := range []string{"none", "zero", "small"} {
 		res := runMemChild(t, bin, "-mode", "run", "-store", store, "-path", filepath.Join(dir, store+".db"))
 		results[store] = res
-		t.Logf("%-5s peak anon %5.1f MiB (Go heap and stacks %4.1f, the rest %4.1f), file %5.1f MiB, shmem %4.1f MiB, VmHWM %6.1f MiB (%d samples); load %v, scan %v, %d reads %v",
-			store, mib(res.Anon), mib(res.Go), mib(res.NotGo), mib(res.File), mib(res.Shmem), mib(res.HWM), res.Samples,
+		t.Logf("%-5s peak anon %5.1f MiB (in the %s; Go heap and stacks %4.1f, in the %s; the rest %4.1f), file %5.1f MiB, shmem %4.1f MiB, VmHWM %6.1f MiB (RSS peak in the %s; %d samples); load %v, scan %v, %d reads %v",
+			store, mib(res.Anon), res.PeakAt.Anon, mib(res.Go), res.PeakAt.Go, mib(res.NotGo), mib(res.File), mib(res.Shmem), mib(res.HWM), res.PeakAt.RSS, res.Samples,
 			res.Load.Round(time.Millisecond), res.Scan.Round(time.Millisecond), res.Found, res.Read.Round(time.Millisecond))
 		require.Equal(t, 1_000_000, res.Scanned, "%s: keys scanned", store)
 		require.Equal(t, 100_000, res.Found, "%s: random reads that found their key", store)

@@ -32,6 +32,9 @@ type Result struct {
 	// and of the Go heap and stacks and the rest (see status).
 	Anon, File, Shmem, RSS, HWM, Go, NotGo int64
 	Samples                                int
+	// PeakAt names the phase (open, load, scan, read, close) in which the
+	// peaks of Anon, Go and RSS were reached (run mode).
+	PeakAt peakedAt
 	// Durations of the phases of the run mode.
 	Load, Scan, Read time.Duration
 	Scanned, Found   int

@@ -25,28 +25,31 @@ func run(path string, opts kvstore.Options, bare bool) (Result, error) {
 	var res Result
 	var err error
 	if bare {
-		err = workload(nil, &res)
+		err = workload(nil, &res, s)
 	} else {
-		err = withStore(path, opts, &res)
+		err = withStore(path, opts, &res, s)
 	}
-	peak, n, serr := s.finish()
+	peak, at, n, serr := s.finish()
 	if err == nil {
 		err = serr
 	}
 	res.Anon, res.File, res.Shmem, res.RSS, res.HWM, res.Samples = peak.Anon, peak.File, peak.Shmem, peak.RSS, peak.HWM, n
 	res.Go, res.NotGo = peak.Go, peak.NotGo
+	res.PeakAt = at
 	return res, err
 }
 
-func withStore(path string, opts kvstore.Options, res *Result) error {
+func withStore(path string, opts kvstore.Options, res *Result, s *sampler) error {
+	s.setPhase("open")
 	st, err := kvstore.Open(path, opts)
 	if err != nil {
 		return err
 	}
-	if err := workload(st.Default(), res); err != nil {
+	if err := workload(st.Default(), res, s); err != nil {
 		_ = st.Close()
 		return err
 	}
+	s.setPhase("close")
 	return st.Close()
 }
 
@@ -66,8 +69,10 @@ func splitmix(x uint64) uint64 {
 }
 
 // workload loads, scans and reads cf; with a nil cf it runs the same loops
-// (keys and values generated alike) without a store.
-func workload(cf *kvstore.ColumnFamily, res *Result) error {
+// (keys and values generated alike) without a store. It names each phase
+// to s.
+func workload(cf *kvstore.ColumnFamily, res *Result, s *sampler) error {
+	s.setPhase("load")
 	keys := make([][]byte, batch)
 	vals := make([][]byte, batch)
 	for i := range keys {
@@ -90,6 +95,7 @@ func workload(cf *kvstore.ColumnFamily, res *Result) error {
 		}
 	}
 	res.Load = time.Since(start)
+	s.setPhase("scan")
 	start = time.Now()
 	k := make([]byte, 16)
 	if cf != nil {
@@ -108,6 +114,7 @@ func workload(cf *kvstore.ColumnFamily, res *Result) error {
 		}
 	}
 	res.Scan = time.Since(start)
+	s.setPhase("read")
 	start = time.Now()
 	for i := range nReads {
 		key(k, splitmix(i+nKeys)%nKeys)

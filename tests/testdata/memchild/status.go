@@ -80,6 +80,8 @@ func readStatus() (status, error) {
 type sampler struct {
 	mu      sync.Mutex
 	peak    status
+	phase   string   // the phase of the workload running (setPhase)
+	at      peakedAt // the phase each peak was reached in
 	samples int
 	err     error
 	stop    chan struct{}
@@ -115,17 +117,41 @@ func (s *sampler) sample() {
 		return
 	}
 	p := &s.peak
+	if st.Anon > p.Anon {
+		s.at.Anon = s.phase
+	}
+	if st.Go > p.Go {
+		s.at.Go = s.phase
+	}
+	if st.RSS > p.RSS {
+		s.at.RSS = s.phase
+	}
 	p.Anon, p.File, p.Shmem = max(p.Anon, st.Anon), max(p.File, st.File), max(p.Shmem, st.Shmem)
 	p.RSS, p.HWM = max(p.RSS, st.RSS), max(p.HWM, st.HWM)
 	p.Go, p.NotGo = max(p.Go, st.Go), max(p.NotGo, st.NotGo)
 	s.samples++
 }
 
+// peakedAt names the phase of the workload (load, scan, read, close) in
+// which a peak was reached.
+type peakedAt struct {
+	Anon, Go, RSS string
+}
+
+// setPhase names the phase of the workload the samples from now on are
+// taken in, after one last sample of the phase that ends.
+func (s *sampler) setPhase(name string) {
+	s.sample()
+	s.mu.Lock()
+	s.phase = name
+	s.mu.Unlock()
+}
+
 // finish stops the sampler and returns the peaks and the number of samples.
-func (s *sampler) finish() (status, int, error) {
+func (s *sampler) finish() (status, peakedAt, int, error) {
 	close(s.stop)
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.peak, s.samples, s.err
+	return s.peak, s.at, s.samples, s.err
 }
