@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,12 @@ const (
 	budgetZeroNotGo = 15 << 19
 	// budgetSmallWhole bounds the whole process's peak (VmHWM: anonymous
 	// and file-backed, the program's own code included) with
-	// kvstore.SmallDevice().
+	// kvstore.SmallDevice() in a program that sets the Go runtime's share
+	// as SmallDevice's documentation says a small device's program does
+	// (smallDeviceEnv). Without it the peak is the Go heap's during the
+	// copying scan, which the collector's pacing sets: the same binary
+	// measured 17.2 to 24.9 MiB as the machine's load went from 2 to 7
+	// (docs/memory.md), a bound on the machine rather than on the store.
 	budgetSmallWhole = 20 << 20
 	// budgetSmallNotGo is budgetZeroNotGo for kvstore.SmallDevice().
 	budgetSmallNotGo = 5 << 20
@@ -37,6 +43,11 @@ const (
 	// program's code, no pages of the database file.
 	budgetSmallFileOver = 5 << 20
 )
+
+// smallDeviceEnv is the environment of the "small-limit" run: the Go
+// runtime's share of a small device's program, set by the program as
+// docs/memory.md describes (a library must not set it).
+var smallDeviceEnv = []string{"GOMEMLIMIT=6MiB"}
 
 // memResult is what the memchild program prints (see its Result).
 type memResult struct {
@@ -81,8 +92,16 @@ func memChild(t *testing.T) string {
 // runMemChild runs the program with args and decodes what it prints.
 func runMemChild(t *testing.T, bin string, args ...string) memResult {
 	t.Helper()
+	return runMemChildEnv(t, bin, nil, args...)
+}
+
+// runMemChildEnv is runMemChild with env added to the program's
+// environment.
+func runMemChildEnv(t *testing.T, bin string, env []string, args ...string) memResult {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "memchild %v: %s", args, stderr.String())
 	var res memResult
@@ -92,39 +111,49 @@ func runMemChild(t *testing.T, bin string, args ...string) memResult {
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
-// TestMemoryBudget runs the workload three times, each in a fresh process:
+// TestMemoryBudget runs the workload four times, each in a fresh process:
 // without a store (what the Go runtime and the program take on their own),
-// with zero Options and with kvstore.SmallDevice(), and holds the last two
+// with zero Options, with kvstore.SmallDevice(), and with SmallDevice in a
+// program that sets GOMEMLIMIT (smallDeviceEnv), and holds the last three
 // to the budgets of docs/memory.md.
 func TestMemoryBudget(t *testing.T) {
 	bin := memChild(t)
 	dir := t.TempDir()
 	results := map[string]memResult{}
-	for _, store := range []string{"none", "zero", "small"} {
-		res := runMemChild(t, bin, "-mode", "run", "-store", store, "-path", filepath.Join(dir, store+".db"))
-		results[store] = res
-		t.Logf("%-5s peak anon %5.1f MiB (in the %s; Go heap and stacks %4.1f, in the %s; the rest %4.1f), file %5.1f MiB, shmem %4.1f MiB, VmHWM %6.1f MiB (RSS peak in the %s; %d samples); load %v, scan %v, %d reads %v",
-			store, mib(res.Anon), res.PeakAt.Anon, mib(res.Go), res.PeakAt.Go, mib(res.NotGo), mib(res.File), mib(res.Shmem), mib(res.HWM), res.PeakAt.RSS, res.Samples,
+	for _, run := range []string{"none", "zero", "small", "small-limit"} {
+		store, env := run, []string(nil)
+		if run == "small-limit" {
+			store, env = "small", smallDeviceEnv
+		}
+		res := runMemChildEnv(t, bin, env, "-mode", "run", "-store", store, "-path", filepath.Join(dir, run+".db"))
+		results[run] = res
+		t.Logf("%-11s peak anon %5.1f MiB (in the %s; Go heap and stacks %4.1f, in the %s; the rest %4.1f), file %5.1f MiB, shmem %4.1f MiB, VmHWM %6.1f MiB (RSS peak in the %s; %d samples); load %v, scan %v, %d reads %v",
+			run, mib(res.Anon), res.PeakAt.Anon, mib(res.Go), res.PeakAt.Go, mib(res.NotGo), mib(res.File), mib(res.Shmem), mib(res.HWM), res.PeakAt.RSS, res.Samples,
 			res.Load.Round(time.Millisecond), res.Scan.Round(time.Millisecond), res.Found, res.Read.Round(time.Millisecond))
-		require.Equal(t, 1_000_000, res.Scanned, "%s: keys scanned", store)
-		require.Equal(t, 100_000, res.Found, "%s: random reads that found their key", store)
-		if store != "none" {
-			require.Greater(t, res.Samples, 10, "%s: samples of /proc/self/status", store)
+		require.Equal(t, 1_000_000, res.Scanned, "%s: keys scanned", run)
+		require.Equal(t, 100_000, res.Found, "%s: random reads that found their key", run)
+		if run != "none" {
+			require.Greater(t, res.Samples, 10, "%s: samples of /proc/self/status", run)
 		}
 	}
-	none, zero, small := results["none"], results["zero"], results["small"]
+	none, zero, small, limited := results["none"], results["zero"], results["small"], results["small-limit"]
 	require.LessOrEqual(t, zero.Anon, int64(budgetZeroAnon),
 		"zero Options: peak anonymous memory %.1f MiB is over %.0f MiB (the program without a store: %.1f MiB)",
 		mib(zero.Anon), mib(budgetZeroAnon), mib(none.Anon))
 	require.LessOrEqual(t, zero.NotGo, int64(budgetZeroNotGo),
 		"zero Options: peak anonymous memory outside the Go heap and stacks %.1f MiB is over %.1f MiB", mib(zero.NotGo), mib(budgetZeroNotGo))
-	require.LessOrEqual(t, small.HWM, int64(budgetSmallWhole),
-		"SmallDevice: peak resident memory %.1f MiB is over %.0f MiB (anonymous %.1f, file-backed %.1f; the program without a store: %.1f)",
-		mib(small.HWM), mib(budgetSmallWhole), mib(small.Anon), mib(small.File), mib(none.HWM))
-	require.LessOrEqual(t, small.NotGo, int64(budgetSmallNotGo),
-		"SmallDevice: peak anonymous memory outside the Go heap and stacks %.1f MiB is over %.1f MiB", mib(small.NotGo), mib(budgetSmallNotGo))
-	require.LessOrEqual(t, small.File-none.File, int64(budgetSmallFileOver),
-		"SmallDevice: file-backed peak %.1f MiB, %.1f MiB over the program without a store", mib(small.File), mib(small.File-none.File))
+	require.LessOrEqual(t, limited.HWM, int64(budgetSmallWhole),
+		"SmallDevice, %v: peak resident memory %.1f MiB is over %.0f MiB (anonymous %.1f, file-backed %.1f; the program without a store: %.1f)",
+		smallDeviceEnv, mib(limited.HWM), mib(budgetSmallWhole), mib(limited.Anon), mib(limited.File), mib(none.HWM))
+	for _, r := range []struct {
+		name string
+		res  memResult
+	}{{"SmallDevice", small}, {fmt.Sprintf("SmallDevice, %v", smallDeviceEnv), limited}} {
+		require.LessOrEqual(t, r.res.NotGo, int64(budgetSmallNotGo),
+			"%s: peak anonymous memory outside the Go heap and stacks %.1f MiB is over %.1f MiB", r.name, mib(r.res.NotGo), mib(budgetSmallNotGo))
+		require.LessOrEqual(t, r.res.File-none.File, int64(budgetSmallFileOver),
+			"%s: file-backed peak %.1f MiB, %.1f MiB over the program without a store", r.name, mib(r.res.File), mib(r.res.File-none.File))
+	}
 }
 
 // TestMemoryUnits measures what one open store, one reader connection (after
