@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -101,6 +102,8 @@ func (w *walWatch) run() {
 				return
 			}
 			w.fire() // unknown: let the readers look
+			// and do not spin on an error that stays
+			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		hit := false
