@@ -233,6 +233,24 @@ func BenchmarkTailLatency(b *testing.B) {
 	onBothHandles(b, tailLatency)
 }
 
+// delivered waits for the reader's report of the change just committed
+// on got and returns how long after now it came.
+func delivered(b *testing.B, got <-chan time.Time) time.Duration {
+	t := time.Now()
+	at, ok := <-got
+	if !ok {
+		b.Fatal("reader ended")
+	}
+	return max(at.Sub(t), 0)
+}
+
+// reportLatency sorts lat and reports its median and 99th percentile.
+func reportLatency(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
 // onBothHandles runs bench as two sub-benchmarks on a store with a feed:
 // the writer w on the reader's handle s (same-handle), and on another
 // handle of the same file (other-handle, as another process would be).
@@ -273,16 +291,9 @@ func tailLatency(b *testing.B, s, w *kvstore.Store) {
 		if err := w.Put(benchKey(i), val); err != nil {
 			b.Fatal(err)
 		}
-		t := time.Now()
-		at, ok := <-got
-		if !ok {
-			b.Fatal("reader ended")
-		}
-		lat = append(lat, max(at.Sub(t), 0))
+		lat = append(lat, delivered(b, got))
 	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	reportLatency(b, lat)
 }
 
 // BenchmarkIdleTail measures the CPU of a process whose Reader waits on a
@@ -361,16 +372,9 @@ func BenchmarkIdleTailLatency(b *testing.B) {
 		if err := w.Put(benchKey(i), []byte("v")); err != nil {
 			b.Fatal(err)
 		}
-		t := time.Now()
-		at, ok := <-got
-		if !ok {
-			b.Fatal("reader ended")
-		}
-		lat = append(lat, max(at.Sub(t), 0))
+		lat = append(lat, delivered(b, got))
 	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	reportLatency(b, lat)
 }
 
 // BenchmarkTrimSteady holds a feed of 20,000 changes (4-byte-or-so keys,
@@ -529,9 +533,7 @@ func BenchmarkTailLatencyUnderLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		reportLatency(b, lat)
 		b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
 	})
 }
