@@ -26,35 +26,9 @@ func TestHundredReadersAtTheHeadReceiveEveryChangeOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	prefixes := []string{"", "a/", "b/"}
-	type result struct {
-		evs  []ev
-		seqs []int64
-		err  error
-	}
-	results := make([]result, 100)
-	var wg sync.WaitGroup
-	for i := range results {
-		p := prefixes[i%3]
-		r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{Filter: changefeed.Filter{Prefix: []byte(p)}, Batch: 1 + i%7})
-		require.NoError(t, err)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := &results[i]
-			for {
-				ch, err := r.Next(ctx)
-				if err != nil {
-					res.err = err
-					return
-				}
-				res.evs = append(res.evs, evOf(ch))
-				res.seqs = append(res.seqs, ch.Seq)
-				if string(ch.Key) == p+"end" {
-					return
-				}
-			}
-		}()
-	}
+	wait := hundredReaders(t, ctx, s, from, prefixes,
+		func(i int) changefeed.ReaderOptions { return changefeed.ReaderOptions{Batch: 1 + i%7} },
+		func(p string, got []changefeed.Change) bool { return string(got[len(got)-1].Key) == p+"end" })
 	var want []ev // the committed history, in order
 	put := func(tx *kvstore.Tx, k string) {
 		if tx == nil {
@@ -83,20 +57,21 @@ func TestHundredReadersAtTheHeadReceiveEveryChangeOnce(t *testing.T) {
 		}
 		return nil
 	}))
-	wg.Wait()
-	for i, res := range results {
-		require.NoError(t, res.err, "reader %d", i)
+	for i, got := range wait() {
 		p := prefixes[i%3]
-		var wantP []ev
-		var wantSeqs []int64
+		var wantP, evs []ev
+		var wantSeqs, seqs []int64
 		for j, e := range want {
 			if strings.HasPrefix(e.Key, p) {
 				wantP = append(wantP, e)
 				wantSeqs = append(wantSeqs, from.Seq+int64(j))
 			}
 		}
-		require.Equal(t, wantP, res.evs, "reader %d (prefix %q)", i, p)
-		require.Equal(t, wantSeqs, res.seqs, "reader %d (prefix %q)", i, p)
+		for _, ch := range got {
+			evs, seqs = append(evs, evOf(ch)), append(seqs, ch.Seq)
+		}
+		require.Equal(t, wantP, evs, "reader %d (prefix %q)", i, p)
+		require.Equal(t, wantSeqs, seqs, "reader %d (prefix %q)", i, p)
 	}
 }
 
@@ -171,36 +146,13 @@ func TestHundredReadersUnderAStreamOfCommitsReceiveEveryChangeOnce(t *testing.T)
 
 	const writers, perWriter = 4, 300
 	prefixes := []string{"", "w0/", "w3/"}
-	type result struct {
-		seqs []int64
-		keys []string
-		err  error
-	}
-	results := make([]result, 100)
-	var wg sync.WaitGroup
-	for i := range results {
-		p := prefixes[i%3]
-		r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{Filter: changefeed.Filter{Prefix: []byte(p)}, Batch: 1 + i%5, Poll: time.Hour})
-		require.NoError(t, err)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := &results[i]
-			want := perWriter * writers
-			if p != "" {
-				want = perWriter
-			}
-			for len(res.keys) < want {
-				ch, err := r.Next(ctx)
-				if err != nil {
-					res.err = err
-					return
-				}
-				res.seqs = append(res.seqs, ch.Seq)
-				res.keys = append(res.keys, string(ch.Key))
-			}
-		}()
-	}
+	wait := hundredReaders(t, ctx, s, from, prefixes,
+		func(i int) changefeed.ReaderOptions {
+			return changefeed.ReaderOptions{Batch: 1 + i%5, Poll: time.Hour}
+		},
+		func(p string, got []changefeed.Change) bool {
+			return p == "" && len(got) == perWriter*writers || p != "" && len(got) == perWriter
+		})
 	var ww sync.WaitGroup
 	for w := range writers {
 		ww.Add(1)
@@ -215,7 +167,7 @@ func TestHundredReadersUnderAStreamOfCommitsReceiveEveryChangeOnce(t *testing.T)
 		}()
 	}
 	ww.Wait()
-	wg.Wait()
+	received := wait()
 
 	// The history as the log holds it, read in one pass.
 	all, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
@@ -230,11 +182,13 @@ func TestHundredReadersUnderAStreamOfCommitsReceiveEveryChangeOnce(t *testing.T)
 		hist = append(hist, chs...)
 	}
 	require.Len(t, hist, writers*perWriter)
-	for i, res := range results {
-		require.NoError(t, res.err, "reader %d", i)
+	for i, got := range received {
 		p := prefixes[i%3]
-		var seqs []int64
-		var keys []string
+		var seqs, gotSeqs []int64
+		var keys, gotKeys []string
+		for _, ch := range got {
+			gotSeqs, gotKeys = append(gotSeqs, ch.Seq), append(gotKeys, string(ch.Key))
+		}
 		for j, c := range hist {
 			require.Equal(t, from.Seq+int64(j), c.Seq, "the log's history has no gap")
 			if strings.HasPrefix(string(c.Key), p) {
@@ -242,8 +196,8 @@ func TestHundredReadersUnderAStreamOfCommitsReceiveEveryChangeOnce(t *testing.T)
 				keys = append(keys, string(c.Key))
 			}
 		}
-		require.Equal(t, keys, res.keys, "reader %d (prefix %q)", i, p)
-		require.Equal(t, seqs, res.seqs, "reader %d (prefix %q)", i, p)
+		require.Equal(t, keys, gotKeys, "reader %d (prefix %q)", i, p)
+		require.Equal(t, seqs, gotSeqs, "reader %d (prefix %q)", i, p)
 	}
 }
 
@@ -284,5 +238,42 @@ func TestLoneCommitOnAQuietStoreWakesAReaderAtOnce(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("the commit did not wake the reader")
 		}
+	}
+}
+
+// hundredReaders starts 100 readers of s from from, reader i filtered by
+// the prefix prefixes[i%len(prefixes)], with the options opts(i); each
+// calls Next until done(its prefix, what it received) or an error. wait
+// waits for them all, fails the test on a reader's error, and returns what
+// each received.
+func hundredReaders(t *testing.T, ctx context.Context, s *kvstore.Store, from changefeed.Position, prefixes []string,
+	opts func(i int) changefeed.ReaderOptions, done func(prefix string, got []changefeed.Change) bool) (wait func() [][]changefeed.Change) {
+	t.Helper()
+	got := make([][]changefeed.Change, 100)
+	errs := make([]error, 100)
+	var wg sync.WaitGroup
+	for i := range got {
+		p := prefixes[i%len(prefixes)]
+		o := opts(i)
+		o.Filter = changefeed.Filter{Prefix: []byte(p)}
+		r, err := changefeed.NewReader(ctx, s, from, o)
+		require.NoError(t, err)
+		wg.Go(func() {
+			for len(got[i]) == 0 || !done(p, got[i]) {
+				ch, err := r.Next(ctx)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				got[i] = append(got[i], ch)
+			}
+		})
+	}
+	return func() [][]changefeed.Change {
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "reader %d", i)
+		}
+		return got
 	}
 }
