@@ -18,12 +18,7 @@ import (
 // filtered ones exactly their changes, while lone puts, transactions and
 // deletes commit.
 func TestHundredReadersAtTheHeadReceiveEveryChangeOnce(t *testing.T) {
-	s, _, _ := openStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{KeepValues: true}))
-	from, err := changefeed.Now(ctx, s)
-	require.NoError(t, err)
+	s, ctx, from := feedAtNow(t, changefeed.Options{KeepValues: true})
 
 	prefixes := []string{"", "a/", "b/"}
 	wait := hundredReaders(t, ctx, s, from, prefixes,
@@ -137,12 +132,7 @@ func TestReaderBehindATrimIsCompactedWithTheCacheWarm(t *testing.T) {
 // filtered ones exactly their prefix's part of it. Their poll of the file
 // is an hour: a wake-up lost by this process would hang them.
 func TestHundredReadersUnderAStreamOfCommitsReceiveEveryChangeOnce(t *testing.T) {
-	s, _, _ := openStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
-	from, err := changefeed.Now(ctx, s)
-	require.NoError(t, err)
+	s, ctx, from := feedAtNow(t, changefeed.Options{})
 
 	const writers, perWriter = 4, 300
 	prefixes := []string{"", "w0/", "w3/"}
@@ -208,12 +198,7 @@ func TestHundredReadersUnderAStreamOfCommitsReceiveEveryChangeOnce(t *testing.T)
 // wake-up closely; internal/changelog's tests check it delivers a commit
 // after a quiet spell at once).
 func TestLoneCommitOnAQuietStoreWakesAReaderAtOnce(t *testing.T) {
-	s, _, _ := openStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
-	from, err := changefeed.Now(ctx, s)
-	require.NoError(t, err)
+	s, ctx, from := feedAtNow(t, changefeed.Options{})
 	r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{Poll: time.Hour})
 	require.NoError(t, err)
 	for i := range 5 {
@@ -276,4 +261,18 @@ func hundredReaders(t *testing.T, ctx context.Context, s *kvstore.Store, from ch
 		}
 		return got
 	}
+}
+
+// feedAtNow opens a store with a feed on its default column family and
+// returns it, a context that ends with the test (a minute at most), and
+// the feed's position now.
+func feedAtNow(t *testing.T, o changefeed.Options) (*kvstore.Store, context.Context, changefeed.Position) {
+	t.Helper()
+	s, _, _ := openStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	require.NoError(t, changefeed.Enable(ctx, s, "default", o))
+	from, err := changefeed.Now(ctx, s)
+	require.NoError(t, err)
+	return s, ctx, from
 }
