@@ -250,25 +250,22 @@ func (c *Conn) SetExpiry(t *layout.Objects, key, exp []byte, keyCrc, flip int64)
 	if !ParseRecord(rec, f[:]) || f[1].Kind != KindBlob || f[2].Kind != KindInt {
 		return false, false, nil // left to SQL, which reports what it finds
 	}
-	// The value stays in the page while the other trees change; the new
-	// record is built from it before the data tree is written.
+	// The value stays in the page until the new record is built from it,
+	// before the data tree is written, in the place the seek found.
 	value := f[1].Bytes
 	if value == nil {
 		value = []byte{}
 	}
-	rc = c.dropTTL(bt, r, key, exp == nil)
-	var tail []byte
-	if exp != nil {
-		tail = joinCopy(c.copyBuf[:], exp, keyCrc)
+	if exp == nil {
+		rc = c.putRowAt(curData, key, value, f[2].Int^flip, true, 1, nil, true, 0)
+		if rc == sqlite3.SQLITE_OK {
+			rc = c.dropTTL(bt, r, key, true)
+		}
+		return true, true, c.end(rc)
 	}
+	rc = c.putRowAt(curData, key, value, f[2].Int^flip, true, 1, joinCopy(c.copyBuf[:], exp, keyCrc), true, 0)
 	if rc == sqlite3.SQLITE_OK {
-		rc = c.putRowTail(curData, key, value, f[2].Int^flip, true, 1, tail)
-	}
-	if rc == sqlite3.SQLITE_OK && exp != nil {
-		rc = c.putRow(curKeys, key, exp, keyCrc, true, 1)
-	}
-	if rc == sqlite3.SQLITE_OK && exp != nil {
-		rc = c.putRow(curExpiry, exp, key, 0, false, 2)
+		rc = c.replaceTTL(bt, r, key, exp, keyCrc)
 	}
 	return true, true, c.end(rc)
 }
