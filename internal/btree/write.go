@@ -55,12 +55,6 @@ func (c *Conn) openTTL(bt uintptr, r resolved) int32 {
 //	DELETE FROM expiry WHERE expire_ms = (SELECT expire_ms FROM keys WHERE key = k) AND key = k;
 //	DELETE FROM keys WHERE key = k;
 func (c *Conn) clearTTL(bt uintptr, r resolved, key []byte) int32 {
-	return c.dropTTL(bt, r, key, true)
-}
-
-// dropTTL removes key's expiry index row and, with keysRow set, its key
-// index row (PutTTL replaces that one in place instead).
-func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
 	if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
@@ -85,10 +79,8 @@ func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
 			exp = bytes.Clone(f[1].Bytes)
 		}
 	}
-	if keysRow {
-		if rc := btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
-			return rc
-		}
+	if rc := btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
+		return rc
 	}
 	if !hasExp {
 		return sqlite3.SQLITE_OK // no expiry row can match a NULL
@@ -259,7 +251,7 @@ func (c *Conn) SetExpiry(t *layout.Objects, key, exp []byte, keyCrc, flip int64)
 	if exp == nil {
 		rc = c.putRowAt(curData, key, value, f[2].Int^flip, true, 1, nil, true, 0)
 		if rc == sqlite3.SQLITE_OK {
-			rc = c.dropTTL(bt, r, key, true)
+			rc = c.clearTTL(bt, r, key)
 		}
 		return true, true, c.end(rc)
 	}
