@@ -75,7 +75,7 @@ type Change struct {
 	Expiry time.Time // the deadline of a put with TTL, set_ttl or expired; zero otherwise
 }
 
-func fromLog(c changelog.Change) Change {
+func fromLog(c *changelog.Change) Change {
 	ch := Change{Seq: c.Seq, Tx: c.Tx, At: time.UnixMilli(c.AtMs), CF: c.CF, Op: Op(c.Op), Key: c.Key, Value: c.Value}
 	if c.ExpiryMs != changelog.NoExpiry {
 		ch.Expiry = time.UnixMilli(c.ExpiryMs)
