@@ -125,3 +125,31 @@ func TestTrimAndCompacted(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrInvalidArgument)
 	require.NoError(t, tx.Rollback())
 }
+
+// Read returns the changes from a sequence, at most its limit, and a
+// limit that changes from call to call (a refresh of the readers' window
+// asks for what committed since the last) does not compile its statement
+// again: SQLite recompiles a statement whose bound LIMIT changes.
+func TestReadLimitKeepsItsStatement(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		fill(t, db, Change{CF: "x", Op: OpPut, Key: []byte(k), ExpiryMs: NoExpiry})
+	}
+	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+		_, _, err := read(ctx, c, 1, 5) // compiled on first use
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			from  int64
+			limit int
+			want  []int64
+		}{{1, 1, []int64{1}}, {2, 3, []int64{2, 3, 4}}, {4, 7, []int64{4, 5}}, {0, 2, []int64{1, 2}}, {6, 4, []int64{}}, {3, 0, []int64{}}} {
+			got, recompiled, err := read(ctx, c, tc.from, tc.limit)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, seqs(got), "from %d, limit %d", tc.from, tc.limit)
+			require.False(t, recompiled, "from %d, limit %d", tc.from, tc.limit)
+		}
+		return nil
+	}))
+}
