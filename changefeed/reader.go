@@ -37,11 +37,15 @@ type Reader struct {
 	opts ReaderOptions
 	pos  changelog.Position
 	m    *changelog.Matcher // opts.Filter's
-	// buf is the next changes: the shared window's (shared: decoded once
-	// for every reader, never written; changes the filter skips may be
-	// among them, and Next copies the keys and values it hands out into
-	// arena), or a page read through SQL (the reader's own).
+	// buf is the next changes: a page of the shared window's (shared:
+	// its changes copied into page, but their keys and values are the
+	// window's, decoded once for every reader and never written; changes
+	// the filter skips may be among them, and Next copies the keys and
+	// values it hands out into arena), or a page read through SQL (the
+	// reader's own). The copy keeps a reader that is slow to use its page
+	// from keeping the window's whole array in memory.
 	buf    []changelog.Change
+	page   []changelog.Change
 	shared bool
 	arena  []byte
 	// bufNext is where the read that filled buf ends: the position once
@@ -266,7 +270,8 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 		if r.pos.Epoch == nil {
 			r.pos.Epoch = bytes.Clone(cr.Epoch)
 		}
-		r.buf, r.bufNext, r.shared = cr.Chs, cr.Next, true
+		r.page = append(r.page[:0], cr.Chs...)
+		r.buf, r.bufNext, r.shared = r.page, cr.Next, true
 		if len(cr.Chs) == 0 {
 			r.pos.Seq = cr.Next
 		}
