@@ -153,3 +153,36 @@ func TestReadLimitKeepsItsStatement(t *testing.T) {
 		return nil
 	}))
 }
+
+// A filtered read whose limit or filter changes from call to call (readers
+// of different page sizes and filters share the store's connections) does
+// not compile its statement again, and returns the same changes as a read
+// that compiled it.
+func TestReadFilteredKeepsItsStatement(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	for _, k := range []string{"a1", "b1", "a2", "b2", "a3"} {
+		fill(t, db, Change{CF: k[:1], Op: OpPut, Key: []byte(k), ExpiryMs: NoExpiry})
+	}
+	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+		_, _, err := queryFiltered(ctx, c, 1, "", nil, nil, 5) // compiled on first use
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			limit int
+			cf    string
+			pfx   string
+			want  []int64
+		}{{1, "", "", []int64{1}}, {3, "", "", []int64{1, 2, 3}}, {2, "a", "", []int64{1, 3}}, {7, "", "a", []int64{1, 3, 5}}, {2, "b", "b", []int64{2, 4}}, {4, "a", "b", []int64{}}} {
+			var pfx, end any
+			if tc.pfx != "" {
+				pfx, end = []byte(tc.pfx), []byte{tc.pfx[0] + 1}
+			}
+			got, recompiled, err := queryFiltered(ctx, c, 1, tc.cf, pfx, end, tc.limit)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, seqs(got), "limit %d, cf %q, prefix %q", tc.limit, tc.cf, tc.pfx)
+			require.False(t, recompiled, "limit %d, cf %q, prefix %q", tc.limit, tc.cf, tc.pfx)
+		}
+		return nil
+	}))
+}
