@@ -493,49 +493,82 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 // reader's store handle (woken by the commit hook) or on another handle of
 // the file (as another process: the reader polls). p50 and p99.
 func BenchmarkTailLatencyUnderLoad(b *testing.B) {
-	onBothHandles(b, func(b *testing.B, s, w *kvstore.Store) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		r := readerAtNow(ctx, b, s)
-		n := b.N
-		returned := make([]atomic.Int64, n) // UnixNano of each Put's return
-		lat := make([]time.Duration, 0, n)
-		done := make(chan error, 1)
-		go func() {
-			for len(lat) < n {
-				c, err := r.Next(ctx)
-				if err != nil {
-					done <- err
-					return
-				}
-				at := time.Now()
-				i := int(binary.BigEndian.Uint64(c.Key[4:]))
-				for returned[i].Load() == 0 { // the hook may wake it before Put returns
-					runtime.Gosched()
-				}
-				lat = append(lat, max(at.Sub(time.Unix(0, returned[i].Load())), 0))
+	onBothHandles(b, func(b *testing.B, s, w *kvstore.Store) { tailUnderLoad(b, s, w, 0) })
+}
+
+// BenchmarkTailLatencyUnderLoadWithReaders is BenchmarkTailLatencyUnderLoad
+// on the reader's handle with 99 more Readers tailing the store in the
+// process, each a goroutine looping on Next: the latency of one of 100.
+func BenchmarkTailLatencyUnderLoadWithReaders(b *testing.B) {
+	s := benchStore(b, true, false)
+	tailUnderLoad(b, s, s, 99)
+}
+
+// tailUnderLoad is the body of the latency-under-load benchmarks: the
+// measured reader on s, others more tailing s, the writer on w.
+func tailUnderLoad(b *testing.B, s, w *kvstore.Store, others int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := readerAtNow(ctx, b, s)
+	wait := tailers(ctx, b, s, others)
+	defer func() { cancel(); wait() }()
+	n := b.N
+	returned := make([]atomic.Int64, n) // UnixNano of each Put's return
+	lat := make([]time.Duration, 0, n)
+	done := make(chan error, 1)
+	go func() {
+		for len(lat) < n {
+			c, err := r.Next(ctx)
+			if err != nil {
+				done <- err
+				return
 			}
-			done <- nil
-		}()
-		val := make([]byte, 100)
-		tick := time.NewTicker(500 * time.Microsecond)
-		defer tick.Stop()
-		b.ResetTimer()
-		for i := range n {
-			<-tick.C
-			key := binary.BigEndian.AppendUint64([]byte("lat:"), uint64(i))
-			if err := w.Put(key, val); err != nil {
-				b.Fatal(err)
+			at := time.Now()
+			i := int(binary.BigEndian.Uint64(c.Key[4:]))
+			for returned[i].Load() == 0 { // the hook may wake it before Put returns
+				runtime.Gosched()
 			}
-			returned[i].Store(time.Now().UnixNano())
+			lat = append(lat, max(at.Sub(time.Unix(0, returned[i].Load())), 0))
 		}
-		if err := <-done; err != nil {
+		done <- nil
+	}()
+	val := make([]byte, 100)
+	tick := time.NewTicker(500 * time.Microsecond)
+	defer tick.Stop()
+	b.ResetTimer()
+	for i := range n {
+		<-tick.C
+		key := binary.BigEndian.AppendUint64([]byte("lat:"), uint64(i))
+		if err := w.Put(key, val); err != nil {
 			b.Fatal(err)
 		}
-		b.StopTimer()
-		reportLatency(b, lat)
-		b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
-	})
+		returned[i].Store(time.Now().UnixNano())
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
+}
+
+// tailers starts n Readers of s's feed from now, each a goroutine looping
+// on Next until ctx ends; the function returned waits for them to end.
+func tailers(ctx context.Context, b *testing.B, s *kvstore.Store, n int) func() {
+	var wg sync.WaitGroup
+	for range n {
+		r := readerAtNow(ctx, b, s)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if _, err := r.Next(ctx); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	return wg.Wait
 }
 
 // BenchmarkExpiryEvents measures how late expiry events arrive with the

@@ -63,7 +63,8 @@ const (
 // "clear_ttl", "expired", "create_cf", "drop_cf".
 func (o Op) String() string { return changelog.Op(o).String() }
 
-// Change is one committed change.
+// Change is one committed change. The caller owns the Key and Value a
+// Reader returns: no other reader and no later call shares or writes them.
 type Change struct {
 	Seq    int64     // its position in the feed, from 1, in commit order, no gap
 	Tx     int64     // its transaction's id: the Seq of the transaction's first change
@@ -75,7 +76,7 @@ type Change struct {
 	Expiry time.Time // the deadline of a put with TTL, set_ttl or expired; zero otherwise
 }
 
-func fromLog(c changelog.Change) Change {
+func fromLog(c *changelog.Change) Change {
 	ch := Change{Seq: c.Seq, Tx: c.Tx, At: time.UnixMilli(c.AtMs), CF: c.CF, Op: Op(c.Op), Key: c.Key, Value: c.Value}
 	if c.ExpiryMs != changelog.NoExpiry {
 		ch.Expiry = time.UnixMilli(c.ExpiryMs)

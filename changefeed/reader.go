@@ -36,10 +36,18 @@ type Reader struct {
 	fs   *changelog.Feeds
 	opts ReaderOptions
 	pos  changelog.Position
-	buf  []changelog.Change
-	// bufs is buf's backing array, reused by the next read from the
-	// shared window (Next hands out copies of its elements).
-	bufs []changelog.Change
+	m    *changelog.Matcher // opts.Filter's
+	// buf is the next changes: a page of the shared window's (shared:
+	// its changes copied into page, but their keys and values are the
+	// window's, decoded once for every reader and never written; changes
+	// the filter skips may be among them, and Next copies the keys and
+	// values it hands out into arena), or a page read through SQL (the
+	// reader's own). The copy keeps a reader that is slow to use its page
+	// from keeping the window's whole array in memory.
+	buf    []changelog.Change
+	page   []changelog.Change
+	shared bool
+	arena  []byte
 	// bufNext is where the read that filled buf ends: the position once
 	// buf is consumed.
 	bufNext int64
@@ -77,7 +85,7 @@ func NewReader(ctx context.Context, store *kvstore.Store, from Position, opts Re
 	}
 	// A commit while no reader leads wakes those waiting for a refresh.
 	fs.Notify.SetOrphan(fs.Pages.WakeLeaderless)
-	return &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from)}, nil
+	return &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from), m: changelog.Filter(opts.Filter).Matcher()}, nil
 }
 
 // Position returns where the Reader goes on from: after the last change
@@ -108,66 +116,99 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 	// through its read, so that the readers that come to wait meanwhile
 	// wait for the refresh it makes.
 	leading := false
-	for len(r.buf) == 0 {
-		if r.closed.Load() {
-			if leading {
-				r.fs.Pages.Unlead(true)
+	for {
+		for len(r.buf) == 0 {
+			if r.closed.Load() {
+				if leading {
+					r.fs.Pages.Unlead(true)
+				}
+				return Change{}, wrap("next", ErrClosed)
 			}
-			return Change{}, wrap("next", ErrClosed)
-		}
-		if !r.atEnd {
-			n, err := r.fill(ctx, minFill)
-			if leading {
-				r.fs.Pages.Unlead(err != nil)
-				leading = false
+			if !r.atEnd {
+				n, err := r.fill(ctx, minFill)
+				if leading {
+					r.fs.Pages.Unlead(err != nil)
+					leading = false
+				}
+				if err != nil {
+					return Change{}, wrap("next", err)
+				}
+				if len(r.buf) > 0 || (n > 0 && !r.atEnd) {
+					continue
+				}
+			}
+			// Nothing more as of the last read, whose wake-ups were taken
+			// before it: a commit or a window since has closed them.
+			r.atEnd = false
+			// A window whose refresh begins from now on saw the file as of
+			// now or later: it serves this reader after the wait.
+			minFill = r.fs.Pages.Fills() + 1
+			// One waiting reader (the leader) is woken by the commit; its
+			// next read refreshes the shared window, which wakes the others.
+			// Each still polls the commit mark, for other processes' commits.
+			var err error
+			if r.fs.Pages.Lead() {
+				// The leader reads as of now once woken: when something
+				// has committed since the window, it refreshes it, which
+				// wakes the others (a window another reader published
+				// meanwhile may not hold the commit that woke it).
+				minFill = 0
+				wake := r.fs.Notify.ChangedSince(r.seen)
+				err = r.waiter.Wait(ctx, r.db, wake, r.mark, r.markOK, r.opts.Poll)
+				if err == nil {
+					// Commits that stream are gathered into one refresh
+					// per interval (changelog.WakeInterval).
+					r.fs.Notify.Hold(r.seen)
+					leading = true
+				} else {
+					r.fs.Pages.Unlead(true)
+				}
+			} else {
+				err = r.waiter.Wait(ctx, r.db, r.pub, r.mark, r.markOK, r.opts.Poll)
 			}
 			if err != nil {
 				return Change{}, wrap("next", err)
 			}
-			if len(r.buf) > 0 || (n > 0 && !r.atEnd) {
-				continue
-			}
 		}
-		// Nothing more as of the last read, whose wake-ups were taken
-		// before it: a commit or a window since has closed them.
-		r.atEnd = false
-		// A window whose refresh begins from now on saw the file as of
-		// now or later: it serves this reader after the wait.
-		minFill = r.fs.Pages.Fills() + 1
-		// One waiting reader (the leader) is woken by the commit; its
-		// next read refreshes the shared window, which wakes the others.
-		// Each still polls the commit mark, for other processes' commits.
-		var err error
-		if r.fs.Pages.Lead() {
-			// The leader reads as of now once woken: when something
-			// has committed since the window, it refreshes it, which
-			// wakes the others (a window another reader published
-			// meanwhile may not hold the commit that woke it).
-			minFill = 0
-			wake := r.fs.Notify.ChangedSince(r.seen)
-			err = r.waiter.Wait(ctx, r.db, wake, r.mark, r.markOK, r.opts.Poll)
-			if err == nil {
-				// Commits that stream are gathered into one refresh
-				// per interval (changelog.WakeInterval).
-				r.fs.Notify.Hold(r.seen)
-				leading = true
-			} else {
-				r.fs.Pages.Unlead(true)
-			}
-		} else {
-			err = r.waiter.Wait(ctx, r.db, r.pub, r.mark, r.markOK, r.opts.Poll)
+		c := &r.buf[0]
+		r.buf = r.buf[1:]
+		r.pos.Seq = c.Seq + 1
+		if len(r.buf) == 0 {
+			r.pos.Seq = r.bufNext
 		}
-		if err != nil {
-			return Change{}, wrap("next", err)
+		if r.shared && !r.m.Match(c) {
+			continue
 		}
+		return r.give(c), nil
 	}
-	ch := r.buf[0]
-	r.buf = r.buf[1:]
-	r.pos.Seq = ch.Seq + 1
-	if len(r.buf) == 0 {
-		r.pos.Seq = r.bufNext
+}
+
+// arenaSize is the size of the blocks a Reader copies the keys and values
+// it hands out into from the shared window.
+const arenaSize = 4096
+
+// give returns c as the caller's Change: its key and value copied, when c
+// is the shared window's, into the reader's current block (a caller may
+// keep or change them; they share a block with other changes' bytes, never
+// with another reader's).
+func (r *Reader) give(c *changelog.Change) Change {
+	ch := fromLog(c)
+	if r.shared {
+		ch.Key, ch.Value = r.clone(c.Key), r.clone(c.Value)
 	}
-	return fromLog(ch), nil
+	return ch
+}
+
+func (r *Reader) clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if r.arena == nil || cap(r.arena)-len(r.arena) < len(b) {
+		r.arena = make([]byte, 0, max(arenaSize, len(b)))
+	}
+	n := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return r.arena[n:len(r.arena):len(r.arena)]
 }
 
 // Read returns up to the next Batch changes that pass the filter without
@@ -184,11 +225,13 @@ func (r *Reader) Read(ctx context.Context) ([]Change, error) {
 			return nil, wrap("read", err)
 		}
 	}
-	out := make([]Change, len(r.buf))
-	for i, c := range r.buf {
-		out[i] = fromLog(c)
+	out := make([]Change, 0, len(r.buf))
+	for i := range r.buf {
+		if c := &r.buf[i]; !r.shared || r.m.Match(c) {
+			out = append(out, r.give(c))
+		}
 	}
-	r.buf = r.buf[:0]
+	r.buf = nil
 	r.pos.Seq = r.bufNext
 	return out, nil
 }
@@ -211,7 +254,7 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 	r.atEnd = false
 	// The readers of this process share the latest changes: after a
 	// commit one of them reads them through SQL, the others copy them.
-	cr, err := r.fs.Pages.Read(ctx, r.db, &r.fs.Notify, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, changelog.Filter(r.opts.Filter), r.opts.Batch, minFill, r.bufs)
+	cr, err := r.fs.Pages.Read(ctx, r.db, &r.fs.Notify, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, r.m, r.opts.Batch, minFill)
 	if err != nil {
 		return 0, err
 	}
@@ -227,10 +270,8 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 		if r.pos.Epoch == nil {
 			r.pos.Epoch = bytes.Clone(cr.Epoch)
 		}
-		r.buf, r.bufNext = cr.Chs, cr.Next
-		if cap(cr.Chs) > 0 {
-			r.bufs = cr.Chs
-		}
+		r.page = append(r.page[:0], cr.Chs...)
+		r.buf, r.bufNext, r.shared = r.page, cr.Next, true
 		if len(cr.Chs) == 0 {
 			r.pos.Seq = cr.Next
 		}
@@ -263,7 +304,7 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r.buf, r.bufNext = chs, next
+	r.buf, r.bufNext, r.shared = chs, next, false
 	moved := next - from
 	if len(chs) == 0 {
 		r.pos.Seq = next

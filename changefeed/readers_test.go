@@ -191,6 +191,51 @@ func TestHundredReadersUnderAStreamOfCommitsReceiveEveryChangeOnce(t *testing.T)
 	}
 }
 
+// The key and value of a change a Reader returns are the caller's: the
+// readers of a store's head share the changes they read, and one that
+// writes over or appends to what it received changes nothing another
+// reader receives, nor what it receives next.
+func TestReadersAtTheHeadOwnTheirBytes(t *testing.T) {
+	s, ctx, from := feedAtNow(t, changefeed.Options{KeepValues: true})
+	a, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
+	require.NoError(t, err)
+	b, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
+	require.NoError(t, err)
+	// A first change read by both: the reads map the file's WAL index,
+	// without which the readers do not share (each reads through SQL).
+	require.NoError(t, s.Put([]byte("k0"), []byte("vk0")))
+	for _, r := range []*changefeed.Reader{a, b} {
+		ch, err := r.Next(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "k0", string(ch.Key))
+	}
+	require.NoError(t, s.Update(ctx, func(tx *kvstore.Tx) error {
+		for _, k := range []string{"k1", "k2", "k3"} {
+			if err := tx.Put([]byte(k), []byte("v"+k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	var got []string
+	for range 3 {
+		ch, err := a.Next(ctx)
+		require.NoError(t, err)
+		got = append(got, string(ch.Key)+"="+string(ch.Value))
+		_ = append(ch.Key, "XXXXXXXX"...)
+		_ = append(ch.Value, "XXXXXXXX"...)
+		ch.Key[0], ch.Value[0] = 'X', 'X'
+	}
+	require.Equal(t, []string{"k1=vk1", "k2=vk2", "k3=vk3"}, got, "what a reader received next")
+	chs, err := b.Read(ctx)
+	require.NoError(t, err)
+	got = got[:0]
+	for _, ch := range chs {
+		got = append(got, string(ch.Key)+"="+string(ch.Value))
+	}
+	require.Equal(t, []string{"k1=vk1", "k2=vk2", "k3=vk3"}, got, "what another reader received")
+}
+
 // A lone commit on a quiet store reaches a waiting reader through the
 // commit hook at once: with the reader's poll of the file at an hour, the
 // wake-up can only come from the commit (the coalescing of wake-ups, see

@@ -48,21 +48,41 @@ func (cf *ColumnFamily) PutExpireAt(key, value []byte, at time.Time) error {
 
 // putExpiring is PutTTL/PutExpireAt once key and value are checked.
 func (cf *ColumnFamily) putExpiring(key, value []byte, expMs int64) error {
-	err := cf.update("put with TTL", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
-		// The tables (and the trigger that clears an old TTL when the data
-		// row changes) must exist before the data row is written.
-		if err := cf.m.EnsureTTL(ctx, c, tx); err != nil {
-			return err
+	var err error
+	if tx := cf.tx; tx != nil {
+		// In the caller's transaction: what update does, without the
+		// closure and the operation's name built for every write.
+		if err = tx.Check(true); err == nil {
+			err = cf.putExpiringIn(tx.Ctx(), tx.Conn(), tx, key, value, expMs)
 		}
-		err := cf.m.PutExpiring(ctx, c, key, value, expMs)
-		return cf.feed(ctx, tx, err, changelog.OpPut, key, value, expMs)
-	})
+		if err != nil {
+			err = engine.Wrap(tx.Ctx(), cf.m.Name+": put with TTL", err)
+		}
+	} else {
+		err = cf.update("put with TTL", func(ctx context.Context, c *engine.Conn, tx *engine.Tx) error {
+			return cf.putExpiringIn(ctx, c, tx, key, value, expMs)
+		})
+	}
 	if err == nil {
 		st := &cf.db().Stats
 		st.Puts.Add(1)
 		st.BytesWritten.Add(uint64(len(key) + len(value)))
 	}
 	return err
+}
+
+// putExpiringIn writes key's row and TTL in the write transaction tx on c.
+func (cf *ColumnFamily) putExpiringIn(ctx context.Context, c *engine.Conn, tx *engine.Tx, key, value []byte, expMs int64) error {
+	if err := cf.verify(ctx, tx); err != nil {
+		return err
+	}
+	// The tables (and the trigger that clears an old TTL when the data
+	// row changes) must exist before the data row is written.
+	if err := cf.m.EnsureTTL(ctx, c, tx); err != nil {
+		return err
+	}
+	err := cf.m.PutExpiring(ctx, c, key, value, expMs)
+	return cf.feed(ctx, tx, err, changelog.OpPut, key, value, expMs)
 }
 
 // GetTTL returns the value of key and the time it has left, NoTTL for a

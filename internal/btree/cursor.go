@@ -100,6 +100,14 @@ func (c *Conn) putRow(i int, a, b []byte, crc int64, withCrc bool, keyFields int
 // putRowTail is putRow of a record with a fourth field, tail as a BLOB,
 // when tail is not nil (a data row's expiry copy).
 func (c *Conn) putRowTail(i int, a, b []byte, crc int64, withCrc bool, keyFields int, tail []byte) int32 {
+	return c.putRowAt(i, a, b, crc, withCrc, keyFields, tail, false, 0)
+}
+
+// putRowAt is putRowTail; with sought set, cursor i is where moveto left
+// it for this row's key fields, with result res, and the insert takes
+// that position instead of seeking again (nothing may have moved the
+// cursor or changed its tree since).
+func (c *Conn) putRowAt(i int, a, b []byte, crc int64, withCrc bool, keyFields int, tail []byte, sought bool, res int32) int32 {
 	n := recordSize(a, b, crc, withCrc, tail)
 	p, rc := c.grow(&c.buf, n)
 	if rc != sqlite3.SQLITE_OK {
@@ -122,10 +130,11 @@ func (c *Conn) putRowTail(i int, a, b []byte, crc int64, withCrc bool, keyFields
 	// (BTREE_SAVEPOSITION; a balance then leaves the cursor to seek again
 	// before its next use, which every call here makes).
 	cur := c.cur[i]
-	var res int32
-	if keyFields == 2 {
+	switch {
+	case sought:
+	case keyFields == 2:
 		res, rc = c.moveto(cur, c.openKI[i], true, a, b)
-	} else {
+	default:
 		res, rc = c.moveto(cur, c.openKI[i], true, a)
 	}
 	if rc != sqlite3.SQLITE_OK {

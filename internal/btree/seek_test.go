@@ -63,9 +63,10 @@ func (r *rawDB) insert(table string, cols ...string) {
 func blobLit(b []byte) string { return fmt.Sprintf("x'%x'", b) }
 
 // cursorState is where a seek left a cursor: its depth, the page and cell
-// index at every level, and its state.
+// index at every level, its state and its flags.
 type cursorState struct {
 	state uint8
+	flags uint8
 	depth int8
 	pages []uint32
 	idx   []uint16
@@ -73,7 +74,7 @@ type cursorState struct {
 
 func stateOf(cur uintptr) cursorState {
 	bc := (*sqlite3.TBtCursor)(cptr(cur))
-	s := cursorState{state: bc.FeState, depth: bc.FiPage}
+	s := cursorState{state: bc.FeState, flags: bc.FcurFlags, depth: bc.FiPage}
 	for i := 0; i < int(bc.FiPage); i++ {
 		s.pages = append(s.pages, (*sqlite3.TMemPage)(cptr(bc.FapPage[i])).Fpgno)
 		s.idx = append(s.idx, bc.FaiIdx[i])
@@ -308,4 +309,65 @@ func TestCompareKeysIsBytesCompare(t *testing.T) {
 		}
 		require.Equal(t, sign(bytes.Compare(a, b)), sign(compareKeys(a, b)), "%x vs %x", a, b)
 	}
+}
+
+// From a cursor on the last leaf of the tree (where a run of appends
+// leaves it), the Go seek takes SQLite's shortcut the way SQLite does: on
+// the last row, a key at or after it does not move the cursor; a key
+// from the leaf's first row on is searched for on that leaf; any other
+// starts from the root. Both leave the cursor in the same state with the
+// same result.
+func TestSeekIndexFromLastLeafMatchesSQLite(t *testing.T) {
+	r := openRaw(t)
+	r.exec(`CREATE TABLE t (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`)
+	key := func(i int) []byte { return fmt.Appendf(nil, "key%06d", i) }
+	r.exec("BEGIN")
+	for i := range 5000 {
+		r.insert("t", blobLit(key(2*i)), blobLit(fmt.Appendf(nil, "%050d", i)))
+	}
+	r.exec("COMMIT")
+	c := New(r.tls, r.db)
+	t.Cleanup(c.Close)
+	r.exec("BEGIN IMMEDIATE")
+	defer r.exec("ROLLBACK")
+	require.True(t, c.init())
+	bt, ok := c.writable()
+	require.True(t, ok)
+	res := c.resolve(&layout.Objects{Names: layout.Names{Data: "t"}})
+	require.True(t, res.ok)
+	for _, i := range []int{curData, curKeys} {
+		require.Equal(t, int32(sqlite3.SQLITE_OK), c.cursorFor(bt, i, res.data, c.keyInfo1, btreeWrCsr))
+	}
+	goCur, sqlCur := c.cur[curData], c.cur[curKeys]
+	// Where each case puts both cursors first: the last row, and rows
+	// before it on the last leaf.
+	starts := [][]byte{key(9998), append(key(9998), 0xff), key(9990), key(9960), key(9900)}
+	probes := [][]byte{key(9998), key(9999), key(10_000), append(key(9998), 0), key(9997), key(9990),
+		key(9981), key(9960), key(9901), key(9800), key(5000), key(0), {}, {0xff}}
+	shortcuts := 0
+	for _, start := range starts {
+		for _, p := range probes {
+			for _, cur := range []uintptr{goCur, sqlCur} {
+				goSeek = false
+				_, _, rc := c.seekOn(cur, c.keyInfo1, start)
+				require.Equal(t, int32(sqlite3.SQLITE_OK), rc)
+			}
+			goSeek = true
+			require.Equal(t, stateOf(sqlCur), stateOf(goCur))
+			onLast := cursorOnLastPage(c.tls, goCur) != 0
+			r.pageFetches()
+			gFound, gRes, gRC := c.seekOn(goCur, c.keyInfo1, p)
+			if onLast && r.pageFetches() == 0 {
+				shortcuts++
+			}
+			goSeek = false
+			sFound, sRes, sRC := c.seekOn(sqlCur, c.keyInfo1, p)
+			goSeek = true
+			require.Equal(t, sRC, gRC, "from %s to %x", start, p)
+			require.Equal(t, sFound, gFound, "from %s to %x", start, p)
+			require.Equal(t, sign(sRes), sign(gRes), "from %s to %x", start, p)
+			require.Equal(t, stateOf(sqlCur), stateOf(goCur), "from %s to %x", start, p)
+		}
+	}
+	require.Positive(t, shortcuts, "some seeks stayed on the last leaf")
 }

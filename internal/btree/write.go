@@ -55,12 +55,6 @@ func (c *Conn) openTTL(bt uintptr, r resolved) int32 {
 //	DELETE FROM expiry WHERE expire_ms = (SELECT expire_ms FROM keys WHERE key = k) AND key = k;
 //	DELETE FROM keys WHERE key = k;
 func (c *Conn) clearTTL(bt uintptr, r resolved, key []byte) int32 {
-	return c.dropTTL(bt, r, key, true)
-}
-
-// dropTTL removes key's expiry index row and, with keysRow set, its key
-// index row (PutTTL replaces that one in place instead).
-func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
 	if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
@@ -85,10 +79,8 @@ func (c *Conn) dropTTL(bt uintptr, r resolved, key []byte, keysRow bool) int32 {
 			exp = bytes.Clone(f[1].Bytes)
 		}
 	}
-	if keysRow {
-		if rc := btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
-			return rc
-		}
+	if rc := btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
+		return rc
 	}
 	if !hasExp {
 		return sqlite3.SQLITE_OK // no expiry row can match a NULL
@@ -140,10 +132,6 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 	}
 	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
 	if rc == sqlite3.SQLITE_OK {
-		// The old expiry row goes; the key index row is replaced below.
-		rc = c.dropTTL(bt, r, key, false)
-	}
-	if rc == sqlite3.SQLITE_OK {
 		if r.copy && len(exp) == 8 {
 			// The data row carries a copy of the key index row written
 			// below, in the same transaction.
@@ -153,12 +141,69 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 		}
 	}
 	if rc == sqlite3.SQLITE_OK {
-		rc = c.putRow(curKeys, key, exp, keyCrc, true, 1) // (key, expire_ms, crc)
-	}
-	if rc == sqlite3.SQLITE_OK {
-		rc = c.putRow(curExpiry, exp, key, 0, false, 2) // (expire_ms, key)
+		rc = c.replaceTTL(bt, r, key, exp, keyCrc)
 	}
 	return true, c.end(rc)
+}
+
+// replaceTTL gives key the key index row (key, exp, keyCrc) and the
+// expiry index row (exp, key) in place of the TTL rows it had (none, or
+// any other expiry), as the TTL triggers' body followed by
+//
+//	INSERT OR REPLACE INTO keys (key, expire_ms, crc) VALUES (?, ?, ?);
+//	INSERT OR REPLACE INTO expiry (expire_ms, key) VALUES (?, ?);
+//
+// leaves them. One descent of the key index serves both the read of the
+// old expiry and the write of the new row, which is not rewritten when it
+// is already the one wanted (a TTL written again within the millisecond);
+// the old expiry index row is deleted only when the expiry changes.
+func (c *Conn) replaceTTL(bt uintptr, r resolved, key, exp []byte, keyCrc int64) int32 {
+	if rc := c.openTTL(bt, r); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	res, rc := c.moveto(c.cur[curKeys], c.keyInfo1, false, key)
+	if rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	var old []byte // the expiry the key index row held
+	same := false
+	if res == 0 && btreeEof(c.tls, c.cur[curKeys]) == 0 {
+		rec, rc := c.row(curKeys)
+		if rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+		var f [3]Field // key, expire_ms, crc
+		if !ParseRecord(rec, f[:]) {
+			return sqlite3.SQLITE_CORRUPT
+		}
+		if f[1].Kind == KindBlob {
+			// Out of the page (and of c.buf), which the writes below change.
+			if len(f[1].Bytes) <= len(c.oldExp) {
+				old = c.oldExp[:copy(c.oldExp[:], f[1].Bytes)]
+			} else {
+				old = bytes.Clone(f[1].Bytes)
+			}
+		}
+		same = old != nil && bytes.Equal(old, exp) && f[2].Kind == KindInt && f[2].Int == keyCrc
+	}
+	if !same {
+		// (key, expire_ms, crc), where the seek above left the cursor.
+		if rc := c.putRowAt(curKeys, key, exp, keyCrc, true, 1, nil, true, res); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	if old != nil && !bytes.Equal(old, exp) {
+		found, rc := c.seek(curExpiry, c.keyInfo2, old, key)
+		if rc == sqlite3.SQLITE_OK && found {
+			rc = btreeDelete(c.tls, c.cur[curExpiry], 0)
+		}
+		if rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	// (expire_ms, key): a row of the same expiry is replaced by itself, so
+	// that the key has its row whatever the index held.
+	return c.putRow(curExpiry, exp, key, 0, false, 2)
 }
 
 // SetExpiry gives key, whose data row exists, the expiry exp (8 bytes; nil:
@@ -197,25 +242,22 @@ func (c *Conn) SetExpiry(t *layout.Objects, key, exp []byte, keyCrc, flip int64)
 	if !ParseRecord(rec, f[:]) || f[1].Kind != KindBlob || f[2].Kind != KindInt {
 		return false, false, nil // left to SQL, which reports what it finds
 	}
-	// The value stays in the page while the other trees change; the new
-	// record is built from it before the data tree is written.
+	// The value stays in the page until the new record is built from it,
+	// before the data tree is written, in the place the seek found.
 	value := f[1].Bytes
 	if value == nil {
 		value = []byte{}
 	}
-	rc = c.dropTTL(bt, r, key, exp == nil)
-	var tail []byte
-	if exp != nil {
-		tail = joinCopy(c.copyBuf[:], exp, keyCrc)
+	if exp == nil {
+		rc = c.putRowAt(curData, key, value, f[2].Int^flip, true, 1, nil, true, 0)
+		if rc == sqlite3.SQLITE_OK {
+			rc = c.clearTTL(bt, r, key)
+		}
+		return true, true, c.end(rc)
 	}
+	rc = c.putRowAt(curData, key, value, f[2].Int^flip, true, 1, joinCopy(c.copyBuf[:], exp, keyCrc), true, 0)
 	if rc == sqlite3.SQLITE_OK {
-		rc = c.putRowTail(curData, key, value, f[2].Int^flip, true, 1, tail)
-	}
-	if rc == sqlite3.SQLITE_OK && exp != nil {
-		rc = c.putRow(curKeys, key, exp, keyCrc, true, 1)
-	}
-	if rc == sqlite3.SQLITE_OK && exp != nil {
-		rc = c.putRow(curExpiry, exp, key, 0, false, 2)
+		rc = c.replaceTTL(bt, r, key, exp, keyCrc)
 	}
 	return true, true, c.end(rc)
 }

@@ -117,8 +117,11 @@ const (
 	newEpoch  = `UPDATE "__snkv_changelog" SET key = ?, at_ms = ? WHERE seq = 0`
 	lastSQL   = `SELECT max(seq) FROM "__snkv_changelog"`
 	insertSQL = `INSERT INTO "__snkv_changelog" (seq, tx, at_ms, cf, op, key, value, expiry_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	readSQL   = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "__snkv_changelog" WHERE seq >= ? ORDER BY seq LIMIT ?`
-	resetSQL  = `DELETE FROM "__snkv_changelog" WHERE seq > 0`
+	// No LIMIT: SQLite plans with a LIMIT's bound value and recompiles
+	// the statement whenever it changes (a refresh's count changes every
+	// time); Read stops stepping at its limit instead.
+	readSQL  = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "__snkv_changelog" WHERE seq >= ? ORDER BY seq`
+	resetSQL = `DELETE FROM "__snkv_changelog" WHERE seq > 0`
 )
 
 // Ensure creates the table and its header, with a fresh epoch, if they
@@ -306,15 +309,21 @@ func (r *Recorder) write(ctx context.Context, c *engine.Conn, st *txState, seq i
 // Read returns up to limit changes from sequence from on, in order, read
 // on c (in a read or write transaction).
 func Read(ctx context.Context, c *engine.Conn, from int64, limit int) ([]Change, error) {
+	out, _, err := read(ctx, c, from, limit)
+	return out, err
+}
+
+// read is Read, and reports whether its statement was compiled again.
+func read(ctx context.Context, c *engine.Conn, from int64, limit int) ([]Change, bool, error) {
 	if from < 1 {
 		from = 1
 	}
-	rows, err := c.Query(ctx, readSQL, from, limit)
+	rows, err := c.Query(ctx, readSQL, from)
 	if err != nil {
-		return nil, fmt.Errorf("changelog: read: %w", err)
+		return nil, false, fmt.Errorf("changelog: read: %w", err)
 	}
 	var out []Change
-	for rows.Next() {
+	for len(out) < limit && rows.Next() {
 		ch := Change{
 			Seq: rows.Int(0), Tx: rows.Int(1), AtMs: rows.Int(2),
 			CF: string(rows.Bytes(3)), Op: Op(rows.Int(4)),
@@ -327,7 +336,7 @@ func Read(ctx context.Context, c *engine.Conn, from int64, limit int) ([]Change,
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("changelog: read: %w", err)
+		return nil, false, fmt.Errorf("changelog: read: %w", err)
 	}
-	return out, nil
+	return out, rows.SchemaChanged(), nil
 }

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -136,17 +135,16 @@ type window struct {
 }
 
 // CacheRead is what a read from the cache returns: OK false when the
-// cache cannot serve it (the reader reads through SQL), else the changes
-// that pass the filter, each with its own copy of its key and value, and
-// the sequence to read from next, with the store's epoch. End reports
-// that the read went to the window's last change: a reader that took its
-// wake-up channels before the read can wait on them once it has used
-// Chs, without reading again.
-//
-// Seen is the Notifier's count of commits (Notifier.Commits) read before
-// the window's read: every commit it counts is in Chs or before. Stale
-// reports that the window served without a look at the commit mark (see
-// minFill), and Mark is the file's mark as the window has it.
+// cache cannot serve it (the reader reads through SQL), else the window's
+// changes from the reader's position up to the limit-th that passes the
+// filter, and the sequence to read from next, with the store's epoch.
+// Chs is the window's own slice, decoded once for every reader and never
+// written (Share): it starts and ends with a change that passes the
+// filter, may hold changes between that do not (the reader skips them),
+// and its keys and values must be copied before they are handed out. End
+// reports that the read went to the window's last change: a reader that
+// took its wake-up channels before the read can wait on them once it has
+// used Chs, without reading again.
 type CacheRead struct {
 	OK    bool
 	End   bool
@@ -166,19 +164,16 @@ type CacheRead struct {
 // the log as of now. open opens sealed values (Feeds.OpenValues); n is
 // the store's Notifier, whose count of commits a window keeps.
 //
-// The changes are appended to dst[:0] (the reader's, reused from read to
-// read; nil: a new slice).
-//
 // minFill (0: none) is Fills()+1 as a reader read it before it began to
 // wait: a window whose refresh began then or later saw the file as of the
 // wait's beginning or later, so it serves the reader without a look at
 // the commit mark. While commits stream, the mark has moved again by the
 // time the readers a refresh woke read, and they copy from the window
 // that woke them instead of refreshing it again.
-func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func(context.Context, *engine.Conn, []Change) error, pos Position, f Filter, limit int, minFill uint64, dst []Change) (CacheRead, error) {
+func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func(context.Context, *engine.Conn, []Change) error, pos Position, m *Matcher, limit int, minFill uint64) (CacheRead, error) {
 	from := max(pos.Seq, 1)
 	if w := pc.cur.Load(); minFill > 0 && w != nil && w.fill >= minFill {
-		cr, err := w.serve(pos.Epoch, from, f, limit, dst)
+		cr, err := w.serve(pos.Epoch, from, m, limit)
 		cr.Stale = true
 		return cr, err
 	}
@@ -190,14 +185,14 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 		return CacheRead{}, nil
 	}
 	if w := pc.cur.Load(); w != nil && w.mark == mark {
-		return w.serve(pos.Epoch, from, f, limit, dst)
+		return w.serve(pos.Epoch, from, m, limit)
 	}
 	pc.mu.Lock()
 	arrived := pc.fills.Load() // a refresh begun after this saw the file as of now or later
 	for {
 		if w := pc.cur.Load(); w != nil && w.mark == mark {
 			pc.mu.Unlock()
-			return w.serve(pos.Epoch, from, f, limit, dst)
+			return w.serve(pos.Epoch, from, m, limit)
 		}
 		if pc.filling != nil {
 			ch := pc.filling
@@ -214,7 +209,7 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 				// count of refreshes begun: another may have begun since
 				// the one that ended, and the window is still the older.)
 				pc.mu.Unlock()
-				return w.serve(pos.Epoch, from, f, limit, dst)
+				return w.serve(pos.Epoch, from, m, limit)
 			}
 			if mark, ok = db.CommitMark(); !ok {
 				pc.wakeLocked()
@@ -243,12 +238,13 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 			// its page has it.
 			return CacheRead{}, nil
 		}
-		return w.serve(pos.Epoch, from, f, limit, dst)
+		return w.serve(pos.Epoch, from, m, limit)
 	}
 }
 
-// serve answers a read from the window.
-func (w *window) serve(epoch []byte, from int64, f Filter, limit int, dst []Change) (CacheRead, error) {
+// serve answers a read from the window: the part of it from from up to
+// the limit-th change m passes, shared (see CacheRead).
+func (w *window) serve(epoch []byte, from int64, m *Matcher, limit int) (CacheRead, error) {
 	if w.noLog || from < w.base {
 		return CacheRead{}, nil
 	}
@@ -263,45 +259,32 @@ func (w *window) serve(epoch []byte, from int64, f Filter, limit int, dst []Chan
 		return out, nil
 	}
 	win := w.win[from-w.base:]
-	var pfx, end []byte
-	if len(f.Prefix) > 0 {
-		pfx, end = f.Prefix, scan.PrefixEnd(f.Prefix)
-	}
-	n, size := 0, 0
-	for i := range win {
-		if f.Match(&win[i], pfx, end) {
-			n++
-			size += len(win[i].Key) + len(win[i].Value)
-			if n == limit {
-				out.Next = win[i].Seq + 1
-				out.End = out.Next > w.last
-				win = win[:i+1]
-				break
-			}
+	if m.all {
+		if len(win) > limit {
+			win = win[:limit]
+			out.Next = win[limit-1].Seq + 1
+			out.End = false
 		}
-	}
-	if n == 0 {
+		out.Chs = win
 		return out, nil
 	}
-	// One allocation for the keys and values of the page: a reader may
-	// keep or change them without touching another's.
-	arena := make([]byte, 0, size)
-	out.Chs = slices.Grow(dst[:0], n)
+	first, last, n := -1, -1, 0
 	for i := range win {
-		c := &win[i]
-		if !f.Match(c, pfx, end) {
+		if !m.Match(&win[i]) {
 			continue
 		}
-		ch := *c
-		if c.Key != nil {
-			arena = append(arena, c.Key...)
-			ch.Key = arena[len(arena)-len(c.Key) : len(arena) : len(arena)]
+		if first < 0 {
+			first = i
 		}
-		if c.Value != nil {
-			arena = append(arena, c.Value...)
-			ch.Value = arena[len(arena)-len(c.Value) : len(arena) : len(arena)]
+		last = i
+		if n++; n == limit {
+			out.Next = win[i].Seq + 1
+			out.End = out.Next > w.last
+			break
 		}
-		out.Chs = append(out.Chs, ch)
+	}
+	if first >= 0 {
+		out.Chs = win[first : last+1]
 	}
 	return out, nil
 }
@@ -386,6 +369,29 @@ func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func(context.
 	}
 	w.win, w.base = w.win[drop:], w.base+int64(drop)
 	return w, nil
+}
+
+// Matcher is a Filter made ready to match changes in memory (Match), as
+// the filtered read's SQL does: the end of its prefix worked out once.
+type Matcher struct {
+	f        Filter
+	pfx, end []byte
+	all      bool // the zero Filter: every change passes
+}
+
+// Matcher returns f ready to match (f's prefix is not copied: it must
+// not change while the Matcher is used).
+func (f Filter) Matcher() *Matcher {
+	m := &Matcher{f: f, all: f.CF == "" && len(f.Prefix) == 0}
+	if len(f.Prefix) > 0 {
+		m.pfx, m.end = f.Prefix, scan.PrefixEnd(f.Prefix)
+	}
+	return m
+}
+
+// Match reports whether the filter selects c.
+func (m *Matcher) Match(c *Change) bool {
+	return m.all || m.f.Match(c, m.pfx, m.end)
 }
 
 // Match reports whether f selects c, as the filtered read's SQL does; pfx

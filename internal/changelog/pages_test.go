@@ -52,45 +52,80 @@ func TestFilterMatchIsTheSQLFilter(t *testing.T) {
 			want, _, err := ReadFiltered(ctx, c, 1, f, 1000)
 			require.NoError(t, err)
 			w := &window{base: 1, last: int64(len(all)), win: all, epoch: make([]byte, EpochLen)}
-			got, err := w.serve(nil, 1, f, 1000, nil)
+			m := f.Matcher()
+			got, err := w.serve(nil, 1, m, 1000)
 			require.NoError(t, err)
 			require.True(t, got.OK)
-			require.Equal(t, seqs(want), seqs(got.Chs), fmt.Sprintf("filter %q %q", f.CF, f.Prefix))
+			var matched []Change
+			for i := range got.Chs {
+				if m.Match(&got.Chs[i]) {
+					matched = append(matched, got.Chs[i])
+				}
+			}
+			require.Equal(t, seqs(want), seqs(matched), fmt.Sprintf("filter %q %q", f.CF, f.Prefix))
+			if len(got.Chs) > 0 {
+				require.True(t, m.Match(&got.Chs[0]), "the page starts with a match")
+				require.True(t, m.Match(&got.Chs[len(got.Chs)-1]), "the page ends with a match")
+			}
 		}
 		return nil
 	}))
 }
 
 // A read from the cache cuts its page at the reader's limit of matching
-// changes and goes on from the change after the last it returns; the keys
-// and values it returns are the reader's own.
-func TestPageCacheLimitAndCopies(t *testing.T) {
+// changes, from its first match to its last, and goes on from the change
+// after the last it returns; the page is the window's own (the reader
+// copies what it hands out).
+func TestPageCacheLimitAndSharing(t *testing.T) {
 	var win []Change
 	for i := range 10 {
 		win = append(win, Change{Seq: int64(i + 5), CF: "x", Op: OpPut, Key: []byte{byte('a' + i%2)}, Value: []byte("v"), ExpiryMs: NoExpiry})
 	}
 	pc := &window{base: 5, last: 14, win: win, epoch: make([]byte, EpochLen)}
-	got, err := pc.serve(nil, 6, Filter{Prefix: []byte("a")}, 2, nil)
+	got, err := pc.serve(nil, 6, Filter{Prefix: []byte("a")}.Matcher(), 2)
 	require.NoError(t, err)
-	require.Equal(t, []int64{7, 9}, seqs(got.Chs))
+	require.Equal(t, []int64{7, 8, 9}, seqs(got.Chs), "from the first match to the second, the change between skipped by the reader")
 	require.Equal(t, int64(10), got.Next)
-	got.Chs[0].Key[0] = 'z'
-	require.Equal(t, byte('a'), win[2].Key[0])
+	require.False(t, got.End)
+	require.Same(t, &win[2], &got.Chs[0], "the window's own changes")
 
-	got, err = pc.serve(nil, 4, Filter{}, 2, nil)
+	got, err = pc.serve(nil, 12, Filter{}.Matcher(), 2)
+	require.NoError(t, err)
+	require.Equal(t, []int64{12, 13}, seqs(got.Chs))
+	require.Equal(t, int64(14), got.Next)
+	require.False(t, got.End)
+	got, err = pc.serve(nil, 13, Filter{}.Matcher(), 2)
+	require.NoError(t, err)
+	require.Equal(t, []int64{13, 14}, seqs(got.Chs))
+	require.Equal(t, int64(15), got.Next)
+	require.True(t, got.End)
+
+	got, err = pc.serve(nil, 11, Filter{Prefix: []byte("a")}.Matcher(), 5)
+	require.NoError(t, err)
+	require.Equal(t, []int64{11, 12, 13}, seqs(got.Chs))
+	require.Equal(t, int64(15), got.Next, "past the skipped last change")
+	require.True(t, got.End)
+
+	got, err = pc.serve(nil, 14, Filter{Prefix: []byte("a")}.Matcher(), 5)
+	require.NoError(t, err)
+	require.True(t, got.OK)
+	require.Empty(t, got.Chs, "no match: nothing to skip")
+	require.Equal(t, int64(15), got.Next)
+
+	got, err = pc.serve(nil, 4, Filter{}.Matcher(), 2)
 	require.NoError(t, err)
 	require.False(t, got.OK, "before the window: read through SQL")
 
-	got, err = pc.serve(nil, 15, Filter{}, 2, nil)
+	got, err = pc.serve(nil, 15, Filter{}.Matcher(), 2)
 	require.NoError(t, err)
 	require.True(t, got.OK)
 	require.Empty(t, got.Chs)
 	require.Equal(t, int64(15), got.Next)
 
-	_, err = pc.serve([]byte("another epoch...."), 6, Filter{}, 2, nil)
+	_, err = pc.serve([]byte("another epoch...."), 6, Filter{}.Matcher(), 2)
 	require.ErrorIs(t, err, ErrEpoch)
 
 	pc.oldest = 8
-	_, err = pc.serve(nil, 6, Filter{}, 2, nil)
+	_, err = pc.serve(nil, 6, Filter{}.Matcher(), 2)
 	require.ErrorIs(t, err, ErrCompacted)
 }

@@ -53,11 +53,13 @@ type Filter struct {
 	// keys with the prefix.
 }
 
+// filteredSQL has no LIMIT, for the reason readSQL has none: the reader
+// stops stepping at its limit.
 const filteredSQL = `SELECT seq, tx, at_ms, cf, op, key, value, ifnull(expiry_ms, -1) FROM "__snkv_changelog"
 WHERE seq >= ?1 AND (?2 = '' OR cf = ?2) AND (?3 IS NULL
 	OR (key >= ?3 AND (?4 IS NULL OR key < ?4))
 	OR (op = 3 AND (?4 IS NULL OR key < ?4) AND (value IS NULL OR value > ?3)))
-ORDER BY seq LIMIT ?5`
+ORDER BY seq`
 
 // ReadFiltered returns up to limit changes from sequence from on that pass
 // f, in order, and the sequence to read from next (past every change it
@@ -122,24 +124,9 @@ func readFiltered(ctx context.Context, c *engine.Conn, from int64, f Filter, lim
 			end = e
 		}
 	}
-	rows, err := c.Query(ctx, filteredSQL, from, f.CF, pfx, end, limit)
+	out, _, err := queryFiltered(ctx, c, from, f.CF, pfx, end, limit)
 	if err != nil {
-		return nil, from, fmt.Errorf("changelog: read: %w", err)
-	}
-	var out []Change
-	for rows.Next() {
-		out = append(out, Change{
-			Seq: rows.Int(0), Tx: rows.Int(1), AtMs: rows.Int(2),
-			CF: string(rows.Bytes(3)), Op: Op(rows.Int(4)),
-			Key: rows.Bytes(5), Value: rows.Bytes(6), ExpiryMs: rows.Int(7),
-		})
-	}
-	err = rows.Err()
-	if cerr := rows.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, from, fmt.Errorf("changelog: read: %w", err)
+		return nil, from, err
 	}
 	next := from
 	switch {
@@ -169,4 +156,29 @@ func Trim(ctx context.Context, c *engine.Conn, before int64, max int) (int64, er
 		return 0, fmt.Errorf("changelog: trim: %w", err)
 	}
 	return n, nil
+}
+
+// queryFiltered runs filteredSQL and returns up to limit changes, and
+// whether the statement was compiled again.
+func queryFiltered(ctx context.Context, c *engine.Conn, from int64, cf string, pfx, end any, limit int) ([]Change, bool, error) {
+	rows, err := c.Query(ctx, filteredSQL, from, cf, pfx, end)
+	if err != nil {
+		return nil, false, fmt.Errorf("changelog: read: %w", err)
+	}
+	var out []Change
+	for len(out) < limit && rows.Next() {
+		out = append(out, Change{
+			Seq: rows.Int(0), Tx: rows.Int(1), AtMs: rows.Int(2),
+			CF: string(rows.Bytes(3)), Op: Op(rows.Int(4)),
+			Key: rows.Bytes(5), Value: rows.Bytes(6), ExpiryMs: rows.Int(7),
+		})
+	}
+	err = rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("changelog: read: %w", err)
+	}
+	return out, rows.SchemaChanged(), nil
 }

@@ -125,3 +125,64 @@ func TestTrimAndCompacted(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrInvalidArgument)
 	require.NoError(t, tx.Rollback())
 }
+
+// Read returns the changes from a sequence, at most its limit, and a
+// limit that changes from call to call (a refresh of the readers' window
+// asks for what committed since the last) does not compile its statement
+// again: SQLite recompiles a statement whose bound LIMIT changes.
+func TestReadLimitKeepsItsStatement(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		fill(t, db, Change{CF: "x", Op: OpPut, Key: []byte(k), ExpiryMs: NoExpiry})
+	}
+	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+		_, _, err := read(ctx, c, 1, 5) // compiled on first use
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			from  int64
+			limit int
+			want  []int64
+		}{{1, 1, []int64{1}}, {2, 3, []int64{2, 3, 4}}, {4, 7, []int64{4, 5}}, {0, 2, []int64{1, 2}}, {6, 4, []int64{}}, {3, 0, []int64{}}} {
+			got, recompiled, err := read(ctx, c, tc.from, tc.limit)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, seqs(got), "from %d, limit %d", tc.from, tc.limit)
+			require.False(t, recompiled, "from %d, limit %d", tc.from, tc.limit)
+		}
+		return nil
+	}))
+}
+
+// A filtered read whose limit or filter changes from call to call (readers
+// of different page sizes and filters share the store's connections) does
+// not compile its statement again, and returns the same changes as a read
+// that compiled it.
+func TestReadFilteredKeepsItsStatement(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	for _, k := range []string{"a1", "b1", "a2", "b2", "a3"} {
+		fill(t, db, Change{CF: k[:1], Op: OpPut, Key: []byte(k), ExpiryMs: NoExpiry})
+	}
+	require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+		_, _, err := queryFiltered(ctx, c, 1, "", nil, nil, 5) // compiled on first use
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			limit int
+			cf    string
+			pfx   string
+			want  []int64
+		}{{1, "", "", []int64{1}}, {3, "", "", []int64{1, 2, 3}}, {2, "a", "", []int64{1, 3}}, {7, "", "a", []int64{1, 3, 5}}, {2, "b", "b", []int64{2, 4}}, {4, "a", "b", []int64{}}} {
+			var pfx, end any
+			if tc.pfx != "" {
+				pfx, end = []byte(tc.pfx), []byte{tc.pfx[0] + 1}
+			}
+			got, recompiled, err := queryFiltered(ctx, c, 1, tc.cf, pfx, end, tc.limit)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, seqs(got), "limit %d, cf %q, prefix %q", tc.limit, tc.cf, tc.pfx)
+			require.False(t, recompiled, "limit %d, cf %q, prefix %q", tc.limit, tc.cf, tc.pfx)
+		}
+		return nil
+	}))
+}

@@ -1,6 +1,7 @@
 package expiry
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -140,9 +141,15 @@ func Remaining(expMs, nowMs int64) time.Duration {
 // clock before 1970, as a bound in a query) is encoded as 0, which orders
 // the same against every stored expiry (all are at least 1).
 func Encode(expMs int64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, uint64(max(expMs, 0)))
-	return b
+	var b [8]byte
+	return bytes.Clone(EncodeTo(&b, expMs))
+}
+
+// EncodeTo is Encode into dst (8 bytes), which it returns: a write below
+// SQL encodes an expiry per row without allocating.
+func EncodeTo(dst *[8]byte, expMs int64) []byte {
+	binary.BigEndian.PutUint64(dst[:], uint64(max(expMs, 0)))
+	return dst[:]
 }
 
 // Decode reads an 8-byte big-endian expiry. Any other length is corrupt.

@@ -92,8 +92,10 @@ func (f *Family) PutExpiring(ctx context.Context, c *engine.Conn, key, value []b
 // with hasTTL) and checksum sum, and its expiry expMs.
 func (f *Family) WriteRowTTL(ctx context.Context, c *engine.Conn, sh *Shape, key, stored []byte, sum any, expMs int64) error {
 	if crc, ok := sum.(int64); ok && sh.Objects.V2 && engine.FastPath {
-		exp, esum := rowcodec.EncodeExpiry(&sh.Objects, key, expMs)
-		if ok, err := c.PutTTL(&sh.Objects, key, stored, crc, exp, esum.(int64)); ok || err != nil {
+		// EncodeExpiry's row, made without allocating (a format-2 table).
+		var eb [8]byte
+		exp := expiry.EncodeTo(&eb, expMs)
+		if ok, err := c.PutTTL(&sh.Objects, key, stored, crc, exp, rowcodec.RowSum(key, exp)); ok || err != nil {
 			return err
 		}
 	}
