@@ -75,6 +75,9 @@ import (
 //     (GOMAXPROCS 1), a pass also waits for the reads to pause (none in
 //     progress, none begun for a millisecond): a pass run meanwhile would
 //     take that CPU from them.
+//   - A run of commits that one call makes (the batched purge) holds all
+//     of this off until it ends, unless its WAL grows past a hard bound,
+//     and then has one pass copy what it left (checkpoint_hold.go).
 //   - Errors of a pass (I/O, a checkpoint of another process in the way)
 //     are dropped, as SQLite drops those of its automatic checkpoints; the
 //     next commit past the threshold tries again, and the WAL keeps every
@@ -160,6 +163,14 @@ type checkpointer struct {
 	// afterPass, when set (by tests only), runs after each pass of the
 	// goroutine.
 	afterPass atomic.Pointer[func()]
+	// hold counts the open runs of commits (checkpoint_hold.go); holding
+	// is set while one is open, holdBase is the WAL's size when the first
+	// began (0 once the WAL restarted), and heldBack is set when a commit
+	// of a run woke no pass or copied nothing that it would have.
+	hold     runHold
+	holding  atomic.Bool
+	holdBase atomic.Int64
+	heldBack atomic.Bool
 }
 
 // CheckpointStats counts the automatic checkpoints of a DB.
@@ -257,10 +268,22 @@ func (k *checkpointer) committed(frames int64) int {
 	if frames < prev || (known && k.saltKnown && salt != k.salt) {
 		k.woke, k.tailed, k.big = 0, false, 0 // the WAL restarted
 		prev = 0
+		k.holdBase.Store(0)
 	}
 	k.big = max(k.big, frames-prev)
 	if frames < k.threshold || k.db.closed.Load() {
 		return copyNone
+	}
+	if k.holding.Load() {
+		// A run of commits is open (checkpoint_hold.go): no pass, no copy,
+		// until the WAL passes its bound; the rule of 7/4 counts from the
+		// WAL the run leaves.
+		k.heldBack.Store(true)
+		k.woke, k.salt, k.saltKnown = frames, salt, known
+		if k.held(frames) {
+			return copyNone
+		}
+		return copyBeforeNext
 	}
 	if k.woke == 0 {
 		k.woke, k.salt, k.saltKnown = frames, salt, known
@@ -277,19 +300,25 @@ func (k *checkpointer) committed(frames int64) int {
 		case copied == 0 || tail >= k.threshold/4:
 			k.wokeBig.Store(frames-prev >= k.threshold)
 			k.passing.Store(true)
-			if k.started.CompareAndSwap(false, true) {
-				go k.run()
-			}
-			select {
-			case k.kick <- struct{}{}:
-			default: // a pass is due already
-			}
+			k.wake()
 		}
 	}
 	if frames >= max(k.woke, k.threshold, k.big)*7/4 {
 		return copyBeforeNext
 	}
 	return copyNone
+}
+
+// wake starts a pass (the caller has set passing): it starts the
+// goroutine at the first, and kicks it.
+func (k *checkpointer) wake() {
+	if k.started.CompareAndSwap(false, true) {
+		go k.run()
+	}
+	select {
+	case k.kick <- struct{}{}:
+	default: // a pass is due already
+	}
 }
 
 // passEnd is what one pass left (checkpointer.last).
@@ -350,7 +379,7 @@ func (k *checkpointer) run() {
 			return
 		}
 		for copied := int64(-1); ; {
-			if !k.foregroundIdle(k.wokeBig.Load()) {
+			if !k.waitRun() || !k.foregroundIdle(k.wokeBig.Load()) {
 				break // closing
 			}
 			k.pass()
