@@ -37,7 +37,9 @@ import "sync"
 //     once, with one sync of each file.
 //
 // Runs may overlap (two purges of different column families at once): the
-// hold lasts until the last one ends. A run opened on a store without a
+// hold lasts until the last one ends. It is the store's, not the caller's:
+// commits of other goroutines during a run are held back with the run's
+// (the bound covers them too). A run opened on a store without a
 // checkpointer costs nothing.
 //
 // holdBound is 32: a WAL of 32,000 frames (125 MiB with 4 KiB pages) past
