@@ -738,3 +738,18 @@ func TestCloseEndsAPassWaitingForARun(t *testing.T) {
 		t.Fatal("Close waited for the run")
 	}
 }
+
+// After the WAL restarts, small commits count as small: the salt the
+// writer compares is the new WAL's at once, so that no commit of the new
+// cycle is taken for a restart and counted whole as the largest commit
+// (which would raise the WAL's bound to twice the threshold).
+func TestCheckpointRestartKeepsCommitsSmall(t *testing.T) {
+	const threshold = 100
+	db, _ := ckptDB(t, threshold)
+	var biggest int64
+	restarts := steadyCommits(t, db, 1500, func(int64) {
+		biggest = max(biggest, db.ckpt.big) // the writer's field, read between its commits
+	})
+	require.Greater(t, restarts, 3, "the WAL never restarted")
+	require.Less(t, biggest, int64(threshold/4), "a small commit after a restart counted as large")
+}
