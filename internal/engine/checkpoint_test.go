@@ -566,15 +566,19 @@ func TestCheckpointPastItsBoundDoesNotWaitForReads(t *testing.T) {
 		}
 	}()
 	defer func() { close(stop); <-reading }()
+	woke := time.Now()
 	putRows(t, db, 0, 400, 1000) // wakes a pass, which waits for the reads
 	time.Sleep(20 * time.Millisecond)
 	require.Zero(t, stats.Passes.Load(), "a pass ran beside the reads")
-	start := time.Now()
 	for i := 1; !db.ckpt.overdue.Load(); i++ { // until the next transaction would copy the WAL
 		putRows(t, db, i*400, 400, 1000)
 	}
+	start := time.Now()
+	if start.Sub(woke) > idleWait/2 {
+		t.Skipf("the commits took %v: the pass may have run for idleWait instead", start.Sub(woke))
+	}
 	waitComplete(t, db, 1)
-	require.Less(t, time.Since(start), idleWait/2, "the pass waited for the reads past the WAL's bound")
+	require.Less(t, time.Since(start), idleWait/3, "the pass waited for the reads past the WAL's bound")
 	require.Zero(t, stats.WriterPasses.Load())
 }
 
