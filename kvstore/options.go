@@ -92,15 +92,17 @@ type Options struct {
 	// wakes the store's checkpointer, a goroutine that copies the WAL into
 	// the file on a connection of its own while writes go on (commits no
 	// longer checkpoint themselves); after a commit of that many pages or
-	// more on its own, once the writer pauses (no write transaction and no
-	// commit for a millisecond, or the end of the one transaction that did
-	// not let it); 0 means 1000 (SQLite's default), -1
+	// more on its own, once the store is idle (no write transaction, no
+	// commit and no read for 5 ms; at most half a second, or until the WAL
+	// passes its bound); 0 means 1000 (SQLite's default), -1
 	// turns automatic checkpoints off (call Checkpoint yourself). Once a
 	// commit leaves the WAL at 7/4 of its size when the checkpointer was
-	// woken (or of WALAutoCheckpoint, or of the largest commit since the
-	// WAL restarted, if more) before the WAL has
+	// woken (or of WALAutoCheckpoint, if more; or twice the largest commit
+	// since the WAL restarted, if that is more) before the WAL has
 	// restarted, the next write transaction copies the rest before it
 	// begins, so the WAL stays bounded under a steady stream of commits.
+	// The batches of PurgeExpired are copied once, after the last (the WAL
+	// meanwhile bounded at 32 times this size past its size at the start).
 	WALAutoCheckpoint int
 	// MaxReaders caps the read connections; 0 means max(8, 4×GOMAXPROCS).
 	// Each open Cursor or read transaction holds one. Connections open on

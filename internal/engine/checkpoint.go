@@ -34,8 +34,8 @@ import (
 //     at a moment when the writer begins a transaction, and then the WAL is
 //     never restarted: it would grow without bound. So once a commit leaves
 //     the WAL at 7/4 of its size at the commit that woke the checkpointer
-//     (or of the threshold, or of the largest commit since the restart,
-//     if more), the writer's next transaction waits,
+//     (or of the threshold, or at twice the largest commit since the
+//     restart, if more), the writer's next transaction waits,
 //     before it begins, for the pass in progress and copies the rest
 //     itself (settle), as SQLite's automatic checkpoint would have at the
 //     commit, and restarts the WAL. The commit itself returns at once and
@@ -46,8 +46,11 @@ import (
 //     commits the WAL thus stays below 7/4 of the threshold plus one
 //     commit (SQLite's automatic checkpoint keeps it at the threshold), and
 //     a large transaction's frames are copied in the background unless the
-//     writer commits three quarters as much again and begins another
-//     transaction before the checkpointer is done with them.
+//     writer commits as much again and begins another transaction before
+//     the checkpointer is done with them (10,000 random updates on a
+//     1M-key store write about 8,000 frames and the 5,000 random deletes
+//     that follow about 4,500 more: three quarters would have had the
+//     transaction after them copy it all).
 //   - Commits made during a pass wake no other; once it ends, the
 //     goroutine passes again while the WAL holds a quarter of the
 //     threshold or more past what the last pass copied.
@@ -61,20 +64,24 @@ import (
 //     SQLite's automatic checkpoint is; while readers keep the WAL from
 //     restarting, nothing keeps it from growing, as before.
 //   - A pass woken by a large commit (the threshold's worth of frames
-//     on its own) waits for the writer to pause: no write transaction
-//     in progress and no commit for a millisecond (foregroundIdle); a
-//     transaction that begins meanwhile is waited for, one at most (with
-//     more than one CPU), so large commits back to back still have their
-//     WAL copied in the background.
-//     Large transactions back to back (10,000 random updates, then 5,000
-//     random deletes) rewrite many of the same pages: one pass after the
-//     burst copies each page once, and syncs both files once, where a pass
-//     per commit copied the pages of the first while the second ran and
-//     then most of them again (a pass of 8,000 pages costs about 36 ms of
-//     CPU, two thirds of it the two syncs). When Go code has one CPU
-//     (GOMAXPROCS 1), a pass also waits for the reads to pause (none in
-//     progress, none begun for a millisecond): a pass run meanwhile would
-//     take that CPU from them.
+//     on its own) waits for the store to be idle: no write transaction
+//     in progress, no commit and no read begun for 5 ms, and no
+//     read in progress (foregroundIdle). Large transactions back to back
+//     (10,000 random updates, then 5,000 random deletes) rewrite many of
+//     the same pages: one pass after the burst copies each page once,
+//     and syncs both files once, where a pass per commit copied the pages
+//     of the first while the second ran and then most of them again (a
+//     pass of 8,000 pages costs about 36 ms of CPU, two thirds of it the
+//     two syncs); and a pass run beside the reads that follow adds its
+//     CPU to theirs (on one CPU it takes that CPU from them). A store
+//     that is never idle still has its WAL copied after a bounded delay:
+//     one write transaction at most is waited for (with more than one
+//     CPU), reads that never pause hold the pass off for half a second
+//     at most, and once the WAL has grown past its bound (the writer's
+//     next transaction would copy it) the pass runs at once.
+//   - A run of commits that one call makes (the batched purge) holds all
+//     of this off until it ends, unless its WAL grows past a hard bound,
+//     and then has one pass copy what it left (checkpoint_hold.go).
 //   - Errors of a pass (I/O, a checkpoint of another process in the way)
 //     are dropped, as SQLite drops those of its automatic checkpoints; the
 //     next commit past the threshold tries again, and the WAL keeps every
@@ -104,7 +111,7 @@ type checkpointer struct {
 	// hook uses them.
 	woke int64
 	// big is the most frames one commit added to the WAL since it last
-	// restarted: the bound of 7/4 is of it too, so that one large
+	// restarted: the bound is twice it if more, so that one large
 	// transaction on a WAL a few small commits had woken the
 	// checkpointer for (10,000 random updates after a load that left a
 	// tail) does not have the next transaction copy it all itself.
@@ -147,12 +154,16 @@ type checkpointer struct {
 	gen   atomic.Uint64
 	stats CheckpointStats
 	// watching is set while the goroutine waits for the store to be idle
-	// on one CPU (foregroundIdle); reads then count themselves in reads.
+	// (foregroundIdle); reads then count themselves in reads.
 	watching atomic.Bool
 	reads    atomic.Uint64
 	// commits counts the writer's commits that wrote frames
 	// (foregroundIdle waits for it to stay still).
 	commits atomic.Uint64
+	// overdue is set while the writer's next transaction is to copy the
+	// WAL itself (due): a pass waiting for the store to be idle runs at
+	// once (foregroundIdle).
+	overdue atomic.Bool
 	// wokeBig is set when the commit that woke the checkpointer wrote a
 	// threshold of frames or more on its own: the pass then waits for
 	// the writer to pause (foregroundIdle).
@@ -160,6 +171,14 @@ type checkpointer struct {
 	// afterPass, when set (by tests only), runs after each pass of the
 	// goroutine.
 	afterPass atomic.Pointer[func()]
+	// hold counts the open runs of commits (checkpoint_hold.go); holding
+	// is set while one is open, holdBase is the WAL's size when the first
+	// began (0 once the WAL restarted), and heldBack is set when a commit
+	// of a run woke no pass or copied nothing that it would have.
+	hold     runHold
+	holding  atomic.Bool
+	holdBase atomic.Int64
+	heldBack atomic.Bool
 }
 
 // CheckpointStats counts the automatic checkpoints of a DB.
@@ -205,6 +224,7 @@ func walHook(tls *libc.TLS, arg, conn, _ uintptr, frames int32) int32 {
 			k.catchUp(tls, conn)
 		case copyBeforeNext:
 			k.due = true
+			k.overdue.Store(true)
 		}
 	}
 	return sqlite3.SQLITE_OK
@@ -237,8 +257,8 @@ const (
 // must copy itself: the tail a pass left (see below), or, when the WAL
 // has not restarted since the checkpointer was woken and the writer has
 // committed three quarters as much again as the WAL held then (or as the
-// threshold, or as the largest commit since the restart, if more), the
-// WAL before its next transaction.
+// threshold, if more; or as much again as the largest commit since the
+// restart, if that is more), the WAL before its next transaction.
 //
 // Between the pass that copies the bulk of the WAL and the restart, the
 // writer keeps committing, and the WAL restarts only at a transaction
@@ -256,11 +276,24 @@ func (k *checkpointer) committed(frames int64) int {
 	prev := k.frames.Swap(frames)
 	if frames < prev || (known && k.saltKnown && salt != k.salt) {
 		k.woke, k.tailed, k.big = 0, false, 0 // the WAL restarted
+		k.salt, k.saltKnown = salt, known     // once: the next commit is of this WAL
 		prev = 0
+		k.holdBase.Store(0)
 	}
 	k.big = max(k.big, frames-prev)
 	if frames < k.threshold || k.db.closed.Load() {
 		return copyNone
+	}
+	if k.holding.Load() {
+		// A run of commits is open (checkpoint_hold.go): no pass, no copy,
+		// until the WAL passes its bound; the rule of 7/4 counts from the
+		// WAL the run leaves.
+		k.heldBack.Store(true)
+		k.woke, k.salt, k.saltKnown = frames, salt, known
+		if k.held(frames) {
+			return copyNone
+		}
+		return copyBeforeNext
 	}
 	if k.woke == 0 {
 		k.woke, k.salt, k.saltKnown = frames, salt, known
@@ -269,7 +302,13 @@ func (k *checkpointer) committed(frames int64) int {
 	if e := k.last.Load(); e != nil && known && e.known && e.salt == salt {
 		copied = e.copied
 	}
-	if !k.passing.Load() {
+	if k.passing.Load() {
+		if frames-prev >= k.threshold {
+			// A large commit during a pass: the pass that follows it (run's
+			// loop) waits for the store to be idle too.
+			k.wokeBig.Store(true)
+		}
+	} else {
 		switch tail := frames - copied; {
 		case copied > 0 && tail <= k.threshold/8 && !k.tailed:
 			k.tailed = true
@@ -277,19 +316,25 @@ func (k *checkpointer) committed(frames int64) int {
 		case copied == 0 || tail >= k.threshold/4:
 			k.wokeBig.Store(frames-prev >= k.threshold)
 			k.passing.Store(true)
-			if k.started.CompareAndSwap(false, true) {
-				go k.run()
-			}
-			select {
-			case k.kick <- struct{}{}:
-			default: // a pass is due already
-			}
+			k.wake()
 		}
 	}
-	if frames >= max(k.woke, k.threshold, k.big)*7/4 {
+	if frames >= max(max(k.woke, k.threshold)*7/4, 2*k.big) {
 		return copyBeforeNext
 	}
 	return copyNone
+}
+
+// wake starts a pass (the caller has set passing): it starts the
+// goroutine at the first, and kicks it.
+func (k *checkpointer) wake() {
+	if k.started.CompareAndSwap(false, true) {
+		go k.run()
+	}
+	select {
+	case k.kick <- struct{}{}:
+	default: // a pass is due already
+	}
 }
 
 // passEnd is what one pass left (checkpointer.last).
@@ -333,6 +378,7 @@ func (k *checkpointer) settle(c *Conn) {
 		return
 	}
 	k.due = false
+	k.overdue.Store(false)
 	if !k.writerHasMu {
 		k.mu.Lock()
 		defer k.mu.Unlock()
@@ -350,7 +396,7 @@ func (k *checkpointer) run() {
 			return
 		}
 		for copied := int64(-1); ; {
-			if !k.foregroundIdle(k.wokeBig.Load()) {
+			if !k.waitRun() || !k.foregroundIdle(k.wokeBig.Load()) {
 				break // closing
 			}
 			k.pass()
@@ -372,48 +418,58 @@ func (k *checkpointer) run() {
 	}
 }
 
-// idleWait bounds how long a pass waits for an idle moment on one CPU
+// idleWait bounds how long a pass waits for the store to be idle
 // (foregroundIdle), and idleGap is how long the store must stay idle.
 const (
 	idleWait = 500 * time.Millisecond
-	idleGap  = time.Millisecond
+	idleGap  = 5 * time.Millisecond
 )
 
 // foregroundIdle waits, after a large commit (big: one that wrote the
-// threshold's worth of frames on its own), for a moment when the writer
-// is idle: no write transaction in progress and no commit during
-// idleGap; it reports false if the DB is closing. With more than one CPU
-// it waits so for one transaction at most: one that begins or commits
-// during the gap is waited for, and the pass runs when it ends, so that
-// a writer that never pauses (large commits back to back) still has its
-// WAL copied in the background, one transaction late; after small
-// commits it does not wait (a stream of small commits gains nothing from
-// it, and the WAL grew past its bound while the pass waited). A pass copies each page once
-// whatever the number of commits that rewrote it, and syncs both files
-// once: one after a burst of large transactions (10,000 random updates,
-// then 5,000 random deletes on a 1M-key store) copies far fewer pages
-// than one per commit, and no longer runs beside the transaction that
-// follows a large commit. Commits meanwhile keep the WAL bounded as ever
-// (see settle).
+// threshold's worth of frames on its own), for a moment when the store is
+// idle: no write transaction in progress, no commit and no read begun
+// during idleGap, and no read in progress then; it reports false if the
+// DB is closing. A pass copies each page once whatever the number of
+// commits that rewrote it, and syncs both files once: one after a burst
+// of large transactions (10,000 random updates, then 5,000 random deletes
+// on a 1M-key store) copies far fewer pages than one per commit, and no
+// longer runs beside the transaction that follows a large commit. Nor
+// beside the reads that follow: a pass run during a stream of reads adds
+// its CPU (about 36 ms for 8,000 pages, two thirds of it the two syncs)
+// to theirs, and on one CPU takes it from them (50,000 existence checks
+// after those deletes ran at 0.58x SNKV C's rate on one core, 0.66-0.75x
+// on two, with the pass among them).
 //
-// When Go code has only one CPU to run on (GOMAXPROCS 1: a process
-// confined to one core, a small container), a pass also competes with
-// the store's reads for that CPU: run beside a stream of reads it added
-// its own CPU time to theirs (50,000 existence checks after those
-// deletes: 0.58x SNKV C's rate on one core). So there it also waits for
-// no read to begin during idleGap and for none to be in progress then
-// (reads that never pause do not hold it off past idleWait).
+// A store that is never idle still has its WAL copied, late by a bounded
+// delay:
+//
+//   - writes: with more than one CPU, a write transaction that begins
+//     or commits during the wait is waited for, and then the pass runs
+//     after idleGap without a read, whatever the writer does meanwhile,
+//     so that large commits back to back still have their WAL copied in
+//     the background, one transaction late (a read in that gap starts
+//     the wait over: the writer did pause, for the reads);
+//   - the WAL's size: once a commit leaves the WAL past its bound, so
+//     that the writer's next transaction would copy it itself (settle),
+//     the pass runs at once;
+//   - time: reads that never pause (a server answering a steady stream of
+//     requests) hold the pass off for idleWait at most.
+//
+// After small commits on more than one CPU it does not wait (a stream of
+// small commits gains nothing from it, and the WAL grew past its bound
+// while the pass waited); commits meanwhile keep the WAL bounded as ever
+// (see settle). On one CPU (GOMAXPROCS 1: a process confined to one core,
+// a small container) every pass waits so, and a write transaction does
+// not end the wait early.
 func (k *checkpointer) foregroundIdle(big bool) bool {
 	one := runtime.GOMAXPROCS(0) == 1
 	if !one && !big {
 		return true
 	}
-	if one {
-		k.watching.Store(true)
-		defer k.watching.Store(false)
-	}
+	k.watching.Store(true)
+	defer k.watching.Store(false)
 	deadline := time.Now().Add(idleWait)
-	waited := false // a transaction began or committed during a gap
+	waited := false // a write transaction ran during a gap, with no read since
 	for {
 		select {
 		case c := <-k.db.writer:
@@ -421,7 +477,7 @@ func (k *checkpointer) foregroundIdle(big bool) bool {
 		case <-k.db.closing:
 			return false
 		}
-		if (waited && !one) || time.Now().After(deadline) {
+		if time.Now().After(deadline) || k.overdue.Load() {
 			return true
 		}
 		n, w := k.reads.Load(), k.commits.Load()
@@ -432,7 +488,14 @@ func (k *checkpointer) foregroundIdle(big bool) bool {
 			t.Stop()
 			return false
 		}
-		if k.commits.Load() == w && (!one || (k.reads.Load() == n && k.db.readersIdle())) {
+		if k.reads.Load() != n || !k.db.readersIdle() {
+			waited = false // reads: not a writer that never pauses
+			continue
+		}
+		if waited && !one {
+			return true // a gap without reads after a write transaction
+		}
+		if k.commits.Load() == w {
 			select {
 			case c := <-k.db.writer:
 				k.db.writer <- c

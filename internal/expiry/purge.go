@@ -92,7 +92,9 @@ func purgeOnceV2(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs i
 // Purge deletes up to max expired keys (max <= 0: all), one transaction per
 // PurgeBatch keys, so that writers wait at most one batch. It checks ctx
 // between batches and returns the number removed so far with any error.
-// Each batch reads the clock anew.
+// Each batch reads the clock anew. The batches are one run of commits for
+// the automatic checkpoints (engine.DB.HoldCheckpoints): one pass copies
+// their WAL after the last, instead of passes chasing them all along.
 //
 // When a read finds nothing expired it returns 0 without taking the write
 // lock, so the periodic purge of an idle store neither waits for a writer
@@ -111,6 +113,7 @@ func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, m
 	if none, err := nothingExpired(ctx, db, t, nowMs, h); err != nil || none {
 		return 0, err
 	}
+	defer db.HoldCheckpoints()()
 	total, first := 0, true
 	for {
 		if err := ctx.Err(); err != nil {
