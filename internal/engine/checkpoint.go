@@ -168,6 +168,9 @@ type checkpointer struct {
 	// threshold of frames or more on its own: the pass then waits for
 	// the writer to pause (foregroundIdle).
 	wokeBig atomic.Bool
+	// idleTimeouts counts the waits for an idle store (foregroundIdle)
+	// that ended at idleWait rather than at a pause.
+	idleTimeouts atomic.Uint64
 	// afterPass, when set (by tests only), runs after each pass of the
 	// goroutine.
 	afterPass atomic.Pointer[func()]
@@ -477,7 +480,11 @@ func (k *checkpointer) foregroundIdle(big bool) bool {
 		case <-k.db.closing:
 			return false
 		}
-		if time.Now().After(deadline) || k.overdue.Load() {
+		if k.overdue.Load() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			k.idleTimeouts.Add(1)
 			return true
 		}
 		n, w := k.reads.Load(), k.commits.Load()

@@ -473,7 +473,10 @@ func TestCheckpointDoesNotWaitForAWriterThatNeverPauses(t *testing.T) {
 	}
 	wg.Wait()
 	require.NotZero(t, background(), "no pass of the checkpointer beside a writer that never pauses")
-	require.Less(t, time.Since(start), idleWait*3/5, "the checkpointer waited for the writer to pause")
+	// Whether the wait ended at a transaction's end or at idleWait, not
+	// how long the transactions took (under -race on a loaded machine,
+	// two or three of them can take longer than idleWait*3/5).
+	require.Zero(t, db.ckpt.idleTimeouts.Load(), "the checkpointer waited for the writer to pause")
 	t.Logf("the first pass after %v", time.Since(start))
 }
 
