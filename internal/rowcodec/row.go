@@ -339,18 +339,30 @@ type Buffers struct {
 	ad      []byte // the associated data of the row being opened
 }
 
-// blockSize is the size of the blocks that copied rows of at most a
-// quarter of it are carved from: one allocation per block rather than per
-// row. A caller that keeps one row keeps its block alive.
-const blockSize = 4096
+// The blocks copied rows of at most maxShared bytes are carved from: one
+// allocation per block rather than per row. The first block of a Buffers
+// is minBlock bytes, the next ones maxBlock: a short scan allocates
+// little, a long one few, large allocations (one of 64 KiB costs about
+// what one of 4 KiB does; the collector is paced by the bytes, which the
+// block size does not change). A caller that keeps one row keeps its
+// block alive: at most maxBlock.
+const (
+	minBlock  = 4 << 10
+	maxBlock  = 64 << 10
+	maxShared = 1 << 10
+)
 
 // alloc returns n bytes, capped at n, for a copied row.
 func (b *Buffers) alloc(n int) []byte {
-	if n > blockSize/4 {
+	if n > maxShared {
 		return make([]byte, n)
 	}
 	if cap(b.block)-len(b.block) < n {
-		b.block = make([]byte, 0, blockSize)
+		size := maxBlock
+		if b.block == nil {
+			size = minBlock
+		}
+		b.block = make([]byte, 0, size)
 	}
 	i := len(b.block)
 	b.block = b.block[:i+n]
