@@ -49,6 +49,9 @@ type Scan struct {
 	klen, vlen int
 	crc        int64
 	compact    bool // the row is in row, klen, vlen and crc; fields and kv are stale
+
+	page    uintptr // the page touchPage read last
+	touched byte    // what it read
 }
 
 // OpenScan opens a scan of t's read view over the keys from lo to hi
@@ -167,6 +170,9 @@ func (s *Scan) Next() (bool, error) {
 		s.done = true
 		return false, &Error{Code: int(rc)}
 	}
+	var t byte
+	s.page, t = touchPage(s.cur, s.page)
+	s.touched ^= t
 	rec, rc := s.c.readRow(s.cur, &s.buf)
 	if rc != sqlite3.SQLITE_OK {
 		s.done = true
