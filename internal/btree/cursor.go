@@ -206,20 +206,13 @@ func (c *Conn) readRow(cur uintptr, buf *cbuf) ([]byte, int32) {
 	return bytesAt(q, size), sqlite3.SQLITE_OK
 }
 
-// touchPage reads one byte of every 64-byte line of the cell content area
-// of the page under cursor cur when that page is not last, and returns the
-// page and the bytes read, folded (which the caller keeps, so that the
-// reads are not dropped). A leaf's cells lie in the order they were
+// touchCells reads one byte of every 64-byte line of the cell content
+// area of page pg and returns them folded (which the caller keeps, so that
+// the reads are not dropped). A leaf's cells lie in the order they were
 // written, not in key order: a scan that reads them in key order waits on
 // one cache miss after another, each behind the work of a row, where
 // these reads, independent of each other, wait on many at once.
-func touchPage(cur, last uintptr) (page uintptr, sum byte) {
-	bc := (*sqlite3.TBtCursor)(cptr(cur))
-	page = bc.FpPage
-	if page == last || page == 0 {
-		return last, 0
-	}
-	pg := (*sqlite3.TMemPage)(cptr(page))
+func touchCells(pg *sqlite3.TMemPage) (sum byte) {
 	top := uintptr(get2(pg.FaData + uintptr(pg.FhdrOffset) + 5))
 	if top == 0 {
 		top = 1 << 16
@@ -227,7 +220,7 @@ func touchPage(cur, last uintptr) (page uintptr, sum byte) {
 	for p := pg.FaData + top; p < pg.FaDataEnd; p += 64 {
 		sum ^= *(*byte)(cptr(p))
 	}
-	return page, sum
+	return sum
 }
 
 // localRow returns the record under cursor cur, a cursor on an index
