@@ -434,6 +434,15 @@ func (cd *Codec) Decode(rows *engine.Rows, cols *Cols, keyIndex bool, liveAt int
 		return cd.openRow(rows, cols.Crc, &Row{Key: key, Stored: v, Exp: exp, Fast: fast}, mode, b)
 	}
 	n := len(key)
+	var sum int64
+	if crc {
+		// Over the row where it lies, which the scan has just read.
+		if adj {
+			sum = WithTTL(JoinedSum(n, key[:n+len(v)]), exp >= 0)
+		} else {
+			sum = DataSum(key, v, exp >= 0)
+		}
+	}
 	switch mode {
 	case CopyRow:
 		buf := b.alloc(n + len(v))
@@ -443,19 +452,12 @@ func (cd *Codec) Decode(rows *engine.Rows, cols *Cols, keyIndex bool, liveAt int
 			copy(buf, key)
 			copy(buf[n:], v)
 		}
-		// Side by side, so that the checksum is one pass over the copy.
-		key, v, adj = buf[:n], buf[n:], true
+		key, v = buf[:n], buf[n:]
 	case CopyValue:
 		v = append(make([]byte, 0, len(v)), v...)
 	}
 	if !crc {
 		return key[:n:n], v, exp, nil
-	}
-	var sum int64
-	if adj {
-		sum = WithTTL(JoinedSum(n, key[:n+len(v)]), exp >= 0)
-	} else {
-		sum = DataSum(key, v, exp >= 0)
 	}
 	if sum != 0 {
 		// The common case, a verified row in the clear: one look at the
