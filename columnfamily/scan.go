@@ -353,9 +353,9 @@ func (r *scanRows) flushRead() {
 // Decode: key type and length, expiry, value, checksums) and returns its
 // key and value (no value for an expired key) and its expiry (-1: none).
 // With copied set, the key and value of a live row are copies carved from
-// the scan's blocks, key then value, and the checksum is computed over the
-// copy in one pass; otherwise they are in SQLite's memory, valid until the
-// next step.
+// the scan's blocks, key then value (the checksum computed over the row
+// where the scan read it, before the copy); otherwise they are in SQLite's
+// memory, valid until the next step.
 func (r *scanRows) checkRow(copied bool) (key, value []byte, exp int64, err error) {
 	cd, m := &r.cd, r.src.cf.m
 	// The encryption state the rows are read with: the snapshot's, once

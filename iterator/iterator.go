@@ -23,9 +23,10 @@ type Options struct {
 	// in the loop would end the statement the rows point into. Without
 	// Borrow (the default) every key and value
 	// is a copy that belongs to the caller; copies of consecutive rows of up
-	// to 1 KiB share 4 KiB blocks (one allocation per block, a block begun
-	// by one loop finished by the next ones), so keeping one entry keeps at
-	// most its 4 KiB block alive (a larger row: its own copy).
+	// to 1 KiB share blocks (one allocation per block, a block begun by one
+	// loop finished by the next ones; the first block 4 KiB, the next ones
+	// 64 KiB), so keeping one entry keeps at most its block, 64 KiB, alive
+	// (a larger row: its own copy).
 	Borrow bool
 }
 

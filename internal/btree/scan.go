@@ -49,6 +49,31 @@ type Scan struct {
 	klen, vlen int
 	crc        int64
 	compact    bool // the row is in row, klen, vlen and crc; fields and kv are stale
+
+	page    uintptr // the leaf the current row is on
+	lazy    bool    // page is the scan's first leaf, not yet touched
+	onRow   bool    // the scan has been on a row
+	touched byte    // what touchCells read
+}
+
+// touch reads the cells of the leaf the cursor is on (touchCells) when
+// the scan first steps onto it; on the first leaf of the scan only when
+// it reads a second row there, so that a scan of one row (or none: a seek
+// past the range) does not pay for a whole leaf.
+func (s *Scan) touch() {
+	bc := (*sqlite3.TBtCursor)(cptr(s.cur))
+	if page := bc.FpPage; page != s.page && page != 0 {
+		s.page = page
+		if !s.onRow {
+			s.lazy, s.onRow = true, true
+			return
+		}
+		s.lazy = false
+		s.touched ^= touchCells((*sqlite3.TMemPage)(cptr(page)))
+	} else if s.lazy {
+		s.lazy = false
+		s.touched ^= touchCells((*sqlite3.TMemPage)(cptr(page)))
+	}
 }
 
 // OpenScan opens a scan of t's read view over the keys from lo to hi
@@ -167,6 +192,7 @@ func (s *Scan) Next() (bool, error) {
 		s.done = true
 		return false, &Error{Code: int(rc)}
 	}
+	s.touch()
 	rec, rc := s.c.readRow(s.cur, &s.buf)
 	if rc != sqlite3.SQLITE_OK {
 		s.done = true

@@ -339,18 +339,30 @@ type Buffers struct {
 	ad      []byte // the associated data of the row being opened
 }
 
-// blockSize is the size of the blocks that copied rows of at most a
-// quarter of it are carved from: one allocation per block rather than per
-// row. A caller that keeps one row keeps its block alive.
-const blockSize = 4096
+// The blocks copied rows of at most maxShared bytes are carved from: one
+// allocation per block rather than per row. The first block of a Buffers
+// is minBlock bytes, the next ones maxBlock: a short scan allocates
+// little, a long one few, large allocations (one of 64 KiB costs about
+// what one of 4 KiB does; the collector is paced by the bytes, which the
+// block size does not change). A caller that keeps one row keeps its
+// block alive: at most maxBlock.
+const (
+	minBlock  = 4 << 10
+	maxBlock  = 64 << 10
+	maxShared = 1 << 10
+)
 
 // alloc returns n bytes, capped at n, for a copied row.
 func (b *Buffers) alloc(n int) []byte {
-	if n > blockSize/4 {
+	if n > maxShared {
 		return make([]byte, n)
 	}
 	if cap(b.block)-len(b.block) < n {
-		b.block = make([]byte, 0, blockSize)
+		size := maxBlock
+		if b.block == nil {
+			size = minBlock
+		}
+		b.block = make([]byte, 0, size)
 	}
 	i := len(b.block)
 	b.block = b.block[:i+n]
@@ -422,6 +434,15 @@ func (cd *Codec) Decode(rows *engine.Rows, cols *Cols, keyIndex bool, liveAt int
 		return cd.openRow(rows, cols.Crc, &Row{Key: key, Stored: v, Exp: exp, Fast: fast}, mode, b)
 	}
 	n := len(key)
+	var sum int64
+	if crc {
+		// Over the row where it lies, which the scan has just read.
+		if adj {
+			sum = WithTTL(JoinedSum(n, key[:n+len(v)]), exp >= 0)
+		} else {
+			sum = DataSum(key, v, exp >= 0)
+		}
+	}
 	switch mode {
 	case CopyRow:
 		buf := b.alloc(n + len(v))
@@ -431,19 +452,12 @@ func (cd *Codec) Decode(rows *engine.Rows, cols *Cols, keyIndex bool, liveAt int
 			copy(buf, key)
 			copy(buf[n:], v)
 		}
-		// Side by side, so that the checksum is one pass over the copy.
-		key, v, adj = buf[:n], buf[n:], true
+		key, v = buf[:n], buf[n:]
 	case CopyValue:
 		v = append(make([]byte, 0, len(v)), v...)
 	}
 	if !crc {
 		return key[:n:n], v, exp, nil
-	}
-	var sum int64
-	if adj {
-		sum = WithTTL(JoinedSum(n, key[:n+len(v)]), exp >= 0)
-	} else {
-		sum = DataSum(key, v, exp >= 0)
 	}
 	if sum != 0 {
 		// The common case, a verified row in the clear: one look at the
