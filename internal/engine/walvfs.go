@@ -169,6 +169,10 @@ func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, file uintptr, flags int32,
 	xOpen := *(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{(*sqlite3.Tsqlite3_vfs)(cptr(walParent)).FxOpen}))
 	rc := xOpen(tls, walParent, zName, file, flags, pOutFlags)
 	f := (*sqlite3.Tsqlite3_file)(cptr(file))
+	if rc == sqlite3.SQLITE_OK && flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0 && f.FpMethods != 0 {
+		dbWrap(tls, zName, f)
+		return rc
+	}
 	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 || f.FpMethods == 0 {
 		return rc
 	}
