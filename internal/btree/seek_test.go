@@ -40,6 +40,21 @@ func openRaw(t *testing.T) *rawDB {
 	return r
 }
 
+// beginWrite opens the below-SQL connection on r's database and begins a
+// write transaction there, rolled back when the test ends; it returns the
+// connection and its B-tree.
+func beginWrite(t *testing.T, r *rawDB) (*Conn, uintptr) {
+	t.Helper()
+	c := New(r.tls, r.db)
+	t.Cleanup(c.Close)
+	r.exec("BEGIN IMMEDIATE")
+	t.Cleanup(func() { r.exec("ROLLBACK") })
+	require.True(t, c.init())
+	bt, ok := c.writable()
+	require.True(t, ok)
+	return c, bt
+}
+
 func (r *rawDB) exec(sql string) {
 	z, err := libc.CString(sql)
 	require.NoError(r.t, err)
@@ -163,13 +178,7 @@ func TestSeekIndexMatchesSQLite(t *testing.T) {
 	r.insert("e", "x'6b30'", "7")
 	r.exec("COMMIT")
 
-	c := New(r.tls, r.db)
-	t.Cleanup(c.Close)
-	r.exec("BEGIN IMMEDIATE")
-	defer r.exec("ROLLBACK")
-	require.True(t, c.init())
-	bt, ok := c.writable()
-	require.True(t, ok)
+	c, bt := beginWrite(t, r)
 
 	check := func(table string, keyInfo uintptr, probe func(k []byte) [][]byte) {
 		res := c.resolve(&layout.Objects{Names: layout.Names{Data: table}})
@@ -271,10 +280,7 @@ func TestOverwriteSeeksOnce(t *testing.T) {
 		r.insert("t", blobLit(fmt.Appendf(nil, "key%06d", i)), blobLit(value(i)))
 	}
 	r.exec("COMMIT")
-	c := New(r.tls, r.db)
-	t.Cleanup(c.Close)
-	r.exec("BEGIN IMMEDIATE")
-	defer r.exec("ROLLBACK")
+	c, _ := beginWrite(t, r)
 	tbl := &layout.Objects{Names: layout.Names{Data: "t"}}
 	// The smallest key is on the leftmost leaf: its depth is the tree's.
 	ok, err := c.Upsert(tbl, []byte("key000000"), value(0), 0)
@@ -326,13 +332,7 @@ func TestSeekIndexFromLastLeafMatchesSQLite(t *testing.T) {
 		r.insert("t", blobLit(key(2*i)), blobLit(fmt.Appendf(nil, "%050d", i)))
 	}
 	r.exec("COMMIT")
-	c := New(r.tls, r.db)
-	t.Cleanup(c.Close)
-	r.exec("BEGIN IMMEDIATE")
-	defer r.exec("ROLLBACK")
-	require.True(t, c.init())
-	bt, ok := c.writable()
-	require.True(t, ok)
+	c, bt := beginWrite(t, r)
 	res := c.resolve(&layout.Objects{Names: layout.Names{Data: "t"}})
 	require.True(t, res.ok)
 	for _, i := range []int{curData, curKeys} {
