@@ -368,23 +368,8 @@ func BenchmarkEncryptionExistsWAL(b *testing.B) {
 		_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)
 		require.NoError(b, err)
 		rng := rand.New(rand.NewPCG(1, 2))
-		require.NoError(b, s.Update(ctx, func(tx *kvstore.Tx) error {
-			for range snkvUpdates {
-				i := rng.IntN(n)
-				if err := tx.Put(key(i), snkvText("updated_value_", i, "")); err != nil {
-					return err
-				}
-			}
-			return nil
-		}))
-		require.NoError(b, s.Update(ctx, func(tx *kvstore.Tx) error {
-			for range snkvDeletes {
-				if err := tx.Delete(key(rng.IntN(n))); err != nil && err != kvstore.ErrNotFound {
-					return err
-				}
-			}
-			return nil
-		}))
+		require.NoError(b, snkvUpdate(ctx, s, rng, n))
+		require.NoError(b, snkvDelete(ctx, s, rng, n))
 		for _, state := range []string{"wal", "settled"} {
 			if state == "settled" {
 				_, err := s.Checkpoint(ctx, kvstore.CheckpointPassive)

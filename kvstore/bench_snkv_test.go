@@ -138,25 +138,10 @@ func BenchmarkSNKVWorkload(b *testing.B) {
 		})
 		require.Equal(b, n, count)
 		phase("update", snkvUpdates, func() {
-			require.NoError(b, db.Update(ctx, func(tx *kvstore.Tx) error {
-				for range snkvUpdates {
-					i := rng.IntN(n)
-					if err := tx.Put(key(i), snkvText("updated_value_", i, "")); err != nil {
-						return err
-					}
-				}
-				return nil
-			}))
+			require.NoError(b, snkvUpdate(ctx, db, rng, n))
 		})
 		phase("delete", snkvDeletes, func() {
-			require.NoError(b, db.Update(ctx, func(tx *kvstore.Tx) error {
-				for range snkvDeletes {
-					if err := tx.Delete(key(rng.IntN(n))); err != nil && err != kvstore.ErrNotFound {
-						return err
-					}
-				}
-				return nil
-			}))
+			require.NoError(b, snkvDelete(ctx, db, rng, n))
 		})
 		phase("exists", snkvReads, func() {
 			for range snkvReads {
@@ -211,4 +196,32 @@ func TestSNKVText(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("key_%08d", i), string(snkvText("key_", i, "")))
 		require.Equal(t, fmt.Sprintf("value_%08d_tail", i), string(snkvText("value_", i, "_tail")))
 	}
+}
+
+// snkvUpdate is the benchmark's update phase: snkvUpdates random keys of
+// the n loaded rewritten in one transaction.
+func snkvUpdate(ctx context.Context, db *kvstore.Store, rng *rand.Rand, n int) error {
+	return db.Update(ctx, func(tx *kvstore.Tx) error {
+		for range snkvUpdates {
+			i := rng.IntN(n)
+			if err := tx.Put(snkvText("key_", i, ""), snkvText("updated_value_", i, "")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// snkvDelete is the benchmark's delete phase: snkvDeletes random keys of
+// the n loaded deleted in one transaction (a key deleted before is no
+// error).
+func snkvDelete(ctx context.Context, db *kvstore.Store, rng *rand.Rand, n int) error {
+	return db.Update(ctx, func(tx *kvstore.Tx) error {
+		for range snkvDeletes {
+			if err := tx.Delete(snkvText("key_", rng.IntN(n), "")); err != nil && err != kvstore.ErrNotFound {
+				return err
+			}
+		}
+		return nil
+	})
 }
