@@ -169,8 +169,10 @@ type checkpointer struct {
 	// the writer to pause (foregroundIdle).
 	wokeBig atomic.Bool
 	// idleTimeouts counts the waits for an idle store (foregroundIdle)
-	// that ended at idleWait rather than at a pause.
+	// that ended at idleWait rather than at a pause; idleWaitTest, when
+	// set (by tests only), replaces idleWait (nanoseconds).
 	idleTimeouts atomic.Uint64
+	idleWaitTest atomic.Int64
 	// afterPass, when set (by tests only), runs after each pass of the
 	// goroutine.
 	afterPass atomic.Pointer[func()]
@@ -471,7 +473,11 @@ func (k *checkpointer) foregroundIdle(big bool) bool {
 	}
 	k.watching.Store(true)
 	defer k.watching.Store(false)
-	deadline := time.Now().Add(idleWait)
+	wait := idleWait
+	if w := k.idleWaitTest.Load(); w > 0 {
+		wait = time.Duration(w)
+	}
+	deadline := time.Now().Add(wait)
 	waited := false // a write transaction ran during a gap, with no read since
 	for {
 		select {

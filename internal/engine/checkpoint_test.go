@@ -458,6 +458,11 @@ func TestCheckpointWaitsForTheWriterToPause(t *testing.T) {
 func TestCheckpointDoesNotWaitForAWriterThatNeverPauses(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	db, _ := ckptDB(t, 100)
+	// A wait that ended at idleWait would end after 20 s here: the pass
+	// must come at the end of a transaction, however long transactions
+	// take on a loaded machine (under -race at load 10, two or three of
+	// them took longer than the usual idleWait).
+	db.ckpt.idleWaitTest.Store(int64(20 * time.Second))
 	stats := db.CheckpointStats()
 	background := func() uint64 { return stats.Passes.Load() - stats.WriterPasses.Load() }
 	start := time.Now()
@@ -466,16 +471,13 @@ func TestCheckpointDoesNotWaitForAWriterThatNeverPauses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; background() == 0 && time.Since(start) < 2*idleWait; i++ {
+			for i := 0; background() == 0 && time.Since(start) < 10*time.Second; i++ {
 				putRows(t, db, g*2000+i%4*400, 400, 1000) // past the threshold on its own
 			}
 		}()
 	}
 	wg.Wait()
 	require.NotZero(t, background(), "no pass of the checkpointer beside a writer that never pauses")
-	// Whether the wait ended at a transaction's end or at idleWait, not
-	// how long the transactions took (under -race on a loaded machine,
-	// two or three of them can take longer than idleWait*3/5).
 	require.Zero(t, db.ckpt.idleTimeouts.Load(), "the checkpointer waited for the writer to pause")
 	t.Logf("the first pass after %v", time.Since(start))
 }
