@@ -322,16 +322,23 @@ func read(ctx context.Context, c *engine.Conn, from int64, limit int) ([]Change,
 	if err != nil {
 		return nil, false, fmt.Errorf("changelog: read: %w", err)
 	}
+	return collect(rows, limit)
+}
+
+// collect returns up to limit changes of rows (the columns of readSQL and
+// filteredSQL), closing it, and whether its statement was compiled again.
+// It stops stepping at limit: a bound LIMIT that changes from one read to
+// the next would have SQLite compile the statement again each time.
+func collect(rows *engine.Rows, limit int) ([]Change, bool, error) {
 	var out []Change
 	for len(out) < limit && rows.Next() {
-		ch := Change{
+		out = append(out, Change{
 			Seq: rows.Int(0), Tx: rows.Int(1), AtMs: rows.Int(2),
 			CF: string(rows.Bytes(3)), Op: Op(rows.Int(4)),
 			Key: rows.Bytes(5), Value: rows.Bytes(6), ExpiryMs: rows.Int(7),
-		}
-		out = append(out, ch)
+		})
 	}
-	err = rows.Err()
+	err := rows.Err()
 	if cerr := rows.Close(); err == nil {
 		err = cerr
 	}

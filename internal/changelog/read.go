@@ -165,20 +165,5 @@ func queryFiltered(ctx context.Context, c *engine.Conn, from int64, cf string, p
 	if err != nil {
 		return nil, false, fmt.Errorf("changelog: read: %w", err)
 	}
-	var out []Change
-	for len(out) < limit && rows.Next() {
-		out = append(out, Change{
-			Seq: rows.Int(0), Tx: rows.Int(1), AtMs: rows.Int(2),
-			CF: string(rows.Bytes(3)), Op: Op(rows.Int(4)),
-			Key: rows.Bytes(5), Value: rows.Bytes(6), ExpiryMs: rows.Int(7),
-		})
-	}
-	err = rows.Err()
-	if cerr := rows.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("changelog: read: %w", err)
-	}
-	return out, rows.SchemaChanged(), nil
+	return collect(rows, limit)
 }
