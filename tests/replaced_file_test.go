@@ -52,3 +52,22 @@ func TestReplacedFileRefusesReaders(t *testing.T) {
 	// The writer still has the file the store opened: writes go on there.
 	require.NoError(t, st.Put([]byte("k2"), []byte("mine")))
 }
+
+// TestDeletedFileRefusesReaders: a store whose file was deleted (nothing
+// made in its place) refuses a new reader with ErrCantOpen too, without
+// the reader's open making an empty file at the path.
+func TestDeletedFileRefusesReaders(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be deleted on Windows")
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	st, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	require.NoError(t, st.Put([]byte("k"), []byte("mine")))
+	require.NoError(t, os.Remove(path))
+	_, err = st.Get([]byte("k"))
+	require.ErrorIs(t, err, kvstore.ErrCantOpen)
+	_, err = os.Stat(path)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

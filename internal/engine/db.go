@@ -242,10 +242,7 @@ func (db *DB) openReader(ctx context.Context) (c *Conn, ok bool, err error) {
 	}
 	db.nOpen++
 	db.mu.Unlock()
-	c, err = db.newConn(false)
-	if err == nil {
-		err = db.sameFile(c) // fileid.go
-	}
+	c, err = db.newReader()
 	if err != nil {
 		db.readerClosed()
 		return nil, true, Wrap(ctx, "open reader", err)

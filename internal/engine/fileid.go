@@ -14,26 +14,42 @@ import (
 // from a backup), a new reader opened that other file: reads answered from
 // another store, and a column family whose creation stamp the other
 // store's catalog did not hold was reported dropped, for good. Open keeps
-// what it found at the path, and a new reader checks, once it has its file
-// open, that the path still names that file; one that does not is closed
-// and refused with ErrCantOpen. (A reader open before the file was
-// replaced keeps reading the store's file, as the writer does.)
+// what it found at the path, and a new reader checks, before and after it
+// opens its file, that the path still names that file; where it does not,
+// the reader is refused with ErrCantOpen (newReader). A reader open before
+// the file was replaced keeps reading the store's file, as the writer does.
 
-// sameFile closes the new reader c and returns an error wrapping
-// ErrCantOpen when the store's path no longer names the file Open found
-// there. The path is read after c opened its file: a replacement made
-// before that is seen.
-func (db *DB) sameFile(c *Conn) error {
+// newReader opens a read connection on the file Open found at the path:
+// it checks the path before opening the connection (a file deleted without
+// another made in its place is then not created anew, empty, by the open)
+// and again after, so that a replacement made before the open is seen.
+func (db *DB) newReader() (*Conn, error) {
+	if err := db.samePath(); err != nil {
+		return nil, err
+	}
+	c, err := db.newConn(false)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.samePath(); err != nil {
+		_ = c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// samePath returns an error wrapping ErrCantOpen when the store's path no
+// longer names the file Open found there.
+func (db *DB) samePath() error {
 	if db.file == nil {
 		return nil
 	}
 	st, err := os.Stat(db.cfg.Path)
-	if err == nil && os.SameFile(db.file, st) {
-		return nil
-	}
-	_ = c.close()
-	if err != nil {
+	switch {
+	case err != nil:
 		return fmt.Errorf("%q: %w: %w", db.cfg.Path, ErrCantOpen, err)
+	case !os.SameFile(db.file, st):
+		return fmt.Errorf("%q: %w: another file is at the path now (the store's file was deleted or renamed since Open)", db.cfg.Path, ErrCantOpen)
 	}
-	return fmt.Errorf("%q: %w: another file is at the path now (the store's file was deleted or renamed since Open)", db.cfg.Path, ErrCantOpen)
+	return nil
 }
