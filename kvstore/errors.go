@@ -51,7 +51,9 @@ var (
 	// creating a sealed one): Upgrade it first.
 	ErrVersion = engine.ErrVersion
 	// ErrCantOpen: the path cannot be opened (a directory, a missing file
-	// opened read-only, no permission).
+	// opened read-only, no permission), or a read needed a new connection
+	// and the path names another file than the one Open opened (the store's
+	// file was deleted or renamed and another made in its place).
 	ErrCantOpen = engine.ErrCantOpen
 	// ErrInvalidTTL: a TTL that is zero or negative, or an expiry time that
 	// is zero or not in the future.

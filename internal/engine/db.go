@@ -56,6 +56,7 @@ type DB struct {
 	probe      bool            // connections open in exclusive locking mode (see probeNeeded)
 	probeDSN   string          // the read-write URI a read-only DB probes with
 	companions map[string]bool // -wal, -shm, -journal files that existed before Open
+	file       os.FileInfo     // the file Open found at the path (fileid.go)
 
 	shmTried   bool          // a reader tried to map the WAL index (guarded by mu)
 	shm        shmPtr        // the mapped WAL index, when readers may hold transactions
@@ -241,7 +242,7 @@ func (db *DB) openReader(ctx context.Context) (c *Conn, ok bool, err error) {
 	}
 	db.nOpen++
 	db.mu.Unlock()
-	c, err = db.newConn(false)
+	c, err = db.newReader()
 	if err != nil {
 		db.readerClosed()
 		return nil, true, Wrap(ctx, "open reader", err)

@@ -66,6 +66,7 @@ func (db *DB) open() error {
 		if err := checkHeader(cfg.Path, st.Size()); err != nil {
 			return err
 		}
+		db.file = st
 	}
 	dsn, err := fileURI(cfg.Path)
 	if err != nil {
