@@ -21,14 +21,7 @@ import (
 // one run of the memory workload gave on a shared machine). A reader that opens another
 // file is refused with ErrCantOpen, and the column family stays usable.
 func TestReplacedFileRefusesReaders(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("an open file cannot be deleted on Windows")
-	}
-	path := filepath.Join(t.TempDir(), "s.db")
-	st, err := kvstore.Open(path, kvstore.Options{})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, st.Close()) }()
-	require.NoError(t, st.Put([]byte("k"), []byte("mine")))
+	st, path := openToReplace(t)
 
 	// Another program removes the store's files and makes a new store at
 	// the path, before this store opened any reader.
@@ -57,17 +50,26 @@ func TestReplacedFileRefusesReaders(t *testing.T) {
 // made in its place) refuses a new reader with ErrCantOpen too, without
 // the reader's open making an empty file at the path.
 func TestDeletedFileRefusesReaders(t *testing.T) {
+	st, path := openToReplace(t)
+	require.NoError(t, os.Remove(path))
+	_, err := st.Get([]byte("k"))
+	require.ErrorIs(t, err, kvstore.ErrCantOpen)
+	_, err = os.Stat(path)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// openToReplace opens a store in a new directory, with one key written,
+// for a test that then deletes or replaces its file; it skips on Windows,
+// where an open file cannot be deleted.
+func openToReplace(t *testing.T) (*kvstore.Store, string) {
+	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("an open file cannot be deleted on Windows")
 	}
 	path := filepath.Join(t.TempDir(), "s.db")
 	st, err := kvstore.Open(path, kvstore.Options{})
 	require.NoError(t, err)
-	defer func() { require.NoError(t, st.Close()) }()
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	require.NoError(t, st.Put([]byte("k"), []byte("mine")))
-	require.NoError(t, os.Remove(path))
-	_, err = st.Get([]byte("k"))
-	require.ErrorIs(t, err, kvstore.ErrCantOpen)
-	_, err = os.Stat(path)
-	require.ErrorIs(t, err, os.ErrNotExist)
+	return st, path
 }
