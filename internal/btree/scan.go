@@ -52,14 +52,17 @@ type Scan struct {
 
 	page    uintptr // the leaf the current row is on
 	lazy    bool    // page is the scan's first leaf, not yet touched
+	due     bool    // the first leaf is to be touched once the row is in range
 	onRow   bool    // the scan has been on a row
 	touched byte    // what touchCells read
 }
 
 // touch reads the cells of the leaf the cursor is on (touchCells) when
 // the scan first steps onto it; on the first leaf of the scan only when
-// it reads a second row there, so that a scan of one row (or none: a seek
-// past the range) does not pay for a whole leaf.
+// it reads a second row there and that row is in the range (due, done by
+// Next after its bound check), so that a scan of one row (or none: a seek
+// past the range), which reads the row after its last to find its end,
+// does not pay for a whole leaf.
 func (s *Scan) touch() {
 	bc := (*sqlite3.TBtCursor)(cptr(s.cur))
 	if page := bc.FpPage; page != s.page && page != 0 {
@@ -71,8 +74,7 @@ func (s *Scan) touch() {
 		s.lazy = false
 		s.touched ^= touchCells((*sqlite3.TMemPage)(cptr(page)))
 	} else if s.lazy {
-		s.lazy = false
-		s.touched ^= touchCells((*sqlite3.TMemPage)(cptr(page)))
+		s.lazy, s.due = false, true
 	}
 }
 
@@ -232,6 +234,10 @@ func (s *Scan) Next() (bool, error) {
 			s.done = true
 			return false, nil
 		}
+	}
+	if s.due {
+		s.due = false
+		s.touched ^= touchCells((*sqlite3.TMemPage)(cptr(s.page)))
 	}
 	s.fromCopy = false
 	if s.keys != nil && s.copy && tail != nil {
