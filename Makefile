@@ -102,6 +102,8 @@ cross:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build ./...; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/snkv-demo; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/snkv; \
+		echo "CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) vet ./...  (the tests build too)"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) vet ./...; \
 	done
 
 fmt:

@@ -27,7 +27,7 @@ func TestHugeKAndEfAreBoundedByTheIndex(t *testing.T) {
 		for _, q := range []vector.Query{
 			{K: math.MaxInt},
 			{K: math.MaxInt/2 + 1},
-			{K: 1 << 40, Oversample: 1 << 30},
+			{K: math.MaxInt>>8 + 1, Oversample: 1 << 30},
 			{K: 3, Ef: math.MaxInt},
 			{K: 3, Oversample: math.MaxInt},
 			{K: math.MaxInt, Where: map[string]string{}, Prefix: []byte{}},
