@@ -658,7 +658,7 @@ func (k *checkpointer) stop(noCheckpoint bool) {
 // after at any synchronous level but OFF, so only OFF is set (with a
 // PRAGMA, which loads the schema); a new connection's level is FULL.
 func (db *DB) openCheckpointConn() (*Conn, error) {
-	c, err := openConn(db.dsn)
+	c, err := db.openSame(func() (*Conn, error) { return openConn(db.dsn) })
 	if err != nil {
 		return nil, err
 	}

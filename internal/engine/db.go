@@ -169,7 +169,7 @@ func (db *DB) ReleaseWriter(c *Conn) { db.writer <- c }
 // writer still inside a transaction is never handed out: a write on it
 // would join that transaction and be lost with it.
 func (db *DB) repairWriter(c *Conn) (*Conn, error) {
-	if fresh, err := db.newConn(true); err == nil {
+	if fresh, err := db.openSame(func() (*Conn, error) { return db.newConn(true) }); err == nil {
 		_ = c.close()
 		return fresh, nil
 	}

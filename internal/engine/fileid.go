@@ -18,16 +18,29 @@ import (
 // opens its file, that the path still names that file; where it does not,
 // the reader is refused with ErrCantOpen (newReader). A reader open before
 // the file was replaced keeps reading the store's file, as the writer does.
+// The checkpointer's connection, opened at its first pass, and a writer
+// opened to replace a broken one are checked the same way: the first
+// would copy the store's WAL into the other file, the second would write
+// to it.
 
-// newReader opens a read connection on the file Open found at the path:
-// it checks the path before opening the connection (a file deleted without
-// another made in its place is then not created anew, empty, by the open)
-// and again after, so that a replacement made before the open is seen.
+// newReader opens a read connection on the file Open found at the path
+// (openSame).
 func (db *DB) newReader() (*Conn, error) {
+	return db.openSame(func() (*Conn, error) { return db.newConn(false) })
+}
+
+// openSame opens a connection with open, on the file Open found at the
+// path: it checks the path before opening the connection (a file deleted
+// without another made in its place is then not created anew, empty, by
+// the open) and again after, so that a replacement made before the open
+// is seen. Every connection a store opens after Open goes through it:
+// readers, the checkpointer's (which would otherwise copy the store's WAL
+// into the other file), and a writer replacing a broken one.
+func (db *DB) openSame(open func() (*Conn, error)) (*Conn, error) {
 	if err := db.samePath(); err != nil {
 		return nil, err
 	}
-	c, err := db.newConn(false)
+	c, err := open()
 	if err != nil {
 		return nil, err
 	}
