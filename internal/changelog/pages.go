@@ -35,6 +35,11 @@ const (
 // in one read transaction. The log is append-only (a trim deletes the
 // oldest rows, never changes one), so a change read once stays true.
 //
+// A commit of this process extends the window without a read (Publish):
+// the writer hands over the changes it recorded once its commit has
+// returned, and they are appended when the file's mark then is the one
+// commit after the window's.
+//
 // A reader whose position is before the window reads through SQL as
 // before (a backlog); a store without a mapped WAL index has no commit
 // mark and its readers always read through SQL.
@@ -51,8 +56,12 @@ type PageCache struct {
 	// the waiting readers but one (the leader, woken by the commit)
 	// wait on it, so that a commit wakes one reader, which refreshes the
 	// window, and then the others, which copy from it.
-	pub    chan struct{}
-	leader bool
+	pub       chan struct{}
+	leader    bool
+	published atomic.Uint64 // windows Publish made
+	// unwoken: a window was published (Publish) since the last wake:
+	// the leader wakes the others when its read ends (Unlead).
+	unwoken bool
 }
 
 // Published returns a channel closed when the next window is published,
@@ -74,6 +83,7 @@ func (pc *PageCache) Wake() {
 }
 
 func (pc *PageCache) wakeLocked() {
+	pc.unwoken = false
 	if pc.pub != nil {
 		close(pc.pub)
 		pc.pub = nil
@@ -110,11 +120,12 @@ func (pc *PageCache) WakeLeaderless() {
 	pc.mu.Unlock()
 }
 
-// Unlead ends the caller's lead (see Lead).
+// Unlead ends the caller's lead (see Lead). The others are woken too
+// when a window was published since they last were (Publish).
 func (pc *PageCache) Unlead(wake bool) {
 	pc.mu.Lock()
 	pc.leader = false
-	if wake {
+	if wake || pc.unwoken {
 		pc.wakeLocked()
 	}
 	pc.mu.Unlock()
@@ -359,8 +370,15 @@ func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func(context.
 	for i := range chs {
 		w.bytes += len(chs[i].Key) + len(chs[i].Value)
 	}
-	// Past prev's end: no reader of prev reads there. Once the backing
-	// array is full, append moves the window to a new one.
+	w.extend(chs)
+	return w, nil
+}
+
+// extend appends chs to w.win (past the end of the window w was made
+// from: no reader of that one reads there; once the backing array is
+// full, append moves the window to a new one), then drops the oldest
+// changes beyond the window's bounds.
+func (w *window) extend(chs []Change) {
 	w.win = append(w.win, chs...)
 	drop := 0
 	for drop < len(w.win) && (len(w.win)-drop > PageCacheChanges || w.bytes > PageCacheBytes) {
@@ -368,8 +386,64 @@ func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func(context.
 		drop++
 	}
 	w.win, w.base = w.win[drop:], w.base+int64(drop)
-	return w, nil
 }
+
+// Publish extends the window with chs, the changes (values opened) of a
+// transaction of this process that has just committed, size the bytes of
+// their keys and values, without a read of the file: when nothing else
+// has committed between the window's state and this commit. The proof is
+// the file's commit mark, read now: it is the one commit after the
+// window's (engine.CommitMark.Follows), so no other transaction, of this
+// process or another, committed since the window's mark; and chs starts
+// right after the window's last change, so the window held every change
+// up to this transaction's. Otherwise, or while a refresh is under way,
+// it does nothing and reports false: the readers refresh the window
+// through SQL as before. The readers are woken by the leader once it has
+// read (Unlead), not here: the readers of a stream of commits still wake
+// once per refresh interval (Notifier.Hold).
+func (pc *PageCache) Publish(db *engine.DB, n *Notifier, chs []Change, size int) bool {
+	if len(chs) == 0 {
+		return false
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	w := pc.cur.Load()
+	if w == nil || w.noLog || pc.filling != nil {
+		return false
+	}
+	// Counted before the mark is read: those commits are in the file
+	// as of the mark (this one's Notify comes after).
+	seen := n.Commits()
+	mark, ok := db.CommitMark()
+	if !ok || !mark.Follows(w.mark) || chs[0].Seq != w.last+1 {
+		return false
+	}
+	nw := &window{mark: mark, fill: pc.fills.Add(1), seen: seen, epoch: w.epoch,
+		oldest: w.oldest, last: chs[len(chs)-1].Seq, base: w.base, win: w.win, bytes: w.bytes + size}
+	if nw.oldest == 0 {
+		nw.oldest = chs[0].Seq
+	}
+	nw.extend(chs)
+	pc.cur.Store(nw)
+	pc.unwoken = true
+	pc.published.Add(1)
+	return true
+}
+
+// Latest returns the window's changes (shared: never to be written) and
+// the log's last sequence as the window holds it; ok is false when there
+// is no window or no log.
+func (pc *PageCache) Latest() (chs []Change, last int64, ok bool) {
+	w := pc.cur.Load()
+	if w == nil || w.noLog {
+		return nil, 0, false
+	}
+	return w.win, w.last, true
+}
+
+// Publications returns how many times a commit extended the window
+// without a read (Publish).
+func (pc *PageCache) Publications() uint64 { return pc.published.Load() }
 
 // Matcher is a Filter made ready to match changes in memory (Match), as
 // the filtered read's SQL does: the end of its prefix worked out once.
