@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -255,4 +256,60 @@ func TestReadersOfPublishedWindowsReceiveTheLog(t *testing.T) {
 	// while a refresh is under way): TestPublishedWindowIsTheSQLWindow
 	// counts them; this one checks what the readers receive.
 	t.Logf("%d of the commits extended the window", fs.Pages.Publications())
+}
+
+// A commit extends the readers' window only while a reader exists: once
+// every Reader of the store is closed, or dropped without Close and
+// collected, the writer keeps no copy of its changes for the window (no
+// publication) and the window is let go; a new Reader starts it again.
+func TestNoPublicationWithoutReaders(t *testing.T) {
+	ctx := context.Background()
+	s, err := kvstore.Open(filepath.Join(t.TempDir(), "p.db"), kvstore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
+	_, fs, err := layer.Engine(ctx, s)
+	require.NoError(t, err)
+	i := 0
+	put := func(n int) {
+		for range n {
+			require.NoError(t, s.Put(fmt.Appendf(nil, "k%d", i), []byte("v")))
+			i++
+		}
+	}
+	// tail makes a Reader at now that has read the window once.
+	tail := func() *changefeed.Reader {
+		from, err := changefeed.Now(ctx, s)
+		require.NoError(t, err)
+		r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
+		require.NoError(t, err)
+		for range 2 { // the first read maps the WAL index, the second makes the window
+			put(1)
+			_, err = r.Next(ctx)
+			require.NoError(t, err)
+		}
+		return r
+	}
+
+	r := tail()
+	before := fs.Pages.Publications()
+	put(20)
+	require.Greater(t, fs.Pages.Publications(), before, "a reader: commits extend the window")
+	require.NoError(t, r.Close())
+	before = fs.Pages.Publications()
+	put(20)
+	require.Equal(t, before, fs.Pages.Publications(), "the reader closed: no copy kept")
+	_, _, ok := fs.Pages.Latest()
+	require.False(t, ok, "the window is let go")
+
+	tail() // dropped without Close
+	before = fs.Pages.Publications()
+	put(20)
+	require.Greater(t, fs.Pages.Publications(), before)
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		before := fs.Pages.Publications()
+		put(5)
+		return fs.Pages.Publications() == before
+	}, 10*time.Second, 10*time.Millisecond, "a reader collected: no copy kept")
 }

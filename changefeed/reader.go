@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,11 @@ type Reader struct {
 	atEnd  bool
 	waiter changelog.Waiter
 	closed atomic.Bool
+	// leave counts the reader out of the shared window's readers
+	// (PageCache.Join), at Close or, for a Reader dropped without Close,
+	// when it is collected (cleanup).
+	leave   func()
+	cleanup runtime.Cleanup
 }
 
 // NewReader returns a Reader of store's feed from position from (Now for
@@ -85,7 +91,10 @@ func NewReader(ctx context.Context, store *kvstore.Store, from Position, opts Re
 	}
 	// A commit while no reader leads wakes those waiting for a refresh.
 	fs.Notify.SetOrphan(fs.Pages.WakeLeaderless)
-	return &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from), m: changelog.Filter(opts.Filter).Matcher()}, nil
+	r := &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from), m: changelog.Filter(opts.Filter).Matcher()}
+	r.leave = fs.Pages.Join()
+	r.cleanup = runtime.AddCleanup(r, func(leave func()) { leave() }, r.leave)
+	return r, nil
 }
 
 // Position returns where the Reader goes on from: after the last change
@@ -98,7 +107,10 @@ func (r *Reader) Position() Position {
 
 // Close ends the Reader; a later Next fails with ErrClosed.
 func (r *Reader) Close() error {
-	r.closed.Store(true)
+	if r.closed.CompareAndSwap(false, true) {
+		r.cleanup.Stop()
+		r.leave()
+	}
 	return nil
 }
 

@@ -266,9 +266,10 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 	if fs.fire != tx { // as fs.tx, kept after tx ends
 		fs.fire = tx
 		// The process's readers keep a window of the latest changes
-		// (Pages): this transaction's changes extend it once committed.
+		// (Pages): this transaction's changes extend it once committed,
+		// while a reader exists.
 		fs.pend = nil
-		if fs.Pages.cur.Load() != nil {
+		if fs.Pages.Keeping() {
 			fs.pend = pendingPool.Get().(*pending)
 		}
 		p, db := fs.pend, tx.DB()

@@ -62,6 +62,29 @@ type PageCache struct {
 	// unwoken: a window was published (Publish) since the last wake:
 	// the leader wakes the others when its read ends (Unlead).
 	unwoken bool
+	// readers counts the readers of the store that exist (Join): with
+	// none, the writer keeps no copy of its changes for the window.
+	readers atomic.Int64
+}
+
+// Join counts a reader of the window in and returns the function that
+// counts it out (the first call; later ones do nothing). While no reader
+// is counted, commits do not extend the window (Keeping is false: the
+// writer copies nothing for it), and the last one out lets the window go.
+func (pc *PageCache) Join() (leave func()) {
+	pc.readers.Add(1)
+	var left atomic.Bool
+	return func() {
+		if left.CompareAndSwap(false, true) && pc.readers.Add(-1) == 0 {
+			pc.cur.Store(nil)
+		}
+	}
+}
+
+// Keeping reports whether a commit's changes extend the window: a
+// reader exists and has made a window.
+func (pc *PageCache) Keeping() bool {
+	return pc.readers.Load() > 0 && pc.cur.Load() != nil
 }
 
 // Published returns a channel closed when the next window is published,
