@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/snkv-go/snkv/changefeed"
+	"github.com/snkv-go/snkv/internal/layer"
 	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 )
@@ -467,8 +468,13 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 					}
 				}()
 			}
+			_, fs, err := layer.Engine(ctx, s)
+			if err != nil {
+				b.Fatal(err)
+			}
 			val := make([]byte, 100)
 			cpu0 := testutil.CPUTime()
+			fills0, pubs0 := fs.Pages.Fills(), fs.Pages.Publications()
 			i := 0
 			for b.Loop() {
 				if err := s.Put(benchKey(i), val); err != nil {
@@ -478,6 +484,11 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "puts/s")
 			reportCPU(b, testutil.CPUTime()-cpu0)
+			// The shared window's refreshes through SQL (a commit that
+			// extends it without a read is a fill too, counted apart).
+			pubs := fs.Pages.Publications() - pubs0
+			b.ReportMetric(float64(fs.Pages.Fills()-fills0-pubs)*1000/float64(b.N), "refreshes/kput")
+			b.ReportMetric(float64(pubs)*1000/float64(b.N), "publications/kput")
 			cancel()
 			wg.Wait()
 			if n > 0 {

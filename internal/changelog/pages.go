@@ -56,12 +56,14 @@ type PageCache struct {
 	// the waiting readers but one (the leader, woken by the commit)
 	// wait on it, so that a commit wakes one reader, which refreshes the
 	// window, and then the others, which copy from it.
-	pub       chan struct{}
-	leader    bool
+	// They are atomics, not under mu: the writer's commit hook wakes
+	// them (WakeLeaderless) without waiting for a reader's lock.
+	pub       atomic.Pointer[chan struct{}]
+	leader    atomic.Bool
 	published atomic.Uint64 // windows Publish made
 	// unwoken: a window was published (Publish) since the last wake:
 	// the leader wakes the others when its read ends (Unlead).
-	unwoken bool
+	unwoken atomic.Bool
 	// readers counts the readers of the store that exist (Join): with
 	// none, the writer keeps no copy of its changes for the window.
 	readers atomic.Int64
@@ -90,26 +92,22 @@ func (pc *PageCache) Keeping() bool {
 // Published returns a channel closed when the next window is published,
 // or at Wake.
 func (pc *PageCache) Published() <-chan struct{} {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.pub == nil {
-		pc.pub = make(chan struct{})
+	for {
+		if p := pc.pub.Load(); p != nil {
+			return *p
+		}
+		ch := make(chan struct{})
+		if pc.pub.CompareAndSwap(nil, &ch) {
+			return ch
+		}
 	}
-	return pc.pub
 }
 
 // Wake closes the channel Published returned.
 func (pc *PageCache) Wake() {
-	pc.mu.Lock()
-	pc.wakeLocked()
-	pc.mu.Unlock()
-}
-
-func (pc *PageCache) wakeLocked() {
-	pc.unwoken = false
-	if pc.pub != nil {
-		close(pc.pub)
-		pc.pub = nil
+	pc.unwoken.Store(false)
+	if p := pc.pub.Swap(nil); p != nil {
+		close(*p)
 	}
 }
 
@@ -123,35 +121,29 @@ func (pc *PageCache) Fills() uint64 { return pc.fills.Load() }
 // wakes the others); wake: the leader will not read (its wait failed), so
 // the others are woken now and one of them leads.
 func (pc *PageCache) Lead() bool {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.leader {
-		return false
-	}
-	pc.leader = true
-	return true
+	return pc.leader.CompareAndSwap(false, true)
 }
 
 // WakeLeaderless wakes the readers waiting on Published when no reader
 // leads: a commit none of them will be woken for otherwise (the last
-// leader may never read again). For Notifier.SetOrphan.
+// leader may never read again). For Notifier.SetOrphan: the writer's
+// commit hook, so it takes no lock the readers take.
 func (pc *PageCache) WakeLeaderless() {
-	pc.mu.Lock()
-	if !pc.leader {
-		pc.wakeLocked()
+	if !pc.leader.Load() {
+		pc.Wake()
 	}
-	pc.mu.Unlock()
 }
 
 // Unlead ends the caller's lead (see Lead). The others are woken too
-// when a window was published since they last were (Publish).
+// when a window was published since they last were (Publish). The lead
+// is given up before the look at unwoken, and Publish sets unwoken before
+// its commit's Notify looks at the lead (WakeLeaderless): one of the two
+// wakes the readers.
 func (pc *PageCache) Unlead(wake bool) {
-	pc.mu.Lock()
-	pc.leader = false
-	if wake || pc.unwoken {
-		pc.wakeLocked()
+	pc.leader.Store(false)
+	if wake || pc.unwoken.Load() {
+		pc.Wake()
 	}
-	pc.mu.Unlock()
 }
 
 // window is one state of a PageCache.
@@ -246,7 +238,7 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 				return w.serve(pos.Epoch, from, m, limit)
 			}
 			if mark, ok = db.CommitMark(); !ok {
-				pc.wakeLocked()
+				pc.Wake()
 				pc.mu.Unlock()
 				return CacheRead{}, nil
 			}
@@ -265,7 +257,7 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 			w.fill = fill
 		}
 		pc.cur.Store(w) // nil on an error
-		pc.wakeLocked()
+		pc.Wake()
 		pc.mu.Unlock()
 		if err != nil {
 			// The reader reads its own page, which reports the error if
@@ -448,7 +440,7 @@ func (pc *PageCache) Publish(db *engine.DB, n *Notifier, chs []Change, size int)
 	}
 	nw.extend(chs)
 	pc.cur.Store(nw)
-	pc.unwoken = true
+	pc.unwoken.Store(true)
 	pc.published.Add(1)
 	return true
 }
