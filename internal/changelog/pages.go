@@ -61,9 +61,6 @@ type PageCache struct {
 	pub       atomic.Pointer[chan struct{}]
 	leader    atomic.Bool
 	published atomic.Uint64 // windows Publish made
-	// unwoken: a window was published (Publish) since the last wake:
-	// the leader wakes the others when its read ends (Unlead).
-	unwoken atomic.Bool
 	// readers counts the readers of the store that exist (Join): with
 	// none, the writer keeps no copy of its changes for the window.
 	readers atomic.Int64
@@ -105,7 +102,6 @@ func (pc *PageCache) Published() <-chan struct{} {
 
 // Wake closes the channel Published returned.
 func (pc *PageCache) Wake() {
-	pc.unwoken.Store(false)
 	if p := pc.pub.Swap(nil); p != nil {
 		close(*p)
 	}
@@ -116,10 +112,10 @@ func (pc *PageCache) Wake() {
 func (pc *PageCache) Fills() uint64 { return pc.fills.Load() }
 
 // Lead makes the caller the waiting reader that commits wake, unless
-// another is: it reports whether it is. The leader calls Unlead when its
-// wait ends, then reads (which refreshes the window after a commit and so
-// wakes the others); wake: the leader will not read (its wait failed), so
-// the others are woken now and one of them leads.
+// another is: it reports whether it is. The leader, woken, reads (which
+// refreshes the window after a commit), then calls Unlead, which wakes
+// the others; when its wait fails it calls Unlead at once, and one of
+// the others leads.
 func (pc *PageCache) Lead() bool {
 	return pc.leader.CompareAndSwap(false, true)
 }
@@ -134,16 +130,14 @@ func (pc *PageCache) WakeLeaderless() {
 	}
 }
 
-// Unlead ends the caller's lead (see Lead). The others are woken too
-// when a window was published since they last were (Publish). The lead
-// is given up before the look at unwoken, and Publish sets unwoken before
-// its commit's Notify looks at the lead (WakeLeaderless): one of the two
-// wakes the readers.
-func (pc *PageCache) Unlead(wake bool) {
+// Unlead ends the caller's lead (see Lead) and wakes the readers waiting
+// on Published: they wait without looking at the file themselves, for
+// the leader, so the end of every lead wakes them (one of them leads
+// next), whether or not its read found something new; a leader whose
+// caller stops calling Next leaves no reader waiting without a leader.
+func (pc *PageCache) Unlead() {
 	pc.leader.Store(false)
-	if wake || pc.unwoken.Load() {
-		pc.Wake()
-	}
+	pc.Wake()
 }
 
 // window is one state of a PageCache.
@@ -440,7 +434,6 @@ func (pc *PageCache) Publish(db *engine.DB, n *Notifier, chs []Change, size int)
 	}
 	nw.extend(chs)
 	pc.cur.Store(nw)
-	pc.unwoken.Store(true)
 	pc.published.Add(1)
 	return true
 }
