@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +26,9 @@ type ReaderOptions struct {
 	// commit in this process wakes it at once. After such a series
 	// without a commit, a reader on a local file on Linux watches the WAL
 	// instead (a write of it starts a new series) and looks only every
-	// 100×Poll; elsewhere it keeps looking every 4×Poll.
+	// 100×Poll; elsewhere it keeps looking every 4×Poll. Of the readers
+	// of one store handle that wait, one looks (with its own Poll) and
+	// wakes the others when it finds a commit.
 	Poll time.Duration
 }
 
@@ -64,6 +67,11 @@ type Reader struct {
 	atEnd  bool
 	waiter changelog.Waiter
 	closed atomic.Bool
+	// leave counts the reader out of the shared window's readers
+	// (PageCache.Join), at Close or, for a Reader dropped without Close,
+	// when it is collected (cleanup).
+	leave   func()
+	cleanup runtime.Cleanup
 }
 
 // NewReader returns a Reader of store's feed from position from (Now for
@@ -85,7 +93,10 @@ func NewReader(ctx context.Context, store *kvstore.Store, from Position, opts Re
 	}
 	// A commit while no reader leads wakes those waiting for a refresh.
 	fs.Notify.SetOrphan(fs.Pages.WakeLeaderless)
-	return &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from), m: changelog.Filter(opts.Filter).Matcher()}, nil
+	r := &Reader{db: db, fs: fs, opts: opts, pos: changelog.Position(from), m: changelog.Filter(opts.Filter).Matcher()}
+	r.leave = fs.Pages.Join()
+	r.cleanup = runtime.AddCleanup(r, func(leave func()) { leave() }, r.leave)
+	return r, nil
 }
 
 // Position returns where the Reader goes on from: after the last change
@@ -98,7 +109,10 @@ func (r *Reader) Position() Position {
 
 // Close ends the Reader; a later Next fails with ErrClosed.
 func (r *Reader) Close() error {
-	r.closed.Store(true)
+	if r.closed.CompareAndSwap(false, true) {
+		r.cleanup.Stop()
+		r.leave()
+	}
 	return nil
 }
 
@@ -120,14 +134,14 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 		for len(r.buf) == 0 {
 			if r.closed.Load() {
 				if leading {
-					r.fs.Pages.Unlead(true)
+					r.fs.Pages.Unlead()
 				}
 				return Change{}, wrap("next", ErrClosed)
 			}
 			if !r.atEnd {
 				n, err := r.fill(ctx, minFill)
 				if leading {
-					r.fs.Pages.Unlead(err != nil)
+					r.fs.Pages.Unlead()
 					leading = false
 				}
 				if err != nil {
@@ -143,9 +157,13 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 			// A window whose refresh begins from now on saw the file as of
 			// now or later: it serves this reader after the wait.
 			minFill = r.fs.Pages.Fills() + 1
-			// One waiting reader (the leader) is woken by the commit; its
-			// next read refreshes the shared window, which wakes the others.
-			// Each still polls the commit mark, for other processes' commits.
+			// One waiting reader (the leader) is woken by the commit, or
+			// polls the commit mark for other processes' commits; its next
+			// read refreshes the shared window (or finds it extended by
+			// the commit), and the end of its lead wakes the others. They
+			// wait for that alone, without a timer: a lead always ends
+			// with a wake-up (Unlead), and a reader that is not woken as
+			// a leader waits only while another leads.
 			var err error
 			if r.fs.Pages.Lead() {
 				// The leader reads as of now once woken: when something
@@ -161,10 +179,14 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 					r.fs.Notify.Hold(r.seen)
 					leading = true
 				} else {
-					r.fs.Pages.Unlead(true)
+					r.fs.Pages.Unlead()
 				}
 			} else {
-				err = r.waiter.Wait(ctx, r.db, r.pub, r.mark, r.markOK, r.opts.Poll)
+				select {
+				case <-r.pub:
+				case <-ctx.Done():
+					err = ctx.Err()
+				}
 			}
 			if err != nil {
 				return Change{}, wrap("next", err)

@@ -3,6 +3,7 @@ package changefeed_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -320,4 +321,106 @@ func feedAtNow(t *testing.T, o changefeed.Options) (*kvstore.Store, context.Cont
 	from, err := changefeed.Now(ctx, s)
 	require.NoError(t, err)
 	return s, ctx, from
+}
+
+// Of the readers of one handle that wait, one looks at the file for
+// another process's commits and wakes the others: when the caller of the
+// reader that looked stops calling Next, the others still receive the
+// next commits of another handle, whichever of them led.
+func TestReadersSeeOtherProcessesCommitsWhenALeaderStops(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "o.db")
+	s, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	w, err := kvstore.Open(path, kvstore.Options{}) // another process, for s's readers
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
+	from, err := changefeed.Now(ctx, s)
+	require.NoError(t, err)
+	const n = 8
+	got := make(chan int, 4*n)
+	for i := range n {
+		r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{Poll: time.Millisecond})
+		require.NoError(t, err)
+		go func() {
+			// Reader i stops after its i-th change (0: never).
+			for k := 1; ; k++ {
+				c, err := r.Next(ctx)
+				if err != nil {
+					return
+				}
+				got <- int(c.Seq)
+				if k == i {
+					return
+				}
+			}
+		}()
+	}
+	for k := 1; k <= 5; k++ {
+		require.NoError(t, w.Put(fmt.Appendf(nil, "k%d", k), []byte("v")))
+		for range n - (k - 1) { // readers 1 to k-1 have stopped
+
+			select {
+			case <-got:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("commit %d: a reader was not woken", k)
+			}
+		}
+	}
+}
+
+// The same when the reader that looked stops because its context ends:
+// the readers waiting for it are woken, and one of them looks instead.
+func TestReadersSeeOtherProcessesCommitsWhenALeaderTimesOut(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "o.db")
+	s, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	w, err := kvstore.Open(path, kvstore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	require.NoError(t, changefeed.Enable(ctx, s, "default", changefeed.Options{}))
+	from, err := changefeed.Now(ctx, s)
+	require.NoError(t, err)
+	reader := func() *changefeed.Reader {
+		r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{Poll: time.Millisecond})
+		require.NoError(t, err)
+		return r
+	}
+	// The first readers to wait (one of them leads) give up after 100 ms.
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 3 {
+		r := reader()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := r.Next(short)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+		}()
+	}
+	time.Sleep(20 * time.Millisecond) // they wait before the others
+	got := make(chan int64, 3)
+	for range 3 {
+		r := reader()
+		go func() {
+			if c, err := r.Next(ctx); err == nil {
+				got <- c.Seq
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, w.Put([]byte("k"), []byte("v")))
+	for range 3 {
+		select {
+		case seq := <-got:
+			require.Equal(t, from.Seq, seq)
+		case <-time.After(10 * time.Second):
+			t.Fatal("a reader was not woken")
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/snkv-go/snkv/internal/engine"
 	"github.com/snkv-go/snkv/internal/layout"
@@ -86,6 +87,8 @@ type Feeds struct {
 	lastCF   string
 	lastConf *Config
 	fire     *engine.Tx // the transaction whose commit fires Notify
+	pend     *pending   // fire's changes, kept for Pages (nil: not kept)
+	arena    []byte     // where pend's keys and values are copied (clone)
 }
 
 // NewFeeds returns the recording state of a store whose clock is now.
@@ -242,11 +245,13 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 	if conf == nil || err != nil {
 		return err
 	}
+	// What a reader reads back: the value kept, opened.
+	plain := value
 	if op == OpPut && !conf.KeepValues {
-		value = nil
+		value, plain = nil, nil
 	} else if op == OpPut {
 		if value == nil {
-			value = []byte{}
+			value, plain = []byte{}, []byte{}
 		}
 		if st := fs.sealing(); st != nil && st.Write != nil {
 			k := st.Write
@@ -254,14 +259,101 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 			op = OpSealedPut
 		}
 	}
-	if _, err := fs.Rec.Record(ctx, tx, cf, op, key, value, expiryMs); err != nil {
+	seq, err := fs.Rec.Record(ctx, tx, cf, op, key, value, expiryMs)
+	if err != nil {
 		return err
 	}
 	if fs.fire != tx { // as fs.tx, kept after tx ends
 		fs.fire = tx
-		tx.OnCommit(fs.Notify.Notify)
+		// The process's readers keep a window of the latest changes
+		// (Pages): this transaction's changes extend it once committed,
+		// while a reader exists.
+		fs.pend = nil
+		if fs.Pages.Keeping() {
+			fs.pend = pendingPool.Get().(*pending)
+		}
+		p, db := fs.pend, tx.DB()
+		tx.OnCommit(func() { fs.committed(db, p) })
+		if p != nil {
+			tx.OnRollback(p.release)
+		}
+	}
+	if p := fs.pend; p != nil {
+		if st := fs.Rec.last.Load(); st != nil && st.tx == tx {
+			if op == OpSealedPut {
+				op = OpPut
+			}
+			fs.keep(p, Change{Seq: seq, Tx: st.id, AtMs: st.atMs, CF: cf, Op: op, Key: key, Value: plain, ExpiryMs: expiryMs})
+		} else {
+			p.over = true
+		}
 	}
 	return nil
+}
+
+// pending is the changes one write transaction recorded, as the readers
+// read them back (Change, values opened), kept to extend the readers'
+// window when it commits (PageCache.Publish, which copies them). over:
+// too many for the window, or not all known; the readers then read them
+// through SQL.
+type pending struct {
+	chs   []Change
+	bytes int
+	over  bool
+}
+
+var pendingPool = sync.Pool{New: func() any { return new(pending) }}
+
+// keep adds c to p, its key and value copied into fs.arena.
+func (fs *Feeds) keep(p *pending, c Change) {
+	if p.over {
+		return
+	}
+	p.bytes += len(c.Key) + len(c.Value)
+	if len(p.chs) >= PageCacheChanges || p.bytes > PageCacheBytes {
+		p.over, p.chs = true, p.chs[:0]
+		return
+	}
+	c.Key, c.Value = fs.clone(c.Key), fs.clone(c.Value)
+	p.chs = append(p.chs, c)
+}
+
+// arenaBlock is the size of the blocks the keys and values kept for the
+// readers' window are copied into: one after another, as a read of the
+// log would lay them out, never written again (the window shares them).
+const arenaBlock = 64 << 10
+
+func (fs *Feeds) clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if cap(fs.arena)-len(fs.arena) < len(b) {
+		fs.arena = make([]byte, 0, max(arenaBlock, len(b)))
+	}
+	n := len(fs.arena)
+	fs.arena = append(fs.arena, b...)
+	return fs.arena[n:len(fs.arena):len(fs.arena)]
+}
+
+// committed runs when a transaction that recorded changes has committed:
+// its changes p (nil: not kept) extend the readers' window when nothing
+// else committed since the window's state, then the readers are woken.
+func (fs *Feeds) committed(db *engine.DB, p *pending) {
+	if p != nil {
+		if !p.over {
+			fs.Pages.Publish(db, &fs.Notify, p.chs, p.bytes)
+		}
+		p.release()
+	}
+	fs.Notify.Notify()
+}
+
+// release gives p back to the pool once its changes are copied (or
+// dropped with a rollback).
+func (p *pending) release() {
+	clear(p.chs) // the arena's bytes are the window's now
+	p.chs, p.bytes, p.over = p.chs[:0], 0, false
+	pendingPool.Put(p)
 }
 
 // SetFeed turns cf's feed on with conf's options (or changes them) inside

@@ -35,6 +35,11 @@ const (
 // in one read transaction. The log is append-only (a trim deletes the
 // oldest rows, never changes one), so a change read once stays true.
 //
+// A commit of this process extends the window without a read (Publish):
+// the writer hands over the changes it recorded once its commit has
+// returned, and they are appended when the file's mark then is the one
+// commit after the window's.
+//
 // A reader whose position is before the window reads through SQL as
 // before (a backlog); a store without a mapped WAL index has no commit
 // mark and its readers always read through SQL.
@@ -51,32 +56,54 @@ type PageCache struct {
 	// the waiting readers but one (the leader, woken by the commit)
 	// wait on it, so that a commit wakes one reader, which refreshes the
 	// window, and then the others, which copy from it.
-	pub    chan struct{}
-	leader bool
+	// They are atomics, not under mu: the writer's commit hook wakes
+	// them (WakeLeaderless) without waiting for a reader's lock.
+	pub       atomic.Pointer[chan struct{}]
+	leader    atomic.Bool
+	published atomic.Uint64 // windows Publish made
+	// readers counts the readers of the store that exist (Join): with
+	// none, the writer keeps no copy of its changes for the window.
+	readers atomic.Int64
+}
+
+// Join counts a reader of the window in and returns the function that
+// counts it out (the first call; later ones do nothing). While no reader
+// is counted, commits do not extend the window (Keeping is false: the
+// writer copies nothing for it), and the last one out lets the window go.
+func (pc *PageCache) Join() (leave func()) {
+	pc.readers.Add(1)
+	var left atomic.Bool
+	return func() {
+		if left.CompareAndSwap(false, true) && pc.readers.Add(-1) == 0 {
+			pc.cur.Store(nil)
+		}
+	}
+}
+
+// Keeping reports whether a commit's changes extend the window: a
+// reader exists and has made a window.
+func (pc *PageCache) Keeping() bool {
+	return pc.readers.Load() > 0 && pc.cur.Load() != nil
 }
 
 // Published returns a channel closed when the next window is published,
 // or at Wake.
 func (pc *PageCache) Published() <-chan struct{} {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.pub == nil {
-		pc.pub = make(chan struct{})
+	for {
+		if p := pc.pub.Load(); p != nil {
+			return *p
+		}
+		ch := make(chan struct{})
+		if pc.pub.CompareAndSwap(nil, &ch) {
+			return ch
+		}
 	}
-	return pc.pub
 }
 
 // Wake closes the channel Published returned.
 func (pc *PageCache) Wake() {
-	pc.mu.Lock()
-	pc.wakeLocked()
-	pc.mu.Unlock()
-}
-
-func (pc *PageCache) wakeLocked() {
-	if pc.pub != nil {
-		close(pc.pub)
-		pc.pub = nil
+	if p := pc.pub.Swap(nil); p != nil {
+		close(*p)
 	}
 }
 
@@ -85,39 +112,32 @@ func (pc *PageCache) wakeLocked() {
 func (pc *PageCache) Fills() uint64 { return pc.fills.Load() }
 
 // Lead makes the caller the waiting reader that commits wake, unless
-// another is: it reports whether it is. The leader calls Unlead when its
-// wait ends, then reads (which refreshes the window after a commit and so
-// wakes the others); wake: the leader will not read (its wait failed), so
-// the others are woken now and one of them leads.
+// another is: it reports whether it is. The leader, woken, reads (which
+// refreshes the window after a commit), then calls Unlead, which wakes
+// the others; when its wait fails it calls Unlead at once, and one of
+// the others leads.
 func (pc *PageCache) Lead() bool {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.leader {
-		return false
-	}
-	pc.leader = true
-	return true
+	return pc.leader.CompareAndSwap(false, true)
 }
 
 // WakeLeaderless wakes the readers waiting on Published when no reader
 // leads: a commit none of them will be woken for otherwise (the last
-// leader may never read again). For Notifier.SetOrphan.
+// leader may never read again). For Notifier.SetOrphan: the writer's
+// commit hook, so it takes no lock the readers take.
 func (pc *PageCache) WakeLeaderless() {
-	pc.mu.Lock()
-	if !pc.leader {
-		pc.wakeLocked()
+	if !pc.leader.Load() {
+		pc.Wake()
 	}
-	pc.mu.Unlock()
 }
 
-// Unlead ends the caller's lead (see Lead).
-func (pc *PageCache) Unlead(wake bool) {
-	pc.mu.Lock()
-	pc.leader = false
-	if wake {
-		pc.wakeLocked()
-	}
-	pc.mu.Unlock()
+// Unlead ends the caller's lead (see Lead) and wakes the readers waiting
+// on Published: they wait without looking at the file themselves, for
+// the leader, so the end of every lead wakes them (one of them leads
+// next), whether or not its read found something new; a leader whose
+// caller stops calling Next leaves no reader waiting without a leader.
+func (pc *PageCache) Unlead() {
+	pc.leader.Store(false)
+	pc.Wake()
 }
 
 // window is one state of a PageCache.
@@ -212,7 +232,7 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 				return w.serve(pos.Epoch, from, m, limit)
 			}
 			if mark, ok = db.CommitMark(); !ok {
-				pc.wakeLocked()
+				pc.Wake()
 				pc.mu.Unlock()
 				return CacheRead{}, nil
 			}
@@ -231,7 +251,7 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 			w.fill = fill
 		}
 		pc.cur.Store(w) // nil on an error
-		pc.wakeLocked()
+		pc.Wake()
 		pc.mu.Unlock()
 		if err != nil {
 			// The reader reads its own page, which reports the error if
@@ -359,8 +379,15 @@ func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func(context.
 	for i := range chs {
 		w.bytes += len(chs[i].Key) + len(chs[i].Value)
 	}
-	// Past prev's end: no reader of prev reads there. Once the backing
-	// array is full, append moves the window to a new one.
+	w.extend(chs)
+	return w, nil
+}
+
+// extend appends chs to w.win (past the end of the window w was made
+// from: no reader of that one reads there; once the backing array is
+// full, append moves the window to a new one), then drops the oldest
+// changes beyond the window's bounds.
+func (w *window) extend(chs []Change) {
 	w.win = append(w.win, chs...)
 	drop := 0
 	for drop < len(w.win) && (len(w.win)-drop > PageCacheChanges || w.bytes > PageCacheBytes) {
@@ -368,8 +395,63 @@ func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func(context.
 		drop++
 	}
 	w.win, w.base = w.win[drop:], w.base+int64(drop)
-	return w, nil
 }
+
+// Publish extends the window with chs, the changes (values opened) of a
+// transaction of this process that has just committed, size the bytes of
+// their keys and values, without a read of the file: when nothing else
+// has committed between the window's state and this commit. The proof is
+// the file's commit mark, read now: it is the one commit after the
+// window's (engine.CommitMark.Follows), so no other transaction, of this
+// process or another, committed since the window's mark; and chs starts
+// right after the window's last change, so the window held every change
+// up to this transaction's. Otherwise, or while a refresh is under way,
+// it does nothing and reports false: the readers refresh the window
+// through SQL as before. The readers are woken by the leader once it has
+// read (Unlead), not here: the readers of a stream of commits still wake
+// once per refresh interval (Notifier.Hold).
+func (pc *PageCache) Publish(db *engine.DB, n *Notifier, chs []Change, size int) bool {
+	if len(chs) == 0 {
+		return false
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	w := pc.cur.Load()
+	if w == nil || w.noLog || pc.filling != nil {
+		return false
+	}
+	// Counted before the mark is read: those commits are in the file
+	// as of the mark (this one's Notify comes after).
+	seen := n.Commits()
+	mark, ok := db.CommitMark()
+	if !ok || !mark.Follows(w.mark) || chs[0].Seq != w.last+1 {
+		return false
+	}
+	nw := &window{mark: mark, fill: pc.fills.Add(1), seen: seen, epoch: w.epoch,
+		oldest: w.oldest, last: chs[len(chs)-1].Seq, base: w.base, win: w.win, bytes: w.bytes + size}
+	if nw.oldest == 0 {
+		nw.oldest = chs[0].Seq
+	}
+	nw.extend(chs)
+	pc.cur.Store(nw)
+	pc.published.Add(1)
+	return true
+}
+
+// Latest returns the window's changes (shared: never to be written) and
+// the log's last sequence as the window holds it; ok is false when there
+// is no window or no log.
+func (pc *PageCache) Latest() (chs []Change, last int64, ok bool) {
+	w := pc.cur.Load()
+	if w == nil || w.noLog {
+		return nil, 0, false
+	}
+	return w.win, w.last, true
+}
+
+// Publications returns how many times a commit extended the window
+// without a read (Publish).
+func (pc *PageCache) Publications() uint64 { return pc.published.Load() }
 
 // Matcher is a Filter made ready to match changes in memory (Match), as
 // the filtered read's SQL does: the end of its prefix worked out once.

@@ -30,8 +30,8 @@ type Notifier struct {
 	commits atomic.Uint64 // Notify calls
 	mu      sync.Mutex
 	ch      chan struct{}
-	last    time.Time // when the last Hold ended
-	orphan  func()    // see SetOrphan
+	last    atomic.Int64 // when the last Hold ended (since holdEpoch; 0: never)
+	orphan  func()       // see SetOrphan
 	// Interval overrides WakeInterval when not 0 (negative: no hold).
 	Interval time.Duration
 }
@@ -100,16 +100,18 @@ func (n *Notifier) Hold(seen uint64) {
 	if iv == 0 {
 		iv = WakeInterval
 	}
-	n.mu.Lock()
-	d := time.Until(n.last.Add(iv))
-	n.mu.Unlock()
-	if iv > 0 && d > 0 && n.commits.Load() > seen+1 {
-		sleepShort(min(d, iv))
+	// Not under mu: only the leader holds, and the writer's Notify
+	// takes mu.
+	if last := n.last.Load(); iv > 0 && last != 0 && n.commits.Load() > seen+1 {
+		if d := time.Duration(last) + iv - time.Since(holdEpoch); d > 0 {
+			sleepShort(min(d, iv))
+		}
 	}
-	n.mu.Lock()
-	n.last = time.Now()
-	n.mu.Unlock()
+	n.last.Store(int64(max(time.Since(holdEpoch), 1)))
 }
+
+// holdEpoch is the origin of Notifier.last: a monotonic clock.
+var holdEpoch = time.Now()
 
 // Waiter waits for commits (Wait) with one timer, reused from wait to
 // wait. The zero Waiter is ready; it is for one goroutine.

@@ -95,7 +95,9 @@ func TestNotifyWithoutALeaderWakesTheWaitingReaders(t *testing.T) {
 	require.True(t, pc.Lead())
 	n.Notify() // the leader is not waiting on Changed, but leads
 	require.False(t, closed(pub))
-	pc.Unlead(false)
+	pc.Unlead()
+	require.True(t, closed(pub), "the end of a lead wakes the others")
+	pub = pc.Published()
 	n.Notify() // nobody leads
 	require.True(t, closed(pub))
 
