@@ -71,7 +71,7 @@ test-sql:
 
 test-long: vet
 	@if [ "$$CI" = "true" ]; then bash scripts/install-litefs.sh; fi
-	$(GO) test -race -timeout 30m ./...
+	$(GO) test -race -timeout 90m ./...
 	$(MAKE) fuzz
 
 fuzz:
