@@ -211,13 +211,13 @@ type ScanSpec struct {
 	LoIncl, HiIncl bool
 	Desc           bool
 	Fields         []int
-	// Holder, if set, is a statement over the same table that only reads
-	// it from its first row without comparing keys (SELECT 1 FROM …): it
-	// holds the transaction and checks the schema in place of the scan's
-	// own query, whose first step would descend the B-tree comparing keys
-	// (reading the whole payload of every row it compares that overflows)
-	// only for the fast path's cursor to descend again. When the fast path
-	// declines, the query runs after all.
+	// Holder, if set, is a statement naming the same table that returns
+	// one row without reading it (SELECT EXISTS (SELECT 1 FROM … WHERE
+	// 0)): it begins and holds the transaction and checks the schema in
+	// place of the scan's own query, whose first step would descend the
+	// B-tree comparing keys (reading the whole payload of every row it
+	// compares that overflows) only for the fast path's cursor to descend
+	// again. When the fast path declines, the query runs after all.
 	Holder string
 }
 

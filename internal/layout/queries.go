@@ -47,9 +47,10 @@ type Queries struct {
 	// key gains or loses its TTL; a version-1 table has no checksum to
 	// change.
 	SetCrc, FlipTTL string
-	// Holder reads the view from its first row without comparing keys:
-	// what a scan read below SQL steps to hold its transaction
-	// (engine.ScanSpec.Holder).
+	// Holder names the view and returns one row without reading it (its
+	// WHERE is false, so the view's cursors are neither opened nor
+	// positioned): what a scan read below SQL steps to begin and hold its
+	// read transaction and check the schema (engine.ScanSpec.Holder).
 	Holder string
 	// scans holds Scan's statements.
 	scans [nBounds][nBounds][2]string
@@ -108,7 +109,7 @@ func (t *Objects) Queries() Queries {
 		DelLive: `DELETE FROM ` + data + ` WHERE key = ?1 AND NOT EXISTS (SELECT 1 FROM ` + view + ` WHERE key = ?1 AND expire_ms <= ?2)` + delThere,
 		LazyDel: `DELETE FROM ` + data + ` WHERE key = ?1 AND EXISTS (SELECT 1 FROM ` + view + ` WHERE key = ?1 AND expire_ms <= ?2)`,
 		Count:   `SELECT count(*) FROM ` + view + ` WHERE expire_ms IS NULL OR expire_ms > ?1`,
-		Holder:  `SELECT 1 FROM ` + view,
+		Holder:  `SELECT EXISTS (SELECT 1 FROM ` + view + ` WHERE 0)`,
 		SetKey:  t.SetKeySQL(),
 		// SetIndex and DelIndex take expiry.IndexArgs.
 		SetIndex: t.SetIndexSQL(),

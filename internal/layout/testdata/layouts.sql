@@ -160,7 +160,7 @@ SELECT 1;
 UPDATE "users" SET crc = (crc | ?2) - (crc & ?2) WHERE key = ?1 AND crc IS NOT NULL;
 
 -- Queries.Holder: format1, upgrading, format2
-SELECT 1 FROM "__snkv_view__users";
+SELECT EXISTS (SELECT 1 FROM "__snkv_view__users" WHERE 0);
 
 -- Queries.Scan(Open, Open, desc=false): format1
 SELECT key, value, expire_ms FROM "__snkv_view__users" ORDER BY key;
