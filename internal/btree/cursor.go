@@ -254,3 +254,33 @@ func localRow(cur uintptr) (rec []byte, ok bool) {
 	}
 	return bytesAt(cell+h, int(n)), true
 }
+
+// stepInLeaf moves the valid cursor bc one row on (back with desc) within
+// its leaf, and reports whether it did: what sqlite3BtreeNext and
+// sqlite3BtreePrevious do in their common case, without the call (a scan
+// takes it on every row). When the step leaves the leaf, or the cursor is
+// not valid or not on a leaf, it changes nothing and SQLite must step.
+func stepInLeaf(bc *sqlite3.TBtCursor, desc bool) bool {
+	if bc.FeState != cursorValid || bc.FpPage == 0 {
+		return false
+	}
+	pg := (*sqlite3.TMemPage)(cptr(bc.FpPage))
+	if pg.Fleaf == 0 {
+		return false
+	}
+	if desc {
+		if bc.Fix == 0 {
+			return false
+		}
+		bc.Fix--
+		bc.FcurFlags &^= sqlite3.BTCF_AtLast | sqlite3.BTCF_ValidOvfl | sqlite3.BTCF_ValidNKey
+	} else {
+		if int(bc.Fix)+1 >= int(pg.FnCell) {
+			return false
+		}
+		bc.Fix++
+		bc.FcurFlags &^= sqlite3.BTCF_ValidNKey | sqlite3.BTCF_ValidOvfl
+	}
+	bc.Finfo.FnSize = 0
+	return true
+}

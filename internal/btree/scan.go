@@ -178,12 +178,15 @@ func (s *Scan) Next() (bool, error) {
 	}
 	tls := s.c.tls
 	var rc int32
-	if !s.started {
+	switch {
+	case !s.started:
 		s.started = true
 		rc = s.seek()
-	} else if s.desc {
+	case stepInLeaf((*sqlite3.TBtCursor)(cptr(s.cur)), s.desc):
+		// On the next row of the same leaf: valid, not at the end.
+	case s.desc:
 		rc = btreePrevious(tls, s.cur, 0)
-	} else {
+	default:
 		rc = btreeNext(tls, s.cur, 0)
 	}
 	if rc == sqlite3.SQLITE_DONE || rc == sqlite3.SQLITE_OK && btreeEof(tls, s.cur) != 0 {
