@@ -177,19 +177,21 @@ func (s *Scan) Next() (bool, error) {
 		return false, nil
 	}
 	tls := s.c.tls
+	bc := (*sqlite3.TBtCursor)(cptr(s.cur))
 	var rc int32
 	switch {
 	case !s.started:
 		s.started = true
 		rc = s.seek()
-	case stepInLeaf((*sqlite3.TBtCursor)(cptr(s.cur)), s.desc):
+	case stepInLeaf(bc, s.desc):
 		// On the next row of the same leaf: valid, not at the end.
 	case s.desc:
 		rc = btreePrevious(tls, s.cur, 0)
 	default:
 		rc = btreeNext(tls, s.cur, 0)
 	}
-	if rc == sqlite3.SQLITE_DONE || rc == sqlite3.SQLITE_OK && btreeEof(tls, s.cur) != 0 {
+	// bc.FeState is what sqlite3BtreeEof reads.
+	if rc == sqlite3.SQLITE_DONE || rc == sqlite3.SQLITE_OK && bc.FeState != cursorValid {
 		s.done = true
 		return false, nil
 	}
