@@ -458,6 +458,11 @@ func BenchmarkRead(b *testing.B) {
 		reportKeys(b, b.N*100)
 	})
 	b.Run("ReverseScan/snkv", func(b *testing.B) { benchFullScan(b, s.Backward) })
+	b.Run("ReverseScanBorrow/snkv", func(b *testing.B) {
+		benchFullScan(b, func() iter.Seq2[kvstore.Entry, error] {
+			return s.Scan(kvstore.IterOptions{Reverse: true, Borrow: true})
+		})
+	})
 	b.Run("ReverseScan/baseline", func(b *testing.B) { benchFullScanSQL(b, reverse) })
 }
 
