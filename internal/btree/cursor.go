@@ -43,13 +43,6 @@ func (c *Conn) closeCursors() {
 	}
 }
 
-// Release closes the write cursors the fast path keeps open between
-// calls. The connection calls it before every SQL statement it runs (a
-// statement may drop or clear a table, and COMMIT and ROLLBACK end the
-// transaction the cursors belong to), so that they live only across a
-// run of fast-path calls.
-func (c *Conn) Release() { c.closeCursors() }
-
 // end frees oversized buffers and turns rc into the call's error; a
 // failed call closes its cursors.
 func (c *Conn) end(rc int32) error {

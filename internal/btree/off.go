@@ -22,7 +22,7 @@ func New(*libc.TLS, uintptr) *Conn { return &Conn{} }
 func (c *Conn) Close() {}
 
 // Release does nothing: this build keeps no cursor.
-func (c *Conn) Release() {}
+func (c *Conn) Release() error { return nil }
 
 // Upsert always reports that the caller must run its SQL statement.
 func (c *Conn) Upsert(*layout.Objects, []byte, []byte, int64) (bool, error) { return false, nil }

@@ -10,6 +10,17 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
+// Release closes the write cursors the fast path keeps open between
+// calls. The connection calls it before every SQL statement it runs (a
+// statement may drop or clear a table, and COMMIT and ROLLBACK end the
+// transaction the cursors belong to), so that they live only across a
+// run of fast-path calls. An error means the B-trees may have been
+// changed part way: the caller must roll the transaction back.
+func (c *Conn) Release() error {
+	c.closeCursors()
+	return nil
+}
+
 // upsertData writes the data row (key, value, crc) through cursor curData.
 func (c *Conn) upsertData(t *layout.Objects, key, value []byte, crc int64) int32 {
 	return c.putRow(curData, key, value, crc, t.Crc, 1)

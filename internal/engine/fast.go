@@ -177,11 +177,16 @@ func (c *Conn) QueryInt(ctx context.Context, q string, args ...any) (int64, erro
 }
 
 // releaseFast closes the cursors the fast path keeps open across its
-// calls: every SQL statement the connection runs comes after it.
-func (c *Conn) releaseFast() {
+// calls: every SQL statement the connection runs comes after it. If the
+// fast path fails to finish its writes there, the transaction is rolled
+// back (abort) and the statement must not run.
+func (c *Conn) releaseFast() error {
 	if c.fast != nil {
-		c.fast.Release()
+		if err := c.fast.Release(); err != nil {
+			return c.abort(c.fastErr(err))
+		}
 	}
+	return nil
 }
 
 // abort rolls back the connection's transaction after a write that failed

@@ -224,7 +224,9 @@ func ctxErr(ctx context.Context, err error) error {
 // Exec runs a cached statement that returns no rows (any it returns are
 // skipped) and reports how many rows it changed.
 func (c *Conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	c.releaseFast()
+	if err := c.releaseFast(); err != nil {
+		return 0, err
+	}
 	s, err := c.prepare(query)
 	if err != nil {
 		return 0, err
@@ -264,7 +266,9 @@ func (c *Conn) Exec(ctx context.Context, query string, args ...any) (int64, erro
 // ExecScript runs SQL that is not cached (DDL, PRAGMAs, BEGIN/COMMIT); it
 // may hold several statements.
 func (c *Conn) ExecScript(ctx context.Context, query string) error {
-	c.releaseFast()
+	if err := c.releaseFast(); err != nil {
+		return err
+	}
 	z, err := c.cString(query)
 	if err != nil {
 		return err
@@ -310,7 +314,9 @@ func (c *Conn) QueryText(ctx context.Context, query string, args ...any) (string
 // cached statement is taken, and a second Query of the same SQL on this
 // connection (a nested iteration) runs on a statement of its own.
 func (c *Conn) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
-	c.releaseFast()
+	if err := c.releaseFast(); err != nil {
+		return nil, err
+	}
 	s, err := c.prepare(query)
 	if err != nil {
 		return nil, err
