@@ -65,6 +65,8 @@ type Conn struct {
 	buf, kbuf              cbuf
 	oldExp                 [8]byte
 	copyBuf                [layout.CopyLen]byte // the expiry copy PutTTL writes
+	// pend is the index rows of PutTTL calls not written yet (pending.go).
+	pend pendingTTL
 	// A point read's row (Lookup): the view's five columns, and a buffer
 	// for a key index row that spills to overflow pages (buf holds a data
 	// row's).

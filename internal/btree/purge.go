@@ -46,7 +46,10 @@ func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, m
 	if !ok || !r.ttl {
 		return false, 0, false, nil
 	}
-	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	rc := c.settleTTL(r)
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
+	}
 	if rc == sqlite3.SQLITE_OK {
 		rc = c.openTTL(bt, r)
 	}

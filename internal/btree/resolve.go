@@ -29,6 +29,14 @@ func (c *Conn) mainDb() (bt, schema uintptr) {
 // A lone statement's transaction (a scan's holder in autocommit mode) ends
 // when the statement is reset, with no SQL run, and is checked every time.
 func (c *Conn) inTx(level int32) (uintptr, bool) {
+	if level < txnWrite && len(c.pend.ents) > 0 {
+		// A read below SQL sees the pending TTL rows (pending.go). On
+		// failure the caller runs its statement, whose Release reports it.
+		if rc := c.flushPending(); rc != sqlite3.SQLITE_OK {
+			c.pend.failed = rc
+			return 0, false
+		}
+	}
 	if c.held >= level {
 		return c.heldBt, true
 	}

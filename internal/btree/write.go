@@ -17,8 +17,25 @@ import (
 // run of fast-path calls. An error means the B-trees may have been
 // changed part way: the caller must roll the transaction back.
 func (c *Conn) Release() error {
+	rc := c.flushPending()
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.pend.failed
+	}
+	c.pend.failed = sqlite3.SQLITE_OK
 	c.closeCursors()
+	if rc != sqlite3.SQLITE_OK {
+		return &Error{Code: int(rc)}
+	}
 	return nil
+}
+
+// settleTTL writes the index rows pending for the TTL tables of r, which
+// the call about to read or write them must see.
+func (c *Conn) settleTTL(r resolved) int32 {
+	if c.pend.of(r) {
+		return c.flushPending()
+	}
+	return sqlite3.SQLITE_OK
 }
 
 // upsertData writes the data row (key, value, crc) through cursor curData.
@@ -43,7 +60,10 @@ func (c *Conn) Upsert(t *layout.Objects, key, value []byte, crc int64) (ok bool,
 	if !ok {
 		return false, nil
 	}
-	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	rc := c.settleTTL(r)
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
+	}
 	if rc == sqlite3.SQLITE_OK && r.ttl {
 		rc = c.clearTTL(bt, r, key)
 	}
@@ -113,7 +133,10 @@ func (c *Conn) Delete(t *layout.Objects, key []byte, withTTL bool) (ok, found bo
 	if !ok || r.ttl && !withTTL {
 		return false, false, nil
 	}
-	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	rc := c.settleTTL(r)
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
+	}
 	if rc == sqlite3.SQLITE_OK {
 		found, rc = c.seek(curData, c.keyInfo1, key)
 	}
@@ -141,16 +164,30 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 	if !ok || !r.ttl {
 		return false, nil
 	}
-	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
-	if rc == sqlite3.SQLITE_OK {
-		if r.copy && len(exp) == 8 {
-			// The data row carries a copy of the key index row written
-			// below, in the same transaction.
-			rc = c.putRowTail(curData, key, value, crc, true, 1, joinCopy(c.copyBuf[:], exp, keyCrc))
-		} else {
-			rc = c.upsertData(t, key, value, crc)
-		}
+	defer_ := r.copy && len(exp) == 8
+	rc := int32(sqlite3.SQLITE_OK)
+	if len(c.pend.ents) > 0 && (!defer_ || !c.pend.of(r) || c.pend.bt != bt) {
+		rc = c.flushPending()
 	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
+	}
+	if rc != sqlite3.SQLITE_OK {
+		return true, c.end(rc)
+	}
+	if defer_ {
+		// The data row carries a copy of the key index row, which the
+		// next flush writes with the key's expiry index row (pending.go).
+		rc = c.putRowTail(curData, key, value, crc, true, 1, joinCopy(c.copyBuf[:], exp, keyCrc))
+		if rc == sqlite3.SQLITE_OK {
+			c.pend.add(bt, r, key, exp, keyCrc)
+			if c.pend.full() {
+				rc = c.flushPending()
+			}
+		}
+		return true, c.end(rc)
+	}
+	rc = c.upsertData(t, key, value, crc)
 	if rc == sqlite3.SQLITE_OK {
 		rc = c.replaceTTL(bt, r, key, exp, keyCrc)
 	}
@@ -238,7 +275,10 @@ func (c *Conn) SetExpiry(t *layout.Objects, key, exp []byte, keyCrc, flip int64)
 	if !ok || !r.copy {
 		return false, false, nil
 	}
-	rc := c.cursor(bt, curData, r.data, c.keyInfo1)
+	rc := c.settleTTL(r)
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
+	}
 	if rc == sqlite3.SQLITE_OK {
 		found, rc = c.seek(curData, c.keyInfo1, key)
 	}
