@@ -106,7 +106,10 @@ func (c *Conn) flushPending() int32 {
 		return rc
 	}
 	// Key order; of a key written more than once, the last write only.
-	slices.SortStableFunc(p.ents, func(a, b pendEntry) int { return bytes.Compare(p.key(&a), p.key(&b)) })
+	byKey := func(a, b pendEntry) int { return bytes.Compare(p.key(&a), p.key(&b)) }
+	if !slices.IsSortedFunc(p.ents, byKey) { // new keys in order need no sort
+		slices.SortStableFunc(p.ents, byKey)
+	}
 	ents := p.ents[:0]
 	for i := range p.ents {
 		if i+1 < len(p.ents) && bytes.Equal(p.key(&p.ents[i]), p.key(&p.ents[i+1])) {
@@ -140,12 +143,15 @@ func (c *Conn) flushPending() int32 {
 	// The new ones in, in index order: a row of the same expiry is
 	// replaced by itself, so that the key has its row whatever the index
 	// held.
-	slices.SortFunc(ents, func(a, b pendEntry) int {
+	byExpiry := func(a, b pendEntry) int {
 		if d := bytes.Compare(a.exp[:], b.exp[:]); d != 0 {
 			return d
 		}
 		return bytes.Compare(p.key(&a), p.key(&b))
-	})
+	}
+	if !slices.IsSortedFunc(ents, byExpiry) { // one expiry, keys in order
+		slices.SortFunc(ents, byExpiry)
+	}
 	for i := range ents {
 		e := &ents[i]
 		k := p.key(e)
