@@ -11,6 +11,7 @@ import (
 
 	"github.com/snkv-go/snkv/internal/layout"
 	"github.com/stretchr/testify/require"
+	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -99,4 +100,95 @@ func TestSeekNearMatchesSQLite(t *testing.T) {
 		check("t", c.keyInfo1, func(k []byte) [][]byte { return [][]byte{k} }, sorted)
 		check("e", c.keyInfo2, func(k []byte) [][]byte { return [][]byte{k[:min(len(k), 3)], k} }, sorted)
 	}
+}
+
+// ttlTables creates in r column family "t" in the current layout with its
+// TTL tables and the expiry copy, and returns its objects.
+func ttlTables(t *testing.T, r *rawDB) *layout.Objects {
+	t.Helper()
+	o := layout.For("t", true, true)
+	for _, q := range append(append([]string{o.DataTableSQL(), o.ChecksumTriggerSQL(), o.PlainViewSQL()}, o.EnableSQL()...), o.EnableCopySQL()...) {
+		r.exec(q)
+	}
+	return &o
+}
+
+// A flush of pending TTL rows that fails is reported by the call that
+// needed it: Release (before the next statement) or a read below SQL,
+// which declines and leaves the report to Release; nothing stays pending
+// after it, so the rollback that follows runs.
+func TestPendingFlushFailureIsReported(t *testing.T) {
+	for _, via := range []string{"release", "read"} {
+		t.Run(via, func(t *testing.T) {
+			r := openRaw(t)
+			o := ttlTables(t, r)
+			c, _ := beginWrite(t, r)
+			exp := []byte{0, 0, 1, 0, 0, 0, 0, 0}
+			ok, err := c.PutTTL(o, []byte("k"), []byte("v"), 7, exp, 9)
+			require.NoError(t, err)
+			require.True(t, ok, "the fast path took the write")
+			require.Len(t, c.pend.ents, 1, "its index rows are pending")
+			// A key index root past the file's end: its first seek fails.
+			c.pend.r.keys = 1 << 30
+			if via == "read" {
+				_, ok, _, _, err := c.Lookup(o, []byte("k"), true)
+				require.NoError(t, err)
+				require.False(t, ok, "the read leaves it to SQL")
+			}
+			require.Error(t, c.Release())
+			require.Empty(t, c.pend.ents)
+			require.NoError(t, c.Release(), "reported once")
+		})
+	}
+}
+
+// Pending rows are written by Release and make the same tables as rows
+// written at once: the key index and the expiry index hold each key's
+// last expiry, the rows it replaced gone.
+func TestPendingFlushWritesTheLastExpiry(t *testing.T) {
+	r := openRaw(t)
+	o := ttlTables(t, r)
+	c, _ := beginWrite(t, r)
+	exp := func(n byte) []byte { return []byte{0, 0, 1, 0, 0, 0, 0, n} }
+	for i, k := range []string{"c", "a", "b", "a", "c", "c"} {
+		ok, err := c.PutTTL(o, []byte(k), []byte("v"), 7, exp(byte(10-i)), int64(i))
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	require.NoError(t, c.Release())
+	rows := r.texts
+	require.Equal(t, []string{"a 0000010000000007 3", "b 0000010000000008 2", "c 0000010000000005 5"},
+		rows(`SELECT CAST(key AS TEXT) || ' ' || hex(expire_ms) || ' ' || crc FROM `+o.Quoted.Keys+` ORDER BY key`))
+	require.Equal(t, []string{"0000010000000005 c", "0000010000000007 a", "0000010000000008 b"},
+		rows(`SELECT hex(expire_ms) || ' ' || CAST(key AS TEXT) FROM `+o.Quoted.Expiry+` ORDER BY expire_ms, key`))
+	// A second run replaces those rows (b's with the same expiry and
+	// checksum: kept as it is).
+	for i, k := range []string{"b", "c", "a", "d"} {
+		n := []byte{8, 20, 21, 22}[i]
+		ok, err := c.PutTTL(o, []byte(k), []byte("v"), 7, exp(n), []int64{2, 6, 7, 8}[i])
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	require.NoError(t, c.Release())
+	require.Equal(t, []string{"a 0000010000000015 7", "b 0000010000000008 2", "c 0000010000000014 6", "d 0000010000000016 8"},
+		rows(`SELECT CAST(key AS TEXT) || ' ' || hex(expire_ms) || ' ' || crc FROM `+o.Quoted.Keys+` ORDER BY key`))
+	require.Equal(t, []string{"0000010000000008 b", "0000010000000014 c", "0000010000000015 a", "0000010000000016 d"},
+		rows(`SELECT hex(expire_ms) || ' ' || CAST(key AS TEXT) FROM `+o.Quoted.Expiry+` ORDER BY expire_ms, key`))
+}
+
+// texts runs query q and returns the first column of each row as text.
+func (r *rawDB) texts(q string) []string {
+	z, err := libc.CString(q)
+	require.NoError(r.t, err)
+	defer libc.Xfree(r.tls, z)
+	pp := sqlite3.Xsqlite3_malloc(r.tls, 8)
+	defer sqlite3.Xsqlite3_free(r.tls, pp)
+	require.Equal(r.t, int32(sqlite3.SQLITE_OK), sqlite3.Xsqlite3_prepare_v2(r.tls, r.db, z, -1, pp, 0), q)
+	stmt := *(*uintptr)(cptr(pp))
+	defer sqlite3.Xsqlite3_finalize(r.tls, stmt)
+	var out []string
+	for sqlite3.Xsqlite3_step(r.tls, stmt) == sqlite3.SQLITE_ROW {
+		out = append(out, libc.GoString(sqlite3.Xsqlite3_column_text(r.tls, stmt, 0)))
+	}
+	return out
 }
