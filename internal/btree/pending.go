@@ -106,9 +106,14 @@ func (c *Conn) flushPending() int32 {
 		return rc
 	}
 	// Key order; of a key written more than once, the last write only.
-	byKey := func(a, b pendEntry) int { return bytes.Compare(p.key(&a), p.key(&b)) }
+	byKey := func(a, b pendEntry) int {
+		if d := bytes.Compare(p.key(&a), p.key(&b)); d != 0 {
+			return d
+		}
+		return int(a.off - b.off) // a key's writes in their order
+	}
 	if !slices.IsSortedFunc(p.ents, byKey) { // new keys in order need no sort
-		slices.SortStableFunc(p.ents, byKey)
+		slices.SortFunc(p.ents, byKey)
 	}
 	ents := p.ents[:0]
 	for i := range p.ents {
