@@ -164,9 +164,9 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 	if !ok || !r.ttl {
 		return false, nil
 	}
-	defer_ := r.copy && len(exp) == 8
+	later := r.copy && len(exp) == 8
 	rc := int32(sqlite3.SQLITE_OK)
-	if len(c.pend.ents) > 0 && (!defer_ || !c.pend.of(r) || c.pend.bt != bt) {
+	if len(c.pend.ents) > 0 && (!later || !c.pend.of(r) || c.pend.bt != bt) {
 		rc = c.flushPending()
 	}
 	if rc == sqlite3.SQLITE_OK {
@@ -175,7 +175,7 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 	if rc != sqlite3.SQLITE_OK {
 		return true, c.end(rc)
 	}
-	if defer_ {
+	if later {
 		// The data row carries a copy of the key index row, which the
 		// next flush writes with the key's expiry index row (pending.go).
 		rc = c.putRowTail(curData, key, value, crc, true, 1, joinCopy(c.copyBuf[:], exp, keyCrc))
