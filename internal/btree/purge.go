@@ -106,7 +106,7 @@ func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, m
 		d, rc = c.purgeKeys(chunk, f[:])
 		n += d
 	}
-	return true, n, more, c.end(rc)
+	return true, n, more, c.endWrite(rc)
 }
 
 // purgeKeys deletes the data row and the key index row of each entry's

@@ -29,6 +29,16 @@ func (c *Conn) Release() error {
 	return nil
 }
 
+// endWrite is end for a write: a failed write rolls the transaction back
+// (the caller's part), so the TTL rows still pending are dropped rather
+// than written into it first.
+func (c *Conn) endWrite(rc int32) error {
+	if rc != sqlite3.SQLITE_OK {
+		c.pend.reset()
+	}
+	return c.end(rc)
+}
+
 // settleTTL writes the index rows pending for the TTL tables of r, which
 // the call about to read or write them must see.
 func (c *Conn) settleTTL(r resolved) int32 {
@@ -70,7 +80,7 @@ func (c *Conn) Upsert(t *layout.Objects, key, value []byte, crc int64) (ok bool,
 	if rc == sqlite3.SQLITE_OK {
 		rc = c.upsertData(t, key, value, crc)
 	}
-	return true, c.end(rc)
+	return true, c.endWrite(rc)
 }
 
 // openTTL opens the cursors on the TTL tables.
@@ -146,7 +156,7 @@ func (c *Conn) Delete(t *layout.Objects, key []byte, withTTL bool) (ok, found bo
 			rc = c.clearTTL(bt, r, key)
 		}
 	}
-	return true, found, c.end(rc)
+	return true, found, c.endWrite(rc)
 }
 
 // PutTTL writes the data row (key, value, crc) of t and gives key the
@@ -173,7 +183,7 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
 	}
 	if rc != sqlite3.SQLITE_OK {
-		return true, c.end(rc)
+		return true, c.endWrite(rc)
 	}
 	if later {
 		// The data row carries a copy of the key index row, which the
@@ -185,13 +195,13 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 				rc = c.flushPending()
 			}
 		}
-		return true, c.end(rc)
+		return true, c.endWrite(rc)
 	}
 	rc = c.upsertData(t, key, value, crc)
 	if rc == sqlite3.SQLITE_OK {
 		rc = c.replaceTTL(bt, r, key, exp, keyCrc)
 	}
-	return true, c.end(rc)
+	return true, c.endWrite(rc)
 }
 
 // replaceTTL gives key the key index row (key, exp, keyCrc) and the
@@ -283,7 +293,7 @@ func (c *Conn) SetExpiry(t *layout.Objects, key, exp []byte, keyCrc, flip int64)
 		found, rc = c.seek(curData, c.keyInfo1, key)
 	}
 	if rc != sqlite3.SQLITE_OK || !found {
-		return true, false, c.end(rc)
+		return true, false, c.endWrite(rc)
 	}
 	rec, local := localRow(c.cur[curData])
 	if !local {
@@ -304,11 +314,11 @@ func (c *Conn) SetExpiry(t *layout.Objects, key, exp []byte, keyCrc, flip int64)
 		if rc == sqlite3.SQLITE_OK {
 			rc = c.clearTTL(bt, r, key)
 		}
-		return true, true, c.end(rc)
+		return true, true, c.endWrite(rc)
 	}
 	rc = c.putRowAt(curData, key, value, f[2].Int^flip, true, 1, joinCopy(c.copyBuf[:], exp, keyCrc), true, 0)
 	if rc == sqlite3.SQLITE_OK {
 		rc = c.replaceTTL(bt, r, key, exp, keyCrc)
 	}
-	return true, true, c.end(rc)
+	return true, true, c.endWrite(rc)
 }
