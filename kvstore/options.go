@@ -63,16 +63,17 @@ type Options struct {
 	// data; 0 keeps SQLite's default (2 MiB). A connection's cache fills as
 	// it reads and keeps what it read until it closes (or, for a reader,
 	// until it starts a read transaction after another commit). Each
-	// cached page also carries SQLite's headers, and the allocator of the
-	// pure-Go C library under SQLite rounds it up to a power of two: a full
-	// cache of 4 KiB pages takes about 2.2 × CacheSize of anonymous memory,
-	// 4.4 MiB for the default (docs/memory.md). With memory-mapped reads
+	// cached page also carries SQLite's headers: a full cache of 4 KiB
+	// pages takes about 1.07 × CacheSize of anonymous memory, 2.1 MiB for
+	// the default; other page sizes, which the pure-Go C library under
+	// SQLite rounds up to a power of two, about 2.2 × (docs/memory.md).
+	// With memory-mapped reads
 	// (MmapSize) readers copy into their caches only the pages newer than
 	// the last checkpoint.
 	//
 	// With CacheSize 0 the writer also lets a transaction that has written
 	// more than 4,096 rows keep up to DefaultSpillPages changed pages (16
-	// MiB of 4 KiB pages, about 36 MiB of memory) before it writes any to
+	// MiB of 4 KiB pages, about 17 MiB of memory) before it writes any to
 	// the WAL ahead of the commit; the pages above the cache size are
 	// freed when the transaction ends. A random bulk load runs about twice
 	// as fast; smaller transactions keep SQLite's rule (spill once the

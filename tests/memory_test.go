@@ -25,8 +25,10 @@ const (
 	budgetZeroAnon = 15 << 20
 	// budgetZeroNotGo bounds, with zero Options, the peak of the anonymous
 	// memory outside the Go heap and stacks: SQLite's and its allocator's,
-	// and the Go runtime's own metadata.
-	budgetZeroNotGo = 15 << 19
+	// and the Go runtime's own metadata. The writer's full 2 MiB page
+	// cache is most of it: 4.2-4.8 MiB since cached pages sit in slots of
+	// their exact size, 5.9-6.3 MiB before (8 KiB slots).
+	budgetZeroNotGo = 11 << 19
 	// budgetSmallWhole bounds the whole process's peak (VmHWM: anonymous
 	// and file-backed, the program's own code included) with
 	// kvstore.SmallDevice() in a program that sets the Go runtime's share
@@ -196,7 +198,7 @@ var unitBounds = map[string]map[string]int64{
 	"small": {
 		"store":       320 << 10,
 		"reader":      320 << 10,
-		"reader-warm": 768 << 10, // a full 256 KiB cache: about 2.2 × 256 KiB
+		"reader-warm": 512 << 10, // a full 256 KiB cache: about 1.3 × 256 KiB (2.1 × in 8 KiB slots)
 		"cursor":      128 << 10,
 		"snapshot":    96 << 10,
 	},

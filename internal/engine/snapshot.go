@@ -243,7 +243,7 @@ func (db *DB) beginRead(ctx context.Context, c *Conn, mode ReadMode) error {
 // reader's cache holds only pages it read from the WAL (the mapping
 // serves the file's), and a transaction that begins after a full copy
 // reads none: what it cached is never read again, yet SQLite keeps it
-// until the connection closes, up to the cache's size (about 4.4 MiB with
+// until the connection closes, up to the cache's size (about 2.1 MiB with
 // the default). A reader whose transaction began while the checkpointer
 // was copying a large commit filled it so. Without the mapping the cache
 // serves the file too and is kept.
