@@ -183,25 +183,19 @@ func (c *Conn) flushKeyRow(p *pendingTTL, i int32, e *pendEntry) int32 {
 	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	kr, rc := c.keyRowHere(res)
+	if rc != sqlite3.SQLITE_OK {
+		return rc
+	}
 	same := false
-	if res == 0 && btreeEof(c.tls, cur) == 0 {
-		rec, rc := c.row(curKeys)
-		if rc != sqlite3.SQLITE_OK {
-			return rc
-		}
-		var f [3]Field // key, expire_ms, crc
-		if !ParseRecord(rec, f[:]) {
-			return sqlite3.SQLITE_CORRUPT
-		}
-		if f[1].Kind == KindBlob {
-			if bytes.Equal(f[1].Bytes, e.exp[:]) {
-				same = f[2].Kind == KindInt && f[2].Int == e.keyCrc
-			} else {
-				// Out of the page (and of c.buf), which the write below
-				// changes.
-				p.olds = append(p.olds, pendOld{off: int32(len(p.oldEx)), n: int32(len(f[1].Bytes)), e: i})
-				p.oldEx = append(p.oldEx, f[1].Bytes...)
-			}
+	if kr.blob {
+		if bytes.Equal(kr.exp, e.exp[:]) {
+			same = kr.crcOK && kr.crc == e.keyCrc
+		} else {
+			// Out of the page (and of c.buf), which the write below
+			// changes.
+			p.olds = append(p.olds, pendOld{off: int32(len(p.oldEx)), n: int32(len(kr.exp)), e: i})
+			p.oldEx = append(p.oldEx, kr.exp...)
 		}
 	}
 	if same {

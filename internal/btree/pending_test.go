@@ -4,8 +4,6 @@ package btree
 
 import (
 	"bytes"
-	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -22,16 +20,7 @@ import (
 // trees of several levels with overflowing cells; and where it cannot
 // tell from the leaf it declines.
 func TestSeekNearMatchesSQLite(t *testing.T) {
-	r := openRaw(t)
-	r.exec(`CREATE TABLE t (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
-		CREATE TABLE e (a BLOB NOT NULL, b BLOB NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;`)
-	rng := rand.New(rand.NewPCG(34, 7))
-	keys := seekKeys(rng, 4000)
-	r.exec("BEGIN")
-	for _, k := range keys {
-		r.insert("t", blobLit(k), blobLit(fmt.Appendf(nil, "v%d", rng.IntN(100))))
-		r.insert("e", blobLit(k[:min(len(k), 3)]), blobLit(k))
-	}
+	r, rng, keys := seekTrees(t, 34, 7)
 	r.exec("COMMIT")
 	c, bt := beginWrite(t, r)
 	// rowAt is the record under cursor cur, copied.

@@ -114,6 +114,24 @@ func sign(v int32) int32 {
 // seekKeys makes keys that fill several levels of a tree: short ones,
 // shared prefixes, and long ones whose cells spill to overflow pages
 // (where the Go seek hands over to SQLite's).
+// seekTrees makes a data table t and a two-field index table e and, in
+// a transaction it leaves open, fills them with 4,000 keys of seekKeys
+// drawn from a generator seeded with seed1, seed2 (returned, to draw
+// on).
+func seekTrees(t *testing.T, seed1, seed2 uint64) (*rawDB, *rand.Rand, [][]byte) {
+	r := openRaw(t)
+	r.exec(`CREATE TABLE t (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
+		CREATE TABLE e (a BLOB NOT NULL, b BLOB NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;`)
+	rng := rand.New(rand.NewPCG(seed1, seed2))
+	keys := seekKeys(rng, 4000)
+	r.exec("BEGIN")
+	for _, k := range keys {
+		r.insert("t", blobLit(k), blobLit(fmt.Appendf(nil, "v%d", rng.IntN(100))))
+		r.insert("e", blobLit(k[:min(len(k), 3)]), blobLit(k))
+	}
+	return r, rng, keys
+}
+
 func seekKeys(rng *rand.Rand, n int) [][]byte {
 	keys := make([][]byte, 0, n)
 	for range n {
@@ -158,16 +176,7 @@ func probes(keys [][]byte, rng *rand.Rand) [][]byte {
 // classes (a table without STRICT, as version-1 files have): the same
 // page and cell at every level, the same state.
 func TestSeekIndexMatchesSQLite(t *testing.T) {
-	r := openRaw(t)
-	r.exec(`CREATE TABLE t (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
-		CREATE TABLE e (a BLOB NOT NULL, b BLOB NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;`)
-	rng := rand.New(rand.NewPCG(28, 2))
-	keys := seekKeys(rng, 4000)
-	r.exec("BEGIN")
-	for _, k := range keys {
-		r.insert("t", blobLit(k), blobLit(fmt.Appendf(nil, "v%d", rng.IntN(100))))
-		r.insert("e", blobLit(k[:min(len(k), 3)]), blobLit(k))
-	}
+	r, rng, keys := seekTrees(t, 28, 2)
 	// Keys that are not BLOBs sort before every BLOB.
 	for _, k := range []string{"'text key'", "'a'", "'zzz'", "''"} {
 		r.insert("t", k, "x'00'")

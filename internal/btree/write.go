@@ -204,6 +204,33 @@ func (c *Conn) PutTTL(t *layout.Objects, key, value []byte, crc int64, exp []byt
 	return true, c.endWrite(rc)
 }
 
+// keyRow is what a key index row holds beside its key: its expiry (in
+// the page, which a write changes), whether that is a blob, and its
+// checksum, crcOK when that is an integer.
+type keyRow struct {
+	exp   []byte
+	blob  bool
+	crc   int64
+	crcOK bool
+}
+
+// keyRowHere reads the key index row cursor curKeys is on after a seek
+// that returned res: the zero keyRow when the seek did not find the key.
+func (c *Conn) keyRowHere(res int32) (keyRow, int32) {
+	if res != 0 || btreeEof(c.tls, c.cur[curKeys]) != 0 {
+		return keyRow{}, sqlite3.SQLITE_OK
+	}
+	rec, rc := c.row(curKeys)
+	if rc != sqlite3.SQLITE_OK {
+		return keyRow{}, rc
+	}
+	var f [3]Field // key, expire_ms, crc
+	if !ParseRecord(rec, f[:]) {
+		return keyRow{}, sqlite3.SQLITE_CORRUPT
+	}
+	return keyRow{exp: f[1].Bytes, blob: f[1].Kind == KindBlob, crc: f[2].Int, crcOK: f[2].Kind == KindInt}, sqlite3.SQLITE_OK
+}
+
 // replaceTTL gives key the key index row (key, exp, keyCrc) and the
 // expiry index row (exp, key) in place of the TTL rows it had (none, or
 // any other expiry), as the TTL triggers' body followed by
@@ -223,27 +250,20 @@ func (c *Conn) replaceTTL(bt uintptr, r resolved, key, exp []byte, keyCrc int64)
 	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	var old []byte // the expiry the key index row held
-	same := false
-	if res == 0 && btreeEof(c.tls, c.cur[curKeys]) == 0 {
-		rec, rc := c.row(curKeys)
-		if rc != sqlite3.SQLITE_OK {
-			return rc
-		}
-		var f [3]Field // key, expire_ms, crc
-		if !ParseRecord(rec, f[:]) {
-			return sqlite3.SQLITE_CORRUPT
-		}
-		if f[1].Kind == KindBlob {
-			// Out of the page (and of c.buf), which the writes below change.
-			if len(f[1].Bytes) <= len(c.oldExp) {
-				old = c.oldExp[:copy(c.oldExp[:], f[1].Bytes)]
-			} else {
-				old = bytes.Clone(f[1].Bytes)
-			}
-		}
-		same = old != nil && bytes.Equal(old, exp) && f[2].Kind == KindInt && f[2].Int == keyCrc
+	kr, rc := c.keyRowHere(res)
+	if rc != sqlite3.SQLITE_OK {
+		return rc
 	}
+	var old []byte // the expiry the key index row held
+	if kr.blob {
+		// Out of the page (and of c.buf), which the writes below change.
+		if len(kr.exp) <= len(c.oldExp) {
+			old = c.oldExp[:copy(c.oldExp[:], kr.exp)]
+		} else {
+			old = bytes.Clone(kr.exp)
+		}
+	}
+	same := old != nil && bytes.Equal(old, exp) && kr.crcOK && kr.crc == keyCrc
 	if !same {
 		// (key, expire_ms, crc), where the seek above left the cursor.
 		if rc := c.putRowAt(curKeys, key, exp, keyCrc, true, 1, nil, true, res); rc != sqlite3.SQLITE_OK {
