@@ -5,6 +5,7 @@ package btree
 import (
 	"bytes"
 	"encoding/binary"
+	"runtime"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -116,6 +117,7 @@ func (c *Conn) seekIndex(cur uintptr, fields [][]byte) (res int32, rc int32, ok 
 	for {
 		pg := (*sqlite3.TMemPage)(cptr(bc.FpPage))
 		nCells := int32(pg.FnCell)
+		runtime.KeepAlive(touchProbes(pg, nCells))
 		lwr, upr := int32(0), nCells-1
 		idx := upr >> 1
 		var cmp int
@@ -156,6 +158,51 @@ func (c *Conn) seekIndex(cur uintptr, fields [][]byte) (res int32, rc int32, ok 
 			return 0, rc, true
 		}
 	}
+}
+
+// probeLevels is how many levels of a page's binary search touchProbes
+// reads ahead: the cells of the first probeLevels probes, 2^probeLevels-1
+// of them.
+const probeLevels = 3
+
+// touchProbes reads the first bytes of the cells the first probeLevels
+// levels of the binary search over the nCells cells of page pg can probe,
+// and returns them combined (for the caller to keep alive, so that the
+// loads are made). A page reached in a descent is mostly not in the CPU's
+// caches (a random key's leaf and its parent, through the mapping of the
+// database file): each probe of the search then waits for a cache miss,
+// one after the other, since where a probe lands depends on the
+// comparison before it. Loads of the cells all the first levels might
+// probe depend on nothing but the cell pointer array, so they wait for
+// their misses together, and the search that follows finds those cells
+// in the cache.
+func touchProbes(pg *sqlite3.TMemPage, nCells int32) byte {
+	if nCells < 4 {
+		return 0
+	}
+	var lo, hi [1 << probeLevels]int32
+	lo[0], hi[0] = 0, nCells-1
+	n, sum := 1, byte(0)
+	for i := 0; i < n; i++ {
+		l, u := lo[i], hi[i]
+		if l > u {
+			continue
+		}
+		m := (l + u) >> 1
+		cell := cellAt(pg, m)
+		if cell < pg.FaDataEnd {
+			sum ^= *(*byte)(cptr(cell))
+			if end := cell + 20; end < pg.FaDataEnd {
+				sum ^= *(*byte)(cptr(end)) // the key's end may be on the next line
+			}
+		}
+		if n+2 <= len(lo) {
+			lo[n], hi[n] = l, m-1
+			lo[n+1], hi[n+1] = m+1, u
+			n += 2
+		}
+	}
+	return sum
 }
 
 // compareCell is compareRecord of the record of cell idx of page pg; good
