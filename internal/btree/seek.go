@@ -5,7 +5,6 @@ package btree
 import (
 	"bytes"
 	"encoding/binary"
-	"runtime"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -117,7 +116,9 @@ func (c *Conn) seekIndex(cur uintptr, fields [][]byte) (res int32, rc int32, ok 
 	for {
 		pg := (*sqlite3.TMemPage)(cptr(bc.FpPage))
 		nCells := int32(pg.FnCell)
-		runtime.KeepAlive(touchProbes(pg, nCells))
+		if havePrefetch && mapped(pg) {
+			prefetchProbes(pg, nCells)
+		}
 		lwr, upr := int32(0), nCells-1
 		idx := upr >> 1
 		var cmp int
@@ -153,6 +154,9 @@ func (c *Conn) seekIndex(cur uintptr, fields [][]byte) (res int32, rc int32, ok 
 			child = get4(pg.FaData + uintptr(int32(pg.FmaskPage)&int32(get2(pg.FaCellIdx+uintptr(2*lwr)))))
 		}
 		bc.Fix = sqlite3.Tu16(lwr)
+		if havePrefetch && mapped(pg) {
+			prefetchChild(pg, child)
+		}
 		if rc = moveToChild(c.tls, cur, child); rc != sqlite3.SQLITE_OK {
 			bc.Finfo.FnSize = 0
 			return 0, rc, true
@@ -160,29 +164,37 @@ func (c *Conn) seekIndex(cur uintptr, fields [][]byte) (res int32, rc int32, ok 
 	}
 }
 
-// probeLevels is how many levels of a page's binary search touchProbes
-// reads ahead: the cells of the first probeLevels probes, 2^probeLevels-1
-// of them.
-const probeLevels = 3
+// mapped reports whether page pg was read in place through the mapping of
+// the database file (SQLite's PGHDR_MMAP), not from SQLite's page cache (a
+// page read from the WAL, or with the mapping off): a page of a large tree
+// read that way is mostly not in the CPU's caches yet.
+func mapped(pg *sqlite3.TMemPage) bool {
+	return pg.FpDbPage != 0 && (*sqlite3.TDbPage)(cptr(pg.FpDbPage)).Fflags&sqlite3.PGHDR_MMAP != 0
+}
 
-// touchProbes reads the first bytes of the cells the first probeLevels
-// levels of the binary search over the nCells cells of page pg can probe,
-// and returns them combined (for the caller to keep alive, so that the
-// loads are made). A page reached in a descent is mostly not in the CPU's
-// caches (a random key's leaf and its parent, through the mapping of the
-// database file): each probe of the search then waits for a cache miss,
-// one after the other, since where a probe lands depends on the
-// comparison before it. Loads of the cells all the first levels might
-// probe depend on nothing but the cell pointer array, so they wait for
-// their misses together, and the search that follows finds those cells
-// in the cache.
-func touchProbes(pg *sqlite3.TMemPage, nCells int32) byte {
+// probeLevels is how many levels of a page's binary search prefetchProbes
+// asks for ahead: the cells of the first probeLevels probes, 2^probeLevels-1
+// of them (15 of the 31 or 32 cells of a page of SNKV's benchmark rows).
+const probeLevels = 4
+
+// prefetchProbes asks for the cells the first probeLevels levels of the
+// binary search over the nCells cells of page pg can probe (their first
+// bytes, and 20 bytes on, where a key of up to about 16 bytes ends). On a
+// page not in the CPU's caches each probe of the search waits for a cache
+// miss, one after the other, since where a probe lands depends on the
+// comparison before it; the cells the first levels can probe depend on
+// nothing but the cell pointer array (next to the page header
+// btreeInitPage has just read), so their misses are waited for together,
+// and the search that follows finds those cells in the cache. Pages from
+// SQLite's page cache (copied there from the WAL, so just read) are not
+// worth it: the callers ask only for mapped pages.
+func prefetchProbes(pg *sqlite3.TMemPage, nCells int32) {
 	if nCells < 4 {
-		return 0
+		return
 	}
 	var lo, hi [1 << probeLevels]int32
 	lo[0], hi[0] = 0, nCells-1
-	n, sum := 1, byte(0)
+	n := 1
 	for i := 0; i < n; i++ {
 		l, u := lo[i], hi[i]
 		if l > u {
@@ -190,19 +202,33 @@ func touchProbes(pg *sqlite3.TMemPage, nCells int32) byte {
 		}
 		m := (l + u) >> 1
 		cell := cellAt(pg, m)
-		if cell < pg.FaDataEnd {
-			sum ^= *(*byte)(cptr(cell))
-			if end := cell + 20; end < pg.FaDataEnd {
-				sum ^= *(*byte)(cptr(end)) // the key's end may be on the next line
-			}
-		}
+		prefetch(cell) // past the page's end for a corrupt page: a hint never faults
+		prefetch(cell + 20)
 		if n+2 <= len(lo) {
 			lo[n], hi[n] = l, m-1
 			lo[n+1], hi[n+1] = m+1, u
 			n += 2
 		}
 	}
-	return sum
+}
+
+// prefetchChild asks for the header of page child, which the descent
+// reads next from page pg, a mapped page: child's place in the mapping
+// follows from pg's. The header is btreeInitPage's first read of a page,
+// a cache miss for most pages of a large tree; asked for now, it arrives
+// while SQLite's pager looks the page up (in the WAL index, then in the
+// mapping). A child found in the WAL is read from SQLite's copy instead,
+// and the hint is wasted, as it is for a page past the mapping's end: a
+// prefetch never faults.
+func prefetchChild(pg *sqlite3.TMemPage, child uint32) {
+	if child == 0 {
+		return
+	}
+	size := uintptr((*sqlite3.TBtShared)(cptr(pg.FpBt)).FpageSize)
+	base := pg.FaData - uintptr(pg.Fpgno-1)*size // the mapping's start
+	p := base + uintptr(child-1)*size
+	prefetch(p)      // the page header and the first cell pointers
+	prefetch(p + 64) // the cell pointers after them
 }
 
 // compareCell is compareRecord of the record of cell idx of page pg; good
