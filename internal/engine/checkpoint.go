@@ -401,7 +401,10 @@ func (k *checkpointer) catchUp(tls *libc.TLS, conn uintptr) {
 // WAL. A pass copies about the threshold's worth of pages and syncs both
 // files, several milliseconds, and lone commits back to back waited that
 // long once a WAL cycle (about 25% of the time of 20,000 lone Puts under
-// load). The caller holds the writer.
+// load). Like a pass, it first ends the read transactions idle readers
+// hold on a snapshot before the last commit: one would keep the copy from
+// reaching the end of the WAL, and then the WAL would not restart and
+// every transaction after would copy again. The caller holds the writer.
 func (k *checkpointer) settle(c *Conn) {
 	if k == nil || !k.due {
 		return
@@ -418,6 +421,7 @@ func (k *checkpointer) settle(c *Conn) {
 	}
 	k.due, k.must = false, false
 	k.overdue.Store(false)
+	k.dropStale()
 	k.stats.WriterPasses.Add(1)
 	k.passive(c.tls, c.db)
 }
@@ -582,12 +586,18 @@ func (k *checkpointer) behind(e *passEnd) bool {
 func (k *checkpointer) pass() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.dropStale()
+	k.checkpoint()
+}
+
+// dropStale ends the read transactions that idle readers hold on a
+// snapshot older than the last commit (see pass).
+func (k *checkpointer) dropStale() {
 	if m := k.shm.Load(); m != nil {
 		if h, ok := m.header(); ok {
 			k.db.dropHeld(func(c *Conn) bool { return c.hold.hdr != h })
 		}
 	}
-	k.checkpoint()
 }
 
 // checkpoint runs one PASSIVE checkpoint on the checkpointer's
