@@ -468,11 +468,13 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 					}
 				}()
 			}
-			_, fs, err := layer.Engine(ctx, s)
+			db, fs, err := layer.Engine(ctx, s)
 			if err != nil {
 				b.Fatal(err)
 			}
 			val := make([]byte, 100)
+			ckpt := db.CheckpointStats()
+			waits0, passes0 := ckpt.WriterWaits.Load(), ckpt.Passes.Load()
 			cpu0 := testutil.CPUTime()
 			fills0, pubs0 := fs.Pages.Fills(), fs.Pages.Publications()
 			i := 0
@@ -489,6 +491,9 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 			pubs := fs.Pages.Publications() - pubs0
 			b.ReportMetric(float64(fs.Pages.Fills()-fills0-pubs)*1000/float64(b.N), "refreshes/kput")
 			b.ReportMetric(float64(pubs)*1000/float64(b.N), "publications/kput")
+			// Transactions that waited for the checkpointer's pass.
+			b.ReportMetric(float64(ckpt.WriterWaits.Load()-waits0)*1000/float64(b.N), "ckpt-waits/kput")
+			b.ReportMetric(float64(ckpt.Passes.Load()-passes0)*1000/float64(b.N), "ckpt-passes/kput")
 			cancel()
 			wg.Wait()
 			if n > 0 {

@@ -35,15 +35,20 @@ import (
 //     never restarted: it would grow without bound. So once a commit leaves
 //     the WAL at 7/4 of its size at the commit that woke the checkpointer
 //     (or of the threshold, or at twice the largest commit since the
-//     restart, if more), the writer's next transaction waits,
-//     before it begins, for the pass in progress and copies the rest
-//     itself (settle), as SQLite's automatic checkpoint would have at the
-//     commit, and restarts the WAL. The commit itself returns at once and
+//     restart, if more), the writer's next transaction that finds no
+//     pass in progress copies the rest itself before it begins (settle),
+//     as SQLite's automatic checkpoint would have at the commit, and
+//     restarts the WAL; a pass in progress, seeing that, does not pass
+//     again. Only once the WAL is at twice that bound does a transaction
+//     wait for the pass in progress: a pass (the threshold's pages and
+//     two syncs) takes milliseconds, and lone commits back to back used
+//     to wait for it once a WAL cycle. The commit itself returns at once and
 //     wakes the checkpointer, which copies its frames meanwhile: a burst of
 //     large transactions followed by reads (10,000 updates, 5,000 deletes,
 //     then 20,000 mixed operations in one transaction) no longer waits at
 //     its last commit for the copy of its own frames (86 ms). Under small
-//     commits the WAL thus stays below 7/4 of the threshold plus one
+//     commits the WAL thus stays below 7/4 of the threshold plus what the
+//     writer commits during one pass, and always below 7/2 of it plus one
 //     commit (SQLite's automatic checkpoint keeps it at the threshold), and
 //     a large transaction's frames are copied in the background unless the
 //     writer commits as much again and begins another transaction before
@@ -53,7 +58,8 @@ import (
 //     transaction after them copy it all).
 //   - Commits made during a pass wake no other; once it ends, the
 //     goroutine passes again while the WAL holds a quarter of the
-//     threshold or more past what the last pass copied.
+//     threshold or more past what the last pass copied, unless the WAL
+//     is past its bound (the writer's next transaction copies the rest).
 //   - Idle readers in the pool may hold a read transaction (snapshot.go).
 //     A pass first ends those begun before the last commit, and a pass
 //     that copied the whole WAL ends those begun before it: none can
@@ -132,9 +138,13 @@ type checkpointer struct {
 	// pass's tail itself; the writer's WAL hook only uses it.
 	tailed bool
 	// due is set by a commit that left the WAL past its bound: the
-	// writer's next transaction copies the WAL first (settle). Only the
-	// writer's holder uses it.
+	// writer's next transaction copies the WAL first (settle), or the
+	// first that finds no pass in progress; must is set by one that left
+	// it past twice its bound (or past a run's bound): the next
+	// transaction then waits for a pass in progress. Only the writer's
+	// holder uses them.
 	due     bool
+	must    bool
 	started atomic.Bool   // the goroutine runs (it starts at the first kick)
 	done    chan struct{} // closed when the goroutine has returned
 	// mu is held by a pass. Lock order: the writer, then mu.
@@ -191,6 +201,7 @@ type CheckpointStats struct {
 	Passes       atomic.Uint64 // checkpoints run by the checkpointer
 	Complete     atomic.Uint64 // passes that copied the whole WAL they saw
 	WriterPasses atomic.Uint64 // passes run on the writer (see catchUp, settle)
+	WriterWaits  atomic.Uint64 // transactions that waited for a pass in progress (settle)
 	Errors       atomic.Uint64 // passes that failed (dropped)
 }
 
@@ -298,6 +309,7 @@ func (k *checkpointer) committed(frames int64) int {
 		if k.held(frames) {
 			return copyNone
 		}
+		k.must = true
 		return copyBeforeNext
 	}
 	if k.woke == 0 {
@@ -315,6 +327,9 @@ func (k *checkpointer) committed(frames int64) int {
 		}
 	} else {
 		switch tail := frames - copied; {
+		case k.due:
+			// The next transaction copies the WAL itself (settle): a
+			// pass woken now would only keep it waiting.
 		case copied > 0 && tail <= k.threshold/8 && !k.tailed:
 			k.tailed = true
 			return copyTail
@@ -324,7 +339,8 @@ func (k *checkpointer) committed(frames int64) int {
 			k.wake()
 		}
 	}
-	if frames >= max(max(k.woke, k.threshold)*7/4, 2*k.big) {
+	if bound := max(max(k.woke, k.threshold)*7/4, 2*k.big); frames >= bound {
+		k.must = k.must || frames >= 2*bound
 		return copyBeforeNext
 	}
 	return copyNone
@@ -375,19 +391,37 @@ func (k *checkpointer) catchUp(tls *libc.TLS, conn uintptr) {
 }
 
 // settle runs before the writer c begins a transaction: after a commit
-// that left the WAL past its bound (due), it waits for the pass in
-// progress and copies the rest of the WAL on c, so that the transaction
-// restarts the WAL. The caller holds the writer.
+// that left the WAL past its bound (due), it copies the rest of the WAL
+// on c, so that the transaction restarts the WAL. While a pass is in
+// progress it does not wait for it: the transaction goes on, and the
+// first after the pass copies what the pass left (the pass, seeing
+// overdue, leaves it to that transaction rather than passing again). Only
+// past twice the bound (must) does it wait for the pass, so that a pass
+// slower than the writer's commits (a slow disk's syncs) still bounds the
+// WAL. A pass copies about the threshold's worth of pages and syncs both
+// files, several milliseconds, and lone commits back to back waited that
+// long once a WAL cycle (about 25% of the time of 20,000 lone Puts under
+// load). Like a pass, it first ends the read transactions idle readers
+// hold on a snapshot before the last commit: one would keep the copy from
+// reaching the end of the WAL, and then the WAL would not restart and
+// every transaction after would copy again. The caller holds the writer.
 func (k *checkpointer) settle(c *Conn) {
 	if k == nil || !k.due {
 		return
 	}
-	k.due = false
-	k.overdue.Store(false)
 	if !k.writerHasMu {
-		k.mu.Lock()
+		if !k.mu.TryLock() {
+			if !k.must {
+				return // a pass in progress: the next transaction copies
+			}
+			k.stats.WriterWaits.Add(1)
+			k.mu.Lock()
+		}
 		defer k.mu.Unlock()
 	}
+	k.due, k.must = false, false
+	k.overdue.Store(false)
+	k.dropStale()
 	k.stats.WriterPasses.Add(1)
 	k.passive(c.tls, c.db)
 }
@@ -413,8 +447,11 @@ func (k *checkpointer) run() {
 			// than at the next commit, which may be long in coming while
 			// readers then look every page up in the WAL first. A pass
 			// that copied nothing more (readers in the way) ends it.
+			// The writer's next transaction copies the rest itself once
+			// the WAL is past its bound (settle): passing again would
+			// keep it waiting for this goroutine.
 			e := k.last.Load()
-			if e == nil || e.copied <= copied || !k.behind(e) || k.db.closed.Load() {
+			if e == nil || e.copied <= copied || !k.behind(e) || k.db.closed.Load() || k.overdue.Load() {
 				break
 			}
 			copied = e.copied
@@ -549,12 +586,18 @@ func (k *checkpointer) behind(e *passEnd) bool {
 func (k *checkpointer) pass() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.dropStale()
+	k.checkpoint()
+}
+
+// dropStale ends the read transactions that idle readers hold on a
+// snapshot older than the last commit (see pass).
+func (k *checkpointer) dropStale() {
 	if m := k.shm.Load(); m != nil {
 		if h, ok := m.header(); ok {
 			k.db.dropHeld(func(c *Conn) bool { return c.hold.hdr != h })
 		}
 	}
-	k.checkpoint()
 }
 
 // checkpoint runs one PASSIVE checkpoint on the checkpointer's
