@@ -100,8 +100,10 @@ type Options struct {
 	// commit leaves the WAL at 7/4 of its size when the checkpointer was
 	// woken (or of WALAutoCheckpoint, if more; or twice the largest commit
 	// since the WAL restarted, if that is more) before the WAL has
-	// restarted, the next write transaction copies the rest before it
-	// begins, so the WAL stays bounded under a steady stream of commits.
+	// restarted, the next write transaction that finds no copy running
+	// copies the rest before it begins; one waits for a running copy only
+	// once the WAL is at twice that bound. So the WAL stays bounded under
+	// a steady stream of commits.
 	// The batches of PurgeExpired are copied once, after the last (the WAL
 	// meanwhile bounded at 32 times this size past its size at the start).
 	WALAutoCheckpoint int
