@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -99,14 +100,7 @@ func TestHookPanic(t *testing.T) {
 	require.Equal(t, "v", string(v))
 	require.NoError(t, db.Put(b("k2"), b("v")))
 
-	closed := make(chan error, 1)
-	go func() { closed <- db.Close() }()
-	select {
-	case err := <-closed:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close hangs")
-	}
+	testutil.ReturnsWithin(t, 10*time.Second, "Close hangs", db.Close)
 }
 
 // TestHookAfterEndNeverRuns: a hook registered once its transaction has

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/stretchr/testify/require"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -823,14 +824,7 @@ func TestCloseEndsAPassWaitingForARun(t *testing.T) {
 	k.wake() // a pass woken before the run: it waits for its end
 	time.Sleep(20 * time.Millisecond)
 	require.Zero(t, k.stats.Passes.Load())
-	closed := make(chan error, 1)
-	go func() { closed <- db.Close() }()
-	select {
-	case err := <-closed:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close waited for the run")
-	}
+	testutil.ReturnsWithin(t, 10*time.Second, "Close waited for the run", db.Close)
 }
 
 // After the WAL restarts, small commits count as small: the salt the
