@@ -52,7 +52,12 @@ type powerRecord struct {
 
 // powerRec is the recorder's state in the child.
 var powerRec struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// hint is held through a size hint's change of the file and its
+	// record, and by every count of an operation (powerAfter), so that
+	// the cut never falls between the two: a size hint changes the file
+	// before it can be recorded (whether it does is known only after).
+	hint    sync.Mutex
 	log     *os.File
 	cut     int64 // stop after this many operations (0: never)
 	ops     int64
@@ -131,6 +136,13 @@ func powerLog(op byte, name string, off int64, data []byte) bool {
 
 // powerAfter counts an operation done and stops the run at the cut.
 func powerAfter() {
+	powerRec.hint.Lock()
+	defer powerRec.hint.Unlock()
+	powerCount()
+}
+
+// powerCount is powerAfter with powerRec.hint held.
+func powerCount() {
 	r := &powerRec
 	r.mu.Lock()
 	r.ops++
@@ -262,6 +274,14 @@ func powerFileControl(tls *libc.TLS, file uintptr, op int32, arg uintptr) int32 
 		return sqlitelib.SQLITE_NOMEM
 	}
 	defer sqlitelib.Xsqlite3_free(tls, p)
+	powerRec.hint.Lock()
+	defer powerRec.hint.Unlock()
+	powerRec.mu.Lock()
+	stopped := powerRec.stopped
+	powerRec.mu.Unlock()
+	if stopped {
+		select {} // the run is over: the hint would change the file after the cut
+	}
 	if rc := size(tls, file, p); rc != sqlitelib.SQLITE_OK {
 		return rc
 	}
@@ -272,7 +292,7 @@ func powerFileControl(tls *libc.TLS, file uintptr, op int32, arg uintptr) int32 
 			if !powerLog(powerOpTruncate, powerName(file), after, nil) {
 				return sqlitelib.SQLITE_IOERR_TRUNCATE
 			}
-			powerAfter()
+			powerCount()
 		}
 	}
 	return rc
