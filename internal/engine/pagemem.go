@@ -51,17 +51,24 @@ func round8(n uintptr) uintptr { return (n + 7) &^ 7 }
 
 // pageChunk is a chunk of slots; free lists the free slots' indexes.
 type pageChunk struct {
-	base uintptr // the first slot
-	free []uint8
+	base   uintptr // the first slot
+	free   []uint8
+	listed bool // in pageMem.open
 }
 
 var pageMem struct {
 	sync.Mutex
 	orig   sqlite3.Tsqlite3_mem_methods // the allocator wrapped
 	chunks []*pageChunk                 // by index; nil where given back
-	spare  int                          // index of an empty chunk kept, or -1
-	inUse  int                          // slots handed out, for tests
-	ok     bool                         // the wrapper is installed
+	// open lists the indexes of chunks with a free slot, newest last, so
+	// that an allocation takes one without a look at every chunk. An
+	// entry goes stale when its chunk fills or is given back; it is
+	// dropped when an allocation meets it. holes lists the nil indexes
+	// of chunks, for the next chunk made.
+	open, holes []int
+	spare       int  // index of an empty chunk kept, or -1
+	inUse       int  // slots handed out, for tests
+	ok          bool // the wrapper is installed
 }
 
 // pageMemInstalled reports whether SQLite allocates cached pages from the
@@ -139,10 +146,15 @@ func pageMemMalloc(tls *libc.TLS, n int32) uintptr {
 	if pageMem.spare >= 0 {
 		ci, pageMem.spare = pageMem.spare, -1
 	} else {
-		for i, c := range pageMem.chunks {
-			if c != nil && len(c.free) > 0 {
+		for n := len(pageMem.open); n > 0; n = len(pageMem.open) {
+			i := pageMem.open[n-1]
+			if c := pageMem.chunks[i]; c != nil && c.listed && len(c.free) > 0 {
 				ci = i
 				break
+			}
+			pageMem.open = pageMem.open[:n-1]
+			if c := pageMem.chunks[i]; c != nil {
+				c.listed = false
 			}
 		}
 	}
@@ -151,23 +163,21 @@ func pageMemMalloc(tls *libc.TLS, n int32) uintptr {
 		if base == 0 {
 			return 0
 		}
-		c := &pageChunk{base: base, free: make([]uint8, pageSlots)}
+		c := &pageChunk{base: base, free: make([]uint8, pageSlots), listed: true}
 		for i := range c.free {
 			// Taken from the end: the lowest slots first, so that the
 			// chunk's memory becomes resident in order.
 			c.free[i] = uint8(pageSlots - 1 - i)
 		}
-		for i, old := range pageMem.chunks {
-			if old == nil {
-				ci = i
-				pageMem.chunks[i] = c
-				break
-			}
-		}
-		if ci < 0 {
+		if n := len(pageMem.holes); n > 0 {
+			ci = pageMem.holes[n-1]
+			pageMem.holes = pageMem.holes[:n-1]
+			pageMem.chunks[ci] = c
+		} else {
 			ci = len(pageMem.chunks)
 			pageMem.chunks = append(pageMem.chunks, c)
 		}
+		pageMem.open = append(pageMem.open, ci)
 	}
 	c := pageMem.chunks[ci]
 	s := c.free[len(c.free)-1]
@@ -190,6 +200,10 @@ func pageMemFree(tls *libc.TLS, p uintptr) {
 	c := pageMem.chunks[ci]
 	c.free = append(c.free, s)
 	pageMem.inUse--
+	if !c.listed {
+		c.listed = true
+		pageMem.open = append(pageMem.open, ci)
+	}
 	if len(c.free) < pageSlots {
 		return
 	}
@@ -198,6 +212,7 @@ func pageMemFree(tls *libc.TLS, p uintptr) {
 		return
 	}
 	pageMem.chunks[ci] = nil
+	pageMem.holes = append(pageMem.holes, ci)
 	origFree(tls, c.base)
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 	"unsafe"
@@ -79,3 +80,54 @@ func newTestTLS(t *testing.T) *libc.TLS {
 }
 
 func unsafeBytes(p uintptr, n int) []byte { return unsafe.Slice((*byte)(cptr(p)), n) }
+
+// Slots taken and given back in random order across many chunks: every
+// live slot is distinct and keeps what was written to it, a chunk with
+// a free slot is used before another is made (the live slots share
+// chunks), and all given back leaves
+// only the spare.
+func TestPageMemManyChunks(t *testing.T) {
+	require.True(t, pageMemInstalled())
+	tls := newTestTLS(t)
+	base := pageSlotsInUse()
+	rng := rand.New(rand.NewPCG(35, 9))
+	live := map[uintptr]byte{}
+	chunksInUse := func() int {
+		pageMem.Lock()
+		defer pageMem.Unlock()
+		n := 0
+		for _, c := range pageMem.chunks {
+			if c != nil {
+				n++
+			}
+		}
+		return n
+	}
+	before := chunksInUse()
+	for round := range 40 {
+		for range 60 + rng.IntN(60) {
+			p := pageMemMalloc(tls, pageAlloc)
+			require.NotZero(t, p)
+			_, dup := live[p]
+			require.False(t, dup, "a slot handed out twice")
+			v := byte(rng.IntN(256))
+			unsafeBytes(p, int(pageAlloc))[pageAlloc-1] = v
+			live[p] = v
+		}
+		for p, v := range live {
+			if rng.IntN(2) == 0 {
+				require.Equal(t, v, unsafeBytes(p, int(pageAlloc))[pageAlloc-1], "round %d", round)
+				pageMemFree(tls, p)
+				delete(live, p)
+			}
+		}
+		// Freed slots are reused before a chunk is made, so the live
+		// slots share chunks (one each if they did not).
+		require.LessOrEqual(t, chunksInUse()-before, len(live)/3+2, "round %d: %d live slots", round, len(live))
+	}
+	for p := range live {
+		pageMemFree(tls, p)
+	}
+	require.Equal(t, base, pageSlotsInUse())
+	require.LessOrEqual(t, chunksInUse()-before, 1, "only the spare is kept")
+}
