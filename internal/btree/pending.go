@@ -45,6 +45,12 @@ type pendingTTL struct {
 	keys  []byte // the entries' keys, back to back
 	olds  []pendOld
 	oldEx []byte // the old expiries, back to back
+	// unsorted and expUnsorted record, as the rows are added, that a key
+	// came before the previous one, and that an (expiry, key) pair came
+	// before the previous one: the flush then sorts. A run of new keys in
+	// order with one expiry (or rising ones) is neither, and is written
+	// without a pass over the rows to find out (0.03 µs a key).
+	unsorted, expUnsorted bool
 	// failed is the error of a flush no call could report (a read's),
 	// which Release reports.
 	failed int32
@@ -75,6 +81,16 @@ func (p *pendingTTL) add(bt uintptr, r resolved, key, exp []byte, keyCrc int64) 
 	p.bt, p.r = bt, r
 	e := pendEntry{off: int32(len(p.keys)), n: int32(len(key)), keyCrc: keyCrc}
 	copy(e.exp[:], exp)
+	if n := len(p.ents); n > 0 && !p.expUnsorted {
+		prev := &p.ents[n-1]
+		d := bytes.Compare(key, p.key(prev))
+		p.unsorted = p.unsorted || d < 0
+		if de := bytes.Compare(e.exp[:], prev.exp[:]); de < 0 || de == 0 && d < 0 {
+			p.expUnsorted = true
+		}
+	} else if n > 0 && !p.unsorted {
+		p.unsorted = bytes.Compare(key, p.key(&p.ents[n-1])) < 0
+	}
 	p.keys = append(p.keys, key...)
 	p.ents = append(p.ents, e)
 }
@@ -88,6 +104,7 @@ func (p *pendingTTL) of(r resolved) bool { return len(p.ents) > 0 && p.r.keys ==
 // reset forgets the pending rows, keeping the memory of a moderate run.
 func (p *pendingTTL) reset() {
 	p.ents, p.keys, p.olds, p.oldEx = p.ents[:0], p.keys[:0], p.olds[:0], p.oldEx[:0]
+	p.unsorted, p.expUnsorted = false, false
 	if cap(p.keys) > maxPendingBytes {
 		*p = pendingTTL{failed: p.failed}
 	}
@@ -112,7 +129,7 @@ func (c *Conn) flushPending() int32 {
 		}
 		return int(a.off - b.off) // a key's writes in their order
 	}
-	if !slices.IsSortedFunc(p.ents, byKey) { // new keys in order need no sort
+	if p.unsorted { // new keys in order need no sort
 		slices.SortFunc(p.ents, byKey)
 	}
 	ents := p.ents[:0]
@@ -154,7 +171,10 @@ func (c *Conn) flushPending() int32 {
 		}
 		return bytes.Compare(p.key(&a), p.key(&b))
 	}
-	if !slices.IsSortedFunc(ents, byExpiry) { // one expiry, keys in order
+	// Rows added in (expiry, key) order are in that order still, less the
+	// earlier writes of a key written twice; rows sorted by key above may
+	// be in it too (one expiry).
+	if p.expUnsorted || p.unsorted && !slices.IsSortedFunc(ents, byExpiry) {
 		slices.SortFunc(ents, byExpiry)
 	}
 	for i := range ents {

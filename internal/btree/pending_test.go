@@ -4,7 +4,9 @@ package btree
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/snkv-go/snkv/internal/layout"
@@ -180,4 +182,69 @@ func (r *rawDB) texts(q string) []string {
 		out = append(out, libc.GoString(sqlite3.Xsqlite3_column_text(r.tls, stmt, 0)))
 	}
 	return out
+}
+
+// The flush writes the pending rows in index order whatever order they
+// came in: keys and expiries both rising (no sort), keys rising with
+// expiries falling, keys out of order under one expiry or under rising
+// expiries, and keys written twice. Each run leaves both indexes holding
+// each key's last expiry and checksum, and SQLite finds the file sound.
+func TestPendingFlushSortsWhatCameOutOfOrder(t *testing.T) {
+	type put struct {
+		key string
+		exp byte
+	}
+	for _, tc := range []struct {
+		name string
+		puts []put
+	}{
+		{"keys and expiries rising", []put{{"a", 1}, {"b", 1}, {"c", 2}, {"d", 3}}},
+		{"keys rising, expiries falling", []put{{"a", 9}, {"b", 8}, {"c", 7}, {"d", 7}}},
+		{"keys rising, one expiry repeated", []put{{"a", 5}, {"b", 5}, {"b", 5}, {"c", 5}}},
+		{"keys falling, one expiry", []put{{"d", 5}, {"c", 5}, {"b", 5}, {"a", 5}}},
+		{"keys falling, expiries rising", []put{{"d", 1}, {"c", 2}, {"b", 3}, {"a", 4}}},
+		{"keys out of order, expiries rising then falling", []put{{"b", 1}, {"a", 2}, {"d", 3}, {"c", 1}}},
+		{"a key written again later", []put{{"a", 1}, {"b", 2}, {"c", 3}, {"a", 4}, {"b", 0}}},
+		{"a key written again with an earlier expiry", []put{{"a", 4}, {"a", 2}, {"b", 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := openRaw(t)
+			o := ttlTables(t, r)
+			c, _ := beginWrite(t, r)
+			last := map[string]put{}
+			crcs := map[string]int64{}
+			for i, p := range tc.puts {
+				exp := []byte{0, 0, 1, 0, 0, 0, 0, p.exp}
+				ok, err := c.PutTTL(o, []byte(p.key), []byte("v"), 7, exp, int64(100+i))
+				require.NoError(t, err)
+				require.True(t, ok)
+				last[p.key], crcs[p.key] = p, int64(100+i)
+			}
+			require.NoError(t, c.Release())
+			keys := make([]string, 0, len(last))
+			for k := range last {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			var wantKeys, wantExp []string
+			for _, k := range keys {
+				wantKeys = append(wantKeys, fmt.Sprintf("%s 00000100000000%02X %d", k, last[k].exp, crcs[k]))
+			}
+			slices.SortFunc(keys, func(a, b string) int {
+				if d := int(last[a].exp) - int(last[b].exp); d != 0 {
+					return d
+				}
+				return strings.Compare(a, b)
+			})
+			for _, k := range keys {
+				wantExp = append(wantExp, fmt.Sprintf("00000100000000%02X %s", last[k].exp, k))
+			}
+			rows := r.texts
+			require.Equal(t, wantKeys,
+				rows(`SELECT CAST(key AS TEXT) || ' ' || hex(expire_ms) || ' ' || crc FROM `+o.Quoted.Keys+` ORDER BY key`))
+			require.Equal(t, wantExp,
+				rows(`SELECT hex(expire_ms) || ' ' || CAST(key AS TEXT) FROM `+o.Quoted.Expiry+` ORDER BY expire_ms, key`))
+			require.Equal(t, []string{"ok"}, rows(`PRAGMA integrity_check`))
+		})
+	}
 }
