@@ -38,6 +38,12 @@ type Scan struct {
 	// row's expiry and key index checksum (cp) are its copy's.
 	copy, fromCopy bool
 	cp             [2]Field
+	// cpExp holds the current row's expiry when it is the copy's: cp[0]
+	// points at it from the first such row on, and each row copies its 8
+	// bytes here and sets cp[1].Int, storing no pointer (a slice stored
+	// on the heap costs a write barrier while the collector runs: see row
+	// below).
+	cpExp [8]byte
 
 	// The current row when it has the usual three fields (rowSpan), kept
 	// as where it lies in SQLite's memory rather than as slices in fields
@@ -252,7 +258,11 @@ func (s *Scan) Next() (bool, error) {
 			s.done = true
 			return false, &Error{Code: sqlite3.SQLITE_CORRUPT}
 		}
-		s.cp[0], s.cp[1] = Field{Kind: KindBlob, Bytes: exp}, Field{Kind: KindInt, Int: ecrc}
+		if s.cp[1].Kind != KindInt {
+			s.cp[0], s.cp[1] = Field{Kind: KindBlob, Bytes: s.cpExp[:]}, Field{Kind: KindInt}
+		}
+		s.cpExp = [8]byte(exp)
+		s.cp[1].Int = ecrc
 		s.fromCopy = true
 		s.keys.skip()
 	} else if s.keys != nil {
