@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/internal/testutil"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
 )
@@ -174,5 +175,78 @@ func BenchmarkTTLPaths(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkTTLWALPages counts the WAL pages (frames) the write paths of
+// BenchmarkTTLPaths append per operation, TTL beside plain, on a store
+// whose automatic checkpoints are off: the frames of b.N operations, read
+// by a passive checkpoint after them, over b.N (wal-pages/op), and the
+// CPU time of the operations with no checkpoint among them. A write
+// outside a transaction pays each page's frame and its share of the
+// checkpoints that copy it back, so these counts bound what the TTL
+// paths can cost against the plain ones (docs/ttl.md, "What a TTL
+// costs"). tx-new counts per key, its transactions of benchBatch new keys.
+func BenchmarkTTLWALPages(b *testing.B) {
+	ctx := context.Background()
+	d := newBenchData(benchN)
+	s := benchOpenStore(b, b.TempDir(), "pages.db", kvstore.Options{PurgeInterval: -1, WALAutoCheckpoint: -1})
+	plain, err := s.CreateColumnFamily("plain")
+	require.NoError(b, err)
+	ttl, err := s.CreateColumnFamily("ttl")
+	require.NoError(b, err)
+	benchLoad(b, plain, d, 0, benchN, 0)
+	benchLoad(b, ttl, d, 0, benchN, time.Hour)
+	buf := make([]byte, benchValueLen)
+	// pages runs b.N operations of op from an empty WAL and reports the
+	// frames they appended, per operation times perOp.
+	pages := func(name string, perOp int, op func(i int) error) {
+		b.Run(name, func(b *testing.B) {
+			_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)
+			require.NoError(b, err)
+			c0 := int64(testutil.CPUTime())
+			i := 0
+			for b.Loop() {
+				i++
+				require.NoError(b, op(i))
+			}
+			b.ReportMetric(float64(int64(testutil.CPUTime())-c0)/float64(b.N), "cpu-ns/op")
+			r, err := s.Checkpoint(ctx, kvstore.CheckpointPassive)
+			require.NoError(b, err)
+			b.ReportMetric(float64(r.WALFrames)/float64(b.N*perOp), "wal-pages/op")
+		})
+	}
+	pages("autocommit/plain", 1, func(i int) error { return plain.Put(d.key(i), d.fresh(i, buf)) })
+	pages("autocommit/ttl", 1, func(i int) error { return ttl.PutTTL(d.key(i), d.fresh(i, buf), time.Hour) })
+	pages("expire-persist/ttl", 1, func(i int) error {
+		if i%2 == 1 {
+			return ttl.Persist(d.key(i / 2))
+		}
+		return ttl.Expire(d.key(i/2), time.Hour)
+	})
+	fresh := 0
+	for _, c := range []struct {
+		name string
+		cf   *kvstore.ColumnFamily
+	}{{"plain", plain}, {"ttl", ttl}} {
+		pages("tx-new/"+c.name, benchBatch, func(int) error {
+			return s.Update(ctx, func(tx *kvstore.Tx) error {
+				h := tx.CF(c.cf)
+				for range benchBatch {
+					fresh++
+					k := fmt.Appendf(nil, "n%015d", fresh)
+					var err error
+					if c.name == "ttl" {
+						err = h.PutTTL(k, d.fresh(fresh, buf), time.Hour)
+					} else {
+						err = h.Put(k, d.fresh(fresh, buf))
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
 	}
 }
