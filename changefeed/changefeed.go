@@ -76,12 +76,14 @@ type Change struct {
 	Expiry time.Time // the deadline of a put with TTL, set_ttl or expired; zero otherwise
 }
 
-func fromLog(c *changelog.Change) Change {
-	ch := Change{Seq: c.Seq, Tx: c.Tx, At: time.UnixMilli(c.AtMs), CF: c.CF, Op: Op(c.Op), Key: c.Key, Value: c.Value}
+// toChange sets ch to c, whose time is at (c.AtMs as a time.Time), every
+// field written.
+func toChange(c *changelog.Change, at time.Time, ch *Change) {
+	ch.Seq, ch.Tx, ch.At, ch.CF, ch.Op, ch.Key, ch.Value = c.Seq, c.Tx, at, c.CF, Op(c.Op), c.Key, c.Value
+	ch.Expiry = time.Time{}
 	if c.ExpiryMs != changelog.NoExpiry {
 		ch.Expiry = time.UnixMilli(c.ExpiryMs)
 	}
-	return ch
 }
 
 // Position is a place in a store's feed: the next sequence to read, in the

@@ -51,6 +51,10 @@ type Reader struct {
 	page   []changelog.Change
 	shared bool
 	arena  []byte
+	// at is the time of the last change handed out, atMs its
+	// milliseconds.
+	atMs int64
+	at   time.Time
 	// bufNext is where the read that filled buf ends: the position once
 	// buf is consumed.
 	bufNext int64
@@ -122,8 +126,16 @@ func (r *Reader) Close() error {
 // readers of the process are woken once per 200 µs for all of them); one
 // of another process within the poll interval.
 func (r *Reader) Next(ctx context.Context) (Change, error) {
+	var ch Change
+	err := r.next(ctx, &ch)
+	return ch, err
+}
+
+// next is Next, filling *ch in place: a Change is 136 bytes, and a copy
+// through a returned value costs more than the rest of a delivery.
+func (r *Reader) next(ctx context.Context, ch *Change) error {
 	if err := checkCtx(ctx); err != nil {
-		return Change{}, wrap("next", err)
+		return wrap("next", err)
 	}
 	var minFill uint64
 	// leading: this reader was woken as the leader and keeps the lead
@@ -136,7 +148,7 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 				if leading {
 					r.fs.Pages.Unlead()
 				}
-				return Change{}, wrap("next", ErrClosed)
+				return wrap("next", ErrClosed)
 			}
 			if !r.atEnd {
 				n, err := r.fill(ctx, minFill)
@@ -145,7 +157,7 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 					leading = false
 				}
 				if err != nil {
-					return Change{}, wrap("next", err)
+					return wrap("next", err)
 				}
 				if len(r.buf) > 0 || (n > 0 && !r.atEnd) {
 					continue
@@ -189,7 +201,7 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 				}
 			}
 			if err != nil {
-				return Change{}, wrap("next", err)
+				return wrap("next", err)
 			}
 		}
 		c := &r.buf[0]
@@ -201,7 +213,8 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 		if r.shared && !r.m.Match(c) {
 			continue
 		}
-		return r.give(c), nil
+		r.give(c, ch)
+		return nil
 	}
 }
 
@@ -209,16 +222,19 @@ func (r *Reader) Next(ctx context.Context) (Change, error) {
 // it hands out into from the shared window.
 const arenaSize = 4096
 
-// give returns c as the caller's Change: its key and value copied, when c
-// is the shared window's, into the reader's current block (a caller may
+// give sets ch to c as the caller's Change: its key and value copied, when
+// c is the shared window's, into the reader's current block (a caller may
 // keep or change them; they share a block with other changes' bytes, never
 // with another reader's).
-func (r *Reader) give(c *changelog.Change) Change {
-	ch := fromLog(c)
+func (r *Reader) give(c *changelog.Change, ch *Change) {
+	if c.AtMs != r.atMs || r.at.IsZero() {
+		// A transaction's changes share their time.
+		r.atMs, r.at = c.AtMs, time.UnixMilli(c.AtMs)
+	}
+	toChange(c, r.at, ch)
 	if r.shared {
 		ch.Key, ch.Value = r.clone(c.Key), r.clone(c.Value)
 	}
-	return ch
 }
 
 func (r *Reader) clone(b []byte) []byte {
@@ -250,7 +266,8 @@ func (r *Reader) Read(ctx context.Context) ([]Change, error) {
 	out := make([]Change, 0, len(r.buf))
 	for i := range r.buf {
 		if c := &r.buf[i]; !r.shared || r.m.Match(c) {
-			out = append(out, r.give(c))
+			out = append(out, Change{})
+			r.give(c, &out[len(out)-1])
 		}
 	}
 	r.buf = nil
