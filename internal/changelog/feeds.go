@@ -271,6 +271,10 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 		fs.pend = nil
 		if fs.Pages.Keeping() {
 			fs.pend = pendingPool.Get().(*pending)
+			// The transaction holds the write lock since its first
+			// write: the readers that find the mark moved by its commit
+			// wait for its Publish instead of reading the file.
+			fs.pend.landed = fs.Pages.Land(tx.DB())
 		}
 		p, db := fs.pend, tx.DB()
 		tx.OnCommit(func() { fs.committed(db, p) })
@@ -297,9 +301,10 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 // too many for the window, or not all known; the readers then read them
 // through SQL.
 type pending struct {
-	chs   []Change
-	bytes int
-	over  bool
+	chs    []Change
+	bytes  int
+	over   bool
+	landed func() // PageCache.Land's
 }
 
 var pendingPool = sync.Pool{New: func() any { return new(pending) }}
@@ -349,10 +354,13 @@ func (fs *Feeds) committed(db *engine.DB, p *pending) {
 }
 
 // release gives p back to the pool once its changes are copied (or
-// dropped with a rollback).
+// dropped with a rollback), and ends its landing.
 func (p *pending) release() {
+	if p.landed != nil {
+		p.landed()
+	}
 	clear(p.chs) // the arena's bytes are the window's now
-	p.chs, p.bytes, p.over = p.chs[:0], 0, false
+	p.chs, p.bytes, p.over, p.landed = p.chs[:0], 0, false, nil
 	pendingPool.Put(p)
 }
 

@@ -60,10 +60,76 @@ type PageCache struct {
 	// them (WakeLeaderless) without waiting for a reader's lock.
 	pub       atomic.Pointer[chan struct{}]
 	leader    atomic.Bool
-	published atomic.Uint64 // windows Publish made
+	published atomic.Uint64 // windows a commit extended (Publish)
+	refreshes atomic.Uint64 // windows read through SQL
+	// queue is the commits of this process whose Publish came while a
+	// refresh was under way (under mu), queued the changes of each, in
+	// commit order: the refresh's window is extended with them once it
+	// ends (catchUp). Without it, a commit during a refresh left the
+	// window behind, the readers refreshed again, and commits during that
+	// refresh did the same: one refresh led to the next while commits
+	// streamed. queuedN counts their changes and bytes; qover: too many,
+	// dropped (the readers refresh after this one).
+	queue   []published
+	queuedN int
+	queuedB int
+	qover   bool
 	// readers counts the readers of the store that exist (Join): with
 	// none, the writer keeps no copy of its changes for the window.
 	readers atomic.Int64
+	// land is the write transaction of this process whose changes will
+	// extend the window (Land), nil when none.
+	land atomic.Pointer[landing]
+}
+
+// landing is a write transaction of this process that recorded changes
+// kept for the window, from its first change to the end of its commit's
+// Publish (or its rollback): mark is the file's commit mark when it
+// recorded its first change. It has held the write lock since its first
+// write, so only its own commit moves the file's mark from there; done is
+// closed when it ends.
+type landing struct {
+	mark engine.CommitMark
+	done chan struct{}
+}
+
+// Land notes that the write transaction on db (it holds the write lock)
+// recorded changes that will extend the window once it commits, and
+// returns the function that ends the note, to call once its Publish is
+// done or it rolled back. A reader that finds the file's mark one commit
+// past the window's, and the window's mark the one the transaction began
+// at, waits for that instead of reading the file: the commit is this
+// transaction's, its changes are on their way (the commit hooks run as
+// soon as the connection is released), and a refresh begun meanwhile
+// would read them through SQL.
+func (pc *PageCache) Land(db *engine.DB) (end func()) {
+	mark, ok := db.CommitMark()
+	if !ok {
+		return nil
+	}
+	l := &landing{mark: mark, done: make(chan struct{})}
+	pc.land.Store(l)
+	return func() {
+		pc.land.CompareAndSwap(l, nil)
+		close(l.done)
+	}
+}
+
+// landed waits, when the file's mark is the one commit after w's and
+// this process's write transaction began at w's mark (see Land), for
+// that transaction's changes to reach the window. It reports whether it
+// waited.
+func (pc *PageCache) landed(ctx context.Context, w *window, mark engine.CommitMark) (bool, error) {
+	l := pc.land.Load()
+	if w == nil || l == nil || l.mark != w.mark || !mark.Follows(w.mark) {
+		return false, nil
+	}
+	select {
+	case <-l.done:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }
 
 // Join counts a reader of the window in and returns the function that
@@ -204,8 +270,23 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 		pc.Wake()
 		return CacheRead{}, nil
 	}
-	if w := pc.cur.Load(); w != nil && w.mark == mark {
-		return w.serve(pos.Epoch, from, m, limit)
+	for {
+		w := pc.cur.Load()
+		if w != nil && w.mark == mark {
+			return w.serve(pos.Epoch, from, m, limit)
+		}
+		// This process's commit moved the mark: its changes come
+		// without a read.
+		if waited, err := pc.landed(ctx, w, mark); err != nil || !waited {
+			if err != nil {
+				return CacheRead{}, err
+			}
+			break
+		}
+		if mark, ok = db.CommitMark(); !ok {
+			pc.Wake()
+			return CacheRead{}, nil
+		}
 	}
 	pc.mu.Lock()
 	arrived := pc.fills.Load() // a refresh begun after this saw the file as of now or later
@@ -245,13 +326,8 @@ func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open 
 		pc.mu.Unlock()
 		w, err := refresh(ctx, db, n, open, prev, from)
 		pc.mu.Lock()
-		pc.filling = nil
+		w = pc.refreshed(w, fill)
 		close(done)
-		if w != nil {
-			w.fill = fill
-		}
-		pc.cur.Store(w) // nil on an error
-		pc.Wake()
 		pc.mu.Unlock()
 		if err != nil {
 			// The reader reads its own page, which reports the error if
@@ -405,9 +481,11 @@ func (w *window) extend(chs []Change) {
 // window's (engine.CommitMark.Follows), so no other transaction, of this
 // process or another, committed since the window's mark; and chs starts
 // right after the window's last change, so the window held every change
-// up to this transaction's. Otherwise, or while a refresh is under way,
-// it does nothing and reports false: the readers refresh the window
-// through SQL as before. The readers are woken by the leader once it has
+// up to this transaction's. Otherwise it does nothing and reports false:
+// the readers refresh the window through SQL as before. While a refresh
+// is under way, the changes are queued (a copy of chs) and extend the
+// window the refresh makes, with the same proof, once it ends (it reports
+// false then too). The readers are woken by the leader once it has
 // read (Unlead), not here: the readers of a stream of commits still wake
 // once per refresh interval (Notifier.Hold).
 func (pc *PageCache) Publish(db *engine.DB, n *Notifier, chs []Change, size int) bool {
@@ -417,25 +495,108 @@ func (pc *PageCache) Publish(db *engine.DB, n *Notifier, chs []Change, size int)
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	w := pc.cur.Load()
-	if w == nil || w.noLog || pc.filling != nil {
+	if w == nil || w.noLog {
 		return false
 	}
 	// Counted before the mark is read: those commits are in the file
 	// as of the mark (this one's Notify comes after).
 	seen := n.Commits()
 	mark, ok := db.CommitMark()
-	if !ok || !mark.Follows(w.mark) || chs[0].Seq != w.last+1 {
+	if !ok {
 		return false
 	}
-	nw := &window{mark: mark, fill: pc.fills.Add(1), seen: seen, epoch: w.epoch,
-		oldest: w.oldest, last: chs[len(chs)-1].Seq, base: w.base, win: w.win, bytes: w.bytes + size}
-	if nw.oldest == 0 {
-		nw.oldest = chs[0].Seq
+	p := published{mark: mark, seen: seen, chs: chs, size: size}
+	if pc.filling != nil {
+		// The window the refresh makes is extended with it (refreshed),
+		// if it follows: keep a copy of the changes (chs is the
+		// writer's, reused; their keys and values are the window's).
+		if pc.qover || pc.queuedN+len(chs) > PageCacheChanges || pc.queuedB+size > PageCacheBytes {
+			pc.dropQueue(true)
+			return false
+		}
+		p.chs = append([]Change(nil), chs...)
+		pc.queue = append(pc.queue, p)
+		pc.queuedN += len(chs)
+		pc.queuedB += size
+		return false
 	}
-	nw.extend(chs)
+	nw := w.next(p, pc.fills.Add(1))
+	if nw == nil {
+		return false
+	}
 	pc.cur.Store(nw)
 	pc.published.Add(1)
 	return true
+}
+
+// published is one commit's changes handed to Publish: the file's commit
+// mark and the Notifier's count (before its own Notify) read once it had
+// committed.
+type published struct {
+	mark engine.CommitMark
+	seen uint64
+	chs  []Change
+	size int
+}
+
+// next returns w extended with p's changes, filled by refresh fill, or
+// nil when p is not the one commit after w's state: p's mark the one
+// after w's (engine.CommitMark.Follows), so no other transaction, of this
+// process or another, committed between them, and p's changes right after
+// w's last (had p committed before w's mark was read, w would hold them).
+func (w *window) next(p published, fill uint64) *window {
+	if !p.mark.Follows(w.mark) || p.chs[0].Seq != w.last+1 {
+		return nil
+	}
+	nw := &window{mark: p.mark, fill: fill, seen: max(w.seen, p.seen), epoch: w.epoch,
+		oldest: w.oldest, last: p.chs[len(p.chs)-1].Seq, base: w.base, win: w.win, bytes: w.bytes + p.size}
+	if nw.oldest == 0 {
+		nw.oldest = p.chs[0].Seq
+	}
+	nw.extend(p.chs)
+	return nw
+}
+
+// refreshed ends the refresh fill, which made w (nil on an error), under
+// mu: w extended with the commits queued meanwhile (those that follow it,
+// in order), published, and the readers waiting for it woken. It returns
+// the window published.
+func (pc *PageCache) refreshed(w *window, fill uint64) *window {
+	pc.filling = nil
+	pc.refreshes.Add(1)
+	if w != nil {
+		w.fill = fill
+		// The queued commits' marks were read after the refresh began:
+		// the windows they make are as new as one it would have made.
+		for _, p := range pc.queue {
+			if w.noLog {
+				break
+			}
+			if p.chs[len(p.chs)-1].Seq <= w.last {
+				// Committed before the refresh's read began (its hook
+				// came once the refresh had begun): the window holds it
+				// already. Its mark tells nothing of the window's.
+				continue
+			}
+			nw := w.next(p, fill)
+			if nw == nil {
+				break
+			}
+			w = nw
+			pc.published.Add(1)
+		}
+	}
+	pc.dropQueue(false)
+	pc.cur.Store(w) // nil on an error
+	pc.Wake()
+	return w
+}
+
+// dropQueue empties the queue (under mu); over: no more is queued until
+// the refresh under way ends.
+func (pc *PageCache) dropQueue(over bool) {
+	clear(pc.queue)
+	pc.queue, pc.queuedN, pc.queuedB, pc.qover = pc.queue[:0], 0, 0, over
 }
 
 // Latest returns the window's changes (shared: never to be written) and
@@ -450,8 +611,11 @@ func (pc *PageCache) Latest() (chs []Change, last int64, ok bool) {
 }
 
 // Publications returns how many times a commit extended the window
-// without a read (Publish).
+// without a read (Publish, at once or after the refresh it came during).
 func (pc *PageCache) Publications() uint64 { return pc.published.Load() }
+
+// Refreshes returns how many times the window was read through SQL.
+func (pc *PageCache) Refreshes() uint64 { return pc.refreshes.Load() }
 
 // Matcher is a Filter made ready to match changes in memory (Match), as
 // the filtered read's SQL does: the end of its prefix worked out once.

@@ -3,7 +3,9 @@ package changelog
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/snkv-go/snkv/internal/engine"
@@ -61,4 +63,159 @@ func TestPublishOnlyTheNextCommit(t *testing.T) {
 	require.Equal(t, fills, pc.Fills(), "no refresh")
 	require.Equal(t, logged(1), cr.Chs)
 	require.Equal(t, int64(5), cr.Next)
+}
+
+// A commit whose Publish comes while a refresh is under way is queued and
+// extends the window the refresh makes, once it ends, when it is the one
+// commit after the refresh's state; one the refresh read already is
+// skipped; one that does not follow (another commit came between) stops
+// the queue, and the readers refresh again.
+func TestPublishDuringARefreshExtendsItsWindow(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	put := func(k string) {
+		fill(t, db, Change{CF: "x", Op: OpPut, Key: []byte(k), Value: []byte("v"), ExpiryMs: NoExpiry})
+	}
+	logged := func(from int64) []Change {
+		var chs []Change
+		require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+			var err error
+			chs, err = Read(ctx, c, from, 100)
+			return err
+		}))
+		return chs
+	}
+	put("a")
+	c, err := db.AcquireSnapshot(ctx, engine.ReadPinned) // maps the WAL index
+	require.NoError(t, err)
+	db.ReleaseSnapshot(c)
+	var pc PageCache
+	var n Notifier
+	open := func(context.Context, *engine.Conn, []Change) error { return nil }
+	read := func() CacheRead {
+		cr, err := pc.Read(ctx, db, &n, open, Position{Seq: 1}, Filter{}.Matcher(), 100, 0)
+		require.NoError(t, err)
+		require.True(t, cr.OK)
+		return cr
+	}
+	require.Len(t, read().Chs, 1)
+	// during runs body as the refresh under way: the publications in it
+	// are queued until the refresh made from the file's state at its
+	// point read ends.
+	during := func(before, after func()) {
+		pc.mu.Lock()
+		fill := pc.fills.Add(1)
+		pc.filling = make(chan struct{})
+		prev := pc.cur.Load()
+		pc.mu.Unlock()
+		before()
+		w, err := refresh(ctx, db, &n, open, prev, 1)
+		require.NoError(t, err)
+		after()
+		pc.mu.Lock()
+		pc.refreshed(w, fill)
+		pc.mu.Unlock()
+	}
+
+	refreshes, pubs := pc.Refreshes(), pc.Publications()
+	during(func() {
+		put("b") // committed before the refresh reads: it reads b
+		require.False(t, pc.Publish(db, &n, logged(2), 2), "queued")
+	}, func() {
+		put("c") // committed after
+		require.False(t, pc.Publish(db, &n, logged(3), 2), "queued")
+		put("d")
+		require.False(t, pc.Publish(db, &n, logged(4), 2), "queued")
+	})
+	require.Equal(t, refreshes+1, pc.Refreshes())
+	require.Equal(t, pubs+2, pc.Publications(), "c and d")
+	pubs = pc.Publications()
+	cr := read()
+	require.Equal(t, refreshes+1, pc.Refreshes(), "c and d extended the refresh's window: no refresh")
+	require.Equal(t, logged(1), cr.Chs)
+	require.Equal(t, int64(5), cr.Next)
+
+	during(func() {}, func() {
+		put("e")
+		put("f") // two commits since the refresh's state: f does not follow it
+		require.False(t, pc.Publish(db, &n, logged(6), 2), "queued")
+	})
+	require.Equal(t, pubs, pc.Publications())
+	require.Len(t, read().Chs, 6, "refreshed through SQL")
+	require.Equal(t, refreshes+3, pc.Refreshes())
+}
+
+// A reader that finds the file's mark moved by the commit of this
+// process's write transaction (Land) waits for its Publish instead of
+// reading the file: the window the commit extends serves it, with no
+// refresh. A commit that is not that transaction's (the window's mark is
+// not the one it began at) is read through SQL, and a wait ends with its
+// context.
+func TestReadWaitsForTheCommitOfThisProcess(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	setup(t, db)
+	put := func(k string) {
+		fill(t, db, Change{CF: "x", Op: OpPut, Key: []byte(k), Value: []byte("v"), ExpiryMs: NoExpiry})
+	}
+	logged := func(from int64) []Change {
+		var chs []Change
+		require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
+			var err error
+			chs, err = Read(ctx, c, from, 100)
+			return err
+		}))
+		return chs
+	}
+	put("a")
+	c, err := db.AcquireSnapshot(ctx, engine.ReadPinned) // maps the WAL index
+	require.NoError(t, err)
+	db.ReleaseSnapshot(c)
+	var pc PageCache
+	var n Notifier
+	open := func(context.Context, *engine.Conn, []Change) error { return nil }
+	read := func(ctx context.Context) (CacheRead, error) {
+		return pc.Read(ctx, db, &n, open, Position{Seq: 1}, Filter{}.Matcher(), 100, 0)
+	}
+	cr, err := read(ctx)
+	require.NoError(t, err)
+	require.Len(t, cr.Chs, 1)
+	refreshes := pc.Refreshes()
+
+	end := pc.Land(db) // as the writer's transaction does at its first change
+	put("b")           // its commit
+	got := make(chan CacheRead, 1)
+	go func() {
+		cr, err := read(ctx)
+		assert.NoError(t, err)
+		got <- cr
+	}()
+	select {
+	case <-got:
+		t.Fatal("the read did not wait for the commit's changes")
+	case <-time.After(20 * time.Millisecond):
+	}
+	require.True(t, pc.Publish(db, &n, logged(2), 2))
+	end()
+	cr = <-got
+	require.Equal(t, logged(1), cr.Chs)
+	require.Equal(t, refreshes, pc.Refreshes(), "no refresh")
+
+	put("c") // another commit: no transaction of this process began at the window's mark
+	end = pc.Land(db)
+	cr, err = read(ctx)
+	require.NoError(t, err)
+	require.Len(t, cr.Chs, 3)
+	require.Equal(t, refreshes+1, pc.Refreshes(), "read through SQL")
+
+	put("d") // the landing transaction's commit, never published
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	_, err = read(cctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	end()
+	cr, err = read(ctx)
+	require.NoError(t, err)
+	require.Len(t, cr.Chs, 4, "the landing ended: read through SQL")
 }
