@@ -460,11 +460,17 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
+					// Counted in a variable of its own: 100 goroutines
+					// adding to one shared counter on two cores cost
+					// about 1.6 µs of CPU a Put, the harness's, not the
+					// readers'.
+					got := int64(0)
+					defer func() { read.Add(got) }()
 					for {
 						if _, err := r.Next(ctx); err != nil {
 							return
 						}
-						read.Add(1)
+						got++
 					}
 				}()
 			}
