@@ -32,9 +32,11 @@ func (c *Conn) cursorFor(bt uintptr, i int, root sqlite3.TPgno, keyInfo uintptr,
 	return rc
 }
 
-// closeCursors closes the cursors calls left open.
+// closeCursors closes the cursors calls left open, and releases the pages
+// point reads keep for a read transaction (interior.go).
 func (c *Conn) closeCursors() {
 	c.held, c.heldBt = 0, 0 // see inTx
+	c.dropHeld()
 	for i, o := range c.open {
 		if o {
 			btreeCloseCursor(c.tls, c.cur[i])

@@ -72,6 +72,9 @@ type Conn struct {
 	// row's).
 	view ViewRow
 	ibuf cbuf
+	// hp is the pages a point read keeps for the read transaction
+	// (interior.go).
+	hp heldPages
 
 	// held is the transaction state inTx found in the current explicit
 	// transaction (0: none checked since the last SQL statement), and

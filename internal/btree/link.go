@@ -84,3 +84,12 @@ func moveToChild(tls *libc.TLS, pCur uintptr, newPgno sqlite3.Tu32) int32
 
 //go:linkname cursorOnLastPage modernc.org/sqlite/lib._cursorOnLastPage
 func cursorOnLastPage(tls *libc.TLS, pCur uintptr) int32
+
+// The page fetch of a descent, which seekHeld makes to keep interior pages
+// for a read transaction (interior.go).
+
+//go:linkname getAndInitPage modernc.org/sqlite/lib._getAndInitPage
+func getAndInitPage(tls *libc.TLS, pBt uintptr, pgno sqlite3.TPgno, ppPage uintptr, bReadOnly int32) int32
+
+//go:linkname releasePage modernc.org/sqlite/lib._releasePage
+func releasePage(tls *libc.TLS, pPage uintptr)

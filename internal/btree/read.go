@@ -50,9 +50,21 @@ func (c *Conn) Lookup(t *layout.Objects, key []byte, withValue bool) (row *ViewR
 	if c.held == txnWrite {
 		flags = btreeWrCsr // the write cursors the writes keep open serve
 	}
-	rc := c.cursorFor(bt, curData, r.data, c.keyInfo1, flags)
-	if rc == sqlite3.SQLITE_OK {
-		found, rc = c.seek(curData, c.keyInfo1, key)
+	// In a read transaction held from call to call, the seek descends
+	// through the interior pages kept for it (interior.go) and returns the
+	// row when it lies whole on its page; anything else seeks with the
+	// cursor.
+	var held []byte
+	viaHeld := false
+	rc := int32(sqlite3.SQLITE_OK)
+	if keepInterior && c.held == sqlite3.SQLITE_TXN_READ {
+		held, found, viaHeld = c.seekHeld(bt, r.data, key)
+	}
+	if !viaHeld {
+		rc = c.cursorFor(bt, curData, r.data, c.keyInfo1, flags)
+		if rc == sqlite3.SQLITE_OK {
+			found, rc = c.seek(curData, c.keyInfo1, key)
+		}
 	}
 	if rc != sqlite3.SQLITE_OK || !found {
 		return nil, true, false, fresh, c.readEnd(rc)
@@ -65,7 +77,9 @@ func (c *Conn) Lookup(t *layout.Objects, key []byte, withValue bool) (row *ViewR
 		// key index is not read. Without the value (Exists), only a row
 		// that lies whole on its page is looked at: one on overflow pages
 		// would be read whole for its last 12 bytes.
-		if withValue {
+		if viaHeld {
+			rec = held // whole on its page
+		} else if withValue {
 			if rec, rc = c.row(curData); rc != sqlite3.SQLITE_OK {
 				return nil, true, false, fresh, c.readEnd(rc)
 			}
@@ -110,9 +124,11 @@ func (c *Conn) Lookup(t *layout.Objects, key []byte, withValue bool) (row *ViewR
 		}
 	}
 	if withValue {
-		var rec []byte
-		if rec, rc = c.row(curData); rc != sqlite3.SQLITE_OK {
-			return nil, true, false, fresh, c.readEnd(rc)
+		rec := held
+		if !viaHeld {
+			if rec, rc = c.row(curData); rc != sqlite3.SQLITE_OK {
+				return nil, true, false, fresh, c.readEnd(rc)
+			}
 		}
 		nData := 2
 		if t.Crc {

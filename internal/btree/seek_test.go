@@ -23,9 +23,12 @@ type rawDB struct {
 	db  uintptr
 }
 
-func openRaw(t *testing.T) *rawDB {
+func openRaw(t *testing.T) *rawDB { return openRawAt(t, filepath.Join(t.TempDir(), "seek.db")) }
+
+// openRawAt is openRaw of the database file at file.
+func openRawAt(t *testing.T, file string) *rawDB {
 	tls := libc.NewTLS()
-	path, err := libc.CString(filepath.Join(t.TempDir(), "seek.db"))
+	path, err := libc.CString(file)
 	require.NoError(t, err)
 	defer libc.Xfree(tls, path)
 	pp := sqlite3.Xsqlite3_malloc(tls, 8)
