@@ -57,8 +57,12 @@ var keepInterior = true
 type heldPages struct {
 	interior map[sqlite3.TPgno]uintptr
 	cached   int // how many of them are in SQLite's page cache, not mapped
-	last     [maxDepth]uintptr
-	nLast    int
+	// right is the last leaf of the tree of root page rightRoot, reached
+	// through the last child of every page above it (0: none).
+	right     uintptr
+	rightRoot sqlite3.TPgno
+	last      [maxDepth]uintptr
+	nLast     int
 }
 
 // maxDepth is SQLite's BTCURSOR_MAX_DEPTH: a deeper descent is corrupt.
@@ -67,6 +71,10 @@ const maxDepth = 20
 // dropHeld releases every page seekHeld holds.
 func (c *Conn) dropHeld() {
 	c.releaseLast()
+	if c.hp.right != 0 {
+		releasePage(c.tls, c.hp.right)
+		c.hp.right, c.hp.rightRoot = 0, 0
+	}
 	for pgno, pg := range c.hp.interior {
 		releasePage(c.tls, pg)
 		delete(c.hp.interior, pgno)
@@ -97,7 +105,37 @@ func (c *Conn) seekHeld(bt uintptr, root sqlite3.TPgno, key []byte) (rec []byte,
 	}
 	pBt := (*sqlite3.TBtree)(cptr(bt)).FpBt
 	fields := [1][]byte{key}
+	if c.hp.right != 0 && c.hp.rightRoot == root {
+		// SQLite's shortcut for a cursor on the last leaf, on the last
+		// leaf this transaction reached: a key after its last row is
+		// after every row (a miss past the end, an append's check), and
+		// one from its first row on is on it.
+		pg := (*sqlite3.TMemPage)(cptr(c.hp.right))
+		n := int32(pg.FnCell)
+		cmp, good := compareCell(pg, n-1, fields[:])
+		switch {
+		case !good:
+			return nil, false, false
+		case cmp < 0:
+			return nil, false, true
+		case cmp == 0:
+			rec, good := cellRecord(pg, n-1)
+			return rec, good, good
+		}
+		if cmp, good = compareCell(pg, 0, fields[:]); !good {
+			return nil, false, false
+		}
+		if cmp <= 0 {
+			idx, _, cmp, good := searchPage(pg, fields[:])
+			if !good || cmp != 0 {
+				return nil, false, good
+			}
+			rec, good := cellRecord(pg, idx)
+			return rec, good, good
+		}
+	}
 	pgno := root
+	right := true // every page so far left through its last child
 	for depth := 0; depth < maxDepth; depth++ {
 		if pgno <= 1 {
 			return nil, false, false // page 1 is never a table's page below its root
@@ -113,12 +151,17 @@ func (c *Conn) seekHeld(bt uintptr, root sqlite3.TPgno, key []byte) (rec []byte,
 				releasePage(c.tls, p)
 				return nil, false, false // SQLite reports the corruption
 			}
-			if pg.Fleaf == 0 && len(c.hp.interior) < maxInterior && (mapped(pg) || c.hp.cached < maxInteriorCached) {
+			switch {
+			case pg.Fleaf == 0 && len(c.hp.interior) < maxInterior && (mapped(pg) || c.hp.cached < maxInteriorCached):
 				c.hp.interior[pgno] = p
 				if !mapped(pg) {
 					c.hp.cached++
 				}
-			} else {
+			case pg.Fleaf != 0 && right && pg.FnCell > 0:
+				// The tree's last leaf, kept for the shortcut above.
+				releasePage(c.tls, c.hp.right)
+				c.hp.right, c.hp.rightRoot = p, root
+			default:
 				c.hp.last[c.hp.nLast] = p
 				c.hp.nLast++
 			}
@@ -134,34 +177,21 @@ func (c *Conn) seekHeld(bt uintptr, root sqlite3.TPgno, key []byte) (rec []byte,
 			// interior level. A page just copied from the WAL is.
 			prefetchProbes(pg, nCells)
 		}
-		lwr, upr := int32(0), nCells-1
-		idx := upr >> 1
-		for {
-			cmp, good := compareCell(pg, idx, fields[:])
-			if !good {
-				return nil, false, false
-			}
-			switch {
-			case cmp < 0:
-				lwr = idx + 1
-			case cmp > 0:
-				upr = idx - 1
-			default:
-				rec, good := cellRecord(pg, idx)
-				return rec, good, good
-			}
-			if lwr > upr {
-				break
-			}
-			idx = (lwr + upr) >> 1
-		}
-		if pg.Fleaf != 0 {
+		idx, lwr, cmp, good := searchPage(pg, fields[:])
+		switch {
+		case !good:
+			return nil, false, false
+		case cmp == 0:
+			rec, good := cellRecord(pg, idx)
+			return rec, good, good
+		case pg.Fleaf != 0:
 			return nil, false, true
 		}
 		var child uint32
 		if lwr >= nCells {
 			child = get4(pg.FaData + uintptr(pg.FhdrOffset) + 8)
 		} else {
+			right = false
 			child = get4(pg.FaData + uintptr(int32(pg.FmaskPage)&int32(get2(pg.FaCellIdx+uintptr(2*lwr)))))
 		}
 		if havePrefetch && mapped(pg) {
@@ -170,6 +200,30 @@ func (c *Conn) seekHeld(bt uintptr, root sqlite3.TPgno, key []byte) (rec []byte,
 		pgno = child
 	}
 	return nil, false, false // deeper than SQLite allows: corrupt
+}
+
+// searchPage is the binary search of a seek over page pg's cells (at
+// least one): the cell idx it ended on, its comparison cmp with the
+// search key (as compareCell's), and lwr, the first cell after the key
+// (the child to descend to); good is false when a cell could not be
+// compared in place.
+func searchPage(pg *sqlite3.TMemPage, fields [][]byte) (idx, lwr int32, cmp int, good bool) {
+	upr := int32(pg.FnCell) - 1
+	idx = upr >> 1
+	for {
+		if cmp, good = compareCell(pg, idx, fields); !good || cmp == 0 {
+			return idx, lwr, cmp, good
+		}
+		if cmp < 0 {
+			lwr = idx + 1
+		} else {
+			upr = idx - 1
+		}
+		if lwr > upr {
+			return idx, lwr, cmp, true
+		}
+		idx = (lwr + upr) >> 1
+	}
 }
 
 // cellRecord returns the record of cell idx of page pg of an index B-tree

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/snkv-go/snkv/internal/layout"
@@ -64,7 +65,7 @@ func testSeekHeld(t *testing.T, mmap int) {
 	require.True(t, c.init())
 	tbl := &layout.Objects{Names: layout.Names{Data: "t"}}
 
-	kept, fallbacks, seeks := 0, 0, 0
+	kept, rightKept, fallbacks, seeks := 0, 0, 0, 0
 	for round := range 12 {
 		r.exec("BEGIN")
 		r.exec("SELECT count(*) FROM sqlite_schema") // takes the snapshot
@@ -81,6 +82,13 @@ func testSeekHeld(t *testing.T, mmap int) {
 		ps := probes(keys, rng)
 		rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
 		ps = ps[:min(len(ps), 6000)]
+		// The last keys, and keys past them, in turn with the others: the
+		// last leaf's shortcut, taken and left.
+		slices.SortFunc(keys, bytes.Compare)
+		for i, k := range keys[len(keys)-100:] {
+			at := rng.IntN(len(ps))
+			ps = slices.Insert(ps, at, k, append(bytes.Clone(k), byte(i)), []byte{0xff, 0xff, byte(i)})
+		}
 		for i, k := range ps {
 			if i%1000 == 500 {
 				// Another connection commits, and copies what it can of
@@ -106,10 +114,14 @@ func testSeekHeld(t *testing.T, mmap int) {
 			}
 		}
 		kept = max(kept, len(c.hp.interior))
+		if c.hp.right != 0 {
+			rightKept++
+		}
 		require.LessOrEqual(t, len(c.hp.interior), maxInterior)
 		require.NoError(t, c.Release())
 		require.Empty(t, c.hp.interior)
 		require.Zero(t, c.hp.nLast)
+		require.Zero(t, c.hp.right)
 		r.exec("COMMIT")
 		switch round % 3 {
 		case 0:
@@ -119,6 +131,7 @@ func testSeekHeld(t *testing.T, mmap int) {
 		}
 	}
 	require.Positive(t, kept, "no interior page was kept: the test proves nothing")
+	require.Positive(t, rightKept, "the last leaf was never kept")
 	require.Positive(t, fallbacks, "no seek met a row on overflow pages")
 	require.Less(t, fallbacks, seeks/4)
 
