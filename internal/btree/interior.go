@@ -171,10 +171,16 @@ func (c *Conn) seekHeld(bt uintptr, root sqlite3.TPgno, key []byte) (rec []byte,
 		if nCells == 0 {
 			return nil, false, true // an empty tree: its root, a leaf with no cell
 		}
-		if havePrefetch && (kept || mapped(pg)) {
-			// A kept page is mostly not in the CPU's caches either: one
-			// seek in a thousand passes through each page of the last
-			// interior level. A page just copied from the WAL is.
+		if havePrefetch && (kept && depth >= 2 || !kept && mapped(pg)) {
+			// A kept page below the root's children is mostly not in the
+			// CPU's caches either: one seek in a thousand passes through
+			// each of the 946 pages of the last interior level of SNKV's
+			// benchmark store. The root and its children (32 pages there)
+			// are read on every seek and stay cached: asking for them
+			// cost more than it saved (BenchmarkEncryptionExistsWAL, five
+			// rounds alternated, 699k ops/cpu-s through the WAL against
+			// 649k asking on every kept page). A page just copied from
+			// the WAL is cached too.
 			prefetchProbes(pg, nCells)
 		}
 		idx, lwr, cmp, good := searchPage(pg, fields[:])
