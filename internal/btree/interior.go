@@ -35,16 +35,27 @@ import (
 // maxInterior bounds the interior pages a connection keeps: every
 // interior page of SNKV's benchmark store of 1,000,000 rows encrypted
 // (978), about 300 KiB of page objects for pages read in place through the
-// mapping. Of them, at most maxInteriorCached may be pages of SQLite's
-// page cache (read from the WAL, or with the mapping off), each of which
-// keeps its slot of about 4.5 KiB from being reused while it is held: the
-// cache grows past its size by at most that, about 2.3 MiB, and only
-// while a read transaction reads through a large WAL (356 of the 978 in
-// the existence checks of SNKV's benchmark).
-const (
-	maxInterior       = 1024
-	maxInteriorCached = 512
-)
+// mapping. Pages of SQLite's page cache (read from the WAL, or with the
+// mapping off) are kept within the cache's own size, so that the cache
+// does not grow past it: while one is held its slot cannot be reused, so
+// at most half the cache's pages, or all but 64 of a larger cache, are
+// kept (cachedLimit; 404 of the 468 pages of SQLite's default 2 MB cache,
+// where the existence checks of SNKV's benchmark keep 356 read from the
+// WAL, and 32 of the 64 of SmallDevice's, which reads without the
+// mapping: the root and the level below it of most trees).
+const maxInterior = 1024
+
+// cachedLimit is how many of the pages of the page cache of the pager
+// under BtShared pBt seekHeld may keep (see maxInterior).
+func cachedLimit(pBt uintptr) int {
+	pager := (*sqlite3.TPager)(cptr((*sqlite3.TBtShared)(cptr(pBt)).FpPager))
+	pc := (*sqlite3.TPCache)(cptr(pager.FpPCache))
+	n := int64(pc.FszCache) // SQLite's numberOfCachePages
+	if n < 0 {
+		n = -1024 * n / int64(pc.FszPage+pc.FszExtra)
+	}
+	return int(min(max(n/2, n-64), maxInterior))
+}
 
 // keepInterior turns seekHeld on; the tests turn it off to compare.
 var keepInterior = true
@@ -57,6 +68,9 @@ var keepInterior = true
 type heldPages struct {
 	interior map[sqlite3.TPgno]uintptr
 	cached   int // how many of them are in SQLite's page cache, not mapped
+	// cachedMax is cachedLimit for the transaction, once haveMax.
+	cachedMax int
+	haveMax   bool
 	// right is the last leaf of the tree of root page rightRoot, reached
 	// through the last child of every page above it (0: none).
 	right     uintptr
@@ -67,6 +81,14 @@ type heldPages struct {
 
 // maxDepth is SQLite's BTCURSOR_MAX_DEPTH: a deeper descent is corrupt.
 const maxDepth = 20
+
+// cachedMax returns cachedLimit for the pages of the current transaction.
+func (c *Conn) cachedMax(pBt uintptr) int {
+	if !c.hp.haveMax {
+		c.hp.cachedMax, c.hp.haveMax = cachedLimit(pBt), true
+	}
+	return c.hp.cachedMax
+}
 
 // dropHeld releases every page seekHeld holds.
 func (c *Conn) dropHeld() {
@@ -79,7 +101,7 @@ func (c *Conn) dropHeld() {
 		releasePage(c.tls, pg)
 		delete(c.hp.interior, pgno)
 	}
-	c.hp.cached = 0
+	c.hp.cached, c.hp.haveMax = 0, false
 }
 
 // releaseLast releases the pages of the last seek that are not kept.
@@ -152,7 +174,7 @@ func (c *Conn) seekHeld(bt uintptr, root sqlite3.TPgno, key []byte) (rec []byte,
 				return nil, false, false // SQLite reports the corruption
 			}
 			switch {
-			case pg.Fleaf == 0 && len(c.hp.interior) < maxInterior && (mapped(pg) || c.hp.cached < maxInteriorCached):
+			case pg.Fleaf == 0 && len(c.hp.interior) < maxInterior && (mapped(pg) || c.hp.cached < c.cachedMax(pBt)):
 				c.hp.interior[pgno] = p
 				if !mapped(pg) {
 					c.hp.cached++

@@ -141,3 +141,51 @@ func testSeekHeld(t *testing.T, mmap int) {
 	defer sqlite3.Xsqlite3_free(w.tls, p)
 	require.Equal(t, int32(sqlite3.SQLITE_OK), sqlite3.Xsqlite3_wal_checkpoint_v2(w.tls, w.db, 0, sqlite3.SQLITE_CHECKPOINT_TRUNCATE, p, p+4))
 }
+
+// The pages of SQLite's page cache a held read keeps stay within the
+// cache's size: half a small cache, all but 64 pages of a larger one.
+func TestSeekHeldKeepsCachedPagesWithinCache(t *testing.T) {
+	r := openRaw(t)
+	r.exec(`CREATE TABLE t (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID`)
+	r.exec("BEGIN")
+	for i := range 60_000 {
+		r.insert("t", blobLit(fmt.Appendf(nil, "key%06d", i)), blobLit(fmt.Appendf(nil, "%0100d", i)))
+	}
+	r.exec("COMMIT")
+	c := New(r.tls, r.db)
+	t.Cleanup(c.Close)
+	require.True(t, c.init())
+	tbl := &layout.Objects{Names: layout.Names{Data: "t"}}
+	all := 0 // the tree's interior pages
+	for _, cc := range []struct {
+		pragma string
+		limit  int
+	}{
+		{"PRAGMA cache_size = 5000", maxInterior}, // first: every interior page
+		{"PRAGMA cache_size = 64", 32},
+		{"PRAGMA cache_size = 100", 50},
+		{"PRAGMA cache_size = 200", 136},
+	} {
+		r.exec(cc.pragma) // no mapping: every page is the cache's
+		r.exec("BEGIN")
+		r.exec("SELECT count(*) FROM sqlite_schema")
+		bt, ok := c.inTx(sqlite3.SQLITE_TXN_READ)
+		require.True(t, ok)
+		res := c.resolve(tbl)
+		require.True(t, res.ok)
+		require.Equal(t, cc.limit, cachedLimit((*sqlite3.TBtree)(cptr(bt)).FpBt), cc.pragma)
+		for i := range 60_000 {
+			_, found, ok := c.seekHeld(bt, res.data, fmt.Appendf(nil, "key%06d", i))
+			require.True(t, ok)
+			require.True(t, found)
+		}
+		if all == 0 {
+			all = len(c.hp.interior)
+			require.Greater(t, all, 50, "a tree of more interior pages than the small caches keep")
+		}
+		require.Equal(t, min(cc.limit, all), len(c.hp.interior), cc.pragma)
+		require.Equal(t, len(c.hp.interior), c.hp.cached, cc.pragma)
+		require.NoError(t, c.Release())
+		r.exec("COMMIT")
+	}
+}
