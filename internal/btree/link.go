@@ -10,9 +10,10 @@ import (
 )
 
 // SQLite's internal functions this package calls, as modernc.org/sqlite/lib
-// defines them. Each signature must match the pinned version exactly; a
-// changed one fails to link, and TestLinkedSymbols says which (see
-// docs/upgrading.md).
+// defines them. Each signature must match the pinned version exactly: a
+// function that is gone fails to link, but go:linkname binds by name, so a
+// changed signature is caught only by the version check (Compatible),
+// which keeps the fast path off on any other version (docs/upgrading.md).
 
 //go:linkname btreeCursorSize modernc.org/sqlite/lib._sqlite3BtreeCursorSize
 func btreeCursorSize(tls *libc.TLS) int32
