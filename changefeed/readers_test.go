@@ -424,3 +424,74 @@ func TestReadersSeeOtherProcessesCommitsWhenALeaderTimesOut(t *testing.T) {
 		}
 	}
 }
+
+// The readers of one handle that wait are woken one after another; some
+// of them leave while commits stream, their contexts ended or closed
+// from another goroutine, whether they wait for their turn, hold it, or
+// lead: the readers that stay receive every change all the same. Their
+// poll of the file is an hour: a turn lost would hang the readers after
+// it.
+func TestReadersLeavingDuringAStreamLeaveNoReaderWaiting(t *testing.T) {
+	s, ctx, from := feedAtNow(t, changefeed.Options{})
+	const stay, leave, puts = 20, 20, 400
+	type reader struct {
+		r      *changefeed.Reader
+		cancel context.CancelFunc
+	}
+	var leavers []reader
+	var wg sync.WaitGroup
+	done := make(chan int, stay)
+	for i := range stay + leave {
+		r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{Poll: time.Hour, Batch: 1 + i%3})
+		require.NoError(t, err)
+		rctx, cancel := context.WithCancel(ctx)
+		t.Cleanup(cancel)
+		if i >= stay {
+			leavers = append(leavers, reader{r, cancel})
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := from.Seq
+			for {
+				c, err := r.Next(rctx)
+				if err != nil {
+					if i < stay {
+						t.Errorf("reader %d: %v", i, err)
+					}
+					return
+				}
+				if c.Seq != want {
+					t.Errorf("reader %d: change %d, want %d", i, c.Seq, want)
+					return
+				}
+				if want++; i < stay && want == from.Seq+puts {
+					done <- i
+					return
+				}
+			}
+		}()
+	}
+	for k := range puts {
+		require.NoError(t, s.Put(fmt.Appendf(nil, "k%04d", k), []byte("v")))
+		if k%(puts/leave) == puts/leave/2 {
+			l := leavers[0]
+			leavers = leavers[1:]
+			if len(leavers)%2 == 0 {
+				l.cancel()
+			} else {
+				require.NoError(t, l.r.Close())
+			}
+		}
+	}
+	for range stay {
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("a reader that stayed was not woken for the last changes")
+		}
+	}
+	// The readers closed while they waited return once woken.
+	require.NoError(t, s.Put([]byte("last"), []byte("v")))
+	wg.Wait()
+}

@@ -94,16 +94,16 @@ func TestNotifyWithoutALeaderWakesTheWaitingReaders(t *testing.T) {
 	pub := pc.Published()
 	require.True(t, pc.Lead())
 	n.Notify() // the leader is not waiting on Changed, but leads
-	require.False(t, closed(pub))
+	require.Equal(t, pub, pc.Published())
 	pc.Unlead()
-	require.True(t, closed(pub), "the end of a lead wakes the others")
+	require.NotEqual(t, pub, pc.Published(), "the end of a lead wakes the others")
 	pub = pc.Published()
 	n.Notify() // nobody leads
-	require.True(t, closed(pub))
+	require.NotEqual(t, pub, pc.Published())
 
 	pub = pc.Published()
 	ch := n.Changed() // a leader waits
 	n.Notify()
 	require.True(t, closed(ch))
-	require.False(t, closed(pub), "the waiting leader refreshes and wakes the others")
+	require.Equal(t, pub, pc.Published(), "the waiting leader refreshes and wakes the others")
 }
