@@ -59,14 +59,12 @@ type Reader struct {
 	// buf is consumed.
 	bufNext int64
 	// What the last read saw, for the wait after it: pub, taken before
-	// the read, the count of wake-ups for a window (a wait for one
-	// returns at once when it has moved since); seen counts
+	// the read, closes when a window is published after it; seen counts
 	// the commits of this process whose changes the read covers
 	// (changelog.Notifier.Commits); mark is the file's commit mark as the
 	// read saw it. atEnd: the read went to the end of what it saw, so
 	// once buf is used the reader waits without reading again.
-	pub    uint64
-	turn   changelog.Turn // the reader's place in the relay of waiting readers
+	pub    <-chan struct{}
 	seen   uint64
 	mark   engine.CommitMark
 	markOK bool
@@ -144,18 +142,11 @@ func (r *Reader) next(ctx context.Context, ch *Change) error {
 	// through its read, so that the readers that come to wait meanwhile
 	// wait for the refresh it makes.
 	leading := false
-	// turn: this reader was woken in its turn of the relay of waiting
-	// readers (PageCache.WaitPublished) and passes it on once it has
-	// read, before it hands anything to its caller.
-	turn := false
 	for {
 		for len(r.buf) == 0 {
 			if r.closed.Load() {
 				if leading {
 					r.fs.Pages.Unlead()
-				}
-				if turn {
-					r.fs.Pages.PassOn()
 				}
 				return wrap("next", ErrClosed)
 			}
@@ -164,10 +155,6 @@ func (r *Reader) next(ctx context.Context, ch *Change) error {
 				if leading {
 					r.fs.Pages.Unlead()
 					leading = false
-				}
-				if turn {
-					r.fs.Pages.PassOn()
-					turn = false
 				}
 				if err != nil {
 					return wrap("next", err)
@@ -185,9 +172,7 @@ func (r *Reader) next(ctx context.Context, ch *Change) error {
 			// One waiting reader (the leader) is woken by the commit, or
 			// polls the commit mark for other processes' commits; its next
 			// read refreshes the shared window (or finds it extended by
-			// the commit), and the end of its lead wakes the others, one
-			// after another (each passes its turn on once it has read), so
-			// that they do not all crowd the processors at once. They
+			// the commit), and the end of its lead wakes the others. They
 			// wait for that alone, without a timer: a lead always ends
 			// with a wake-up (Unlead), and a reader that is not woken as
 			// a leader waits only while another leads.
@@ -209,7 +194,11 @@ func (r *Reader) next(ctx context.Context, ch *Change) error {
 					r.fs.Pages.Unlead()
 				}
 			} else {
-				turn, err = r.fs.Pages.WaitPublished(ctx, r.pub, &r.turn)
+				select {
+				case <-r.pub:
+				case <-ctx.Done():
+					err = ctx.Err()
+				}
 			}
 			if err != nil {
 				return wrap("next", err)
@@ -295,7 +284,7 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 	if from < 1 {
 		from = 1
 	}
-	// Before the read: a window published after it moves pub, and
+	// Before the read: a window published after it closes pub, and
 	// what the read sees includes every commit counted now and the
 	// file's state as of the mark.
 	r.pub = r.fs.Pages.Published()

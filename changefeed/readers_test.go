@@ -425,12 +425,12 @@ func TestReadersSeeOtherProcessesCommitsWhenALeaderTimesOut(t *testing.T) {
 	}
 }
 
-// The readers of one handle that wait are woken one after another; some
-// of them leave while commits stream, their contexts ended or closed
-// from another goroutine, whether they wait for their turn, hold it, or
-// lead: the readers that stay receive every change all the same. Their
-// poll of the file is an hour: a turn lost would hang the readers after
-// it.
+// Of the readers of one handle, some leave while commits stream, their
+// contexts ended or closed from another goroutine, whether they wait for
+// the leader's wake-up, lead, or read: the readers that stay receive
+// every change all the same, and those closed while they waited return
+// once woken. Their poll of the file is an hour: a wake-up lost with a
+// reader that left would hang the others.
 func TestReadersLeavingDuringAStreamLeaveNoReaderWaiting(t *testing.T) {
 	s, ctx, from := feedAtNow(t, changefeed.Options{})
 	const stay, leave, puts = 20, 20, 400

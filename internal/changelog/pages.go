@@ -52,23 +52,13 @@ type PageCache struct {
 	mu      sync.Mutex
 	fills   atomic.Uint64 // refreshes begun (written under mu)
 	filling chan struct{} // closed when the refresh under way ends
-	// The waiting readers but one (the leader, woken by the commit)
-	// wait for a window to be published (or Wake), so that a commit
-	// wakes one reader, which refreshes the window, and then the others,
-	// which copy from it: in turn, a relay (see WaitPublished). wakes
-	// counts the wake-ups (written under wmu); waiting is the readers
-	// waiting for the next, due those the last woke whose turn has not
-	// come (from dueAt on), in the order they came; turns is how many
-	// readers hold a turn (at most one but for a reader leaving, see
-	// PassOn). wmu is not mu: the writer's commit hook wakes them
-	// (WakeLeaderless) without waiting for a refresh, and wmu is held
-	// only to move a reader in or out of a queue.
-	wmu       sync.Mutex
-	wakes     atomic.Uint64
-	waiting   []*Turn
-	due       []*Turn
-	dueAt     int
-	turns     int
+	// pub is closed when a new window is published (or Wake is called):
+	// the waiting readers but one (the leader, woken by the commit)
+	// wait on it, so that a commit wakes one reader, which refreshes the
+	// window, and then the others, which copy from it.
+	// They are atomics, not under mu: the writer's commit hook wakes
+	// them (WakeLeaderless) without waiting for a reader's lock.
+	pub       atomic.Pointer[chan struct{}]
 	leader    atomic.Bool
 	published atomic.Uint64 // windows a commit extended (Publish)
 	refreshes atomic.Uint64 // windows read through SQL
@@ -162,125 +152,25 @@ func (pc *PageCache) Keeping() bool {
 	return pc.readers.Load() > 0 && pc.cur.Load() != nil
 }
 
-// Turn is a reader's place in the relay of readers woken after a
-// window is published (WaitPublished): its own wake-up channel, reused
-// from wait to wait, so that a wait allocates nothing. The zero Turn is
-// ready; it is for one reader at a time.
-type Turn struct {
-	ch chan struct{} // holds a token once the turn is the reader's
-}
-
-// Published returns the count of wake-ups so far: a reader reads it
-// before its read of the window and passes it to WaitPublished, which
-// returns at once when a wake-up came since (the read may not have seen
-// the window it was for).
-func (pc *PageCache) Published() uint64 { return pc.wakes.Load() }
-
-// WaitPublished waits for the next wake-up after since (Published's
-// count, read before the caller's last read) and then for the caller's
-// turn: a wake-up (Wake, Unlead, a refresh's end) wakes the first reader
-// that was waiting for it, and each reader, once it has taken its page
-// from the window, passes the turn to the next (PassOn), so that the
-// readers run one after another instead of all at once. It reports
-// whether the caller has the turn: it must then call PassOn once it has
-// read, whatever the read's outcome, before it hands anything to its
-// caller (which may be slow, or never call again). It returns false and
-// no error at once when a wake-up came since; with ctx's error when ctx
-// ends first, and then a turn that came meanwhile has been passed on.
-func (pc *PageCache) WaitPublished(ctx context.Context, since uint64, t *Turn) (bool, error) {
-	if t.ch == nil {
-		t.ch = make(chan struct{}, 1)
-	}
-	pc.wmu.Lock()
-	if pc.wakes.Load() != since {
-		pc.wmu.Unlock()
-		return false, nil
-	}
-	pc.waiting = append(pc.waiting, t)
-	pc.wmu.Unlock()
-	select {
-	case <-t.ch:
-		return true, nil
-	case <-ctx.Done():
-	}
-	pc.wmu.Lock()
-	if pc.drop(t) {
-		pc.wmu.Unlock()
-		return false, ctx.Err()
-	}
-	pc.wmu.Unlock()
-	// Out of the queues, so the turn was given (under wmu, with the
-	// token): take the token and pass the turn on.
-	<-t.ch
-	pc.PassOn()
-	return false, ctx.Err()
-}
-
-// drop takes t out of the queue it is in (under wmu) and reports whether
-// it was in one.
-func (pc *PageCache) drop(t *Turn) bool {
-	for i, q := range pc.waiting {
-		if q == t {
-			pc.waiting = append(pc.waiting[:i], pc.waiting[i+1:]...)
-			return true
+// Published returns a channel closed when the next window is published,
+// or at Wake.
+func (pc *PageCache) Published() <-chan struct{} {
+	for {
+		if p := pc.pub.Load(); p != nil {
+			return *p
+		}
+		ch := make(chan struct{})
+		if pc.pub.CompareAndSwap(nil, &ch) {
+			return ch
 		}
 	}
-	for i := pc.dueAt; i < len(pc.due); i++ {
-		if pc.due[i] == t {
-			pc.due = append(pc.due[:i], pc.due[i+1:]...)
-			return true
-		}
-	}
-	return false
 }
 
-// give gives the turn to the first reader due (under wmu), if any.
-func (pc *PageCache) give() {
-	if pc.dueAt == len(pc.due) {
-		return
-	}
-	t := pc.due[pc.dueAt]
-	pc.due[pc.dueAt] = nil
-	pc.dueAt++
-	if pc.dueAt == len(pc.due) {
-		pc.due, pc.dueAt = pc.due[:0], 0
-	}
-	pc.turns++
-	select {
-	case t.ch <- struct{}{}:
-	default: // cannot happen: a reader's token is taken before it waits again
-	}
-}
-
-// PassOn ends the caller's turn (WaitPublished reported it has one) and
-// gives the next reader due its turn.
-func (pc *PageCache) PassOn() {
-	pc.wmu.Lock()
-	pc.turns--
-	pc.give()
-	pc.wmu.Unlock()
-}
-
-// Wake wakes the readers waiting for a window (WaitPublished): each in
-// its turn, the first now unless a reader holds a turn (the relay under
-// way reaches them).
+// Wake closes the channel Published returned.
 func (pc *PageCache) Wake() {
-	pc.wmu.Lock()
-	pc.wakes.Add(1)
-	if len(pc.waiting) > 0 {
-		if pc.dueAt == len(pc.due) {
-			pc.due, pc.waiting = pc.waiting, pc.due[:0]
-			pc.dueAt = 0
-		} else {
-			pc.due = append(pc.due, pc.waiting...)
-			clear(pc.waiting)
-			pc.waiting = pc.waiting[:0]
-		}
+	if p := pc.pub.Swap(nil); p != nil {
+		close(*p)
 	}
-	if pc.turns == 0 {
-		pc.give()
-	}
-	pc.wmu.Unlock()
 }
 
 // Fills returns the number of refreshes begun so far: a reader about to
@@ -296,11 +186,10 @@ func (pc *PageCache) Lead() bool {
 	return pc.leader.CompareAndSwap(false, true)
 }
 
-// WakeLeaderless wakes the readers waiting for a window when no reader
+// WakeLeaderless wakes the readers waiting on Published when no reader
 // leads: a commit none of them will be woken for otherwise (the last
 // leader may never read again). For Notifier.SetOrphan: the writer's
-// commit hook, so it takes no lock a reader holds for longer than a move
-// in or out of the queue of waiting readers.
+// commit hook, so it takes no lock the readers take.
 func (pc *PageCache) WakeLeaderless() {
 	if !pc.leader.Load() {
 		pc.Wake()
@@ -308,11 +197,10 @@ func (pc *PageCache) WakeLeaderless() {
 }
 
 // Unlead ends the caller's lead (see Lead) and wakes the readers waiting
-// for a window (WaitPublished): they wait without looking at the file
-// themselves, for the leader, so the end of every lead wakes them (in
-// turn; the first of them that waits again leads next), whether or not
-// its read found something new; a leader whose caller stops calling Next
-// leaves no reader waiting without a leader.
+// on Published: they wait without looking at the file themselves, for
+// the leader, so the end of every lead wakes them (one of them leads
+// next), whether or not its read found something new; a leader whose
+// caller stops calling Next leaves no reader waiting without a leader.
 func (pc *PageCache) Unlead() {
 	pc.leader.Store(false)
 	pc.Wake()
