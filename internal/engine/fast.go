@@ -116,6 +116,38 @@ func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, m
 	return ok, n, more, c.fastDone(ok, err)
 }
 
+// Expired is an entry of a column family's expiry index: its expiry and
+// the key it names.
+type Expired = btree.Expired
+
+// ExpiredHead reads below SQL, without deleting them, up to limit (<= 0:
+// no limit) entries of t's expiry index that sort below hi, from its head,
+// sorted by key (a bounded chunk: more reports that entries below hi were
+// left). dst and buf are reused. ok is false when the caller must use SQL.
+func (c *Conn) ExpiredHead(t *layout.Objects, hi []byte, limit int, dst []Expired, buf []byte) (ok bool, ents []Expired, bufOut []byte, more bool, err error) {
+	if !c.fastOn() {
+		return false, dst[:0], buf[:0], false, nil
+	}
+	ok, ents, bufOut, more, err = c.fast.ExpiredHead(t, hi, limit, dst, buf)
+	if err != nil {
+		return ok, ents, bufOut, more, c.abort(c.fastErr(err))
+	}
+	return ok, ents, bufOut, more, nil
+}
+
+// PurgeKeys deletes below SQL, in the order given, each of ents whose
+// expiry index row is still there and sorts below hi, with its key when
+// the key index row agrees (as Purge would); the entries whose keys it
+// deleted are returned in gone (reusing its array). ok and err are as
+// Upsert's.
+func (c *Conn) PurgeKeys(t *layout.Objects, hi []byte, ents, gone []Expired) (ok bool, n int, goneOut []Expired, err error) {
+	if !c.fastOn() {
+		return false, 0, gone[:0], nil
+	}
+	ok, n, goneOut, err = c.fast.PurgeKeys(t, hi, ents, gone)
+	return ok, n, goneOut, c.fastDone(ok, err)
+}
+
 // BigTxRows is the number of rows a transaction writes below SQL after
 // which the writer keeps up to Config.SpillPages changed pages in memory
 // instead of spilling them to the WAL once its cache is full: a bulk load
