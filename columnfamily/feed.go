@@ -1,6 +1,7 @@
 package columnfamily
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"errors"
@@ -119,16 +120,39 @@ func (cf *ColumnFamily) feedExpiry(ctx context.Context, tx *engine.Tx, key []byt
 	return nil
 }
 
-// purgeFeed returns what a purge of the column family calls, in each of
-// its transactions, before it deletes up to limit keys expired as of nowMs:
-// it records each of them (op expired, with its deadline) when the column
-// family has a feed, and is nil without a store-wide feed state.
-func (cf *ColumnFamily) purgeFeed() func(tx *engine.Tx, nowMs int64, limit int) error {
+// purgeFeed returns what a purge of the column family calls in each of its
+// transactions: it records each key the transaction deletes (op expired,
+// with its deadline) when the column family has a feed, and is nil without
+// a store-wide feed state.
+func (cf *ColumnFamily) purgeFeed() *expiry.Feed {
 	if cf.m.Env.Feeds == nil {
 		return nil
 	}
 	t := &cf.m.Writing().Objects
-	return func(tx *engine.Tx, nowMs int64, limit int) error { return cf.recordExpiredIn(tx, t, nowMs, limit) }
+	return &expiry.Feed{
+		Limit: func(tx *engine.Tx, nowMs int64, limit int) error { return cf.recordExpiredIn(tx, t, nowMs, limit) },
+		Keys:  cf.recordPurged,
+	}
+}
+
+// recordPurged records the keys a purge deleted in tx (op expired, with
+// their deadlines) when the column family has a feed.
+func (cf *ColumnFamily) recordPurged(tx *engine.Tx, gone []engine.Expired) error {
+	conf, err := cf.m.Env.Feeds.For(tx.Ctx(), tx, cf.m.Name)
+	if conf == nil || err != nil {
+		return err
+	}
+	for _, g := range gone {
+		exp, err := expiry.Decode(g.Exp)
+		if err != nil {
+			return err
+		}
+		// g.Key is the purge's to reuse: the record keeps a copy.
+		if err := cf.feed(tx.Ctx(), tx, nil, changelog.OpExpired, bytes.Clone(g.Key), nil, exp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordExpiredIn is recordExpired when the column family has a feed.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snkv-go/snkv/changefeed"
 	"github.com/snkv-go/snkv/internal/expiry"
 	"github.com/snkv-go/snkv/kvstore"
 	"github.com/stretchr/testify/require"
@@ -563,4 +564,97 @@ func TestPurgeNothingExpiredSeesTTLGivenElsewhere(t *testing.T) {
 	require.Equal(t, 1, n, "the key in the new column family")
 	ttlGone(t, plain, "soon")
 	ttlGet(t, plain, "k", "v")
+}
+
+// A key that another handle deletes, rewrites, or rewrites with a later
+// expiry between two batches of a purge is not deleted by a later batch:
+// each batch re-checks, at its own clock, that its keys' expiries are
+// still there and passed. Key i expires after 2000-i ms, so that the keys
+// changed (k0500–k0503) are in the second batch whether the batches go in
+// expiry order or in key order. With a change feed, each purged key is
+// recorded once as expired, with its deadline, and no spared one is.
+func TestPurgeExpiredSparesKeysChangedBetweenBatches(t *testing.T) {
+	for _, withFeed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("feed=%v", withFeed), func(t *testing.T) {
+			testPurgeSparesChanged(t, withFeed)
+		})
+	}
+}
+
+func testPurgeSparesChanged(t *testing.T, withFeed bool) {
+	ctx := context.Background()
+	f := newTTLFixture(t)
+	cf := f.cf(t, "between")
+	if withFeed {
+		require.NoError(t, changefeed.Enable(ctx, f.db, "between", changefeed.Options{}))
+	}
+	var batch kvstore.Batch
+	for i := range 1000 {
+		batch.PutTTL(fmt.Appendf(nil, "k%04d", i), []byte("x"), time.Duration(2000-i)*time.Millisecond)
+	}
+	batch.Put([]byte("plain"), []byte("p"))
+	require.NoError(t, cf.Apply(ctx, &batch))
+	f.clk.Advance(10 * time.Second)
+
+	other := openAt(t, f.path, f.opts)
+	ocf, err := other.ColumnFamilyOrCreate("between")
+	require.NoError(t, err)
+	calls := 0
+	defer expiry.SetBetweenBatches(func() {
+		calls++
+		if calls > 1 {
+			return
+		}
+		require.NoError(t, ocf.PutTTL([]byte("k0500"), []byte("refreshed"), time.Hour))
+		// An expired key reads as missing (so Delete reports it): a
+		// live one is deleted.
+		require.NoError(t, ocf.Put([]byte("k0501"), []byte("live")))
+		require.NoError(t, ocf.Delete([]byte("k0501")))
+		require.NoError(t, ocf.Put([]byte("k0502"), []byte("rewritten")))
+		require.NoError(t, ocf.PutTTL([]byte("k0503"), []byte("again"), 2*time.Hour))
+	})()
+
+	ttlPurge(t, cf, 996)
+	require.GreaterOrEqual(t, calls, 3, "a hook call between each two of the 4 batches")
+	ttlGet(t, cf, "k0500", "refreshed")
+	ttlHas(t, cf, "k0500", time.Hour)
+	ttlGone(t, cf, "k0501")
+	ttlGet(t, cf, "k0502", "rewritten")
+	ttlHas(t, cf, "k0502", kvstore.NoTTL)
+	ttlGet(t, cf, "k0503", "again")
+	ttlHas(t, cf, "k0503", 2*time.Hour)
+	ttlGet(t, cf, "plain", "p")
+	require.Equal(t, [3]int64{4, 2, 2}, ttlCounts(t, f.path, "between"))
+	require.NoError(t, other.Close())
+	if !withFeed {
+		return
+	}
+	r, err := changefeed.NewReader(ctx, f.db, changefeed.Position{}, changefeed.ReaderOptions{})
+	require.NoError(t, err)
+	defer r.Close()
+	expired := map[string]time.Time{}
+	for {
+		chs, err := r.Read(ctx)
+		require.NoError(t, err)
+		if len(chs) == 0 {
+			break
+		}
+		for _, c := range chs {
+			if c.Op == changefeed.OpExpired {
+				_, twice := expired[string(c.Key)]
+				require.False(t, twice, "key %s recorded twice", c.Key)
+				expired[string(c.Key)] = c.Expiry
+			}
+		}
+	}
+	require.Len(t, expired, 996)
+	for i := range 1000 {
+		k := fmt.Sprintf("k%04d", i)
+		if i >= 500 && i <= 503 {
+			require.NotContains(t, expired, k)
+			continue
+		}
+		require.Contains(t, expired, k)
+		require.True(t, ttlStart.Add(time.Duration(2000-i)*time.Millisecond).Equal(expired[k]), "deadline of %s", k)
+	}
 }

@@ -89,12 +89,52 @@ func purgeOnceV2(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs i
 	return int(deleted), more, nil
 }
 
+// Feed is what a purge records of the keys it deletes (the change feed's
+// expiry events). Either function may be nil.
+type Feed struct {
+	// Limit is called in each transaction of a purge in expiry order
+	// (the SQL purge) before its deletes, with the time and limit they use.
+	Limit func(tx *engine.Tx, nowMs int64, limit int) error
+	// Keys is called in each transaction of a purge in key order after its
+	// deletes, with the entries whose keys it deleted, in the order it
+	// deleted them.
+	Keys func(tx *engine.Tx, gone []engine.Expired) error
+}
+
+// betweenBatches, when set, runs between two transactions of a purge
+// (SetBetweenBatches).
+var betweenBatches atomic.Pointer[func()]
+
+// SetBetweenBatches makes every purge call f after each of its
+// transactions but the last, with no transaction open, and returns what
+// restores the previous setting. It is for tests that change keys between
+// two batches of a purge.
+func SetBetweenBatches(f func()) (restore func()) {
+	var p *func()
+	if f != nil {
+		p = &f
+	}
+	old := betweenBatches.Swap(p)
+	return func() { betweenBatches.Store(old) }
+}
+
 // Purge deletes up to max expired keys (max <= 0: all), one transaction per
 // PurgeBatch keys, so that writers wait at most one batch. It checks ctx
 // between batches and returns the number removed so far with any error.
 // Each batch reads the clock anew. The batches are one run of commits for
 // the automatic checkpoints (engine.DB.HoldCheckpoints): one pass copies
 // their WAL after the last, instead of passes chasing them all along.
+//
+// Below SQL (format 2), the first batch takes a chunk of the expired
+// entries off the head of the expiry index (engine.Conn.ExpiredHead: up to
+// 65,536 of them, sorted by key), and the batches delete the keys of the
+// chunk PurgeBatch at a time in key order (engine.Conn.PurgeKeys): each
+// re-checks, at its own clock, that an entry's expiry index row is still
+// there and expired, so that a key deleted, rewritten or given a new
+// expiry by another writer between two batches is skipped. A batch of
+// neighbouring keys changes a few leaves of the data table and the key
+// index where one in expiry order changes a leaf of each per key. A chunk
+// that ends at its bound is followed by the next.
 //
 // When a read finds nothing expired it returns 0 without taking the write
 // lock, so the periodic purge of an idle store neither waits for a writer
@@ -105,19 +145,24 @@ func purgeOnceV2(ctx context.Context, c *engine.Conn, t *layout.Objects, nowMs i
 // (from any process) or the clock passes it, the next purge returns 0 at
 // once, without a read transaction.
 //
-// rec, when not nil, is called in each transaction before its deletes,
-// with the time and limit they use (the change feed's record of expired
-// keys).
-func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int, h *Horizon, rec func(tx *engine.Tx, nowMs int64, limit int) error) (int, error) {
+// feed, when not nil, records the keys each transaction deletes.
+func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, max int, h *Horizon, feed *Feed) (int, error) {
 	nowMs := NowMs(clock) // the first batch's time, read once for the check too
 	if none, err := nothingExpired(ctx, db, t, nowMs, h); err != nil || none {
 		return 0, err
 	}
 	defer db.HoldCheckpoints()()
 	total, first := 0, true
+	var k keyOrder
+	k.on = t.V2
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
+		}
+		if !first {
+			if f := betweenBatches.Load(); f != nil {
+				(*f)()
+			}
 		}
 		limit := PurgeBatch
 		if max > 0 {
@@ -141,12 +186,19 @@ func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, m
 			nowMs = NowMs(clock)
 		}
 		first = false
-		if rec != nil {
-			err = rec(tx, nowMs, limit)
-		}
 		n, more := 0, false
-		if err == nil {
-			n, more, err = PurgeOnce(tx.Ctx(), tx.Conn(), t, nowMs, limit)
+		if k.on {
+			// max-total bounds the chunk: the keys it names are all the
+			// purge may delete.
+			n, more, err = k.batch(tx, t, nowMs, max-total, max > 0, feed)
+		}
+		if !k.on && err == nil {
+			if feed != nil && feed.Limit != nil {
+				err = feed.Limit(tx, nowMs, limit)
+			}
+			if err == nil {
+				n, more, err = PurgeOnce(tx.Ctx(), tx.Conn(), t, nowMs, limit)
+			}
 		}
 		if err != nil {
 			_ = tx.Rollback()
@@ -161,6 +213,52 @@ func Purge(ctx context.Context, db *engine.DB, t *layout.Objects, clock Clock, m
 			return total, nil
 		}
 	}
+}
+
+// keyOrder is the state of a purge in key order: the chunk of expired
+// entries read from the expiry index and not yet handed to a batch.
+type keyOrder struct {
+	on        bool             // the purge goes in key order (off: the SQL purge, from then on)
+	ents      []engine.Expired // the chunk, sorted by key
+	next      int              // the first entry of ents not yet purged
+	buf       []byte           // the bytes of ents
+	gone      []engine.Expired
+	chunkMore bool // entries below the chunk's bound were left in the index
+}
+
+// batch runs one batch of the purge in key order in tx as of nowMs,
+// reading a chunk first when the last one is spent; left bounds the chunk
+// when bounded. It turns k.on off (nothing done) when the fast path
+// cannot take it, and reports whether another batch follows.
+func (k *keyOrder) batch(tx *engine.Tx, t *layout.Objects, nowMs int64, left int, bounded bool, feed *Feed) (n int, more bool, err error) {
+	c, hi := tx.Conn(), Encode(nowMs+1)
+	if k.next == len(k.ents) {
+		limit := 0
+		if bounded {
+			limit = left
+		}
+		var ok bool
+		ok, k.ents, k.buf, k.chunkMore, err = c.ExpiredHead(t, hi, limit, k.ents, k.buf)
+		k.next = 0
+		if err != nil || !ok {
+			k.on = false
+			return 0, false, err
+		}
+	}
+	end := min(k.next+PurgeBatch, len(k.ents))
+	ok := false
+	ok, n, k.gone, err = c.PurgeKeys(t, hi, k.ents[k.next:end], k.gone)
+	if err != nil || !ok {
+		k.on, k.ents, k.next = false, k.ents[:0], 0
+		return 0, false, err
+	}
+	k.next = end
+	if feed != nil && feed.Keys != nil && len(k.gone) > 0 {
+		if err := feed.Keys(tx, k.gone); err != nil {
+			return 0, false, err
+		}
+	}
+	return n, k.next < len(k.ents) || k.chunkMore, nil
 }
 
 // Horizon is what one column family's last purge that found nothing
