@@ -122,7 +122,7 @@ type Expired = btree.Expired
 
 // ExpiredHead reads below SQL, without deleting them, up to limit (<= 0:
 // no limit) entries of t's expiry index that sort below hi, from its head,
-// sorted by key (a bounded chunk: more reports that entries below hi were
+// in the index's order (a bounded chunk: more reports that entries below hi were
 // left). dst and buf are reused. ok is false when the caller must use SQL.
 func (c *Conn) ExpiredHead(t *layout.Objects, hi []byte, limit int, dst []Expired, buf []byte) (ok bool, ents []Expired, bufOut []byte, more bool, err error) {
 	if !c.fastOn() {
