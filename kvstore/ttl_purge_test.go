@@ -571,17 +571,26 @@ func TestPurgeNothingExpiredSeesTTLGivenElsewhere(t *testing.T) {
 // each batch re-checks, at its own clock, that its keys' expiries are
 // still there and passed. Key i expires after 2000-i ms, so that the keys
 // changed (k0500–k0503) are in the second batch whether the batches go in
-// expiry order or in key order. With a change feed, each purged key is
+// expiry order or in key order; or every key expires after 1 s, so that
+// the index's order is the keys'. With a change feed, each purged key is
 // recorded once as expired, with its deadline, and no spared one is.
 func TestPurgeExpiredSparesKeysChangedBetweenBatches(t *testing.T) {
-	for _, withFeed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("feed=%v", withFeed), func(t *testing.T) {
-			testPurgeSparesChanged(t, withFeed)
-		})
+	for _, oneExpiry := range []bool{false, true} {
+		for _, withFeed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("oneExpiry=%v/feed=%v", oneExpiry, withFeed), func(t *testing.T) {
+				testPurgeSparesChanged(t, oneExpiry, withFeed)
+			})
+		}
 	}
 }
 
-func testPurgeSparesChanged(t *testing.T, withFeed bool) {
+func testPurgeSparesChanged(t *testing.T, oneExpiry, withFeed bool) {
+	ttlOf := func(i int) time.Duration {
+		if oneExpiry {
+			return time.Second
+		}
+		return time.Duration(2000-i) * time.Millisecond
+	}
 	ctx := context.Background()
 	f := newTTLFixture(t)
 	cf := f.cf(t, "between")
@@ -590,7 +599,7 @@ func testPurgeSparesChanged(t *testing.T, withFeed bool) {
 	}
 	var batch kvstore.Batch
 	for i := range 1000 {
-		batch.PutTTL(fmt.Appendf(nil, "k%04d", i), []byte("x"), time.Duration(2000-i)*time.Millisecond)
+		batch.PutTTL(fmt.Appendf(nil, "k%04d", i), []byte("x"), ttlOf(i))
 	}
 	batch.Put([]byte("plain"), []byte("p"))
 	require.NoError(t, cf.Apply(ctx, &batch))
@@ -655,6 +664,6 @@ func testPurgeSparesChanged(t *testing.T, withFeed bool) {
 			continue
 		}
 		require.Contains(t, expired, k)
-		require.True(t, ttlStart.Add(time.Duration(2000-i)*time.Millisecond).Equal(expired[k]), "deadline of %s", k)
+		require.True(t, ttlStart.Add(ttlOf(i)).Equal(expired[k]), "deadline of %s", k)
 	}
 }

@@ -67,6 +67,8 @@ type Conn struct {
 	copyBuf                [layout.CopyLen]byte // the expiry copy PutTTL writes
 	// pend is the index rows of PutTTL calls not written yet (pending.go).
 	pend pendingTTL
+	// lens is ExpiredHead's scratch: each entry's expiry and key lengths.
+	lens []int32
 	// A point read's row (Lookup): the view's five columns, and a buffer
 	// for a key index row that spills to overflow pages (buf holds a data
 	// row's).

@@ -20,7 +20,7 @@ type Expired struct {
 // ExpiredHead reads, without deleting them, up to limit (<= 0: no limit)
 // entries of the expiry index of t that sort below hi, from its head (the
 // earliest expiries), at most purgeChunk of them and purgeChunkBytes of
-// their bytes, and returns them sorted by key. dst is reused for the
+// their bytes, and returns them in the index's order. dst is reused for the
 // entries and buf for their bytes. more reports that a bound stopped the
 // walk at an entry still below hi. ok is false (nothing read) when the
 // caller must use SQL, also when an entry is not two BLOBs.
@@ -37,8 +37,9 @@ func (c *Conn) ExpiredHead(t *layout.Objects, hi []byte, limit int, dst []Expire
 	if rc == sqlite3.SQLITE_OK {
 		rc = c.openTTL(bt, r)
 	}
-	ents, buf = dst[:0], buf[:0]
-	var lens []int32 // each entry's expiry and key lengths, until buf is final
+	buf = buf[:0]
+	lens := c.lens[:0] // each entry's expiry and key lengths, until buf is final
+	defer func() { c.lens = lens[:0] }()
 	var f [2]Field
 	if rc == sqlite3.SQLITE_OK {
 		rc = btreeFirst(c.tls, c.cur[curExpiry], c.out)
@@ -54,38 +55,37 @@ func (c *Conn) ExpiredHead(t *layout.Objects, hi []byte, limit int, dst []Expire
 		}
 		if f[0].Kind != KindBlob || f[1].Kind != KindBlob {
 			// Not an entry snkv writes: the SQL purge deals with it.
-			return false, ents[:0], buf[:0], false, c.endWrite(sqlite3.SQLITE_OK)
+			return false, dst[:0], buf[:0], false, c.endWrite(sqlite3.SQLITE_OK)
 		}
 		if bytes.Compare(f[0].Bytes, hi) >= 0 {
 			break
 		}
-		if limit > 0 && len(ents) == limit || len(ents) == purgeChunk || len(buf) >= purgeChunkBytes {
+		if n := len(lens) / 2; limit > 0 && n == limit || n == purgeChunk || len(buf) >= purgeChunkBytes {
 			more = true
 			break
 		}
 		buf = append(buf, f[0].Bytes...)
 		buf = append(buf, f[1].Bytes...)
 		lens = append(lens, int32(len(f[0].Bytes)), int32(len(f[1].Bytes)))
-		ents = append(ents, Expired{})
 		rc = btreeNext(c.tls, c.cur[curExpiry], 0)
 	}
 	if rc == sqlite3.SQLITE_DONE {
 		rc = sqlite3.SQLITE_OK
 	}
 	if rc != sqlite3.SQLITE_OK {
-		return true, ents[:0], buf[:0], false, c.endWrite(rc)
+		return true, dst[:0], buf[:0], false, c.endWrite(rc)
 	}
+	ents = slices.Grow(dst[:0], len(lens)/2)
 	off := 0
-	for i := range ents {
-		ne, nk := int(lens[2*i]), int(lens[2*i+1])
-		ents[i] = Expired{Exp: buf[off : off+ne : off+ne], Key: buf[off+ne : off+ne+nk : off+ne+nk]}
+	for i := 0; i < len(lens); i += 2 {
+		ne, nk := int(lens[i]), int(lens[i+1])
+		ents = append(ents, Expired{Exp: buf[off : off+ne : off+ne], Key: buf[off+ne : off+ne+nk : off+ne+nk]})
 		off += ne + nk
 	}
-	slices.SortFunc(ents, func(a, b Expired) int { return bytes.Compare(a.Key, b.Key) })
 	return true, ents, buf, more, c.endWrite(rc)
 }
 
-// PurgeKeys deletes, in the order given (ExpiredHead's: by key), each
+// PurgeKeys deletes, in the order given (a purge's: by key), each
 // entry whose expiry index row is still there and sorts below hi: the
 // expiry index row, and the data row and key index row of its key when the
 // key index row agrees with the entry's expiry (as Purge does). An entry
@@ -107,14 +107,27 @@ func (c *Conn) PurgeKeys(t *layout.Objects, hi []byte, ents []Expired, gone []Ex
 		rc = c.openTTL(bt, r)
 	}
 	var f [2]Field
+	// While the entries come in the index's order (the chunk's keys sorted
+	// the same way by key as by expiry: one expiry, or keys that grow with
+	// it), each is the first row of the index: found there as the SQL
+	// purge takes it, without a seek.
+	atHead := true
 	for i := 0; rc == sqlite3.SQLITE_OK && i < len(ents); i++ {
 		e := ents[i]
 		if bytes.Compare(e.Exp, hi) >= 0 {
 			continue
 		}
-		var found bool
-		if found, rc = c.seek(curExpiry, c.keyInfo2, e.Exp, e.Key); rc != sqlite3.SQLITE_OK || !found {
-			continue
+		found := false
+		if atHead {
+			if found, rc = c.firstIs(e, f[:]); rc != sqlite3.SQLITE_OK {
+				break
+			}
+		}
+		if !found {
+			if found, rc = c.seek(curExpiry, c.keyInfo2, e.Exp, e.Key); rc != sqlite3.SQLITE_OK || !found {
+				continue // an entry gone says nothing of the order
+			}
+			atHead = false
 		}
 		if rc = btreeDelete(c.tls, c.cur[curExpiry], 0); rc != sqlite3.SQLITE_OK {
 			break
@@ -125,6 +138,23 @@ func (c *Conn) PurgeKeys(t *layout.Objects, hi []byte, ents []Expired, gone []Ex
 		}
 	}
 	return true, len(gone), gone, c.endWrite(rc)
+}
+
+// firstIs moves the expiry index cursor to the index's first row and
+// reports whether that row is e's entry.
+func (c *Conn) firstIs(e Expired, f []Field) (bool, int32) {
+	rc := btreeFirst(c.tls, c.cur[curExpiry], c.out)
+	if rc != sqlite3.SQLITE_OK || btreeEof(c.tls, c.cur[curExpiry]) != 0 {
+		return false, rc
+	}
+	rec, rc := c.row(curExpiry)
+	if rc != sqlite3.SQLITE_OK {
+		return false, rc
+	}
+	if !ParseRecord(rec, f) {
+		return false, sqlite3.SQLITE_CORRUPT
+	}
+	return f[0].Kind == KindBlob && f[1].Kind == KindBlob && bytes.Equal(f[0].Bytes, e.Exp) && bytes.Equal(f[1].Bytes, e.Key), sqlite3.SQLITE_OK
 }
 
 // purgeKey deletes the data row and the key index row of e's key when the
