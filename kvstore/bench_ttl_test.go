@@ -21,15 +21,8 @@ import (
 // the same scan lending its rows).
 func BenchmarkTTLPaths(b *testing.B) {
 	ctx := context.Background()
-	d := newBenchData(benchN)
-	s := benchOpenStore(b, b.TempDir(), "paths.db", kvstore.Options{PurgeInterval: -1})
-	plain, err := s.CreateColumnFamily("plain")
-	require.NoError(b, err)
-	ttl, err := s.CreateColumnFamily("ttl")
-	require.NoError(b, err)
-	benchLoad(b, plain, d, 0, benchN, 0)
-	benchLoad(b, ttl, d, 0, benchN, time.Hour)
-	_, err = s.Checkpoint(ctx, kvstore.CheckpointTruncate)
+	d, s, plain, ttl := benchTTLPair(b, "paths.db", kvstore.Options{PurgeInterval: -1})
+	_, err := s.Checkpoint(ctx, kvstore.CheckpointTruncate)
 	require.NoError(b, err)
 	cfs := []struct {
 		name string
@@ -189,14 +182,7 @@ func BenchmarkTTLPaths(b *testing.B) {
 // costs"). tx-new counts per key, its transactions of benchBatch new keys.
 func BenchmarkTTLWALPages(b *testing.B) {
 	ctx := context.Background()
-	d := newBenchData(benchN)
-	s := benchOpenStore(b, b.TempDir(), "pages.db", kvstore.Options{PurgeInterval: -1, WALAutoCheckpoint: -1})
-	plain, err := s.CreateColumnFamily("plain")
-	require.NoError(b, err)
-	ttl, err := s.CreateColumnFamily("ttl")
-	require.NoError(b, err)
-	benchLoad(b, plain, d, 0, benchN, 0)
-	benchLoad(b, ttl, d, 0, benchN, time.Hour)
+	d, s, plain, ttl := benchTTLPair(b, "pages.db", kvstore.Options{PurgeInterval: -1, WALAutoCheckpoint: -1})
 	buf := make([]byte, benchValueLen)
 	// pages runs b.N operations of op from an empty WAL and reports the
 	// frames they appended, per operation times perOp.
@@ -249,4 +235,19 @@ func BenchmarkTTLWALPages(b *testing.B) {
 			})
 		})
 	}
+}
+
+// benchTTLPair opens a store with opts and loads the same benchN keys into
+// a plain column family and into one where every key has a live one-hour
+// TTL.
+func benchTTLPair(b *testing.B, name string, opts kvstore.Options) (d *benchData, s *kvstore.Store, plain, ttl *kvstore.ColumnFamily) {
+	d = newBenchData(benchN)
+	s = benchOpenStore(b, b.TempDir(), name, opts)
+	plain, err := s.CreateColumnFamily("plain")
+	require.NoError(b, err)
+	ttl, err = s.CreateColumnFamily("ttl")
+	require.NoError(b, err)
+	benchLoad(b, plain, d, 0, benchN, 0)
+	benchLoad(b, ttl, d, 0, benchN, time.Hour)
+	return d, s, plain, ttl
 }

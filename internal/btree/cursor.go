@@ -235,19 +235,7 @@ func localRow(cur uintptr) (rec []byte, ok bool) {
 	if pg.FintKey != 0 || bc.Fix >= pg.FnCell {
 		return nil, false
 	}
-	cell := cellAt(pg, int32(bc.Fix))
-	n, h := uint32(*(*byte)(cptr(cell))), uintptr(1)
-	if n >= 0x80 {
-		b1 := *(*byte)(cptr(cell + 1))
-		if b1 >= 0x80 {
-			return nil, false
-		}
-		n, h = (n&0x7f)<<7|uint32(b1), 2
-	}
-	if n > uint32(pg.FmaxLocal) || cell+h+uintptr(n) > pg.FaDataEnd {
-		return nil, false
-	}
-	return bytesAt(cell+h, int(n)), true
+	return cellRecord(pg, int32(bc.Fix))
 }
 
 // stepInLeaf moves the valid cursor bc one row on (back with desc) within

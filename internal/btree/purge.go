@@ -42,16 +42,9 @@ type expiredEntry struct {
 // data table, and visiting them sorted reads and dirties each page once
 // per chunk instead of once per key.
 func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, more bool, err error) {
-	bt, r, ok := c.begin(t)
-	if !ok || !r.ttl {
+	rc, ok := c.beginPurge(t)
+	if !ok {
 		return false, 0, false, nil
-	}
-	rc := c.settleTTL(r)
-	if rc == sqlite3.SQLITE_OK {
-		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
-	}
-	if rc == sqlite3.SQLITE_OK {
-		rc = c.openTTL(bt, r)
 	}
 	var f [2]Field
 	var chunk []expiredEntry
@@ -69,12 +62,7 @@ func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, m
 				done = true
 				break
 			}
-			var rec []byte
-			if rec, rc = c.row(curExpiry); rc != sqlite3.SQLITE_OK {
-				break
-			}
-			if !ParseRecord(rec, f[:]) {
-				rc = sqlite3.SQLITE_CORRUPT
+			if rc = c.expiryRow(f[:]); rc != sqlite3.SQLITE_OK {
 				break
 			}
 			if bytes.Compare(f[0].Bytes, hi) >= 0 {
@@ -114,48 +102,46 @@ func (c *Conn) Purge(t *layout.Objects, hi []byte, limit int) (ok bool, n int, m
 // expiry; it returns how many data rows it deleted.
 func (c *Conn) purgeKeys(chunk []expiredEntry, f []Field) (n int, rc int32) {
 	for _, e := range chunk {
-		var found bool
-		if found, rc = c.seek(curKeys, c.keyInfo1, e.key); rc != sqlite3.SQLITE_OK {
+		deleted, rc := c.purgeKey(Expired{Exp: e.exp, Key: e.key}, f)
+		if rc != sqlite3.SQLITE_OK {
 			return n, rc
 		}
-		if !found {
-			continue
-		}
-		var krec []byte
-		if krec, rc = c.row(curKeys); rc != sqlite3.SQLITE_OK {
-			return n, rc
-		}
-		if !ParseRecord(krec, f) {
-			return n, sqlite3.SQLITE_CORRUPT
-		}
-		if f[1].Kind != KindBlob || !bytes.Equal(f[1].Bytes, e.exp) {
-			continue // a key index row that disagrees: the key stays
-		}
-		if found, rc = c.seek(curData, c.keyInfo1, e.key); rc != sqlite3.SQLITE_OK {
-			return n, rc
-		}
-		if !found {
-			continue // no data row: nothing for the trigger to do
-		}
-		if rc = btreeDelete(c.tls, c.cur[curData], 0); rc != sqlite3.SQLITE_OK {
-			return n, rc
-		}
-		n++
-		// The DELETE trigger: the key index row (its expiry row is gone).
-		// The key index cursor is still on it: deleting a row moves only
-		// the cursors of its own tree. Seek again if it was moved all the
-		// same.
-		if (*sqlite3.TBtCursor)(cptr(c.cur[curKeys])).FeState != cursorValid {
-			if found, rc = c.seek(curKeys, c.keyInfo1, e.key); rc != sqlite3.SQLITE_OK {
-				return n, rc
-			}
-			if !found {
-				continue
-			}
-		}
-		if rc = btreeDelete(c.tls, c.cur[curKeys], 0); rc != sqlite3.SQLITE_OK {
-			return n, rc
+		if deleted {
+			n++
 		}
 	}
 	return n, sqlite3.SQLITE_OK
+}
+
+// beginPurge begins a purge of t's expired keys below SQL (Purge,
+// PurgeKeys): the write cursors on the data table and the two TTL tables,
+// the pending TTL rows written first. ok is false when the fast path
+// cannot take it (nothing done); rc is the first failure, which the caller
+// ends with.
+func (c *Conn) beginPurge(t *layout.Objects) (rc int32, ok bool) {
+	bt, r, ok := c.begin(t)
+	if !ok || !r.ttl {
+		return sqlite3.SQLITE_OK, false
+	}
+	rc = c.settleTTL(r)
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
+	}
+	if rc == sqlite3.SQLITE_OK {
+		rc = c.openTTL(bt, r)
+	}
+	return rc, true
+}
+
+// expiryRow reads the expiry index row under its cursor into f (its
+// expiry and key fields).
+func (c *Conn) expiryRow(f []Field) int32 {
+	rec, rc := c.row(curExpiry)
+	if rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	if !ParseRecord(rec, f) {
+		return sqlite3.SQLITE_CORRUPT
+	}
+	return sqlite3.SQLITE_OK
 }

@@ -45,12 +45,7 @@ func (c *Conn) ExpiredHead(t *layout.Objects, hi []byte, limit int, dst []Expire
 		rc = btreeFirst(c.tls, c.cur[curExpiry], c.out)
 	}
 	for rc == sqlite3.SQLITE_OK && btreeEof(c.tls, c.cur[curExpiry]) == 0 {
-		var rec []byte
-		if rec, rc = c.row(curExpiry); rc != sqlite3.SQLITE_OK {
-			break
-		}
-		if !ParseRecord(rec, f[:]) {
-			rc = sqlite3.SQLITE_CORRUPT
+		if rc = c.expiryRow(f[:]); rc != sqlite3.SQLITE_OK {
 			break
 		}
 		if f[0].Kind != KindBlob || f[1].Kind != KindBlob {
@@ -95,16 +90,9 @@ func (c *Conn) ExpiredHead(t *layout.Objects, hi []byte, limit int, dst []Expire
 // (reusing its array), and their number in n. ok and err are as Upsert's.
 func (c *Conn) PurgeKeys(t *layout.Objects, hi []byte, ents []Expired, gone []Expired) (ok bool, n int, goneOut []Expired, err error) {
 	gone = gone[:0]
-	bt, r, ok := c.begin(t)
-	if !ok || !r.ttl {
+	rc, ok := c.beginPurge(t)
+	if !ok {
 		return false, 0, gone, nil
-	}
-	rc := c.settleTTL(r)
-	if rc == sqlite3.SQLITE_OK {
-		rc = c.cursor(bt, curData, r.data, c.keyInfo1)
-	}
-	if rc == sqlite3.SQLITE_OK {
-		rc = c.openTTL(bt, r)
 	}
 	var f [2]Field
 	// While the entries come in the index's order (the chunk's keys sorted
@@ -180,7 +168,9 @@ func (c *Conn) purgeKey(e Expired, f []Field) (deleted bool, rc int32) {
 	if rc = btreeDelete(c.tls, c.cur[curData], 0); rc != sqlite3.SQLITE_OK {
 		return false, rc
 	}
-	// The DELETE trigger: the key index row (see purgeKeys).
+	// The DELETE trigger: the key index row (its expiry row is gone). The
+	// key index cursor is still on it: deleting a row moves only the
+	// cursors of its own tree. Seek again if it was moved all the same.
 	if (*sqlite3.TBtCursor)(cptr(c.cur[curKeys])).FeState != cursorValid {
 		if found, rc = c.seek(curKeys, c.keyInfo1, e.Key); rc != sqlite3.SQLITE_OK || !found {
 			return true, rc

@@ -18,46 +18,21 @@ import (
 // it changes nothing and the readers read the file as before. A read
 // after a publication is served without a refresh.
 func TestPublishOnlyTheNextCommit(t *testing.T) {
-	ctx := context.Background()
-	db := testDB(t)
-	setup(t, db)
-	put := func(k string) {
-		fill(t, db, Change{CF: "x", Op: OpPut, Key: []byte(k), Value: []byte("v"), ExpiryMs: NoExpiry})
-	}
-	logged := func(from int64) []Change {
-		var chs []Change
-		require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
-			var err error
-			chs, err = Read(ctx, c, from, 100)
-			return err
-		}))
-		return chs
-	}
-	put("a")
-	c, err := db.AcquireSnapshot(ctx, engine.ReadPinned) // maps the WAL index
-	require.NoError(t, err)
-	db.ReleaseSnapshot(c)
-	var pc PageCache
-	var n Notifier
-	open := func(context.Context, *engine.Conn, []Change) error { return nil }
-	read := func() CacheRead {
-		cr, err := pc.Read(ctx, db, &n, open, Position{Seq: 1}, Filter{}.Matcher(), 100, 0)
-		require.NoError(t, err)
-		require.True(t, cr.OK)
-		return cr
-	}
+	r := newPublishRig(t)
+	db, pc, n, put, logged := r.db, &r.pc, &r.n, r.put, r.logged
+	read := r.mustRead
 	require.Len(t, read().Chs, 1)
 
 	put("b")
 	put("c")
-	require.False(t, pc.Publish(db, &n, logged(2)[:1], 2), "two commits since the window")
+	require.False(t, pc.Publish(db, n, logged(2)[:1], 2), "two commits since the window")
 	require.Len(t, read().Chs, 3, "refreshed through SQL")
 
 	put("d")
-	require.False(t, pc.Publish(db, &n, logged(3), 4), "changes the window holds")
+	require.False(t, pc.Publish(db, n, logged(3), 4), "changes the window holds")
 	d := logged(4)
-	require.True(t, pc.Publish(db, &n, d, 2))
-	require.False(t, pc.Publish(db, &n, d, 2), "nothing committed since the window")
+	require.True(t, pc.Publish(db, n, d, 2))
+	require.False(t, pc.Publish(db, n, d, 2), "nothing committed since the window")
 	fills := pc.Fills()
 	cr := read()
 	require.Equal(t, fills, pc.Fills(), "no refresh")
@@ -72,33 +47,9 @@ func TestPublishOnlyTheNextCommit(t *testing.T) {
 // the queue, and the readers refresh again.
 func TestPublishDuringARefreshExtendsItsWindow(t *testing.T) {
 	ctx := context.Background()
-	db := testDB(t)
-	setup(t, db)
-	put := func(k string) {
-		fill(t, db, Change{CF: "x", Op: OpPut, Key: []byte(k), Value: []byte("v"), ExpiryMs: NoExpiry})
-	}
-	logged := func(from int64) []Change {
-		var chs []Change
-		require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
-			var err error
-			chs, err = Read(ctx, c, from, 100)
-			return err
-		}))
-		return chs
-	}
-	put("a")
-	c, err := db.AcquireSnapshot(ctx, engine.ReadPinned) // maps the WAL index
-	require.NoError(t, err)
-	db.ReleaseSnapshot(c)
-	var pc PageCache
-	var n Notifier
-	open := func(context.Context, *engine.Conn, []Change) error { return nil }
-	read := func() CacheRead {
-		cr, err := pc.Read(ctx, db, &n, open, Position{Seq: 1}, Filter{}.Matcher(), 100, 0)
-		require.NoError(t, err)
-		require.True(t, cr.OK)
-		return cr
-	}
+	r := newPublishRig(t)
+	db, pc, n, put, logged, open := r.db, &r.pc, &r.n, r.put, r.logged, r.open
+	read := r.mustRead
 	require.Len(t, read().Chs, 1)
 	// during runs body as the refresh under way: the publications in it
 	// are queued until the refresh made from the file's state at its
@@ -110,7 +61,7 @@ func TestPublishDuringARefreshExtendsItsWindow(t *testing.T) {
 		prev := pc.cur.Load()
 		pc.mu.Unlock()
 		before()
-		w, err := refresh(ctx, db, &n, open, prev, 1)
+		w, err := refresh(ctx, db, n, open, prev, 1)
 		require.NoError(t, err)
 		after()
 		pc.mu.Lock()
@@ -121,12 +72,12 @@ func TestPublishDuringARefreshExtendsItsWindow(t *testing.T) {
 	refreshes, pubs := pc.Refreshes(), pc.Publications()
 	during(func() {
 		put("b") // committed before the refresh reads: it reads b
-		require.False(t, pc.Publish(db, &n, logged(2), 2), "queued")
+		require.False(t, pc.Publish(db, n, logged(2), 2), "queued")
 	}, func() {
 		put("c") // committed after
-		require.False(t, pc.Publish(db, &n, logged(3), 2), "queued")
+		require.False(t, pc.Publish(db, n, logged(3), 2), "queued")
 		put("d")
-		require.False(t, pc.Publish(db, &n, logged(4), 2), "queued")
+		require.False(t, pc.Publish(db, n, logged(4), 2), "queued")
 	})
 	require.Equal(t, refreshes+1, pc.Refreshes())
 	require.Equal(t, pubs+2, pc.Publications(), "c and d")
@@ -139,7 +90,7 @@ func TestPublishDuringARefreshExtendsItsWindow(t *testing.T) {
 	during(func() {}, func() {
 		put("e")
 		put("f") // two commits since the refresh's state: f does not follow it
-		require.False(t, pc.Publish(db, &n, logged(6), 2), "queued")
+		require.False(t, pc.Publish(db, n, logged(6), 2), "queued")
 	})
 	require.Equal(t, pubs, pc.Publications())
 	require.Len(t, read().Chs, 6, "refreshed through SQL")
@@ -154,30 +105,8 @@ func TestPublishDuringARefreshExtendsItsWindow(t *testing.T) {
 // context.
 func TestReadWaitsForTheCommitOfThisProcess(t *testing.T) {
 	ctx := context.Background()
-	db := testDB(t)
-	setup(t, db)
-	put := func(k string) {
-		fill(t, db, Change{CF: "x", Op: OpPut, Key: []byte(k), Value: []byte("v"), ExpiryMs: NoExpiry})
-	}
-	logged := func(from int64) []Change {
-		var chs []Change
-		require.NoError(t, db.WithReader(ctx, func(c *engine.Conn) error {
-			var err error
-			chs, err = Read(ctx, c, from, 100)
-			return err
-		}))
-		return chs
-	}
-	put("a")
-	c, err := db.AcquireSnapshot(ctx, engine.ReadPinned) // maps the WAL index
-	require.NoError(t, err)
-	db.ReleaseSnapshot(c)
-	var pc PageCache
-	var n Notifier
-	open := func(context.Context, *engine.Conn, []Change) error { return nil }
-	read := func(ctx context.Context) (CacheRead, error) {
-		return pc.Read(ctx, db, &n, open, Position{Seq: 1}, Filter{}.Matcher(), 100, 0)
-	}
+	r := newPublishRig(t)
+	db, pc, n, put, logged, read := r.db, &r.pc, &r.n, r.put, r.logged, r.read
 	cr, err := read(ctx)
 	require.NoError(t, err)
 	require.Len(t, cr.Chs, 1)
@@ -196,7 +125,7 @@ func TestReadWaitsForTheCommitOfThisProcess(t *testing.T) {
 		t.Fatal("the read did not wait for the commit's changes")
 	case <-time.After(20 * time.Millisecond):
 	}
-	require.True(t, pc.Publish(db, &n, logged(2), 2))
+	require.True(t, pc.Publish(db, n, logged(2), 2))
 	end()
 	cr = <-got
 	require.Equal(t, logged(1), cr.Chs)
@@ -218,4 +147,56 @@ func TestReadWaitsForTheCommitOfThisProcess(t *testing.T) {
 	cr, err = read(ctx)
 	require.NoError(t, err)
 	require.Len(t, cr.Chs, 4, "the landing ended: read through SQL")
+}
+
+// publishRig is the set-up of the tests of Publish: a store with the log
+// and one change ("a") committed, its WAL index mapped, and a PageCache
+// and Notifier of its own.
+type publishRig struct {
+	t  *testing.T
+	db *engine.DB
+	pc PageCache
+	n  Notifier
+}
+
+func newPublishRig(t *testing.T) *publishRig {
+	r := &publishRig{t: t, db: testDB(t)}
+	setup(t, r.db)
+	r.put("a")
+	c, err := r.db.AcquireSnapshot(context.Background(), engine.ReadPinned) // maps the WAL index
+	require.NoError(t, err)
+	r.db.ReleaseSnapshot(c)
+	return r
+}
+
+// put commits a put of key k into column family x.
+func (r *publishRig) put(k string) {
+	fill(r.t, r.db, Change{CF: "x", Op: OpPut, Key: []byte(k), Value: []byte("v"), ExpiryMs: NoExpiry})
+}
+
+// logged reads the log from sequence from through SQL.
+func (r *publishRig) logged(from int64) []Change {
+	var chs []Change
+	require.NoError(r.t, r.db.WithReader(context.Background(), func(c *engine.Conn) error {
+		var err error
+		chs, err = Read(context.Background(), c, from, 100)
+		return err
+	}))
+	return chs
+}
+
+// open opens nothing: the rig's changes are in the clear.
+func (r *publishRig) open(context.Context, *engine.Conn, []Change) error { return nil }
+
+// read reads every change from sequence 1 through the PageCache.
+func (r *publishRig) read(ctx context.Context) (CacheRead, error) {
+	return r.pc.Read(ctx, r.db, &r.n, r.open, Position{Seq: 1}, Filter{}.Matcher(), 100, 0)
+}
+
+// mustRead is read, which must serve from the PageCache.
+func (r *publishRig) mustRead() CacheRead {
+	cr, err := r.read(context.Background())
+	require.NoError(r.t, err)
+	require.True(r.t, cr.OK)
+	return cr
 }
