@@ -135,12 +135,8 @@ func (c *Conn) firstIs(e Expired, f []Field) (bool, int32) {
 	if rc != sqlite3.SQLITE_OK || btreeEof(c.tls, c.cur[curExpiry]) != 0 {
 		return false, rc
 	}
-	rec, rc := c.row(curExpiry)
-	if rc != sqlite3.SQLITE_OK {
+	if rc = c.expiryRow(f); rc != sqlite3.SQLITE_OK {
 		return false, rc
-	}
-	if !ParseRecord(rec, f) {
-		return false, sqlite3.SQLITE_CORRUPT
 	}
 	return f[0].Kind == KindBlob && f[1].Kind == KindBlob && bytes.Equal(f[0].Bytes, e.Exp) && bytes.Equal(f[1].Bytes, e.Key), sqlite3.SQLITE_OK
 }
