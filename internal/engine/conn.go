@@ -71,7 +71,11 @@ type Conn struct {
 	// one read to the next while pointBusy is unset (QueryPoint).
 	point     Rows
 	pointBusy bool
-	pointBuf  []byte // the bytes of the point rows (ownRow)
+	// one is the Rows of a one-row query (queryOne), reused while
+	// oneBusy is unset.
+	one      Rows
+	oneBusy  bool
+	pointBuf []byte // the bytes of the point rows (ownRow)
 	// cacheGen is the checkpointer's count of full copies when this
 	// reader last began a read transaction (DB.dropWALPages).
 	cacheGen uint64

@@ -233,3 +233,70 @@ func TestConnCachedStatementIsNotRecompiled(t *testing.T) {
 		}
 	})
 }
+
+// One-row queries reuse the connection's Rows: one run while another
+// query's rows are open, or one that fails, leaves both right, and a
+// one-row query costs no Rows of its own.
+func TestQueryOneReusesItsRows(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t, "")
+	withWriter(t, db, func(c *Conn) {
+		require.NoError(t, c.ExecScript(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')"))
+		rows, err := c.Query(ctx, "SELECT id FROM t ORDER BY id")
+		require.NoError(t, err)
+		var got []int64
+		for rows.Next() {
+			id := rows.Int(0)
+			got = append(got, id)
+			v, err := c.QueryText(ctx, "SELECT v FROM t WHERE id = ?1", id)
+			require.NoError(t, err)
+			require.Equal(t, string(rune('a'+id-1)), v)
+			n, err := c.QueryInt(ctx, "SELECT count(*) FROM t WHERE id <= ?1", id)
+			require.NoError(t, err)
+			require.Equal(t, id, n)
+		}
+		require.NoError(t, rows.Close())
+		require.Equal(t, []int64{1, 2, 3}, got)
+		var dest [1]driver.Value
+		require.ErrorIs(t, c.QueryRow(ctx, "SELECT v FROM t WHERE id = 9", dest[:]), ErrNotFound)
+		require.Error(t, c.QueryRow(ctx, "SELECT nope FROM t", dest[:]))
+		require.NoError(t, c.QueryRow(ctx, "SELECT v FROM t WHERE id = 2", dest[:]))
+		require.Equal(t, "b", dest[0])
+		require.False(t, c.oneBusy)
+		allocs := testing.AllocsPerRun(100, func() {
+			_, _ = c.QueryInt(ctx, "SELECT count(*) FROM t")
+		})
+		require.Zero(t, allocs)
+	})
+}
+
+// A write transaction remembers every key it verified, the first without
+// a map; ForgetVerified forgets them all; a read-only one verifies
+// nothing.
+func TestTxVerified(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t, "")
+	tx, err := db.Begin(ctx, true)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	type key struct{ n int }
+	a, b, c := key{1}, key{2}, key{3}
+	require.False(t, tx.Verified(a))
+	tx.MarkVerified(a)
+	require.True(t, tx.Verified(a))
+	require.False(t, tx.Verified(b))
+	require.Zero(t, testing.AllocsPerRun(10, func() { tx.MarkVerified(a) }))
+	tx.MarkVerified(b)
+	tx.MarkVerified(a)
+	tx.MarkVerified(c)
+	for _, k := range []key{a, b, c} {
+		require.True(t, tx.Verified(k), k)
+	}
+	tx.ForgetVerified()
+	for _, k := range []key{a, b, c} {
+		require.False(t, tx.Verified(k), k)
+	}
+	tx.MarkVerified(nil)
+	require.True(t, tx.Verified(nil))
+	require.False(t, tx.Verified(a))
+}

@@ -197,7 +197,7 @@ func (c *Conn) endTx() {
 // QueryInt runs a query (a PRAGMA, a count) that returns one integer: the
 // first column of its first row, 0 when it has none.
 func (c *Conn) QueryInt(ctx context.Context, q string, args ...any) (int64, error) {
-	rows, err := c.Query(ctx, q, args...)
+	rows, err := c.queryOne(ctx, q, args)
 	if err != nil {
 		return 0, err
 	}
@@ -205,7 +205,7 @@ func (c *Conn) QueryInt(ctx context.Context, q string, args ...any) (int64, erro
 	if rows.Next() {
 		n = rows.Int(0)
 	}
-	return n, rows.Close()
+	return n, c.closeOne(rows)
 }
 
 // releaseFast closes the cursors the fast path keeps open across its

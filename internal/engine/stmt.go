@@ -299,7 +299,7 @@ func (c *Conn) Control(ctx context.Context, stmt string) error {
 // QueryText runs a cached statement and returns the first column of its
 // first row as text ("" when there is no row).
 func (c *Conn) QueryText(ctx context.Context, query string, args ...any) (string, error) {
-	rows, err := c.Query(ctx, query, args...)
+	rows, err := c.queryOne(ctx, query, args)
 	if err != nil {
 		return "", err
 	}
@@ -307,24 +307,62 @@ func (c *Conn) QueryText(ctx context.Context, query string, args ...any) (string
 	if rows.Next() {
 		s = string(rows.RawBytes(0))
 	}
-	return s, rows.Close()
+	return s, c.closeOne(rows)
 }
 
 // Query runs a cached statement. The Rows must be closed; until then the
 // cached statement is taken, and a second Query of the same SQL on this
 // connection (a nested iteration) runs on a statement of its own.
 func (c *Conn) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
-	if err := c.releaseFast(); err != nil {
+	r := new(Rows)
+	if err := c.queryInto(ctx, r, query, args); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// queryOne is Query for a caller that reads at most one row and closes
+// the Rows before it returns (QueryRow, QueryInt, QueryText): the Rows is
+// the connection's own, reused (Conn.one), unless one such query runs
+// inside another. A write transaction's bookkeeping runs two or three of
+// them, and a Rows allocated for each was a third of the bytes a lone Put
+// with a feed allocated.
+func (c *Conn) queryOne(ctx context.Context, query string, args []any) (*Rows, error) {
+	r := &c.one
+	if c.oneBusy {
+		r = new(Rows)
+	}
+	if err := c.queryInto(ctx, r, query, args); err != nil {
+		return nil, err
+	}
+	if r == &c.one {
+		c.oneBusy = true
+	}
+	return r, nil
+}
+
+// closeOne closes rows from queryOne and frees the connection's own.
+func (c *Conn) closeOne(rows *Rows) error {
+	err := rows.Close()
+	if rows == &c.one {
+		c.one, c.oneBusy = Rows{}, false
+	}
+	return err
+}
+
+// queryInto is Query, setting *r.
+func (c *Conn) queryInto(ctx context.Context, r *Rows, query string, args []any) error {
+	if err := c.releaseFast(); err != nil {
+		return err
 	}
 	s, err := c.prepare(query)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	own := s.busy
 	if own {
 		if s, err = c.prepareNew(query); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := c.bind(s, args); err != nil {
@@ -332,7 +370,7 @@ func (c *Conn) Query(ctx context.Context, query string, args ...any) (*Rows, err
 		if own {
 			sqlite3.Xsqlite3_finalize(c.tls, s.p)
 		}
-		return nil, err
+		return err
 	}
 	stop, err := c.watch(ctx)
 	if err != nil {
@@ -340,7 +378,7 @@ func (c *Conn) Query(ctx context.Context, query string, args ...any) (*Rows, err
 		if own {
 			sqlite3.Xsqlite3_finalize(c.tls, s.p)
 		}
-		return nil, err
+		return err
 	}
 	// The first step runs now, so that a statement that fails at once (a
 	// table dropped by another process, a busy database) fails here.
@@ -356,27 +394,27 @@ func (c *Conn) Query(ctx context.Context, query string, args ...any) (*Rows, err
 		if own {
 			sqlite3.Xsqlite3_finalize(c.tls, s.p)
 		}
-		return nil, ctxErr(ctx, err)
+		return ctxErr(ctx, err)
 	}
 	s.busy = true
-	r := &Rows{conn: c, s: s, own: own, ctx: ctx, stop: stop, ahead: row, done: !row, changed: changed}
+	*r = Rows{conn: c, s: s, own: own, ctx: ctx, stop: stop, ahead: row, done: !row, changed: changed}
 	if !row {
 		c.reset(s) // release the read lock now rather than at Close
 	}
-	return r, nil
+	return nil
 }
 
 // QueryRow runs a cached query and copies its first row into dest (blobs as
 // []byte, texts as string, integers as int64, reals as float64, NULL as
 // nil). It returns ErrNotFound (unwrapped) when there is no row.
 func (c *Conn) QueryRow(ctx context.Context, query string, dest []driver.Value, args ...any) error {
-	rows, err := c.Query(ctx, query, args...)
+	rows, err := c.queryOne(ctx, query, args)
 	if err != nil {
 		return err
 	}
 	if !rows.Next() {
 		err = rows.Err()
-		_ = rows.Close()
+		_ = c.closeOne(rows)
 		if err == nil {
 			err = ErrNotFound
 		}
@@ -385,5 +423,5 @@ func (c *Conn) QueryRow(ctx context.Context, query string, dest []driver.Value, 
 	for i := range dest {
 		dest[i] = rows.value(i)
 	}
-	return rows.Close()
+	return c.closeOne(rows)
 }
