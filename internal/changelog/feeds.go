@@ -61,7 +61,10 @@ type Config struct {
 // holds it (one write transaction at a time) calls For and Record, and no
 // transaction hook touches it, since hooks run as the next writer starts.
 type Feeds struct {
-	Rec    Recorder
+	Rec Recorder
+	_   pad // the writer's alone; Notify is read by the readers
+	// Notify and Pages are padded within: what the readers write is on
+	// lines of its own.
 	Notify Notifier
 	// Pages is the latest changes as this process's readers read them
 	// (shared by them; its own lock).
@@ -274,7 +277,7 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 			// The transaction holds the write lock since its first
 			// write: the readers that find the mark moved by its commit
 			// wait for its Publish instead of reading the file.
-			fs.pend.landed = fs.Pages.Land(tx.DB())
+			fs.pend.pages, fs.pend.land = &fs.Pages, fs.Pages.Land(tx.DB())
 		}
 		p, db := fs.pend, tx.DB()
 		tx.OnCommit(func() { fs.committed(db, p) })
@@ -301,10 +304,11 @@ func (fs *Feeds) Record(ctx context.Context, tx *engine.Tx, cf string, op Op, ke
 // too many for the window, or not all known; the readers then read them
 // through SQL.
 type pending struct {
-	chs    []Change
-	bytes  int
-	over   bool
-	landed func() // PageCache.Land's
+	chs   []Change
+	bytes int
+	over  bool
+	pages *PageCache
+	land  uint64 // pages' landing (PageCache.Land)
 }
 
 var pendingPool = sync.Pool{New: func() any { return new(pending) }}
@@ -356,11 +360,11 @@ func (fs *Feeds) committed(db *engine.DB, p *pending) {
 // release gives p back to the pool once its changes are copied (or
 // dropped with a rollback), and ends its landing.
 func (p *pending) release() {
-	if p.landed != nil {
-		p.landed()
+	if p.pages != nil {
+		p.pages.EndLand(p.land)
 	}
 	clear(p.chs) // the arena's bytes are the window's now
-	p.chs, p.bytes, p.over, p.landed = p.chs[:0], 0, false, nil
+	p.chs, p.bytes, p.over, p.pages, p.land = p.chs[:0], 0, false, nil, 0
 	pendingPool.Put(p)
 }
 

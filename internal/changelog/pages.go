@@ -48,18 +48,10 @@ type PageCache struct {
 	// still the file's serves from it without a lock. Its changes are
 	// never written once published (the next window appends past its
 	// end), so readers copy from it while a refresh builds the next.
-	cur     atomic.Pointer[window]
-	mu      sync.Mutex
-	fills   atomic.Uint64 // refreshes begun (written under mu)
-	filling chan struct{} // closed when the refresh under way ends
-	// pub is closed when a new window is published (or Wake is called):
-	// the waiting readers but one (the leader, woken by the commit)
-	// wait on it, so that a commit wakes one reader, which refreshes the
-	// window, and then the others, which copy from it.
-	// They are atomics, not under mu: the writer's commit hook wakes
-	// them (WakeLeaderless) without waiting for a reader's lock.
-	pub       atomic.Pointer[chan struct{}]
-	leader    atomic.Bool
+	cur       atomic.Pointer[window]
+	mu        sync.Mutex
+	fills     atomic.Uint64 // refreshes begun (written under mu)
+	filling   chan struct{} // closed when the refresh under way ends
 	published atomic.Uint64 // windows a commit extended (Publish)
 	refreshes atomic.Uint64 // windows read through SQL
 	// queue is the commits of this process whose Publish came while a
@@ -77,55 +69,109 @@ type PageCache struct {
 	// readers counts the readers of the store that exist (Join): with
 	// none, the writer keeps no copy of its changes for the window.
 	readers atomic.Int64
-	// land is the write transaction of this process whose changes will
-	// extend the window (Land), nil when none.
-	land atomic.Pointer[landing]
+	// The write transaction of this process whose changes will extend
+	// the window (Land), under landMu: landGen its landing (0: none),
+	// landMark the file's commit mark at its first change, landWait the
+	// channel the readers that wait for it wait on (made by the first,
+	// closed when the landing ends or another replaces it). No landing
+	// allocates: a transaction's two allocations were a sixth of what a
+	// reader cost a lone Put.
+	landMu   sync.Mutex
+	landGen  uint64
+	landSeq  uint64
+	landMark engine.CommitMark
+	landWait chan struct{}
+
+	// What the readers write, on cache lines of their own (pad): the
+	// writer's commit writes the fields above, and a line both wrote
+	// went back and forth between the cores at every commit.
+	_ pad
+	// pub is closed when a new window is published (or Wake is called):
+	// the waiting readers but one (the leader, woken by the commit)
+	// wait on it, so that a commit wakes one reader, which refreshes the
+	// window, and then the others, which copy from it.
+	// They are atomics, not under mu: the writer's commit hook wakes
+	// them (WakeLeaderless) without waiting for a reader's lock.
+	pub    atomic.Pointer[chan struct{}]
+	leader atomic.Bool
+	leads  atomic.Uint64 // leads ended (Unlead): the readers' rounds of wake-ups
+	_      pad
 }
 
-// landing is a write transaction of this process that recorded changes
-// kept for the window, from its first change to the end of its commit's
-// Publish (or its rollback): mark is the file's commit mark when it
-// recorded its first change. It has held the write lock since its first
-// write, so only its own commit moves the file's mark from there; done is
-// closed when it ends.
-type landing struct {
-	mark engine.CommitMark
-	done chan struct{}
-}
+// pad keeps what the readers write and what the writer writes on
+// different cache lines (two: a core may fetch lines in pairs).
+type pad [128]byte
 
 // Land notes that the write transaction on db (it holds the write lock)
 // recorded changes that will extend the window once it commits, and
-// returns the function that ends the note, to call once its Publish is
-// done or it rolled back. A reader that finds the file's mark one commit
-// past the window's, and the window's mark the one the transaction began
-// at, waits for that instead of reading the file: the commit is this
-// transaction's, its changes are on their way (the commit hooks run as
-// soon as the connection is released), and a refresh begun meanwhile
-// would read them through SQL.
-func (pc *PageCache) Land(db *engine.DB) (end func()) {
+// returns the landing, to end with EndLand once its Publish is done or it
+// rolled back (0: none, when db has no commit mark). The transaction has
+// held the write lock since its first write, so only its own commit moves
+// the file's mark from the one Land reads. A reader that finds the file's
+// mark one commit past the window's, and the window's mark the one the
+// transaction began at, waits for that instead of reading the file: the
+// commit is this transaction's, its changes are on their way (the commit
+// hooks run as soon as the connection is released), and a refresh begun
+// meanwhile would read them through SQL.
+func (pc *PageCache) Land(db *engine.DB) uint64 {
 	mark, ok := db.CommitMark()
 	if !ok {
-		return nil
+		return 0
 	}
-	l := &landing{mark: mark, done: make(chan struct{})}
-	pc.land.Store(l)
-	return func() {
-		pc.land.CompareAndSwap(l, nil)
-		close(l.done)
+	pc.landMu.Lock()
+	pc.landSeq++
+	pc.landGen, pc.landMark = pc.landSeq, mark
+	// A landing not ended yet (its hooks run after the next writer
+	// began) is replaced: its readers look again.
+	wait := pc.landWait
+	pc.landWait = nil
+	gen := pc.landGen
+	pc.landMu.Unlock()
+	if wait != nil {
+		close(wait)
+	}
+	return gen
+}
+
+// EndLand ends the landing gen (Land's), waking the readers that wait for
+// it; a landing another has replaced is over already.
+func (pc *PageCache) EndLand(gen uint64) {
+	if gen == 0 {
+		return
+	}
+	pc.landMu.Lock()
+	if pc.landGen != gen {
+		pc.landMu.Unlock()
+		return
+	}
+	wait := pc.landWait
+	pc.landGen, pc.landWait = 0, nil
+	pc.landMu.Unlock()
+	if wait != nil {
+		close(wait)
 	}
 }
 
 // landed waits, when the file's mark is the one commit after w's and
 // this process's write transaction began at w's mark (see Land), for
-// that transaction's changes to reach the window. It reports whether it
-// waited.
+// that transaction's landing to end (or to be replaced). It reports
+// whether it waited.
 func (pc *PageCache) landed(ctx context.Context, w *window, mark engine.CommitMark) (bool, error) {
-	l := pc.land.Load()
-	if w == nil || l == nil || l.mark != w.mark || !mark.Follows(w.mark) {
+	if w == nil || !mark.Follows(w.mark) {
 		return false, nil
 	}
+	pc.landMu.Lock()
+	if pc.landGen == 0 || pc.landMark != w.mark {
+		pc.landMu.Unlock()
+		return false, nil
+	}
+	if pc.landWait == nil {
+		pc.landWait = make(chan struct{})
+	}
+	wait := pc.landWait
+	pc.landMu.Unlock()
 	select {
-	case <-l.done:
+	case <-wait:
 		return true, nil
 	case <-ctx.Done():
 		return false, ctx.Err()
@@ -202,9 +248,14 @@ func (pc *PageCache) WakeLeaderless() {
 // next), whether or not its read found something new; a leader whose
 // caller stops calling Next leaves no reader waiting without a leader.
 func (pc *PageCache) Unlead() {
+	pc.leads.Add(1)
 	pc.leader.Store(false)
 	pc.Wake()
 }
+
+// Leads returns how many leads have ended (Unlead): each woke the
+// waiting readers once.
+func (pc *PageCache) Leads() uint64 { return pc.leads.Load() }
 
 // window is one state of a PageCache.
 type window struct {
@@ -213,11 +264,43 @@ type window struct {
 	seen   uint64            // Notifier.Commits before the read that filled it
 	noLog  bool              // the store had no change log at mark
 	epoch  []byte
-	oldest int64    // the log's oldest change (0: none)
-	last   int64    // the log's last change (0: none)
-	base   int64    // the sequence of win[0] (last+1 when win is empty)
-	win    []Change // base..last
-	bytes  int      // the keys' and values' bytes in win
+	oldest int64 // the log's oldest change (0: none)
+	last   int64 // the log's last change (0: none)
+	base   int64 // the window's first change (last+1 when it is empty)
+	// chunks hold the changes base..last: change s is chunks[i][j] with
+	// s-seq0 = i*chunkLen+j. A change is written once, into a slot past
+	// the end of the window it extends (no reader of that one reads
+	// there), and chunks' spare capacity takes the new chunks the same
+	// way; so windows share their chunks, and a commit that extends the
+	// window allocates nothing but the window. The window used to be one
+	// slice whose growth copied it whole every thousand commits or so:
+	// 428 bytes a commit, more than the commit's own changes.
+	seq0   int64
+	chunks []*chunk
+	bytes  int // the keys' and values' bytes in base..last
+}
+
+// chunkLen is the number of changes in a chunk of a window: a reader
+// that leaves a page of the window unread keeps one chunk (28 KB) in
+// memory.
+const chunkLen = 256
+
+type chunk [chunkLen]Change
+
+// at returns change s of the window (base <= s <= last, or the slot of
+// last+1 when extending).
+func (w *window) at(s int64) *Change {
+	i := s - w.seq0
+	return &w.chunks[i/chunkLen][i%chunkLen]
+}
+
+// run returns the window's changes from s on, up to the end of s's chunk
+// or the window's last: contiguous, shared (never written).
+func (w *window) run(s int64) []Change {
+	i := s - w.seq0
+	c, j := i/chunkLen, i%chunkLen
+	end := min(int64(chunkLen), j+w.last-s+1)
+	return w.chunks[c][j:end:end]
 }
 
 // CacheRead is what a read from the cache returns: OK false when the
@@ -354,7 +437,11 @@ func (w *window) serve(epoch []byte, from int64, m *Matcher, limit int) (CacheRe
 	if from > w.last {
 		return out, nil
 	}
-	win := w.win[from-w.base:]
+	// One chunk's run at a time: the reader reads again for the rest
+	// (End is false then), without a lock.
+	win := w.run(from)
+	runLast := win[len(win)-1].Seq
+	out.Next, out.End = runLast+1, runLast == w.last
 	if m.all {
 		if len(win) > limit {
 			win = win[:limit]
@@ -448,29 +535,52 @@ func refresh(ctx context.Context, db *engine.DB, n *Notifier, open func(context.
 			return nil, err
 		}
 	}
-	w := &window{mark: mark, seen: seen, epoch: ep, oldest: oldest, last: last, base: start}
+	w := &window{mark: mark, seen: seen, epoch: ep, oldest: oldest, last: start - 1, base: start, seq0: start}
 	if keep {
-		w.win, w.bytes, w.base = prev.win, prev.bytes, prev.base
+		w.chunks, w.seq0, w.bytes, w.base = prev.chunks, prev.seq0, prev.bytes, prev.base
 	}
 	for i := range chs {
 		w.bytes += len(chs[i].Key) + len(chs[i].Value)
 	}
-	w.extend(chs)
+	if !w.extend(chs) || w.last != last {
+		return nil, errors.New("changelog: the window's read is not the log's changes one after another")
+	}
 	return w, nil
 }
 
-// extend appends chs to w.win (past the end of the window w was made
-// from: no reader of that one reads there; once the backing array is
-// full, append moves the window to a new one), then drops the oldest
-// changes beyond the window's bounds.
-func (w *window) extend(chs []Change) {
-	w.win = append(w.win, chs...)
-	drop := 0
-	for drop < len(w.win) && (len(w.win)-drop > PageCacheChanges || w.bytes > PageCacheBytes) {
-		w.bytes -= len(w.win[drop].Key) + len(w.win[drop].Value)
-		drop++
+// extend writes chs, the changes after w.last, into the slots after it
+// (past the end of the window w was made from: no reader of that one reads
+// there), adding chunks as they fill, then drops the oldest changes beyond
+// the window's bounds, and the chunks they leave empty. It reports false,
+// having written nothing, when chs do not follow w.last one after another.
+func (w *window) extend(chs []Change) bool {
+	for i := range chs {
+		if chs[i].Seq != w.last+1+int64(i) {
+			return false
+		}
 	}
-	w.win, w.base = w.win[drop:], w.base+int64(drop)
+	for i := range chs {
+		s := w.last + 1
+		if int((s-w.seq0)/chunkLen) == len(w.chunks) {
+			w.chunks = append(w.chunks, new(chunk))
+		}
+		*w.at(s) = chs[i]
+		w.last = s
+	}
+	for w.base <= w.last && (w.last-w.base+1 > PageCacheChanges || w.bytes > PageCacheBytes) {
+		c := w.at(w.base)
+		w.bytes -= len(c.Key) + len(c.Value)
+		w.base++
+	}
+	if w.base > w.last {
+		// Empty: the next change starts a chunk of its own.
+		w.chunks, w.seq0 = nil, w.base
+		return true
+	}
+	if drop := (w.base - w.seq0) / chunkLen; drop > 0 {
+		w.chunks, w.seq0 = w.chunks[drop:], w.seq0+drop*chunkLen
+	}
+	return true
 }
 
 // Publish extends the window with chs, the changes (values opened) of a
@@ -549,11 +659,13 @@ func (w *window) next(p published, fill uint64) *window {
 		return nil
 	}
 	nw := &window{mark: p.mark, fill: fill, seen: max(w.seen, p.seen), epoch: w.epoch,
-		oldest: w.oldest, last: p.chs[len(p.chs)-1].Seq, base: w.base, win: w.win, bytes: w.bytes + p.size}
+		oldest: w.oldest, last: w.last, base: w.base, seq0: w.seq0, chunks: w.chunks, bytes: w.bytes + p.size}
 	if nw.oldest == 0 {
 		nw.oldest = p.chs[0].Seq
 	}
-	nw.extend(p.chs)
+	if !nw.extend(p.chs) {
+		return nil
+	}
 	return nw
 }
 
@@ -607,7 +719,11 @@ func (pc *PageCache) Latest() (chs []Change, last int64, ok bool) {
 	if w == nil || w.noLog {
 		return nil, 0, false
 	}
-	return w.win, w.last, true
+	chs = make([]Change, 0, w.last-w.base+1)
+	for s := w.base; s <= w.last; s = chs[len(chs)-1].Seq + 1 {
+		chs = append(chs, w.run(s)...)
+	}
+	return chs, w.last, true
 }
 
 // Publications returns how many times a commit extended the window

@@ -51,22 +51,28 @@ func TestFilterMatchIsTheSQLFilter(t *testing.T) {
 		for _, f := range filters {
 			want, _, err := ReadFiltered(ctx, c, 1, f, 1000)
 			require.NoError(t, err)
-			w := &window{base: 1, last: int64(len(all)), win: all, epoch: make([]byte, EpochLen)}
+			w := testWindow(t, 1, all)
 			m := f.Matcher()
-			got, err := w.serve(nil, 1, m, 1000)
-			require.NoError(t, err)
-			require.True(t, got.OK)
 			var matched []Change
-			for i := range got.Chs {
-				if m.Match(&got.Chs[i]) {
-					matched = append(matched, got.Chs[i])
+			for from := int64(1); ; {
+				got, err := w.serve(nil, from, m, 1000)
+				require.NoError(t, err)
+				require.True(t, got.OK)
+				for i := range got.Chs {
+					if m.Match(&got.Chs[i]) {
+						matched = append(matched, got.Chs[i])
+					}
+				}
+				if len(got.Chs) > 0 {
+					require.True(t, m.Match(&got.Chs[0]), "the page starts with a match")
+					require.True(t, m.Match(&got.Chs[len(got.Chs)-1]), "the page ends with a match")
+				}
+				require.Greater(t, got.Next, from)
+				if from = got.Next; got.End {
+					break
 				}
 			}
 			require.Equal(t, seqs(want), seqs(matched), fmt.Sprintf("filter %q %q", f.CF, f.Prefix))
-			if len(got.Chs) > 0 {
-				require.True(t, m.Match(&got.Chs[0]), "the page starts with a match")
-				require.True(t, m.Match(&got.Chs[len(got.Chs)-1]), "the page ends with a match")
-			}
 		}
 		return nil
 	}))
@@ -81,13 +87,13 @@ func TestPageCacheLimitAndSharing(t *testing.T) {
 	for i := range 10 {
 		win = append(win, Change{Seq: int64(i + 5), CF: "x", Op: OpPut, Key: []byte{byte('a' + i%2)}, Value: []byte("v"), ExpiryMs: NoExpiry})
 	}
-	pc := &window{base: 5, last: 14, win: win, epoch: make([]byte, EpochLen)}
+	pc := testWindow(t, 5, win)
 	got, err := pc.serve(nil, 6, Filter{Prefix: []byte("a")}.Matcher(), 2)
 	require.NoError(t, err)
 	require.Equal(t, []int64{7, 8, 9}, seqs(got.Chs), "from the first match to the second, the change between skipped by the reader")
 	require.Equal(t, int64(10), got.Next)
 	require.False(t, got.End)
-	require.Same(t, &win[2], &got.Chs[0], "the window's own changes")
+	require.Same(t, pc.at(7), &got.Chs[0], "the window's own changes")
 
 	got, err = pc.serve(nil, 12, Filter{}.Matcher(), 2)
 	require.NoError(t, err)
@@ -128,4 +134,108 @@ func TestPageCacheLimitAndSharing(t *testing.T) {
 	pc.oldest = 8
 	_, err = pc.serve(nil, 6, Filter{}.Matcher(), 2)
 	require.ErrorIs(t, err, ErrCompacted)
+}
+
+// testWindow returns a window of chs, the changes from base on.
+func testWindow(t *testing.T, base int64, chs []Change) *window {
+	t.Helper()
+	w := &window{base: base, seq0: base, last: base - 1, epoch: make([]byte, EpochLen)}
+	for i := range chs {
+		w.bytes += len(chs[i].Key) + len(chs[i].Value)
+	}
+	require.True(t, w.extend(chs))
+	return w
+}
+
+// A window keeps its changes in chunks that the windows extending it
+// share: each sees its own changes whatever is written after it, a read
+// stops at the end of a chunk, the oldest changes past the bounds go with
+// the chunks they leave empty, and changes that do not follow are
+// refused whole.
+func TestWindowChunks(t *testing.T) {
+	change := func(s int64) Change {
+		return Change{Seq: s, CF: "x", Op: OpPut, Key: fmt.Appendf(nil, "k%d", s), ExpiryMs: NoExpiry}
+	}
+	changes := func(from, to int64) []Change {
+		var chs []Change
+		for s := from; s <= to; s++ {
+			chs = append(chs, change(s))
+		}
+		return chs
+	}
+	all := Filter{}.Matcher()
+	// readAll reads w whole from from, as readers do, a run at a time.
+	readAll := func(w *window, from int64) []int64 {
+		var got []int64
+		for {
+			cr, err := w.serve(nil, from, all, 1<<20)
+			require.NoError(t, err)
+			require.True(t, cr.OK)
+			require.LessOrEqual(t, len(cr.Chs), chunkLen, "one chunk's run at a time")
+			got = append(got, seqs(cr.Chs)...)
+			if from = cr.Next; cr.End {
+				return got
+			}
+		}
+	}
+	span := func(from, to int64) []int64 { return seqs(changes(from, to)) }
+	// grow returns a window extending w with chs, its bytes counted as
+	// Publish and refresh count them.
+	grow := func(w *window, chs []Change) (*window, bool) {
+		nw := &window{epoch: w.epoch, base: w.base, last: w.last, seq0: w.seq0, chunks: w.chunks, bytes: w.bytes}
+		for i := range chs {
+			nw.bytes += len(chs[i].Key) + len(chs[i].Value)
+		}
+		return nw, nw.extend(chs)
+	}
+
+	w1 := testWindow(t, 10, changes(10, 10+chunkLen-1)) // one chunk, full
+	require.Len(t, w1.chunks, 1)
+	w2 := w1.next(published{mark: w1.mark, chs: changes(10+chunkLen, 10+chunkLen+4)}, 1)
+	require.Nil(t, w2, "a mark that does not follow")
+	w2, ok := grow(w1, changes(10+chunkLen, 10+chunkLen+4))
+	require.True(t, ok)
+	require.Len(t, w2.chunks, 2)
+	require.Equal(t, span(10, 10+chunkLen-1), readAll(w1, 10), "the first window is unchanged")
+	require.Equal(t, span(10, 10+chunkLen+4), readAll(w2, 10))
+	require.Equal(t, span(20, 10+chunkLen+4), readAll(w2, 20))
+	before := *w2
+	require.False(t, w2.extend(changes(10+chunkLen+6, 10+chunkLen+7)), "a gap")
+	require.False(t, w2.extend([]Change{change(10 + chunkLen + 5), change(10 + chunkLen + 7)}), "a gap inside")
+	require.Equal(t, before, *w2, "nothing written")
+	_, ok = grow(w2, changes(10+chunkLen+6, 10+chunkLen+7))
+	require.False(t, ok)
+
+	// Past PageCacheChanges the oldest go, and their chunks with them.
+	last := int64(10 + PageCacheChanges + 3*chunkLen + 7)
+	w3, ok := grow(w2, changes(w2.last+1, last))
+	require.True(t, ok)
+	require.Equal(t, int64(PageCacheChanges), w3.last-w3.base+1)
+	require.Equal(t, last-PageCacheChanges+1, w3.base)
+	require.Less(t, w3.base-w3.seq0, int64(chunkLen), "no empty chunk kept")
+	require.Equal(t, span(w3.base, last), readAll(w3, w3.base))
+	require.Equal(t, span(10, 10+chunkLen+4), readAll(w2, 10), "the older window is unchanged")
+	cr, err := w3.serve(nil, w3.base-1, all, 10)
+	require.NoError(t, err)
+	require.False(t, cr.OK, "before the window: read through SQL")
+	pc := &PageCache{}
+	pc.cur.Store(w3)
+	latest, l, ok := pc.Latest()
+	require.True(t, ok)
+	require.Equal(t, last, l)
+	require.Equal(t, span(w3.base, last), seqs(latest))
+
+	// Dropped to nothing by the bytes' bound: empty, and the next change
+	// starts a chunk.
+	big := change(last + 1)
+	big.Value = make([]byte, PageCacheBytes+1)
+	w4, ok := grow(w3, []Change{big})
+	require.True(t, ok)
+	require.Equal(t, last+2, w4.base)
+	require.Zero(t, w4.bytes)
+	require.Empty(t, w4.chunks)
+	w4, ok = grow(w4, changes(last+2, last+3))
+	require.True(t, ok)
+	require.Equal(t, span(last+2, last+3), readAll(w4, last+2))
+	require.Equal(t, span(w3.base, last), readAll(w3, w3.base), "the older window is unchanged")
 }

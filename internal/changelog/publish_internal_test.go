@@ -112,8 +112,8 @@ func TestReadWaitsForTheCommitOfThisProcess(t *testing.T) {
 	require.Len(t, cr.Chs, 1)
 	refreshes := pc.Refreshes()
 
-	end := pc.Land(db) // as the writer's transaction does at its first change
-	put("b")           // its commit
+	land := pc.Land(db) // as the writer's transaction does at its first change
+	put("b")            // its commit
 	got := make(chan CacheRead, 1)
 	go func() {
 		cr, err := read(ctx)
@@ -126,13 +126,13 @@ func TestReadWaitsForTheCommitOfThisProcess(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	require.True(t, pc.Publish(db, n, logged(2), 2))
-	end()
+	pc.EndLand(land)
 	cr = <-got
 	require.Equal(t, logged(1), cr.Chs)
 	require.Equal(t, refreshes, pc.Refreshes(), "no refresh")
 
 	put("c") // another commit: no transaction of this process began at the window's mark
-	end = pc.Land(db)
+	land = pc.Land(db)
 	cr, err = read(ctx)
 	require.NoError(t, err)
 	require.Len(t, cr.Chs, 3)
@@ -143,7 +143,7 @@ func TestReadWaitsForTheCommitOfThisProcess(t *testing.T) {
 	defer cancel()
 	_, err = read(cctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	end()
+	pc.EndLand(land)
 	cr, err = read(ctx)
 	require.NoError(t, err)
 	require.Len(t, cr.Chs, 4, "the landing ended: read through SQL")
@@ -199,4 +199,47 @@ func (r *publishRig) mustRead() CacheRead {
 	require.NoError(r.t, err)
 	require.True(r.t, cr.OK)
 	return cr
+}
+
+// A landing replaced by the next transaction's (the first's hooks come
+// after the next writer began) wakes the readers waiting for it, and its
+// late end leaves the new one in place.
+func TestLandReplacedWakesItsReaders(t *testing.T) {
+	ctx := context.Background()
+	r := newPublishRig(t)
+	db, pc, put, read := r.db, &r.pc, r.put, r.read
+	_, err := read(ctx)
+	require.NoError(t, err)
+	refreshes := pc.Refreshes()
+	first := pc.Land(db)
+	require.NotZero(t, first)
+	put("b")
+	got := make(chan CacheRead, 1)
+	go func() {
+		cr, err := read(ctx)
+		assert.NoError(t, err)
+		got <- cr
+	}()
+	select {
+	case <-got:
+		t.Fatal("the read did not wait for the commit's changes")
+	case <-time.After(20 * time.Millisecond):
+	}
+	second := pc.Land(db) // the next transaction, before the first's hooks
+	require.NotEqual(t, first, second)
+	select {
+	case cr := <-got:
+		require.Len(t, cr.Chs, 2)
+		require.Equal(t, refreshes+1, pc.Refreshes(), "read through SQL")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the replaced landing kept its reader waiting")
+	}
+	pc.EndLand(first)
+	pc.landMu.Lock()
+	require.Equal(t, second, pc.landGen, "a late end leaves the next landing")
+	pc.landMu.Unlock()
+	pc.EndLand(second)
+	pc.landMu.Lock()
+	require.Zero(t, pc.landGen)
+	pc.landMu.Unlock()
 }

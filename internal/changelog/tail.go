@@ -30,10 +30,12 @@ type Notifier struct {
 	commits atomic.Uint64 // Notify calls
 	mu      sync.Mutex
 	ch      chan struct{}
-	last    atomic.Int64 // when the last Hold ended (since holdEpoch; 0: never)
-	orphan  func()       // see SetOrphan
+	orphan  func() // see SetOrphan
 	// Interval overrides WakeInterval when not 0 (negative: no hold).
 	Interval time.Duration
+	_        pad
+	last     atomic.Int64 // when the last Hold ended (since holdEpoch; 0: never); the leader's alone
+	_        pad
 }
 
 // Commits returns the number of Notify calls so far. Read before a read
