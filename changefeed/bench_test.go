@@ -482,7 +482,7 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 			ckpt := db.CheckpointStats()
 			waits0, passes0 := ckpt.WriterWaits.Load(), ckpt.Passes.Load()
 			cpu0 := testutil.CPUTime()
-			refr0, pubs0 := fs.Pages.Refreshes(), fs.Pages.Publications()
+			refr0, pubs0, leads0 := fs.Pages.Refreshes(), fs.Pages.Publications(), fs.Pages.Leads()
 			i := 0
 			for b.Loop() {
 				if err := s.Put(benchKey(i), val); err != nil {
@@ -497,6 +497,9 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 			pubs := fs.Pages.Publications() - pubs0
 			b.ReportMetric(float64(fs.Pages.Refreshes()-refr0)*1000/float64(b.N), "refreshes/kput")
 			b.ReportMetric(float64(pubs)*1000/float64(b.N), "publications/kput")
+			// The readers' rounds of wake-ups (each wakes every waiting
+			// reader once).
+			b.ReportMetric(float64(fs.Pages.Leads()-leads0)*1000/float64(b.N), "wake-rounds/kput")
 			// Transactions that waited for the checkpointer's pass.
 			b.ReportMetric(float64(ckpt.WriterWaits.Load()-waits0)*1000/float64(b.N), "ckpt-waits/kput")
 			b.ReportMetric(float64(ckpt.Passes.Load()-passes0)*1000/float64(b.N), "ckpt-passes/kput")

@@ -495,3 +495,89 @@ func TestReadersLeavingDuringAStreamLeaveNoReaderWaiting(t *testing.T) {
 	require.NoError(t, s.Put([]byte("last"), []byte("v")))
 	wg.Wait()
 }
+
+// Readers that wait for the leader end with their own context, each at
+// once, whether it ended before or during the wait, and the others go on
+// receiving; a context per call, or a reader closed with its context
+// live, leaves nothing behind.
+func TestWaitingReadersEndWithTheirContexts(t *testing.T) {
+	s, ctx, from := feedAtNow(t, changefeed.Options{})
+	const n = 6
+	type result struct {
+		i   int
+		err error
+	}
+	ctxs := make([]context.Context, n)
+	cancels := make([]context.CancelFunc, n)
+	readers := make([]*changefeed.Reader, n)
+	for i := range n {
+		ctxs[i], cancels[i] = context.WithCancel(ctx)
+		defer cancels[i]()
+		r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
+		require.NoError(t, err)
+		readers[i] = r
+	}
+	ended := make(chan result, n)
+	got := make([]chan changefeed.Change, n)
+	for i := range n {
+		got[i] = make(chan changefeed.Change, 16)
+		go func() {
+			for {
+				ch, err := readers[i].Next(ctxs[i])
+				if err != nil {
+					ended <- result{i, err}
+					return
+				}
+				got[i] <- ch
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond) // every reader waits, one of them as the leader
+	for _, i := range []int{1, 4} {
+		cancels[i]()
+		select {
+		case res := <-ended:
+			require.Equal(t, i, res.i)
+			require.ErrorIs(t, res.err, context.Canceled)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("reader %d did not end with its context", i)
+		}
+	}
+	require.NoError(t, s.Put([]byte("k"), []byte("v")))
+	for i := range n {
+		if i == 1 || i == 4 {
+			continue
+		}
+		select {
+		case ch := <-got[i]:
+			require.Equal(t, "k", string(ch.Key))
+		case <-time.After(5 * time.Second):
+			t.Fatalf("reader %d did not receive the commit", i)
+		}
+	}
+	// A context that ended before the call: what is there is returned,
+	// and the wait after it ends at once.
+	ch, err := readers[1].Next(ctxs[1])
+	require.NoError(t, err)
+	require.Equal(t, "k", string(ch.Key))
+	_, err = readers[1].Next(ctxs[1])
+	require.ErrorIs(t, err, context.Canceled)
+	// A new context per call, each ended by the next commit's delivery.
+	r, err := changefeed.NewReader(ctx, s, from, changefeed.ReaderOptions{})
+	require.NoError(t, err)
+	for i := range 3 {
+		c, cancel := context.WithCancel(ctx)
+		ch, err := r.Next(c)
+		cancel()
+		require.NoError(t, err)
+		require.Equal(t, "k", string(ch.Key), i)
+		if i < 2 {
+			require.NoError(t, s.Put([]byte("k"), []byte("v")))
+		}
+	}
+	require.NoError(t, r.Close())
+	for i := range n {
+		require.NoError(t, readers[i].Close())
+		cancels[i]() // a closed reader's watch is stopped: nothing wakes
+	}
+}
