@@ -98,8 +98,9 @@ type readerEnds struct {
 	over bool // stopped for good
 }
 
-// watch watches ctx, whose Done is done (not nil), unless it is watched.
-func (e *readerEnds) watch(ctx context.Context, done <-chan struct{}, wake func()) {
+// watch watches ctx, whose Done is done (not nil), unless it is watched:
+// its end wakes pc's waiting readers.
+func (e *readerEnds) watch(ctx context.Context, done <-chan struct{}, pc *changelog.PageCache) {
 	if done == e.done {
 		return
 	}
@@ -111,7 +112,7 @@ func (e *readerEnds) watch(ctx context.Context, done <-chan struct{}, wake func(
 		e.stop = nil
 	}
 	if !e.over {
-		e.stop = context.AfterFunc(ctx, wake)
+		e.stop = context.AfterFunc(ctx, pc.Wake)
 	}
 }
 
@@ -252,7 +253,7 @@ func (r *Reader) next(ctx context.Context, ch *Change) error {
 				// A context that ended before its watch was set up is
 				// seen here; one that ends later has the watch close
 				// pub (or a later channel, once pub is closed).
-				r.ends.watch(ctx, done, r.fs.Pages.Wake)
+				r.ends.watch(ctx, done, &r.fs.Pages)
 				if err = ctx.Err(); err == nil {
 					<-r.pub
 					err = ctx.Err()

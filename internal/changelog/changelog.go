@@ -196,6 +196,10 @@ type Recorder struct {
 
 	mu  sync.Mutex
 	txs map[*engine.Tx]*txState
+	// spare is the state of a transaction that ended, for the next to
+	// reuse (under mu): a state per transaction was a tenth of what a
+	// lone Put with a feed allocated.
+	spare *txState
 	// last is the transaction that recorded last, with its state: a
 	// change after the first of a transaction reads it here, without the
 	// lock and the map.
@@ -205,9 +209,13 @@ type Recorder struct {
 type txState struct {
 	tx             *engine.Tx
 	next, id, atMs int64
-	// idArg, atArg are id and atMs boxed once, so that binding them to
-	// every change costs no allocation.
+	// idArg, atArg are id and atMs boxed once, on the first change
+	// written through SQL, so that binding them to every change costs no
+	// allocation.
 	idArg, atArg any
+	// end is the transaction's end hook (Recorder.state), made once per
+	// state.
+	end func()
 	// row is the row the fast path writes, reused so that it does not
 	// escape for each change.
 	row btree.ChangeRow
@@ -233,29 +241,41 @@ func (r *Recorder) state(ctx context.Context, tx *engine.Tx) (*txState, error) {
 		r.last.Store(st)
 		return st, nil
 	}
-	dest := make([]driver.Value, 1)
-	if err := tx.Conn().QueryRow(ctx, lastSQL, dest); err != nil {
+	var dest [1]driver.Value
+	if err := tx.Conn().QueryRow(ctx, lastSQL, dest[:]); err != nil {
 		return nil, fmt.Errorf("changelog: last sequence: %w", err)
 	}
 	last, _ := dest[0].(int64) // NULL: no table rows at all; sequences start at 1
-	st = &txState{tx: tx, next: last + 1, id: last + 1, atMs: r.now()}
-	st.idArg, st.atArg = st.id, st.atMs
 	r.mu.Lock()
+	st, r.spare = r.spare, nil
+	if st == nil {
+		st = new(txState)
+		st.end = func() { r.ended(st) }
+	}
+	st.tx, st.next, st.id, st.atMs = tx, last+1, last+1, r.now()
 	if r.txs == nil {
 		r.txs = make(map[*engine.Tx]*txState)
 	}
 	r.txs[tx] = st
 	r.mu.Unlock()
 	r.last.Store(st)
-	tx.OnEnd(func() {
-		r.mu.Lock()
-		delete(r.txs, tx)
-		r.mu.Unlock()
-		// Kept otherwise: a later transaction at the same address would
-		// take its state for its own.
-		r.last.CompareAndSwap(st, nil)
-	})
+	tx.OnEnd(st.end)
 	return st, nil
+}
+
+// ended forgets st, whose transaction has ended, and keeps it for the
+// next transaction to reuse.
+func (r *Recorder) ended(st *txState) {
+	// Cleared first: a later transaction at the same address would take
+	// the state for its own.
+	r.last.CompareAndSwap(st, nil)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.txs, st.tx)
+	// st.tx stays until the state is reused (under mu): the next
+	// writer may be comparing it with its own (state's first line).
+	st.idArg, st.atArg = nil, nil
+	r.spare = st
 }
 
 // Record writes one change of column family cf inside the write
@@ -301,6 +321,9 @@ func (r *Recorder) write(ctx context.Context, c *engine.Conn, st *txState, seq i
 	}
 	if value != nil {
 		v = value
+	}
+	if st.idArg == nil {
+		st.idArg, st.atArg = st.id, st.atMs
 	}
 	_, err := c.Exec(ctx, insertSQL, seq, st.idArg, st.atArg, cf, int64(op), k, v, exp)
 	return err
