@@ -205,7 +205,10 @@ func (r *Reader) next(ctx context.Context, ch *Change) error {
 				return wrap("next", ErrClosed)
 			}
 			if !r.atEnd {
-				n, err := r.fill(ctx, minFill)
+				// A reader that has not waited since its last read (and
+				// is not the leader, which must read as of now) goes on
+				// with the window as it is.
+				n, err := r.fill(ctx, minFill, minFill == 0 && !leading)
 				if leading {
 					r.fs.Pages.Unlead()
 					leading = false
@@ -323,7 +326,7 @@ func (r *Reader) Read(ctx context.Context) ([]Change, error) {
 	// skips whole is passed over, so that an empty result still means
 	// the end.
 	for len(r.buf) == 0 {
-		n, err := r.fill(ctx, 0)
+		n, err := r.fill(ctx, 0, false)
 		if err != nil {
 			return nil, wrap("read", err)
 		}
@@ -345,8 +348,8 @@ func (r *Reader) Read(ctx context.Context) ([]Change, error) {
 
 // fill reads the next page in one read transaction: the epoch checked
 // (adopted when the position has none), then the changes. It reports how
-// far the position moved. minFill is PageCache.Read's.
-func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
+// far the position moved. minFill and cont are PageCache.Read's.
+func (r *Reader) fill(ctx context.Context, minFill uint64, cont bool) (int64, error) {
 	var chs []changelog.Change
 	from := r.pos.Seq
 	if from < 1 {
@@ -359,7 +362,7 @@ func (r *Reader) fill(ctx context.Context, minFill uint64) (int64, error) {
 	r.atEnd = false
 	// The readers of this process share the latest changes: after a
 	// commit one of them reads them through SQL, the others copy them.
-	cr, err := r.fs.Pages.Read(ctx, r.db, &r.fs.Notify, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, r.m, r.opts.Batch, minFill)
+	cr, err := r.fs.Pages.Read(ctx, r.db, &r.fs.Notify, r.fs.OpenValues, changelog.Position{Epoch: r.pos.Epoch, Seq: from}, r.m, r.opts.Batch, minFill, cont)
 	if err != nil {
 		return 0, err
 	}

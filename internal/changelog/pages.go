@@ -339,9 +339,18 @@ type CacheRead struct {
 // the commit mark. While commits stream, the mark has moved again by the
 // time the readers a refresh woke read, and they copy from the window
 // that woke them instead of refreshing it again.
-func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func(context.Context, *engine.Conn, []Change) error, pos Position, m *Matcher, limit int, minFill uint64) (CacheRead, error) {
+//
+// cont is set for a reader that goes on with what it has not read yet,
+// without having waited since its last read: a window that holds changes
+// from its position serves them as it is, without a look at the mark,
+// and what committed after the window reaches the reader with the next
+// wake-up (Stale is set: its wait looks for what came after the window).
+// Such readers used to find the mark moved by this process's commit on
+// its way to the window and wait for it (landed): the writer's hook then
+// readied them, one by one, for one commit in nine with 100 readers.
+func (pc *PageCache) Read(ctx context.Context, db *engine.DB, n *Notifier, open func(context.Context, *engine.Conn, []Change) error, pos Position, m *Matcher, limit int, minFill uint64, cont bool) (CacheRead, error) {
 	from := max(pos.Seq, 1)
-	if w := pc.cur.Load(); minFill > 0 && w != nil && w.fill >= minFill {
+	if w := pc.cur.Load(); w != nil && (minFill > 0 && w.fill >= minFill || cont && from >= w.base && from <= w.last) {
 		cr, err := w.serve(pos.Epoch, from, m, limit)
 		cr.Stale = true
 		return cr, err

@@ -190,7 +190,7 @@ func (r *publishRig) open(context.Context, *engine.Conn, []Change) error { retur
 
 // read reads every change from sequence 1 through the PageCache.
 func (r *publishRig) read(ctx context.Context) (CacheRead, error) {
-	return r.pc.Read(ctx, r.db, &r.n, r.open, Position{Seq: 1}, Filter{}.Matcher(), 100, 0)
+	return r.pc.Read(ctx, r.db, &r.n, r.open, Position{Seq: 1}, Filter{}.Matcher(), 100, 0, false)
 }
 
 // mustRead is read, which must serve from the PageCache.
