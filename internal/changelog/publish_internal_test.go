@@ -243,3 +243,40 @@ func TestLandReplacedWakesItsReaders(t *testing.T) {
 	require.Zero(t, pc.landGen)
 	pc.landMu.Unlock()
 }
+
+// A reader that goes on with what it has not read (cont) takes it from
+// the window as it is, without waiting for this process's commit on its
+// way and without a refresh: the window is older than the file (Stale).
+// At the window's end it looks at the file as before.
+func TestReadGoingOnServesTheWindowAsItIs(t *testing.T) {
+	ctx := context.Background()
+	r := newPublishRig(t)
+	db, pc, n, put := r.db, &r.pc, &r.n, r.put
+	put("b")
+	cr := r.mustRead() // a window of a and b
+	require.Len(t, cr.Chs, 2)
+	refreshes := pc.Refreshes()
+	land := pc.Land(db)
+	put("c") // the landing transaction's commit, not published yet
+	all := Filter{}.Matcher()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cr, err := pc.Read(cctx, db, n, r.open, Position{Seq: 2}, all, 100, 0, true)
+	require.NoError(t, err)
+	require.True(t, cr.OK)
+	require.True(t, cr.Stale)
+	require.Equal(t, []int64{2}, seqs(cr.Chs))
+	require.Equal(t, int64(3), cr.Next)
+	require.Equal(t, refreshes, pc.Refreshes(), "no refresh")
+	// Past the window's end: the landing is waited for, as before.
+	short, cancel2 := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel2()
+	_, err = pc.Read(short, db, n, r.open, Position{Seq: 3}, all, 100, 0, true)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.True(t, pc.Publish(db, n, r.logged(3), 1))
+	pc.EndLand(land)
+	cr, err = pc.Read(ctx, db, n, r.open, Position{Seq: 3}, all, 100, 0, true)
+	require.NoError(t, err)
+	require.Equal(t, []int64{3}, seqs(cr.Chs))
+	require.Equal(t, refreshes, pc.Refreshes(), "no refresh")
+}
