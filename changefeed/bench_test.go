@@ -483,14 +483,7 @@ func BenchmarkWritersWithReaders(b *testing.B) {
 			waits0, passes0 := ckpt.WriterWaits.Load(), ckpt.Passes.Load()
 			cpu0 := testutil.CPUTime()
 			refr0, pubs0, leads0 := fs.Pages.Refreshes(), fs.Pages.Publications(), fs.Pages.Leads()
-			i := 0
-			for b.Loop() {
-				if err := s.Put(benchKey(i), val); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "puts/s")
+			lonePuts(b, s, val)
 			reportCPU(b, testutil.CPUTime()-cpu0)
 			// The shared window's refreshes through SQL, and the commits
 			// that extended it without a read.
@@ -751,4 +744,17 @@ func BenchmarkNextFromWindow(b *testing.B) {
 	if fs.Pages.Publications() == pubs {
 		b.Fatal("no commit extended the window")
 	}
+}
+
+// lonePuts puts val under a new key b.N times, each Put its own
+// transaction, and reports puts/s.
+func lonePuts(b *testing.B, s *kvstore.Store, val []byte) {
+	i := 0
+	for b.Loop() {
+		if err := s.Put(benchKey(i), val); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "puts/s")
 }

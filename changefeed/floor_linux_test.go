@@ -75,14 +75,7 @@ func BenchmarkWritersBesideGoroutines(b *testing.B) {
 			}
 			val := make([]byte, 100)
 			cpu0 := testutil.CPUTime()
-			i := 0
-			for b.Loop() {
-				if err := s.Put(benchKey(i), val); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "puts/s")
+			lonePuts(b, s, val)
 			reportCPU(b, testutil.CPUTime()-cpu0)
 		})
 	}

@@ -114,17 +114,7 @@ func TestReadWaitsForTheCommitOfThisProcess(t *testing.T) {
 
 	land := pc.Land(db) // as the writer's transaction does at its first change
 	put("b")            // its commit
-	got := make(chan CacheRead, 1)
-	go func() {
-		cr, err := read(ctx)
-		assert.NoError(t, err)
-		got <- cr
-	}()
-	select {
-	case <-got:
-		t.Fatal("the read did not wait for the commit's changes")
-	case <-time.After(20 * time.Millisecond):
-	}
+	got := waitingRead(t, ctx, read)
 	require.True(t, pc.Publish(db, n, logged(2), 2))
 	pc.EndLand(land)
 	cr = <-got
@@ -214,17 +204,7 @@ func TestLandReplacedWakesItsReaders(t *testing.T) {
 	first := pc.Land(db)
 	require.NotZero(t, first)
 	put("b")
-	got := make(chan CacheRead, 1)
-	go func() {
-		cr, err := read(ctx)
-		assert.NoError(t, err)
-		got <- cr
-	}()
-	select {
-	case <-got:
-		t.Fatal("the read did not wait for the commit's changes")
-	case <-time.After(20 * time.Millisecond):
-	}
+	got := waitingRead(t, ctx, read)
 	second := pc.Land(db) // the next transaction, before the first's hooks
 	require.NotEqual(t, first, second)
 	select {
@@ -279,4 +259,22 @@ func TestReadGoingOnServesTheWindowAsItIs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{3}, seqs(cr.Chs))
 	require.Equal(t, refreshes, pc.Refreshes(), "no refresh")
+}
+
+// waitingRead starts read in a goroutine, checks that it waits (for the
+// commit's changes), and returns the channel its result comes on.
+func waitingRead(t *testing.T, ctx context.Context, read func(context.Context) (CacheRead, error)) <-chan CacheRead {
+	t.Helper()
+	got := make(chan CacheRead, 1)
+	go func() {
+		cr, err := read(ctx)
+		assert.NoError(t, err)
+		got <- cr
+	}()
+	select {
+	case <-got:
+		t.Fatal("the read did not wait for the commit's changes")
+	case <-time.After(20 * time.Millisecond):
+	}
+	return got
 }
