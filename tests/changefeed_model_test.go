@@ -153,14 +153,24 @@ func modelConsume(ctx context.Context, db *kvstore.Store, name string, prefix []
 		return err
 	}
 	defer r.Close()
+	// A bounded wait lets the loop see the position reach until past the
+	// skipped changes. It doubles each time one ends with the position
+	// where it was: a page read through SQL of a long backlog can take
+	// longer than the first bound under the race detector on a loaded
+	// machine, and a wait that always ended first would never move.
+	bound := 50 * time.Millisecond
 	for until == nil || r.Position().Seq < until.Seq {
 		wait, cancel := ctx, context.CancelFunc(func() {})
 		if until != nil {
-			wait, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+			wait, cancel = context.WithTimeout(ctx, bound)
 		}
+		at := r.Position().Seq
 		c, err := r.Next(wait)
 		cancel()
 		if until != nil && errors.Is(err, context.DeadlineExceeded) {
+			if r.Position().Seq == at {
+				bound = min(2*bound, 10*time.Second)
+			}
 			continue // the skipped changes moved the position
 		}
 		if err != nil {
