@@ -22,7 +22,8 @@ const (
 
 // PageCache holds the latest committed changes of one store, as the
 // readers of one process read them, so that after a commit one reader
-// reads the new changes through SQL and every other reader copies them.
+// reads the new changes through SQL and every other reader takes its page
+// from them.
 //
 // The window is contiguous: every change from base to last, decoded and
 // unfiltered, values opened. It is tagged with the store's commit mark
@@ -47,7 +48,7 @@ type PageCache struct {
 	// cur is the window, published whole: a reader that finds its mark
 	// still the file's serves from it without a lock. Its changes are
 	// never written once published (the next window appends past its
-	// end), so readers copy from it while a refresh builds the next.
+	// end), so readers read it while a refresh builds the next.
 	cur       atomic.Pointer[window]
 	mu        sync.Mutex
 	fills     atomic.Uint64 // refreshes begun (written under mu)
@@ -89,7 +90,7 @@ type PageCache struct {
 	// pub is closed when a new window is published (or Wake is called):
 	// the waiting readers but one (the leader, woken by the commit)
 	// wait on it, so that a commit wakes one reader, which refreshes the
-	// window, and then the others, which copy from it.
+	// window, and then the others, which take their pages from it.
 	// They are atomics, not under mu: the writer's commit hook wakes
 	// them (WakeLeaderless) without waiting for a reader's lock.
 	pub    atomic.Pointer[chan struct{}]
@@ -337,7 +338,7 @@ type CacheRead struct {
 // wait: a window whose refresh began then or later saw the file as of the
 // wait's beginning or later, so it serves the reader without a look at
 // the commit mark. While commits stream, the mark has moved again by the
-// time the readers a refresh woke read, and they copy from the window
+// time the readers a refresh woke read, and they take their pages from the window
 // that woke them instead of refreshing it again.
 //
 // cont is set for a reader that goes on with what it has not read yet,
