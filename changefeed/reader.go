@@ -46,11 +46,10 @@ type Reader struct {
 	// the filter skips may be among them, and Next copies the keys and
 	// values it hands out into arena), or a page read through SQL (the
 	// reader's own). It is not copied: 100 readers copying each page
-	// wrote 13.6 KB a commit between them. A reader that leaves its page
-	// unread keeps the window's array it points into (at most
-	// PageCacheChanges changes, about half a megabyte, and as much again
-	// once the window has moved to a new array) in memory until it reads
-	// on or is dropped.
+	// wrote 13.6 KB a commit between them. A shared page is a run within
+	// one of the window's chunks, so a reader that leaves it unread keeps
+	// that chunk (256 changes, 28 KB) and their keys and values in memory
+	// until it reads on or is dropped.
 	buf    []changelog.Change
 	shared bool
 	arena  []byte
