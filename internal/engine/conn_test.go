@@ -270,9 +270,8 @@ func TestQueryOneReusesItsRows(t *testing.T) {
 	})
 }
 
-// A write transaction remembers every key it verified, the first without
-// a map; ForgetVerified forgets them all; a read-only one verifies
-// nothing.
+// A write transaction remembers every key it verified, a lone one without
+// a map; ForgetVerified forgets them all; a nil key is ignored.
 func TestTxVerified(t *testing.T) {
 	ctx := context.Background()
 	db := testDB(t, "")
@@ -285,6 +284,7 @@ func TestTxVerified(t *testing.T) {
 	tx.MarkVerified(a)
 	require.True(t, tx.Verified(a))
 	require.False(t, tx.Verified(b))
+	require.Nil(t, tx.verified, "a lone key needs no map")
 	require.Zero(t, testing.AllocsPerRun(10, func() { tx.MarkVerified(a) }))
 	tx.MarkVerified(b)
 	tx.MarkVerified(a)
@@ -296,7 +296,7 @@ func TestTxVerified(t *testing.T) {
 	for _, k := range []key{a, b, c} {
 		require.False(t, tx.Verified(k), k)
 	}
-	tx.MarkVerified(nil)
-	require.True(t, tx.Verified(nil))
+	tx.MarkVerified(nil) // ignored
+	require.False(t, tx.Verified(nil))
 	require.False(t, tx.Verified(a))
 }

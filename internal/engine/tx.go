@@ -25,7 +25,7 @@ type Tx struct {
 	// verified holds what callers checked once in this (write)
 	// transaction and need not check again: see Verified.
 	verified map[any]struct{}
-	lastVer  any // the key MarkVerified saw last (the first is not in verified): most calls ask for it again
+	lastVer  any // the key MarkVerified saw last (perhaps not in verified): most calls ask for it again
 }
 
 // Begin starts a transaction. A writable one waits for the in-process writer
@@ -118,28 +118,21 @@ func (tx *Tx) Verified(k any) bool {
 	return ok
 }
 
-// MarkVerified records that k has been checked in this transaction.
+// MarkVerified records that k (not nil: a nil k is ignored) has been
+// checked in this transaction.
 func (tx *Tx) MarkVerified(k any) {
-	if !tx.writable {
+	if !tx.writable || k == nil || k == tx.lastVer {
 		return
 	}
-	if k != nil && tx.lastVer == k {
-		return
-	}
-	// The first key is kept in lastVer alone: most transactions check
-	// one (a lone Put's column family), and a map for it was a quarter
-	// of the bytes a lone Put with a feed allocated.
-	if tx.lastVer != nil || k == nil {
+	// The key marked last is kept in lastVer alone, and the one before it
+	// moves to the map: most transactions check one key (a lone Put's
+	// column family), and a map for it was a quarter of the bytes a lone
+	// Put with a feed allocated.
+	if tx.lastVer != nil {
 		if tx.verified == nil {
 			tx.verified = make(map[any]struct{})
 		}
-		if tx.lastVer != nil {
-			tx.verified[tx.lastVer] = struct{}{}
-		}
-		if k == nil {
-			tx.verified[nil] = struct{}{}
-			return
-		}
+		tx.verified[tx.lastVer] = struct{}{}
 	}
 	tx.lastVer = k
 }
