@@ -578,6 +578,6 @@ func TestWaitingReadersEndWithTheirContexts(t *testing.T) {
 	require.NoError(t, r.Close())
 	for i := range n {
 		require.NoError(t, readers[i].Close())
-		cancels[i]() // a closed reader's watch is stopped: nothing wakes
+		cancels[i]() // a closed reader's watch is stopped (TestReaderEndsWatch)
 	}
 }
