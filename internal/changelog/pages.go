@@ -121,12 +121,11 @@ func (pc *PageCache) Land(db *engine.DB) uint64 {
 	}
 	pc.landMu.Lock()
 	pc.landSeq++
-	pc.landGen, pc.landMark = pc.landSeq, mark
+	gen := pc.landSeq
 	// A landing not ended yet (its hooks run after the next writer
 	// began) is replaced: its readers look again.
 	wait := pc.landWait
-	pc.landWait = nil
-	gen := pc.landGen
+	pc.landGen, pc.landMark, pc.landWait = gen, mark, nil
 	pc.landMu.Unlock()
 	if wait != nil {
 		close(wait)
